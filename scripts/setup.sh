@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian 12 machine with rustup stable and Node 20.
+# Installs: the wasm32 target, wasm-bindgen-cli (pinned to Cargo.lock), Debian's chromium and
+# chromium-driver (never a tool's own browser download), and the end2end npm packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
+
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  log "installing Debian chromium + chromium-driver"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  log "adding rustup target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+WBG=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock 2>/dev/null || true)
+WBG=${WBG:-0.2.130}
+if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WBG"; then
+  log "installing wasm-bindgen-cli $WBG (about 5 minutes on 2 cores)"
+  # --locked fails on this registry (webpki-roots pin); the unlocked install works.
+  cargo install -q wasm-bindgen-cli --version "$WBG" --locked 2>/dev/null \
+    || cargo install -q wasm-bindgen-cli --version "$WBG"
+fi
+
+if [ -f end2end/package.json ]; then
+  if [ ! -d end2end/node_modules ] || [ end2end/package-lock.json -nt end2end/node_modules ]; then
+    log "installing end2end npm packages"
+    (cd end2end && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+log "ready"

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# THE test command. Runs, in order (each prints `== STEP ==` and its wall time):
+#   fmt          cargo fmt --all --check
+#   clippy       cargo clippy --workspace --all-targets -- -D warnings
+#   wasm         release build of wasm-core for wasm32-unknown-unknown (+ host-import check)
+#   test         cargo test --workspace (native)
+#   conformance  weave-console conformance (official vectors from MWP_PROTOCOL_DIR)
+#   browser      wasm-core tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)
+#   end2end      weave-console serve + end2end/smoke.mjs (playwright-core + Debian chromium)
+# Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
+# Ends with `all: N passed, 0 failed`; stops at the first failing step with a non-zero exit.
+#
+# Usage: scripts/test.sh [--only STEP[,STEP...]]... [--skip STEP[,STEP...]]...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+ALL_STEPS=(fmt clippy wasm test conformance browser end2end)
+usage() {
+  cat <<USAGE
+Usage: scripts/test.sh [--only STEP[,STEP...]]... [--skip STEP[,STEP...]]...
+Steps, in order: ${ALL_STEPS[*]}
+  --only STEP  run only the named steps (repeatable or comma-separated)
+  --skip STEP  leave out the named steps; 'setup' leaves out scripts/setup.sh
+USAGE
+}
+
+ONLY=()
+SKIP=()
+add_steps() { # add_steps ARRAY_NAME "a,b"
+  local -n arr=$1
+  local s parts
+  IFS=, read -ra parts <<<"$2"
+  for s in "${parts[@]}"; do
+    [ -z "$s" ] && continue
+    if [ "$s" != setup ] && [[ " ${ALL_STEPS[*]} " != *" $s "* ]]; then
+      echo "test.sh: unknown step '$s' (steps: ${ALL_STEPS[*]}, setup)" >&2
+      exit 2
+    fi
+    arr+=("$s")
+  done
+}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; add_steps ONLY "$2"; shift 2 ;;
+    --only=*) add_steps ONLY "${1#*=}"; shift ;;
+    --skip) [ $# -ge 2 ] || { usage >&2; exit 2; }; add_steps SKIP "$2"; shift 2 ;;
+    --skip=*) add_steps SKIP "${1#*=}"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "test.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+wanted() { # is step $1 selected?
+  local s
+  for s in "${SKIP[@]}"; do [ "$s" = "$1" ] && return 1; done
+  [ ${#ONLY[@]} -eq 0 ] && return 0
+  for s in "${ONLY[@]}"; do [ "$s" = "$1" ] && return 0; done
+  return 1
+}
+
+now_ms() { date +%s%3N; }
+fmt_secs() { printf '%d.%01d s' $(($1 / 1000)) $((($1 % 1000) / 100)); }
+
+PASSED=0
+run_step() { # run_step NAME FUNCTION
+  local name=$1 fn=$2 start rc
+  echo
+  echo "== $name =="
+  start=$(now_ms)
+  # A subshell outside any `||`/`if` context, so that `set -e` stays in force inside the step.
+  set +e
+  (
+    set -e
+    "$fn"
+  )
+  rc=$?
+  set -e
+  local took=$(($(now_ms) - start))
+  if [ "$rc" -ne 0 ]; then
+    echo "-- $name: FAILED (exit $rc) after $(fmt_secs "$took")"
+    echo
+    echo "test.sh: step '$name' failed (exit $rc)" >&2
+    echo "all: $PASSED passed, 1 failed"
+    exit 1
+  fi
+  echo "-- $name: ok ($(fmt_secs "$took"))"
+  PASSED=$((PASSED + 1))
+}
+
+# ---- environment ----
+if [ -d "$HOME/.cargo/bin" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if [ -z "${MWP_PROTOCOL_DIR:-}" ]; then
+  if ! MWP_PROTOCOL_DIR=$(cd ../shared/protocol 2>/dev/null && pwd); then
+    echo "test.sh: protocol bundle not found at $ROOT/../shared/protocol; set MWP_PROTOCOL_DIR" >&2
+    exit 1
+  fi
+fi
+export MWP_PROTOCOL_DIR
+# The shared target dir: whatever CARGO_TARGET_DIR says, else ./target (cargo's default).
+TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+if [ -n "${CARGO_TARGET_DIR:-}" ]; then export CARGO_TARGET_DIR; fi
+echo "test.sh: MWP_PROTOCOL_DIR=$MWP_PROTOCOL_DIR"
+
+# ---- steps ----
+step_setup() { bash scripts/setup.sh; }
+
+step_fmt() { cargo fmt --all --check; }
+
+step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
+
+BROWSER_ENV=(
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+  CHROMEDRIVER=/usr/bin/chromedriver
+  WASM_BINDGEN_TEST_TIMEOUT=300
+)
+BROWSER_TESTS=(--test rules --test bundles)
+
+# The wasm build of wasm-core, and the sans-IO check: the browser-test module (which links the
+# whole core: parser, JCS, models, verification, admission, conformance runners) may import
+# nothing from the host but wasm-bindgen's own glue.
+step_wasm() {
+  cargo build -p wasm-core --target wasm32-unknown-unknown --release
+  env "${BROWSER_ENV[@]}" cargo test -p wasm-core --target wasm32-unknown-unknown \
+    --features embedded-bundle "${BROWSER_TESTS[@]}" --no-run
+  local f found=0
+  for f in $(ls -t "$TARGET_DIR"/wasm32-unknown-unknown/debug/deps/bundles-*.wasm 2>/dev/null | head -n1); do
+    found=1
+    bash scripts/check-wasm-imports.sh "$f"
+  done
+  [ "$found" = 1 ] || { echo "wasm: no bundles-*.wasm test module was built" >&2; return 1; }
+}
+
+step_test() { cargo test --workspace; }
+
+step_conformance() { cargo run -q -p server --bin weave-console -- conformance; }
+
+step_browser() {
+  env "${BROWSER_ENV[@]}" cargo test -p wasm-core --target wasm32-unknown-unknown \
+    --features embedded-bundle "${BROWSER_TESTS[@]}"
+}
+
+SERVER_PID=""
+SERVER_LOG=""
+stop_server() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  SERVER_PID=""
+  if [ -n "$SERVER_LOG" ]; then rm -f "$SERVER_LOG"; SERVER_LOG=""; fi
+}
+
+http_ok() { # http_ok URL: exit 0 if GET URL answers 2xx with body `ok`
+  node -e 'fetch(process.argv[1]).then(async r => process.exit(r.ok && (await r.text()).trim() === "ok" ? 0 : 1), () => process.exit(1))' "$1"
+}
+
+step_end2end() {
+  cargo build -p server --bin weave-console
+  local bin="$TARGET_DIR/debug/weave-console"
+  # Port 0 (the default) lets the OS pick a free port; the server prints the one it got.
+  local port=${E2E_PORT:-0}
+  SERVER_LOG=$(mktemp)
+  trap stop_server EXIT # the step runs in a subshell: this stops the server however it ends
+  "$bin" serve --addr "127.0.0.1:$port" >"$SERVER_LOG" 2>&1 &
+  SERVER_PID=$!
+  local base="" deadline=$((SECONDS + 60))
+  while [ $SECONDS -lt $deadline ]; do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      echo "end2end: weave-console exited early:" >&2
+      cat "$SERVER_LOG" >&2
+      return 1
+    fi
+    if [ -z "$base" ]; then
+      base=$(sed -n 's/^weave-console listening on \(http:\/\/[^ ]*\)$/\1/p' "$SERVER_LOG" | head -n1)
+    fi
+    if [ -n "$base" ] && http_ok "$base/healthz"; then break; fi
+    sleep 0.5
+  done
+  if [ -z "$base" ] || ! http_ok "$base/healthz"; then
+    echo "end2end: weave-console did not answer /healthz within 60 s" >&2
+    cat "$SERVER_LOG" >&2
+    return 1
+  fi
+  echo "end2end: weave-console up at $base"
+  local rc=0
+  BASE_URL="$base/" node end2end/smoke.mjs || rc=$?
+  stop_server
+  return "$rc"
+}
+
+# ---- run ----
+if [[ " ${SKIP[*]} " != *" setup "* ]]; then
+  echo "== setup =="
+  start=$(now_ms)
+  if ! step_setup; then
+    echo "test.sh: scripts/setup.sh failed" >&2
+    echo "all: 0 passed, 1 failed"
+    exit 1
+  fi
+  echo "-- setup: ok ($(fmt_secs $(($(now_ms) - start))))"
+fi
+
+for step in "${ALL_STEPS[@]}"; do
+  if wanted "$step"; then run_step "$step" "step_$step"; fi
+done
+
+echo
+if [ "$PASSED" -eq 0 ]; then
+  echo "test.sh: no step selected" >&2
+  exit 2
+fi
+echo "all: $PASSED passed, 0 failed"

@@ -1,0 +1,244 @@
+//! `weave-console serve`: serves the static console (`public/`, plus `style/` under `/style`)
+//! and `GET /healthz`, until Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use axum::Router;
+use axum::routing::get;
+use tower_http::services::ServeDir;
+
+use super::{flag_value, split_flag};
+use crate::usage_error;
+
+const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+const HELP: &str = "\
+Usage: weave-console serve [--addr HOST:PORT] [--public DIR]
+
+  --addr HOST:PORT  listen address (default 127.0.0.1:8080, or env WEAVE_ADDR)
+  --public DIR      static files to serve (default: public/ of the workspace)
+
+The style/ directory next to the public directory is served under /style.
+";
+
+#[derive(Debug, PartialEq)]
+struct Options {
+    addr: String,
+    public: Option<PathBuf>,
+}
+
+enum Parsed {
+    Run(Options),
+    Help,
+}
+
+fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
+    let mut addr = None;
+    let mut public = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = split_flag(arg);
+        match flag {
+            "-h" | "--help" => return Ok(Parsed::Help),
+            "--addr" => addr = Some(flag_value(flag, inline, &mut it)?.to_string()),
+            "--public" => public = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
+            other if other.starts_with('-') => {
+                return Err(format!("unknown flag `{other}` for `serve`"));
+            }
+            other => return Err(format!("unexpected argument `{other}` for `serve`")),
+        }
+    }
+    let addr = addr
+        .or(env_addr.filter(|a| !a.is_empty()))
+        .unwrap_or_else(|| DEFAULT_ADDR.to_string());
+    Ok(Parsed::Run(Options { addr, public }))
+}
+
+/// True if `dir` looks like this workspace's root.
+fn is_workspace_root(dir: &Path) -> bool {
+    dir.join("public").join("index.html").is_file() && dir.join("Cargo.toml").is_file()
+}
+
+/// Finds the workspace root: an ancestor of the current directory, then of the executable
+/// (e.g. `target/debug/weave-console`), then the directory this crate was compiled from.
+fn find_workspace_root() -> Option<PathBuf> {
+    let mut starts: Vec<PathBuf> = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        starts.push(cwd);
+    }
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+    {
+        starts.push(dir);
+    }
+    starts.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    starts
+        .iter()
+        .flat_map(|start| start.ancestors())
+        .find(|dir| is_workspace_root(dir))
+        .map(|dir| dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()))
+}
+
+fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), String> {
+    let public = match public {
+        Some(p) => p,
+        None => find_workspace_root()
+            .map(|root| root.join("public"))
+            .ok_or_else(|| {
+                "cannot find the workspace's public/ directory; pass --public DIR".to_string()
+            })?,
+    };
+    if !public.is_dir() {
+        return Err(format!(
+            "public directory `{}` does not exist",
+            public.display()
+        ));
+    }
+    let style = public
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(|parent| parent.join("style")))
+        .filter(|s| s.is_dir());
+    Ok((public, style))
+}
+
+fn router(public: &Path, style: Option<&Path>) -> Router {
+    let mut app = Router::new().route("/healthz", get(|| async { "ok" }));
+    if let Some(style) = style {
+        app = app.nest_service("/style", ServeDir::new(style));
+    }
+    app.fallback_service(ServeDir::new(public))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            // No Ctrl-C handler available: rely on SIGTERM only.
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    eprintln!("weave-console: shutting down");
+}
+
+async fn serve(addr: &str, app: Router) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    println!("weave-console listening on http://{local}");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| format!("server error: {e}"))
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    let opts = match parse(args, std::env::var("WEAVE_ADDR").ok()) {
+        Ok(Parsed::Help) => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Parsed::Run(opts)) => opts,
+        Err(msg) => return usage_error(&msg),
+    };
+    let (public, style) = match resolve_dirs(opts.public) {
+        Ok(dirs) => dirs,
+        Err(msg) => {
+            eprintln!("weave-console: {msg}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("weave-console: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = router(&public, style.as_deref());
+    match runtime.block_on(serve(&opts.addr, app)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("weave-console: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn opts(args: &[&str], env: Option<&str>) -> Result<Options, String> {
+        match parse(&strings(args), env.map(str::to_string))? {
+            Parsed::Run(o) => Ok(o),
+            Parsed::Help => Err("help".into()),
+        }
+    }
+
+    #[test]
+    fn defaults_and_env() {
+        assert_eq!(
+            opts(&[], None).map(|o| o.addr),
+            Ok(DEFAULT_ADDR.to_string())
+        );
+        assert_eq!(
+            opts(&[], Some("0.0.0.0:9")).map(|o| o.addr),
+            Ok("0.0.0.0:9".to_string())
+        );
+        assert_eq!(
+            opts(&["--addr", "127.0.0.1:1"], Some("0.0.0.0:9")).map(|o| o.addr),
+            Ok("127.0.0.1:1".to_string())
+        );
+    }
+
+    #[test]
+    fn flags() {
+        let o = opts(&["--addr=1.2.3.4:5", "--public", "x"], None);
+        assert_eq!(
+            o,
+            Ok(Options {
+                addr: "1.2.3.4:5".into(),
+                public: Some(PathBuf::from("x"))
+            })
+        );
+        assert!(opts(&["--bogus"], None).is_err());
+        assert!(opts(&["stray"], None).is_err());
+        assert!(opts(&["--addr"], None).is_err());
+        assert_eq!(opts(&["--help"], None), Err("help".into()));
+    }
+
+    #[test]
+    fn finds_the_workspace_public_dir() {
+        let (public, style) = resolve_dirs(None).expect("workspace public/ is found");
+        assert!(public.join("index.html").is_file());
+        assert!(style.is_some_and(|s| s.join("console.css").is_file()));
+    }
+}

@@ -1,0 +1,71 @@
+//! `weave-console`: the MissionWeave console's server and command-line tool.
+//!
+//! Subcommands: `serve` (the default), `conformance`, `bench`, `help`.
+//! Arguments are parsed by hand to keep the build lean.
+
+mod cli;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+weave-console: MissionWeave console and embedded protocol authority (MissionWeaveProtocol 0.1)
+
+Usage:
+  weave-console [serve] [--addr HOST:PORT] [--public DIR]
+  weave-console conformance [--root DIR]
+  weave-console bench core
+  weave-console help
+
+Subcommands:
+  serve        Serve the console (the default when no subcommand is given).
+                 --addr HOST:PORT  listen address (default 127.0.0.1:8080, env WEAVE_ADDR)
+                 --public DIR      static files to serve (default: the workspace's public/)
+  conformance  Run the protocol core against the official conformance vectors.
+                 --root DIR        protocol bundle (default: env MWP_PROTOCOL_DIR, else ../shared/protocol)
+  bench        Run benchmarks (`bench core`: the protocol core).
+  help         Print this help.
+
+Options:
+  -h, --help     Print this help.
+  -V, --version  Print the version.
+";
+
+/// Exit code for usage errors (unknown subcommand, unknown or malformed flag).
+pub(crate) const EXIT_USAGE: u8 = 2;
+
+/// Prints `msg` and a pointer to the help on stderr and returns the usage exit code.
+pub(crate) fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("weave-console: {msg}");
+    eprintln!("Run `weave-console help` for usage.");
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cmd, rest) = match args.split_first() {
+        None => ("serve", &args[..]),
+        // Flags without a subcommand belong to the default subcommand, `serve`
+        // (except the global -h/-V, handled below).
+        Some((first, _))
+            if first.starts_with('-')
+                && !matches!(first.as_str(), "-h" | "--help" | "-V" | "--version") =>
+        {
+            ("serve", &args[..])
+        }
+        Some((first, rest)) => (first.as_str(), rest),
+    };
+    match cmd {
+        "serve" => cli::serve::run(rest),
+        "conformance" => cli::conformance::run(rest),
+        "bench" => cli::bench::run(rest),
+        "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        "-V" | "--version" => {
+            println!("weave-console {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        other => usage_error(&format!("unknown subcommand `{other}`")),
+    }
+}

@@ -1,0 +1,11 @@
+//! The Signed Document Verification Profile (§6.4): strict Ed25519, Registry evidence, the six
+//! verification stages, signing and the signing hash.
+
+pub mod ed25519;
+pub mod profile;
+pub mod registry;
+pub mod verify;
+
+pub use profile::{DocumentKind, SignerRule};
+pub use registry::{KeyBinding, RegistryEvidence, ValidatedRegistry};
+pub use verify::{Stage, Verified, VerifyError, sign_document, verify};

@@ -1,0 +1,364 @@
+//! Organization Registry evidence for key resolution (§6.4 stage 4, checklist S-1..S-7).
+//!
+//! [`RegistryEvidence`] is the evidence as supplied (the bundle's Registry-fixture shape, which
+//! checks structure only). [`RegistryEvidence::validate`] applies every semantic check to every
+//! binding — unrelated ones included — and only then yields a [`ValidatedRegistry`] from which a
+//! key may be selected: strict URIs, Ed25519 only, canonical 32-byte prime-order public keys, the
+//! timestamp profile, append-only validity history, no key-ID rebinding, no public-key reuse and
+//! no key-ID alias. Holding a `ValidatedRegistry` is the proof that those checks ran, so a
+//! verifier may reuse it across many documents of the same Registry revision.
+
+use super::ed25519::StrictPublicKey;
+use crate::encoding::b64url_decode;
+use crate::id::is_absolute_uri;
+use crate::json::Value;
+use crate::model::common::{Actor, ActorType};
+use crate::model::{Cx, Id, SchemaError};
+use crate::time::{Instant, Timestamp};
+use std::collections::BTreeMap;
+
+/// One validity-status record (append-only, §6.4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusRecord {
+    pub sequence: u64,
+    pub recorded_at: String,
+    pub valid_until: Option<String>,
+    pub revoked_at: Option<String>,
+}
+
+/// One signing-key binding as supplied; nothing in it is trusted until validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BindingRecord {
+    pub key_id: String,
+    pub principal_type: String,
+    pub principal_id: String,
+    pub algorithm: String,
+    pub public_key: String,
+    pub valid_from: String,
+    pub validity_history: Vec<StatusRecord>,
+}
+
+/// Registry evidence for one Organization and one authoritative revision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegistryEvidence {
+    pub organization_id: String,
+    pub bindings: Vec<BindingRecord>,
+}
+
+/// A binding that passed every check, with its effective validity interval.
+#[derive(Clone, Debug)]
+pub struct KeyBinding {
+    pub key_id: String,
+    pub principal: Actor,
+    pub public_key: StrictPublicKey,
+    pub public_key_text: String,
+    pub valid_from: Timestamp,
+    /// The earliest `validUntil` ever recorded (§6.4: it can only move earlier).
+    pub valid_until: Option<Timestamp>,
+    /// The earliest `revokedAt` ever recorded.
+    pub revoked_at: Option<Timestamp>,
+}
+
+impl KeyBinding {
+    /// The half-open interval test of S-5: `validFrom <= t`, `t < validUntil`, `t < revokedAt`.
+    pub fn valid_at(&self, t: &Instant) -> bool {
+        self.valid_from.instant() <= t
+            && self.valid_until.as_ref().is_none_or(|u| t < u.instant())
+            && self.revoked_at.as_ref().is_none_or(|r| t < r.instant())
+    }
+}
+
+/// Registry evidence whose Organization-wide invariants have been established.
+#[derive(Clone, Debug)]
+pub struct ValidatedRegistry {
+    organization_id: String,
+    by_key_id: BTreeMap<String, KeyBinding>,
+}
+
+impl ValidatedRegistry {
+    pub fn organization_id(&self) -> &str {
+        &self.organization_id
+    }
+
+    /// Selects the binding for `key_id` (stage 4 selection, S-4); `None` is an unknown key.
+    pub fn binding(&self, key_id: &str) -> Option<&KeyBinding> {
+        self.by_key_id.get(key_id)
+    }
+
+    pub fn bindings(&self) -> impl Iterator<Item = &KeyBinding> {
+        self.by_key_id.values()
+    }
+}
+
+fn fixture_string(
+    obj: &crate::json::Object,
+    name: &str,
+    max: usize,
+    cx: &mut Cx,
+) -> Result<String, SchemaError> {
+    let v = obj.get(name).ok_or_else(|| cx.missing(name))?;
+    cx.at(name, |cx| {
+        let s = cx.string(v)?;
+        let n = s.chars().count();
+        if n == 0 || n > max {
+            return Err(cx.err(format!("length {n} is outside 1..={max}")));
+        }
+        Ok(s.to_owned())
+    })
+}
+
+fn closed(obj: &crate::json::Object, allowed: &[&str], cx: &Cx) -> Result<(), SchemaError> {
+    for (k, _) in obj.iter() {
+        if !allowed.contains(&k.as_str()) {
+            return Err(cx.unknown(k.as_str()));
+        }
+    }
+    Ok(())
+}
+
+impl RegistryEvidence {
+    /// Reads the bundle's Registry-fixture shape (`cryptography/registry-fixture.schema.json`):
+    /// structure only, deliberately not semantics (those belong to [`Self::validate`]).
+    pub fn from_fixture_json(v: &Value) -> Result<RegistryEvidence, SchemaError> {
+        let mut cx = Cx::new();
+        let cx = &mut cx;
+        let obj = cx.object(v)?;
+        closed(obj, &["organizationId", "bindings"], cx)?;
+        let organization_id = fixture_string(obj, "organizationId", 512, cx)?;
+        let list = obj.get("bindings").ok_or_else(|| cx.missing("bindings"))?;
+        let bindings = cx.at("bindings", |cx| {
+            let Value::Array(items) = list else {
+                return Err(cx.err("expected an array"));
+            };
+            if items.is_empty() || items.len() > 64 {
+                return Err(cx.err(format!("{} bindings (1..=64 allowed)", items.len())));
+            }
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, b)| cx.at(i, |cx| Self::binding_from_fixture(b, cx)))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        Ok(RegistryEvidence {
+            organization_id,
+            bindings,
+        })
+    }
+
+    fn binding_from_fixture(v: &Value, cx: &mut Cx) -> Result<BindingRecord, SchemaError> {
+        let obj = cx.object(v)?;
+        closed(
+            obj,
+            &[
+                "keyId",
+                "principal",
+                "algorithm",
+                "publicKey",
+                "validFrom",
+                "validityHistory",
+            ],
+            cx,
+        )?;
+        let key_id = fixture_string(obj, "keyId", 512, cx)?;
+        let p = obj
+            .get("principal")
+            .ok_or_else(|| cx.missing("principal"))?;
+        let (principal_type, principal_id) = cx.at("principal", |cx| {
+            let po = cx.object(p)?;
+            closed(po, &["type", "id"], cx)?;
+            let t = fixture_string(po, "type", 16, cx)?;
+            if !matches!(t.as_str(), "agent" | "human" | "service") {
+                return Err(cx.err(format!(
+                    "principal type {t:?} is not agent, human or service"
+                )));
+            }
+            Ok((t, fixture_string(po, "id", 512, cx)?))
+        })?;
+        let algorithm = fixture_string(obj, "algorithm", 64, cx)?;
+        let public_key = fixture_string(obj, "publicKey", 4096, cx)?;
+        let valid_from = fixture_string(obj, "validFrom", 128, cx)?;
+        let hist = obj
+            .get("validityHistory")
+            .ok_or_else(|| cx.missing("validityHistory"))?;
+        let validity_history = cx.at("validityHistory", |cx| {
+            let Value::Array(items) = hist else {
+                return Err(cx.err("expected an array"));
+            };
+            if items.len() > 64 {
+                return Err(cx.err("more than 64 status records"));
+            }
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    cx.at(i, |cx| {
+                        let so = cx.object(s)?;
+                        closed(
+                            so,
+                            &["sequence", "recordedAt", "validUntil", "revokedAt"],
+                            cx,
+                        )?;
+                        let seq = so.get("sequence").ok_or_else(|| cx.missing("sequence"))?;
+                        let sequence = cx.at("sequence", |cx| {
+                            cx.number(seq)?
+                                .as_safe_u64()
+                                .filter(|n| *n >= 1)
+                                .ok_or_else(|| cx.err("sequence must be a positive safe integer"))
+                        })?;
+                        let opt =
+                            |name: &str, cx: &mut Cx| -> Result<Option<String>, SchemaError> {
+                                if so.contains_key(name) {
+                                    fixture_string(so, name, 128, cx).map(Some)
+                                } else {
+                                    Ok(None)
+                                }
+                            };
+                        Ok(StatusRecord {
+                            sequence,
+                            recorded_at: fixture_string(so, "recordedAt", 128, cx)?,
+                            valid_until: opt("validUntil", cx)?,
+                            revoked_at: opt("revokedAt", cx)?,
+                        })
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        Ok(BindingRecord {
+            key_id,
+            principal_type,
+            principal_id,
+            algorithm,
+            public_key,
+            valid_from,
+            validity_history,
+        })
+    }
+
+    /// Establishes the Organization-wide invariants over the complete evidence (S-1..S-3).
+    /// The error is a protected diagnostic; on the wire every failure is
+    /// `AUTH_INVALID_SIGNATURE` (S-6).
+    pub fn validate(&self) -> Result<ValidatedRegistry, String> {
+        if !is_absolute_uri(&self.organization_id) {
+            return Err(format!(
+                "registry organizationId {:?} is not an absolute URI",
+                self.organization_id
+            ));
+        }
+        let mut by_key_id: BTreeMap<String, KeyBinding> = BTreeMap::new();
+        // public key bytes -> key id, to refuse reuse under another key ID or Principal.
+        let mut by_public_key: BTreeMap<[u8; 32], String> = BTreeMap::new();
+        for (i, b) in self.bindings.iter().enumerate() {
+            let binding = validate_binding(b).map_err(|e| format!("binding {i}: {e}"))?;
+            if let Some(existing) = by_key_id.get(&binding.key_id) {
+                // A repeated identical declaration is the same logical binding (§6.4).
+                if existing.principal != binding.principal
+                    || existing.public_key.as_bytes() != binding.public_key.as_bytes()
+                {
+                    return Err(format!(
+                        "binding {i}: key ID {:?} is rebound to another Principal or key",
+                        binding.key_id
+                    ));
+                }
+                if existing.valid_from.instant() != binding.valid_from.instant()
+                    || existing.valid_until.as_ref().map(Timestamp::instant)
+                        != binding.valid_until.as_ref().map(Timestamp::instant)
+                    || existing.revoked_at.as_ref().map(Timestamp::instant)
+                        != binding.revoked_at.as_ref().map(Timestamp::instant)
+                {
+                    return Err(format!(
+                        "binding {i}: key ID {:?} is declared twice with different validity",
+                        binding.key_id
+                    ));
+                }
+                continue;
+            }
+            if let Some(other) = by_public_key.get(binding.public_key.as_bytes()) {
+                return Err(format!(
+                    "binding {i}: public key of {:?} is already registered as {other:?} \
+                     (key reuse or key-ID alias)",
+                    binding.key_id
+                ));
+            }
+            by_public_key.insert(*binding.public_key.as_bytes(), binding.key_id.clone());
+            by_key_id.insert(binding.key_id.clone(), binding);
+        }
+        Ok(ValidatedRegistry {
+            organization_id: self.organization_id.clone(),
+            by_key_id,
+        })
+    }
+}
+
+fn profile_time(what: &str, s: &str) -> Result<Timestamp, String> {
+    Timestamp::parse_profile(s).map_err(|e| format!("{what} {s:?}: {e}"))
+}
+
+fn validate_binding(b: &BindingRecord) -> Result<KeyBinding, String> {
+    if !is_absolute_uri(&b.key_id) {
+        return Err(format!("keyId {:?} is not an absolute URI", b.key_id));
+    }
+    let actor_type = ActorType::from_wire(&b.principal_type)
+        .ok_or_else(|| format!("principal type {:?} is unknown", b.principal_type))?;
+    if !is_absolute_uri(&b.principal_id) {
+        return Err(format!(
+            "principal id {:?} is not an absolute URI",
+            b.principal_id
+        ));
+    }
+    if b.algorithm != "Ed25519" {
+        return Err(format!("algorithm {:?} is not Ed25519", b.algorithm));
+    }
+    let raw = b64url_decode(&b.public_key).map_err(|e| format!("publicKey: {e}"))?;
+    let public_key = StrictPublicKey::from_bytes(&raw).map_err(|e| format!("publicKey: {e}"))?;
+    let valid_from = profile_time("validFrom", &b.valid_from)?;
+    let mut valid_until: Option<Timestamp> = None;
+    let mut revoked_at: Option<Timestamp> = None;
+    let mut last_recorded: Option<Timestamp> = None;
+    for (i, s) in b.validity_history.iter().enumerate() {
+        if s.sequence != i as u64 + 1 {
+            return Err(format!(
+                "validity history sequence {} at position {i} is not contiguous from 1",
+                s.sequence
+            ));
+        }
+        let recorded = profile_time("recordedAt", &s.recorded_at)?;
+        if last_recorded
+            .as_ref()
+            .is_some_and(|prev| recorded.instant() < prev.instant())
+        {
+            return Err(format!(
+                "recordedAt of status {} goes backwards",
+                s.sequence
+            ));
+        }
+        last_recorded = Some(recorded);
+        for (name, new, slot) in [
+            ("validUntil", &s.valid_until, &mut valid_until),
+            ("revokedAt", &s.revoked_at, &mut revoked_at),
+        ] {
+            if let Some(text) = new {
+                let t = profile_time(name, text)?;
+                // A boundary may be added or moved earlier, never moved later (§6.4).
+                if slot.as_ref().is_some_and(|cur| t.instant() > cur.instant()) {
+                    return Err(format!(
+                        "status {} moves {name} later, which the Registry must not do",
+                        s.sequence
+                    ));
+                }
+                *slot = Some(t);
+            }
+        }
+    }
+    Ok(KeyBinding {
+        key_id: b.key_id.clone(),
+        principal: Actor {
+            actor_type,
+            id: Id(b.principal_id.clone()),
+        },
+        public_key,
+        public_key_text: b.public_key.clone(),
+        valid_from,
+        valid_until,
+        revoked_at,
+    })
+}

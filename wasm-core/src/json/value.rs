@@ -1,0 +1,278 @@
+//! The lossless JSON value produced by the strict parser (D-2).
+//!
+//! Numbers keep their lexical text and strings keep unpaired surrogates, so that a value outside
+//! the finite binary64 domain or a lone surrogate survives parsing and is rejected at the JCS
+//! stage (§6.4 stage 5), not at parse (stage 1).
+
+use std::fmt;
+
+/// A JSON value whose numbers and strings are lossless.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(JsonString),
+    Array(Vec<Value>),
+    Object(Object),
+}
+
+impl Value {
+    /// The JSON type name as JSON Schema spells it, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_integer() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+
+    /// Follows an RFC 6901 JSON Pointer (only `/name` and `/index` segments, with `~0`/`~1`).
+    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        let mut cur = self;
+        for raw in rest.split('/') {
+            let seg = raw.replace("~1", "/").replace("~0", "~");
+            cur = match cur {
+                Value::Object(o) => o.get(&seg)?,
+                Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    pub fn string(s: impl Into<String>) -> Value {
+        Value::String(JsonString::from(s.into()))
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::string(s)
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::string(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl From<u64> for Value {
+    fn from(n: u64) -> Self {
+        Value::Number(Number::from_u64(n))
+    }
+}
+
+/// A JSON number as its validated RFC 8259 lexical text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Number(Box<str>);
+
+impl Number {
+    /// Wraps text that the parser has already matched against the number grammar.
+    pub(crate) fn from_lexical(text: &str) -> Number {
+        Number(text.into())
+    }
+
+    pub fn from_u64(n: u64) -> Number {
+        Number(n.to_string().into_boxed_str())
+    }
+
+    /// A finite binary64 in its ECMAScript spelling; `None` for NaN or an infinity.
+    pub fn from_f64(f: f64) -> Option<Number> {
+        if !f.is_finite() {
+            return None;
+        }
+        let mut buf = ryu_js::Buffer::new();
+        Some(Number(buf.format_finite(f).into()))
+    }
+
+    pub fn as_lexical(&self) -> &str {
+        &self.0
+    }
+
+    /// The correctly rounded binary64 value (RFC 8785 §3.2.2.3); infinite when out of range.
+    pub fn to_f64(&self) -> f64 {
+        // The lexical form is a strict subset of what `f64::from_str` accepts, and Rust's
+        // conversion is correctly rounded, as §2 requires of arbitrary-precision inputs.
+        self.0.parse::<f64>().unwrap_or(f64::NAN)
+    }
+
+    /// True when the value is a mathematical integer (JSON Schema's `integer`, so `1.0` counts).
+    pub fn is_integer(&self) -> bool {
+        let f = self.to_f64();
+        f.is_finite() && f.fract() == 0.0
+    }
+
+    /// The value as a non-negative safe integer (0 ..= 2^53 - 1), the §2 range for sequences,
+    /// revisions, epochs and budgets.
+    pub fn as_safe_u64(&self) -> Option<u64> {
+        let f = self.to_f64();
+        if f.is_finite() && f.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER as f64).contains(&f) {
+            Some(f as u64)
+        } else {
+            None
+        }
+    }
+}
+
+/// 2^53 - 1, the largest integer every JSON peer represents exactly (I-JSON, RFC 7493).
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+
+/// A decoded JSON string that can still hold unpaired UTF-16 surrogates.
+#[derive(Clone, Debug)]
+pub struct JsonString {
+    /// The text, with any unpaired surrogate replaced by U+FFFD.
+    text: String,
+    /// The exact UTF-16 code units, kept only when the text holds an unpaired surrogate.
+    ill_formed: Option<Box<[u16]>>,
+}
+
+impl JsonString {
+    pub(crate) fn from_utf16_lossless(units: Vec<u16>) -> JsonString {
+        match String::from_utf16(&units) {
+            Ok(text) => JsonString {
+                text,
+                ill_formed: None,
+            },
+            Err(_) => JsonString {
+                text: String::from_utf16_lossy(&units),
+                ill_formed: Some(units.into_boxed_slice()),
+            },
+        }
+    }
+
+    /// The text; an unpaired surrogate reads as U+FFFD (check [`Self::is_well_formed`]).
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// False when the string holds an unpaired surrogate, which JCS must reject (§2).
+    pub fn is_well_formed(&self) -> bool {
+        self.ill_formed.is_none()
+    }
+}
+
+impl PartialEq for JsonString {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.ill_formed, &other.ill_formed) {
+            (None, None) => self.text == other.text,
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl From<String> for JsonString {
+    fn from(text: String) -> Self {
+        JsonString {
+            text,
+            ill_formed: None,
+        }
+    }
+}
+
+impl From<&str> for JsonString {
+    fn from(text: &str) -> Self {
+        JsonString::from(text.to_owned())
+    }
+}
+
+impl fmt::Display for JsonString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A JSON object with its members in wire order; names are unique (the parser guarantees it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Object {
+    members: Vec<(JsonString, Value)>,
+}
+
+impl Object {
+    pub fn new() -> Object {
+        Object::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.members
+            .iter()
+            .find(|(k, _)| k.is_well_formed() && k.as_str() == name)
+            .map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+        self.members
+            .iter_mut()
+            .find(|(k, _)| k.is_well_formed() && k.as_str() == name)
+            .map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&JsonString, &Value)> {
+        self.members.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Inserts or replaces a member (replacement keeps the original position).
+    pub fn insert(&mut self, name: impl Into<JsonString>, value: Value) {
+        let name = name.into();
+        if let Some(slot) = self.members.iter_mut().find(|(k, _)| *k == name) {
+            slot.1 = value;
+        } else {
+            self.members.push((name, value));
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        let idx = self
+            .members
+            .iter()
+            .position(|(k, _)| k.is_well_formed() && k.as_str() == name)?;
+        Some(self.members.remove(idx).1)
+    }
+
+    /// Appends without the uniqueness check; only the parser calls it, after its own check.
+    pub(crate) fn push_unchecked(&mut self, name: JsonString, value: Value) {
+        self.members.push((name, value));
+    }
+}

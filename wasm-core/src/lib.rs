@@ -1,0 +1,17 @@
+//! MissionWeaveProtocol 0.1 protocol core.
+//!
+//! Sans-IO: nothing here reads a clock, a file, a socket or a random source. Callers pass `now`,
+//! keys and randomness in, so the same code runs in the server and, compiled for
+//! `wasm32-unknown-unknown`, in the browser (see `docs/architecture.md` of the shared docs).
+#![forbid(unsafe_code)]
+
+pub mod admission;
+pub mod bench;
+pub mod conformance;
+pub mod crypto;
+pub mod encoding;
+pub mod frame;
+pub mod id;
+pub mod json;
+pub mod model;
+pub mod time;

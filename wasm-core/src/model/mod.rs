@@ -1,0 +1,303 @@
+//! Typed models of the 22 normative schemas (checklist D-1, D-4, D-16).
+//!
+//! The schemas stay in the shared bundle; these types are ours. Every object rejects unknown
+//! members (`additionalProperties: false`), every `format` is asserted, and the schemas'
+//! conditional rules (`allOf`/`if`/`then`) are written as `check` functions next to the type.
+//! A differential test runs the same documents through a JSON Schema validator so that a drift
+//! between these types and the schemas fails CI.
+//!
+//! Parsing goes through [`FromJson`] with a context [`Cx`] that carries the JSON Pointer of the
+//! value being read (for precise errors) and whether the §2 timestamp profile applies (it does
+//! inside Signed Documents, the First-Admission Record and Registry evidence).
+
+pub mod agent_card;
+pub mod approval;
+pub mod artifact;
+pub mod command;
+pub mod common;
+pub mod context_package;
+pub mod conversation;
+pub mod error;
+pub mod event;
+pub mod evidence;
+pub mod extension_profile;
+pub mod first_admission_record;
+pub mod group;
+pub mod group_snapshot;
+pub mod lease;
+pub mod membership;
+pub mod message;
+pub mod mission;
+pub mod presence_record;
+pub mod primitives;
+pub mod schemas;
+pub mod work_contract;
+pub mod work_item;
+
+use crate::json::{Number, Object, Value};
+use std::fmt;
+
+pub use primitives::*;
+
+/// A schema-stage failure (`SCHEMA_VALIDATION_FAILED`), with the JSON Pointer it applies to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    pub pointer: String,
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            write!(f, "at the document root: {}", self.message)
+        } else {
+            write!(f, "at {}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+/// Parsing context: where we are, and which timestamp rules apply.
+#[derive(Clone, Debug, Default)]
+pub struct Cx {
+    path: Vec<String>,
+    /// Apply the §2 timestamp profile (year 0001-9999, no leap second, no `-00:00`).
+    pub timestamp_profile: bool,
+}
+
+impl Cx {
+    /// A context for a plain durable object (generic RFC 3339 timestamps).
+    pub fn new() -> Cx {
+        Cx::default()
+    }
+
+    /// A context for Signed Documents and admission records (timestamp profile on).
+    pub fn profile() -> Cx {
+        Cx {
+            path: Vec::new(),
+            timestamp_profile: true,
+        }
+    }
+
+    pub fn pointer(&self) -> String {
+        let mut p = String::new();
+        for seg in &self.path {
+            p.push('/');
+            p.push_str(&seg.replace('~', "~0").replace('/', "~1"));
+        }
+        p
+    }
+
+    /// An error at the current position.
+    pub fn err(&self, message: impl Into<String>) -> SchemaError {
+        SchemaError {
+            pointer: self.pointer(),
+            message: message.into(),
+        }
+    }
+
+    /// Runs `f` one level down, at member or index `seg`.
+    pub fn at<T>(
+        &mut self,
+        seg: impl ToString,
+        f: impl FnOnce(&mut Cx) -> Result<T, SchemaError>,
+    ) -> Result<T, SchemaError> {
+        self.path.push(seg.to_string());
+        let r = f(self);
+        self.path.pop();
+        r
+    }
+
+    /// Parses child value `v` found at `seg`.
+    pub fn field<T: FromJson>(&mut self, seg: &str, v: &Value) -> Result<T, SchemaError> {
+        self.at(seg, |cx| T::from_json(v, cx))
+    }
+
+    pub fn object<'v>(&self, v: &'v Value) -> Result<&'v Object, SchemaError> {
+        v.as_object()
+            .ok_or_else(|| self.err(format!("expected an object, found {}", v.type_name())))
+    }
+
+    pub fn string<'v>(&self, v: &'v Value) -> Result<&'v str, SchemaError> {
+        match v {
+            Value::String(s) => Ok(s.as_str()),
+            other => Err(self.err(format!("expected a string, found {}", other.type_name()))),
+        }
+    }
+
+    pub fn number<'v>(&self, v: &'v Value) -> Result<&'v Number, SchemaError> {
+        match v {
+            Value::Number(n) => Ok(n),
+            other => Err(self.err(format!("expected a number, found {}", other.type_name()))),
+        }
+    }
+
+    pub fn missing(&self, name: &str) -> SchemaError {
+        self.err(format!("missing required member \"{name}\""))
+    }
+
+    pub fn unknown(&self, name: &str) -> SchemaError {
+        SchemaError {
+            pointer: self.pointer(),
+            message: format!("unknown member \"{name}\" (additionalProperties: false)"),
+        }
+    }
+}
+
+/// Reads a typed value from a strict-parsed JSON value, asserting its schema.
+pub trait FromJson: Sized {
+    fn from_json(v: &Value, cx: &mut Cx) -> Result<Self, SchemaError>;
+}
+
+/// Writes a typed value back to JSON (member order as declared; not canonical).
+pub trait ToJson {
+    fn to_json(&self) -> Value;
+}
+
+/// Parses `v` as `T` in a fresh context.
+pub fn from_value<T: FromJson>(v: &Value, timestamp_profile: bool) -> Result<T, SchemaError> {
+    let mut cx = Cx {
+        path: Vec::new(),
+        timestamp_profile,
+    };
+    T::from_json(v, &mut cx)
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __field_ty {
+    (req $t:ty) => { $t };
+    (opt $t:ty) => { Option<$t> };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __field_take {
+    (req $var:ident $json:literal $cx:ident) => {
+        match $var {
+            Some(v) => v,
+            None => return Err($cx.missing($json)),
+        }
+    };
+    (opt $var:ident $json:literal $cx:ident) => {
+        $var
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __field_emit {
+    (req $obj:ident $json:literal $val:expr) => {
+        $obj.insert($json, $crate::model::ToJson::to_json($val));
+    };
+    (opt $obj:ident $json:literal $val:expr) => {
+        if let Some(v) = $val {
+            $obj.insert($json, $crate::model::ToJson::to_json(v));
+        }
+    };
+}
+
+/// Declares a closed schema object: a struct, its [`FromJson`] (unknown members rejected,
+/// required members enforced) and [`ToJson`]. Each field is `"wireName" => rust_name: req T` or
+/// `opt T`. An optional `check = path;` names `fn(&Self, &mut Cx) -> Result<(), SchemaError>`
+/// for the schema's cross-field rules; it runs after the members parse.
+#[macro_export]
+macro_rules! object {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* $json:literal => $field:ident : $req:ident $ty:ty ),* $(,)?
+        }
+        $(check = $check:path;)?
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $crate::__field_ty!($req $ty), )*
+        }
+
+        impl $crate::model::FromJson for $name {
+            fn from_json(
+                v: &$crate::json::Value,
+                cx: &mut $crate::model::Cx,
+            ) -> Result<Self, $crate::model::SchemaError> {
+                let obj = cx.object(v)?;
+                $( let mut $field: Option<$ty> = None; )*
+                for (k, val) in obj.iter() {
+                    match k.as_str() {
+                        $( $json if k.is_well_formed() => {
+                            $field = Some(cx.field::<$ty>($json, val)?);
+                        } )*
+                        other => return Err(cx.unknown(other)),
+                    }
+                }
+                let out = $name {
+                    $( $field: $crate::__field_take!($req $field $json cx), )*
+                };
+                $( $check(&out, cx)?; )?
+                Ok(out)
+            }
+        }
+
+        impl $crate::model::ToJson for $name {
+            fn to_json(&self) -> $crate::json::Value {
+                #[allow(unused_mut)]
+                let mut obj = $crate::json::Object::new();
+                $( $crate::__field_emit!($req obj $json &self.$field); )*
+                $crate::json::Value::Object(obj)
+            }
+        }
+    };
+}
+
+/// Declares a string enum (`enum` or `const` in the schema).
+#[macro_export]
+macro_rules! string_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $wire:literal ),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $( $(#[$vmeta])* $variant ),+ }
+
+        impl $name {
+            /// Every variant, in schema order.
+            pub const ALL: &'static [$name] = &[ $( $name::$variant ),+ ];
+
+            pub fn as_str(&self) -> &'static str {
+                match self { $( $name::$variant => $wire ),+ }
+            }
+
+            pub fn from_wire(s: &str) -> Option<$name> {
+                match s { $( $wire => Some($name::$variant), )+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl $crate::model::FromJson for $name {
+            fn from_json(
+                v: &$crate::json::Value,
+                cx: &mut $crate::model::Cx,
+            ) -> Result<Self, $crate::model::SchemaError> {
+                let s = cx.string(v)?;
+                $name::from_wire(s).ok_or_else(|| {
+                    let allowed: &[&str] = &[ $( $wire ),+ ];
+                    cx.err(format!("{s:?} is not one of {allowed:?}"))
+                })
+            }
+        }
+
+        impl $crate::model::ToJson for $name {
+            fn to_json(&self) -> $crate::json::Value {
+                $crate::json::Value::string(self.as_str())
+            }
+        }
+    };
+}

@@ -1,0 +1,243 @@
+//! RFC 3339 timestamps and the §2 timestamp profile (checklist D-5..D-9).
+//!
+//! The lexical text is kept beside the parsed instant and never rewritten (D-6). Instants compare
+//! exactly with fractions of any length (D-7): `chrono`/`time` stop at nanoseconds, which would
+//! make `.1234560000000000001` equal `.1234560000000000002`.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// A parsed RFC 3339 `date-time` that remembers its exact spelling.
+#[derive(Clone, Debug)]
+pub struct Timestamp {
+    text: String,
+    instant: Instant,
+    year: u32,
+    second: u32,
+    unknown_local_offset: bool,
+}
+
+/// An exact instant: whole seconds since 1970-01-01T00:00:00Z and the fractional digits
+/// with trailing zeros removed (an absent fraction is zero).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instant {
+    pub seconds: i64,
+    pub fraction: String,
+}
+
+impl Ord for Instant {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.seconds.cmp(&other.seconds).then_with(|| {
+            // Digit strings without trailing zeros compare like their zero-padded forms.
+            self.fraction.as_bytes().cmp(other.fraction.as_bytes())
+        })
+    }
+}
+
+impl PartialOrd for Instant {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Why a string is not an RFC 3339 `date-time`, or not in the §2 profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TimestampError {
+    Syntax,
+    InvalidDate,
+    InvalidTime,
+    InvalidOffset,
+    /// Profile: year `0000` (the profile allows `0001`..`9999`).
+    YearZero,
+    /// Profile: leap-second spelling `:60`.
+    LeapSecond,
+    /// Profile: the unknown-local-offset spelling `-00:00`.
+    UnknownLocalOffset,
+}
+
+impl fmt::Display for TimestampError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TimestampError::Syntax => "not an RFC 3339 date-time",
+            TimestampError::InvalidDate => "not a valid Gregorian date",
+            TimestampError::InvalidTime => "hour, minute or second out of range",
+            TimestampError::InvalidOffset => "UTC offset out of range",
+            TimestampError::YearZero => "year 0000 is outside the timestamp profile (0001-9999)",
+            TimestampError::LeapSecond => "leap seconds are not supported in v0.1",
+            TimestampError::UnknownLocalOffset => "the -00:00 offset is not permitted",
+        })
+    }
+}
+
+impl std::error::Error for TimestampError {}
+
+impl Timestamp {
+    /// Parses a generic RFC 3339 `date-time` (JSON Schema `format: date-time`).
+    pub fn parse_rfc3339(text: &str) -> Result<Timestamp, TimestampError> {
+        let b = text.as_bytes();
+        let num = |range: std::ops::Range<usize>| -> Result<u32, TimestampError> {
+            let s = b.get(range).ok_or(TimestampError::Syntax)?;
+            if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+                return Err(TimestampError::Syntax);
+            }
+            Ok(s.iter().fold(0u32, |a, d| a * 10 + u32::from(d - b'0')))
+        };
+        let lit = |i: usize, set: &[u8]| -> Result<(), TimestampError> {
+            match b.get(i) {
+                Some(c) if set.contains(c) => Ok(()),
+                _ => Err(TimestampError::Syntax),
+            }
+        };
+        let year = num(0..4)?;
+        lit(4, b"-")?;
+        let month = num(5..7)?;
+        lit(7, b"-")?;
+        let day = num(8..10)?;
+        lit(10, b"Tt")?;
+        let hour = num(11..13)?;
+        lit(13, b":")?;
+        let minute = num(14..16)?;
+        lit(16, b":")?;
+        let second = num(17..19)?;
+        let mut i = 19;
+        let mut fraction = String::new();
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == start {
+                return Err(TimestampError::Syntax);
+            }
+            fraction = text[start..i].trim_end_matches('0').to_owned();
+        }
+        let (offset_minutes, unknown_local_offset) = match b.get(i) {
+            Some(b'Z' | b'z') if i + 1 == b.len() => (0i64, false),
+            Some(sign @ (b'+' | b'-')) if i + 6 == b.len() => {
+                let oh = num(i + 1..i + 3)?;
+                lit(i + 3, b":")?;
+                let om = num(i + 4..i + 6)?;
+                if oh > 23 || om > 59 {
+                    return Err(TimestampError::InvalidOffset);
+                }
+                let m = i64::from(oh * 60 + om);
+                let neg = *sign == b'-';
+                (if neg { -m } else { m }, neg && m == 0)
+            }
+            _ => return Err(TimestampError::Syntax),
+        };
+        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+            return Err(TimestampError::InvalidDate);
+        }
+        if hour > 23 || minute > 59 || second > 60 {
+            return Err(TimestampError::InvalidTime);
+        }
+        let days = days_from_civil(i64::from(year), month, day);
+        let seconds =
+            days * 86_400 + i64::from(hour) * 3600 + i64::from(minute) * 60 + i64::from(second)
+                - offset_minutes * 60;
+        Ok(Timestamp {
+            text: text.to_owned(),
+            instant: Instant { seconds, fraction },
+            year,
+            second,
+            unknown_local_offset,
+        })
+    }
+
+    /// Parses a timestamp that must also satisfy the §2 profile (D-5).
+    pub fn parse_profile(text: &str) -> Result<Timestamp, TimestampError> {
+        let t = Timestamp::parse_rfc3339(text)?;
+        t.check_profile()?;
+        Ok(t)
+    }
+
+    /// The §2 profile on top of RFC 3339: year 0001..9999, no leap second, no `-00:00`.
+    pub fn check_profile(&self) -> Result<(), TimestampError> {
+        if self.year == 0 {
+            return Err(TimestampError::YearZero);
+        }
+        if self.second > 59 {
+            return Err(TimestampError::LeapSecond);
+        }
+        if self.unknown_local_offset {
+            return Err(TimestampError::UnknownLocalOffset);
+        }
+        Ok(())
+    }
+
+    /// True when the text ends with the uppercase `Z` designator (required of the protected
+    /// signed time and `signature.createdAt`, §6.4, D-8).
+    pub fn is_utc_upper_z(&self) -> bool {
+        self.text.ends_with('Z')
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub fn instant(&self) -> &Instant {
+        &self.instant
+    }
+}
+
+impl PartialEq for Timestamp {
+    /// Byte equality of the spelling; use [`Timestamp::instant`] to compare instants.
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn is_leap(y: u32) -> bool {
+    (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400)
+}
+
+fn days_in_month(y: u32, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(y) => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
+/// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Formats whole seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`, for callers that hold
+/// an instant (the sans-IO core never reads a clock itself).
+pub fn format_utc(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let rem = seconds.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}

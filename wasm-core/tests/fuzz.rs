@@ -1,0 +1,217 @@
+//! A bounded, coverage-blind mutation fuzzer run by `cargo test` (stable Rust has no
+//! `cargo fuzz`). Seeds are the official bundle's documents; each target runs for
+//! `FUZZ_SECONDS` (default 10) and fails on any panic, printing the offending input in hex.
+//! `FUZZ_SEED` makes a run reproducible.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+use wasm_core::crypto::registry::RegistryEvidence;
+use wasm_core::crypto::{DocumentKind, verify};
+use wasm_core::json;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+fn root() -> std::path::PathBuf {
+    std::env::var("MWP_PROTOCOL_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/protocol").into())
+}
+
+fn corpus() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for dir in [
+        "cryptography/vectors/signed-documents/valid",
+        "cryptography/vectors/signed-documents/invalid",
+        "conformance/vectors/valid",
+        "conformance/vectors/invalid",
+        "admission/records/valid",
+        "cryptography/keys",
+    ] {
+        if let Ok(entries) = std::fs::read_dir(root().join(dir)) {
+            for e in entries.flatten() {
+                if let Ok(b) = std::fs::read(e.path()) {
+                    out.push(b);
+                }
+            }
+        }
+    }
+    out.push(br#"{"a":[1,2.5e10,-0,"\ud83d\ude00",{"b":null,"c":true}],"d":"\u0000"}"#.to_vec());
+    assert!(
+        out.len() > 50,
+        "fuzz corpus missing: is MWP_PROTOCOL_DIR set?"
+    );
+    out
+}
+
+const TOKENS: &[&[u8]] = &[
+    b"\"",
+    b"\\u",
+    b"\\ud800",
+    b"\\udc00",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b"1e400",
+    b"-0",
+    b"\xEF\xBB\xBF",
+    b"\xC3",
+    b"\xF0\x9F\x98",
+    b"null",
+    b"\"signature\"",
+    b"Z",
+    b"z",
+    b"+23:59",
+    b"60",
+    b"0000",
+    b"=",
+    b"%GG",
+    b"\n",
+    b"0.0000000000000000000001",
+];
+
+fn mutate(rng: &mut Rng, corpus: &[Vec<u8>], input: &mut Vec<u8>) {
+    for _ in 0..=rng.below(4) {
+        let len = input.len();
+        match rng.below(7) {
+            0 if len > 0 => {
+                let i = rng.below(len);
+                input[i] ^= 1 << rng.below(8);
+            }
+            1 if len > 0 => {
+                let i = rng.below(len);
+                input[i] = rng.next() as u8;
+            }
+            2 => {
+                let i = rng.below(len + 1);
+                let t = TOKENS[rng.below(TOKENS.len())];
+                input.splice(i..i, t.iter().copied());
+            }
+            3 if len > 0 => {
+                let a = rng.below(len);
+                let b = (a + rng.below(32)).min(len);
+                input.drain(a..b);
+            }
+            4 if len > 0 => {
+                let a = rng.below(len);
+                let b = (a + rng.below(64)).min(len);
+                let chunk: Vec<u8> = input[a..b].to_vec();
+                let i = rng.below(input.len() + 1);
+                input.splice(i..i, chunk);
+            }
+            5 => {
+                let other = &corpus[rng.below(corpus.len())];
+                if !other.is_empty() {
+                    let a = rng.below(other.len());
+                    let b = (a + rng.below(128)).min(other.len());
+                    let i = rng.below(len + 1);
+                    input.splice(i..i, other[a..b].iter().copied());
+                }
+            }
+            _ => {
+                let i = rng.below(len + 1);
+                input.insert(i, b"{}[]\",:0123456789eE.-tfn\\u "[rng.below(27)]);
+            }
+        }
+    }
+}
+
+fn budget() -> Duration {
+    let secs = std::env::var("FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10u64);
+    Duration::from_secs(secs)
+}
+
+fn seed() -> u64 {
+    std::env::var("FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn fuzz(name: &str, mut target: impl FnMut(&[u8])) {
+    let corpus = corpus();
+    let mut rng = Rng(seed());
+    let start = Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed() < budget() {
+        let mut input = corpus[rng.below(corpus.len())].clone();
+        mutate(&mut rng, &corpus, &mut input);
+        if catch_unwind(AssertUnwindSafe(|| target(&input))).is_err() {
+            panic!("{name}: panic on input {}", hex(&input));
+        }
+        runs += 1;
+    }
+    println!(
+        "fuzz {name}: {runs} inputs in {:.1} s, no panic",
+        start.elapsed().as_secs_f64()
+    );
+    assert!(runs > 0);
+}
+
+#[test]
+fn fuzz_strict_json_parser_and_jcs() {
+    fuzz("json", |input| {
+        if let Ok(v) = json::parse(input) {
+            // A value that parses re-parses from its compact form to the same value.
+            let text = json::to_string(&v);
+            if let Ok(bytes) = json::canonicalize(&v) {
+                let again = json::parse(&bytes).expect("JCS output is strict JSON");
+                assert_eq!(json::canonicalize(&again).expect("idempotent"), bytes);
+            }
+            let _ = text;
+        }
+    });
+}
+
+#[test]
+fn fuzz_signed_document_verification() {
+    let registry_text = std::fs::read(root().join("cryptography/keys/registry-valid.json"))
+        .expect("registry fixture");
+    let registry = RegistryEvidence::from_fixture_json(&json::parse(&registry_text).expect("json"))
+        .expect("fixture")
+        .validate();
+    let mut i = 0usize;
+    fuzz("verify", |input| {
+        i += 1;
+        let kind = DocumentKind::ALL[i % DocumentKind::ALL.len()];
+        let _ = verify(input, kind, &registry);
+    });
+}
+
+#[test]
+fn fuzz_registry_evidence() {
+    fuzz("registry", |input| {
+        if let Ok(v) = json::parse(input)
+            && let Ok(ev) = RegistryEvidence::from_fixture_json(&v)
+        {
+            let _ = ev.validate();
+        }
+    });
+}
