@@ -37,11 +37,22 @@ async function smoke(browser) {
   if (title !== 'MissionWeave console') {
     throw new Error(`title is ${JSON.stringify(title)}, expected "MissionWeave console"`);
   }
-  const status = page.locator('#core-status');
+  // What a person sees: the three official bundles, all passing, with their counts.
+  const status = page.locator('#core-status[data-state]');
   await status.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   const text = (await status.textContent())?.trim() ?? '';
-  if (!text.startsWith('Protocol core')) {
+  if (text !== 'Protocol core: all 150 official evaluations pass') {
     throw new Error(`#core-status text is ${JSON.stringify(text)}`);
+  }
+  const expected = { structural: ['58', '0'], cryptography: ['62', '0'], admission: ['30', '0'] };
+  for (const [bundle, [p, f]] of Object.entries(expected)) {
+    const cells = await page.locator(`#core-bundles tr[data-bundle="${bundle}"] td`).allTextContents();
+    if (cells[1] !== p || cells[2] !== f) {
+      throw new Error(`${bundle} row shows ${JSON.stringify(cells)}, expected ${p} passed, ${f} failed`);
+    }
+  }
+  if ((await page.locator('#core-failures li').count()) !== 0) {
+    throw new Error('failures are listed on a passing run');
   }
   // The stylesheet must be served (under /style) and applied.
   const css = await page.request.get(new URL('/style/console.css', baseUrl).href);

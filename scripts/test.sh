@@ -116,7 +116,7 @@ BROWSER_ENV=(
   CHROMEDRIVER=/usr/bin/chromedriver
   WASM_BINDGEN_TEST_TIMEOUT=300
 )
-BROWSER_TESTS=(--test rules --test bundles)
+BROWSER_TESTS=(--test rules --test bundles --test admission)
 
 # The wasm build of wasm-core, and the sans-IO check: the browser-test module (which links the
 # whole core: parser, JCS, models, verification, admission, conformance runners) may import

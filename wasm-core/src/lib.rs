@@ -15,3 +15,6 @@ pub mod id;
 pub mod json;
 pub mod model;
 pub mod time;
+
+/// The 27 wire codes of §19: every rejection in the core carries one of these.
+pub use model::error::{ErrorCode, ProtocolError};

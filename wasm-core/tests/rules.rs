@@ -76,6 +76,12 @@ cases! {
         assert!(json::parse_str(r#"{"\ud800":1,"\ud801":2}"#).is_ok());
         assert!(json::parse_str(r#"{"a":1,"A":2}"#).is_ok());
     }
+    d2_compact_output_is_lossless {
+        for text in [r#"{"a":"\ud800x","\udfff":[1.50,-0,1E400]}"#, r#""\u0000\u001f\"""#, r#"[1e-400,"é"]"#] {
+            let v = json::parse_str(text).unwrap();
+            assert_eq!(json::parse_str(&json::to_string(&v)).unwrap(), v, "{text}");
+        }
+    }
     d2_bounds_nesting_depth {
         let ok = format!("{}{}", "[".repeat(128), "]".repeat(128));
         assert!(json::parse_str(&ok).is_ok());

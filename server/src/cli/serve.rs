@@ -105,8 +105,66 @@ fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), S
     Ok((public, style))
 }
 
-fn router(public: &Path, style: Option<&Path>) -> Router {
-    let mut app = Router::new().route("/healthz", get(|| async { "ok" }));
+/// The protocol core's conformance, run once at start-up and shown on the console's front page:
+/// `{"protocolDir": …, "bundles": [{"bundle", "passed", "failed", "failures": [{case, expected,
+/// got}]}]}`, or `{"error": …}` when the bundle cannot be found.
+pub fn conformance_json(root: Result<PathBuf, String>) -> String {
+    use wasm_core::json::{Object, Value};
+    let mut out = Object::new();
+    match root {
+        Err(e) => out.insert("error", Value::string(e)),
+        Ok(root) => {
+            out.insert("protocolDir", Value::string(root.display().to_string()));
+            let read = super::conformance::reader(root);
+            let reports = [
+                wasm_core::conformance::run_structural(&read),
+                wasm_core::conformance::run_cryptography(&read),
+                wasm_core::conformance::run_admission(&read),
+            ];
+            let bundles = reports
+                .iter()
+                .map(|r| {
+                    let mut b = Object::new();
+                    b.insert("bundle", Value::string(r.bundle));
+                    b.insert("passed", Value::from(r.passed as u64));
+                    b.insert("failed", Value::from(r.failed() as u64));
+                    let failures = r
+                        .failures
+                        .iter()
+                        .map(|f| {
+                            let mut o = Object::new();
+                            o.insert("case", Value::string(f.case.clone()));
+                            o.insert("expected", Value::string(f.expected.clone()));
+                            o.insert("got", Value::string(f.got.clone()));
+                            Value::Object(o)
+                        })
+                        .collect();
+                    b.insert("failures", Value::Array(failures));
+                    Value::Object(b)
+                })
+                .collect();
+            out.insert("bundles", Value::Array(bundles));
+        }
+    }
+    wasm_core::json::to_string(&Value::Object(out))
+}
+
+fn router(public: &Path, style: Option<&Path>, conformance: String) -> Router {
+    let conformance: std::sync::Arc<str> = conformance.into();
+    let mut app = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/api/core/conformance",
+            get(move || {
+                let body = conformance.to_string();
+                async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        body,
+                    )
+                }
+            }),
+        );
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
     }
@@ -178,7 +236,8 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = router(&public, style.as_deref());
+    let conformance = conformance_json(super::conformance::protocol_root(None));
+    let app = router(&public, style.as_deref(), conformance);
     match runtime.block_on(serve(&opts.addr, app)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {

@@ -343,3 +343,99 @@ fn is_self_anchor(verified: &Verified, record: &Value) -> bool {
         && json::canonicalize_without(record, "signature")
             .is_ok_and(|b| crate::encoding::sha256_hash(&b) == verified.signing_hash)
 }
+
+/// An in-memory Admission Log with the real semantics of S-9 and S-12: one record per
+/// `(organizationId, signingHash)`, atomic append-or-return-existing, conflicts refused, and no
+/// `admissionRecordId` reused across logical keys. The durable store implements the same
+/// contract; this one serves replay in the browser and the tests.
+#[derive(Clone, Debug)]
+pub struct MemoryLog {
+    service: Actor,
+    records: std::collections::BTreeMap<(String, String), Vec<u8>>,
+}
+
+impl MemoryLog {
+    /// A log whose writes are authenticated as `service`.
+    pub fn new(service: Actor) -> MemoryLog {
+        MemoryLog {
+            service,
+            records: Default::default(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+}
+
+fn binding_of(v: &Value) -> Option<(String, String, String, Value)> {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+    Some((
+        s("/documentKind")?,
+        s("/keyId")?,
+        s("/admissionRecordId")?,
+        v.pointer("/principal")?.clone(),
+    ))
+}
+
+impl AdmissionLog for MemoryLog {
+    fn lookup(&mut self, organization_id: &str, signing_hash: &str) -> LookupOutcome {
+        match self
+            .records
+            .get(&(organization_id.to_owned(), signing_hash.to_owned()))
+        {
+            Some(record) => LookupOutcome::Found {
+                record: record.clone(),
+                authenticated_service: self.service.clone(),
+            },
+            None => LookupOutcome::AuthoritativeAbsence,
+        }
+    }
+
+    fn append_or_return_existing(
+        &mut self,
+        organization_id: &str,
+        signing_hash: &str,
+        candidate: &[u8],
+    ) -> AppendOutcome {
+        let Ok(cand) = json::parse(candidate) else {
+            return AppendOutcome::CommitFailed;
+        };
+        let Some((kind, key, id, principal)) = binding_of(&cand) else {
+            return AppendOutcome::CommitFailed;
+        };
+        let key_pair = (organization_id.to_owned(), signing_hash.to_owned());
+        if let Some(existing) = self.records.get(&key_pair) {
+            let compatible = json::parse(existing)
+                .ok()
+                .and_then(|e| binding_of(&e))
+                .is_some_and(|(k, kid, _, p)| k == kind && kid == key && p == principal);
+            return if compatible {
+                AppendOutcome::Existing {
+                    record: existing.clone(),
+                    authenticated_service: self.service.clone(),
+                }
+            } else {
+                AppendOutcome::Conflict
+            };
+        }
+        let id_taken = self.records.values().any(|r| {
+            json::parse(r)
+                .ok()
+                .and_then(|e| binding_of(&e))
+                .is_some_and(|(_, _, other_id, _)| other_id == id)
+        });
+        if id_taken {
+            return AppendOutcome::Conflict;
+        }
+        self.records.insert(key_pair, candidate.to_vec());
+        AppendOutcome::Committed {
+            record: candidate.to_vec(),
+            authenticated_service: self.service.clone(),
+        }
+    }
+}

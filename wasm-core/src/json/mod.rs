@@ -9,7 +9,8 @@ pub use parse::{ParseError, ParseErrorKind, parse, parse_str};
 pub use value::{JsonString, MAX_SAFE_INTEGER, Number, Object, Value};
 
 /// Serializes a value as compact JSON, preserving member order and number spellings.
-/// Unlike [`canonicalize`] it never fails: ill-formed strings are written with U+FFFD.
+/// Unlike [`canonicalize`] it never fails and stays lossless: an unpaired surrogate is written
+/// as its `\uXXXX` escape, so the output parses back to the same value.
 pub fn to_string(v: &Value) -> String {
     let mut out = String::new();
     write_compact(v, &mut out);
@@ -21,7 +22,7 @@ fn write_compact(v: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(n.as_lexical()),
-        Value::String(s) => write_compact_string(s.as_str(), out),
+        Value::String(s) => write_json_string(s, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -38,13 +39,33 @@ fn write_compact(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_compact_string(k.as_str(), out);
+                write_json_string(k, out);
                 out.push(':');
                 write_compact(v, out);
             }
             out.push('}');
         }
     }
+}
+
+fn write_json_string(s: &JsonString, out: &mut String) {
+    let Some(units) = s.ill_formed_units() else {
+        return write_compact_string(s.as_str(), out);
+    };
+    out.push('"');
+    for r in char::decode_utf16(units.iter().copied()) {
+        match r {
+            Ok(c) => {
+                let mut buf = [0u8; 4];
+                let text = c.encode_utf8(&mut buf);
+                let mut escaped = String::new();
+                write_compact_string(text, &mut escaped);
+                out.push_str(&escaped[1..escaped.len() - 1]);
+            }
+            Err(e) => out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate())),
+        }
+    }
+    out.push('"');
 }
 
 fn write_compact_string(s: &str, out: &mut String) {

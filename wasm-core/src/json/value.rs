@@ -175,6 +175,11 @@ impl JsonString {
         &self.text
     }
 
+    /// The exact UTF-16 code units when the string holds an unpaired surrogate.
+    pub fn ill_formed_units(&self) -> Option<&[u16]> {
+        self.ill_formed.as_deref()
+    }
+
     /// False when the string holds an unpaired surrogate, which JCS must reject (§2).
     pub fn is_well_formed(&self) -> bool {
         self.ill_formed.is_none()
