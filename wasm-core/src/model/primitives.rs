@@ -640,6 +640,61 @@ pub fn forbid_if(
 }
 
 /// Test support: the shared protocol bundle (`MWP_PROTOCOL_DIR`) and its conformance manifest.
+/// A nullable member written out as `null` when absent (the authority's projections always
+/// carry every member, payloads.md §2.5): `null` reads as `None`.
+impl<T: FromJson> FromJson for Option<T> {
+    fn from_json(v: &Value, cx: &mut Cx) -> Result<Self, SchemaError> {
+        match v {
+            Value::Null => Ok(None),
+            other => T::from_json(other, cx).map(Some),
+        }
+    }
+}
+
+impl<T: ToJson> ToJson for Option<T> {
+    fn to_json(&self) -> Value {
+        match self {
+            Some(v) => v.to_json(),
+            None => Value::Null,
+        }
+    }
+}
+
+/// A non-negative safe integer as a plain `u64` (counters and epochs inside projections).
+impl FromJson for u64 {
+    fn from_json(v: &Value, cx: &mut Cx) -> Result<Self, SchemaError> {
+        integer(v, cx, 0)
+    }
+}
+
+impl ToJson for u64 {
+    fn to_json(&self) -> Value {
+        Value::Number(Number::from_u64(*self))
+    }
+}
+
+/// A JSON object mapping names to values of one type, in name order.
+impl<T: FromJson> FromJson for std::collections::BTreeMap<String, T> {
+    fn from_json(v: &Value, cx: &mut Cx) -> Result<Self, SchemaError> {
+        let obj = cx.object(v)?;
+        let mut out = std::collections::BTreeMap::new();
+        for (k, val) in obj.iter() {
+            out.insert(k.as_str().to_owned(), cx.field::<T>(k.as_str(), val)?);
+        }
+        Ok(out)
+    }
+}
+
+impl<T: ToJson> ToJson for std::collections::BTreeMap<String, T> {
+    fn to_json(&self) -> Value {
+        let mut o = Object::new();
+        for (k, v) in self {
+            o.insert(k.as_str(), v.to_json());
+        }
+        Value::Object(o)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod testkit {
     use crate::json::{Object, Value};

@@ -1,0 +1,250 @@
+//! An in-memory Organization for tests, scenarios and benchmarks: named Principals with
+//! deterministic test keys, a validated Registry, and an [`Authority`]. Commands are built,
+//! signed, run through the six verification stages and then submitted, exactly as the gateway
+//! will do. Keys are derived from names (test-only; a real deployment supplies its own).
+
+use super::{Authority, AuthorityConfig, CooperationLimits, Micros, Rejection, Submitted};
+use crate::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
+use crate::crypto::{DocumentKind, ed25519, sign_document, verify};
+use crate::encoding::{b64url_encode, sha256_hash};
+use crate::json::{self, Object, Value};
+use crate::model::ToJson;
+use crate::model::common::{Actor, ActorType};
+use crate::model::error::ErrorCode;
+use std::collections::BTreeMap;
+
+/// The Group Authority's service Principal (payloads.md §4.2).
+pub const GROUP_AUTHORITY: &str = "urn:missionweaveprotocol:service:group-gateway";
+/// The Organization registry service that registers Agent Cards.
+pub const REGISTRY_SERVICE: &str = "urn:missionweaveprotocol:service:organization-registry";
+
+/// A test Principal and its key.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    pub actor: Actor,
+    pub key_id: String,
+    pub seed: [u8; 32],
+}
+
+/// Derives a test seed from a name (never for production keys).
+pub fn test_seed(name: &str) -> [u8; 32] {
+    let h = sha256_hash(format!("missionweave test key {name}").as_bytes());
+    let mut seed = [0u8; 32];
+    for (i, chunk) in h.as_bytes()[7..].chunks(2).take(32).enumerate() {
+        let hex = std::str::from_utf8(chunk).unwrap_or("00");
+        seed[i] = u8::from_str_radix(hex, 16).unwrap_or(0);
+    }
+    seed
+}
+
+/// An Organization with an Authority and a Registry.
+pub struct Harness {
+    pub organization_id: String,
+    pub principals: BTreeMap<String, Principal>,
+    pub registry: ValidatedRegistry,
+    pub authority: Authority,
+    counter: u64,
+}
+
+/// Optional envelope members of a Command.
+#[derive(Clone, Debug, Default)]
+pub struct Envelope {
+    pub group_id: Option<String>,
+    pub session_epoch: Option<u64>,
+    pub membership_epoch: Option<u64>,
+    pub coordinator_epoch: Option<u64>,
+    pub expected_revision: Option<u64>,
+    pub work_item_id: Option<String>,
+    pub conversation_id: Option<String>,
+    pub cooperation_override_grant_id: Option<String>,
+    pub action_id: Option<String>,
+    pub extensions: Option<Value>,
+}
+
+impl Harness {
+    /// An Organization whose Principals are `(name, type)`; ids are
+    /// `urn:missionweaveprotocol:<type>:<name>`. The Group Authority and the registry service
+    /// are always present.
+    pub fn new(principals: &[(&str, ActorType)]) -> Harness {
+        let mut all: Vec<(String, ActorType)> = principals
+            .iter()
+            .map(|(n, t)| ((*n).to_owned(), *t))
+            .collect();
+        all.push(("group-gateway".into(), ActorType::Service));
+        all.push(("organization-registry".into(), ActorType::Service));
+        let mut map = BTreeMap::new();
+        let mut bindings = Vec::new();
+        for (name, t) in all {
+            let id = format!("urn:missionweaveprotocol:{t}:{name}");
+            let key_id = format!("urn:missionweaveprotocol:key:{name}");
+            let seed = test_seed(&name);
+            bindings.push(BindingRecord {
+                key_id: key_id.clone(),
+                principal_type: t.as_str().into(),
+                principal_id: id.clone(),
+                algorithm: "Ed25519".into(),
+                public_key: b64url_encode(&ed25519::public_key_of(&seed)),
+                valid_from: "2020-01-01T00:00:00Z".into(),
+                validity_history: vec![],
+            });
+            map.insert(
+                name,
+                Principal {
+                    actor: Actor::new(t, &id),
+                    key_id,
+                    seed,
+                },
+            );
+        }
+        let organization_id = "urn:missionweaveprotocol:organization:test".to_owned();
+        let registry = RegistryEvidence {
+            organization_id: organization_id.clone(),
+            bindings,
+        }
+        .validate()
+        .unwrap_or_else(|e| panic!("test registry is invalid: {e}"));
+        let gw = &map["group-gateway"];
+        let authority = Authority::new(AuthorityConfig {
+            accepted_by: gw.actor.clone(),
+            key_id: gw.key_id.clone(),
+            seed: gw.seed,
+            limits: CooperationLimits::default(),
+        });
+        Harness {
+            organization_id,
+            principals: map,
+            registry,
+            authority,
+            counter: 0,
+        }
+    }
+
+    pub fn actor(&self, name: &str) -> Actor {
+        self.principals[name].actor.clone()
+    }
+
+    pub fn id(&self, name: &str) -> String {
+        self.principals[name].actor.id.0.clone()
+    }
+
+    /// Builds and signs a Command; returns its wire bytes.
+    pub fn command(
+        &mut self,
+        who: &str,
+        kind: &str,
+        env: &Envelope,
+        payload: Object,
+        issued_at: Micros,
+    ) -> Vec<u8> {
+        self.counter += 1;
+        let p = &self.principals[who];
+        let mut o = Object::new();
+        o.insert("protocolVersion", Value::string("0.1"));
+        let action = env
+            .action_id
+            .clone()
+            .unwrap_or_else(|| format!("urn:missionweaveprotocol:action:{}", self.counter));
+        o.insert("actionId", Value::string(action.clone()));
+        o.insert("actor", p.actor.to_json());
+        let opt = |o: &mut Object, k: &str, v: &Option<u64>| {
+            if let Some(v) = v {
+                o.insert(k, Value::from(*v));
+            }
+        };
+        opt(&mut o, "sessionEpoch", &env.session_epoch);
+        opt(&mut o, "membershipEpoch", &env.membership_epoch);
+        opt(&mut o, "coordinatorEpoch", &env.coordinator_epoch);
+        for (k, v) in [
+            ("groupId", &env.group_id),
+            ("conversationId", &env.conversation_id),
+            ("workItemId", &env.work_item_id),
+            (
+                "cooperationOverrideGrantId",
+                &env.cooperation_override_grant_id,
+            ),
+        ] {
+            if let Some(v) = v {
+                o.insert(k, Value::string(v.clone()));
+            }
+        }
+        o.insert("kind", Value::string(kind));
+        opt(&mut o, "expectedRevision", &env.expected_revision);
+        o.insert("correlationId", Value::string(action));
+        o.insert("issuedAt", Value::string(issued_at.format_whole_seconds()));
+        o.insert("payload", Value::Object(payload));
+        if let Some(x) = &env.extensions {
+            o.insert("extensions", x.clone());
+        }
+        let mut doc = Value::Object(o);
+        let key_id = p.key_id.clone();
+        let seed = p.seed;
+        if let Err(e) = sign_document(&mut doc, DocumentKind::Command, &key_id, &seed) {
+            panic!("test Command cannot be signed: {e}");
+        }
+        json::to_string(&doc).into_bytes()
+    }
+
+    /// Verifies (six stages) and submits signed bytes at `now`.
+    pub fn submit_bytes(&mut self, bytes: &[u8], now: Micros) -> Result<Submitted, Rejection> {
+        let verified = verify(bytes, DocumentKind::Command, &self.registry).map_err(|e| {
+            Rejection::new(e.wire_code(), format!("{} stage: {}", e.stage, e.reason))
+        })?;
+        self.authority.submit(&verified, now)
+    }
+
+    /// Builds, signs, verifies and submits a Command issued at `now`.
+    pub fn submit(
+        &mut self,
+        who: &str,
+        kind: &str,
+        env: &Envelope,
+        payload: Object,
+        now: Micros,
+    ) -> Result<Submitted, Rejection> {
+        let bytes = self.command(who, kind, env, payload, now);
+        self.submit_bytes(&bytes, now)
+    }
+
+    /// Registers an Agent Card for each named Agent and opens a Session for it.
+    pub fn bootstrap_agents(&mut self, agents: &[&str], now: Micros) -> Result<(), Rejection> {
+        for a in agents {
+            let agent_id = self.id(a);
+            let pk = b64url_encode(&ed25519::public_key_of(&self.principals[*a].seed));
+            let card = super::handlers::payload(vec![
+                ("agentId", Value::string(agent_id.clone())),
+                ("version", Value::from(1u64)),
+                ("displayName", Value::string(*a)),
+                (
+                    "owner",
+                    Value::string("urn:missionweaveprotocol:human:operations"),
+                ),
+                ("publicKey", Value::string(pk)),
+                ("capabilities", Value::Array(vec![])),
+                ("issuedAt", Value::string(now.format())),
+                ("signature", Value::string("test")),
+            ]);
+            let p = super::handlers::payload(vec![("card", Value::Object(card))]);
+            self.submit(
+                "organization-registry",
+                "ext.missionweaveprotocol.registry.agent_card_register",
+                &Envelope::default(),
+                p,
+                now,
+            )?;
+            let p = super::handlers::payload(vec![("agentId", Value::string(agent_id))]);
+            self.submit(
+                "group-gateway",
+                "ext.missionweaveprotocol.identity.session_open",
+                &Envelope::default(),
+                p,
+                now,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `r` carries `code` (for tests).
+pub fn is(r: &Result<Submitted, Rejection>, code: ErrorCode) -> bool {
+    matches!(r, Err(e) if e.code == code)
+}

@@ -1,0 +1,358 @@
+//! The Group Authority: a deterministic, sans-IO reducer (§3, §15).
+//!
+//! ```text
+//!  Verified Command ──▶ receipt? ──yes──▶ the original Events (idempotent retry, §15.1)
+//!        │                  └─ other content ──▶ ACTION_ID_COLLISION
+//!        ▼
+//!  common checks (Session Epoch, Membership)  ──▶ Rejection (wire code, nothing applied)
+//!        ▼
+//!  decide(state, command, now) ──▶ [EventDraft]   (pure: no state is touched)
+//!        ▼
+//!  seal: sequence, eventId, occurredAt, signature by the Group Authority key
+//!        ▼
+//!  evolve(state, event) for each Event            (the only way state changes)
+//! ```
+//!
+//! Because state changes only through [`evolve::apply`], replaying the stored Events rebuilds it
+//! exactly: the server after a restart and the browser folding a Group's history run the same
+//! code and reach the same projections.
+
+pub mod clock;
+pub mod evolve;
+pub mod guards;
+pub mod handlers;
+pub mod harness;
+pub mod payload;
+pub mod projection;
+pub mod rejection;
+pub mod state;
+
+use crate::crypto::{Verified, ed25519};
+use crate::encoding::{b64url_encode, sha256_hash};
+use crate::json::{self, Object, Value};
+use crate::model::command::Command;
+use crate::model::common::{Actor, ActorType};
+use crate::model::error::ErrorCode;
+use crate::model::{self as m, ToJson};
+pub use clock::Micros;
+pub use rejection::Rejection;
+pub use state::{EventRef, Receipt, State};
+
+/// The Group Authority's identity and policy (§5, §20).
+#[derive(Clone, Debug)]
+pub struct AuthorityConfig {
+    /// `acceptedBy` of every Event: the Organization service that accepts Commands.
+    pub accepted_by: Actor,
+    /// The Registry key ID bound to `accepted_by`.
+    pub key_id: String,
+    /// The Ed25519 seed of that key (the caller keeps it; the core never generates keys).
+    pub seed: [u8; 32],
+    pub limits: CooperationLimits,
+}
+
+/// Cooperation limits (§20; payloads.md §7 defaults).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CooperationLimits {
+    pub message_rate_per_minute: usize,
+    pub proposal_rate_per_minute: usize,
+    pub max_delegation_depth: u64,
+    pub max_queued_work_items: usize,
+    pub max_active_work_items: usize,
+}
+
+impl Default for CooperationLimits {
+    fn default() -> Self {
+        CooperationLimits {
+            message_rate_per_minute: 120,
+            proposal_rate_per_minute: 30,
+            max_delegation_depth: 3,
+            max_queued_work_items: 100,
+            max_active_work_items: 4,
+        }
+    }
+}
+
+/// A verified Command as the handlers read it.
+#[derive(Clone, Debug)]
+pub struct CommandView {
+    pub command: Command,
+    pub action_id: String,
+    pub actor: Actor,
+    pub kind: String,
+    pub group_id: Option<String>,
+    pub issued_at: Micros,
+    pub payload: Object,
+    /// `sha256:` of the Command's signing bytes (payloads.md §4.4).
+    pub command_hash: String,
+    /// `signature.value`, which Approvals and grants record (payloads.md §2.5).
+    pub signature_value: String,
+    pub extensions: Option<Value>,
+}
+
+impl CommandView {
+    /// Builds the view from a six-stage-verified Command.
+    pub fn from_verified(v: &Verified) -> Result<CommandView, Rejection> {
+        let command: Command = m::from_value(&v.document, true)
+            .map_err(|e| Rejection::new(ErrorCode::SchemaValidationFailed, e.to_string()))?;
+        let payload = command.payload.clone();
+        Ok(CommandView {
+            action_id: command.action_id.0.clone(),
+            actor: command.actor.clone(),
+            kind: command
+                .kind
+                .to_json()
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            group_id: command.group_id.as_ref().map(|g| g.0.clone()),
+            issued_at: Micros::from_timestamp(&command.issued_at),
+            payload,
+            command_hash: v.signing_hash.clone(),
+            signature_value: v.signature.clone(),
+            extensions: v.document.pointer("/extensions").cloned(),
+            command,
+        })
+    }
+
+    pub fn session_epoch(&self) -> Option<u64> {
+        self.command.session_epoch.map(|e| e.0)
+    }
+
+    pub fn membership_epoch(&self) -> Option<u64> {
+        self.command.membership_epoch.map(|e| e.0)
+    }
+
+    pub fn coordinator_epoch(&self) -> Option<u64> {
+        self.command.coordinator_epoch.map(|e| e.0)
+    }
+
+    pub fn expected_revision(&self) -> Option<u64> {
+        self.command.expected_revision.map(|e| e.0)
+    }
+
+    pub fn envelope_work_item_id(&self) -> Option<&str> {
+        self.command.work_item_id.as_ref().map(|i| i.as_str())
+    }
+
+    pub fn envelope_conversation_id(&self) -> Option<&str> {
+        self.command.conversation_id.as_ref().map(|i| i.as_str())
+    }
+
+    pub fn override_grant_id(&self) -> Option<&str> {
+        self.command
+            .cooperation_override_grant_id
+            .as_ref()
+            .map(|i| i.as_str())
+    }
+
+    /// The payload with `workItemId` / `conversationId` filled from the envelope when absent
+    /// (payloads.md §2.2). The signed payload itself is never changed.
+    pub fn payload_filled(&self, work_item: bool, conversation: bool) -> Object {
+        let mut p = self.payload.clone();
+        if work_item
+            && !p.contains_key("workItemId")
+            && let Some(w) = self.envelope_work_item_id()
+        {
+            p.insert("workItemId", Value::string(w));
+        }
+        if conversation
+            && !p.contains_key("conversationId")
+            && let Some(c) = self.envelope_conversation_id()
+        {
+            p.insert("conversationId", Value::string(c));
+        }
+        p
+    }
+}
+
+/// An Event a handler wants appended; the authority seals it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventDraft {
+    /// `None` for an Organization-scoped Event.
+    pub group_id: Option<String>,
+    pub kind: String,
+    pub payload: Object,
+}
+
+impl EventDraft {
+    pub fn group(group_id: &str, kind: &str, payload: Object) -> EventDraft {
+        EventDraft {
+            group_id: Some(group_id.to_owned()),
+            kind: kind.to_owned(),
+            payload,
+        }
+    }
+
+    pub fn organization(kind: &str, payload: Object) -> EventDraft {
+        EventDraft {
+            group_id: None,
+            kind: kind.to_owned(),
+            payload,
+        }
+    }
+}
+
+/// A sealed, signed Event and its canonical bytes (what the store keeps and frames carry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SignedEvent {
+    pub at: EventRef,
+    pub value: Value,
+    pub jcs: Vec<u8>,
+}
+
+/// The result of submitting a Command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Submitted {
+    /// Newly appended Events, primary first… in the order they were appended.
+    Appended(Vec<SignedEvent>),
+    /// A byte-identical retry: the Events the Command appended the first time.
+    Duplicate(Receipt),
+}
+
+/// The Group Authority over one Organization's Groups.
+#[derive(Clone, Debug)]
+pub struct Authority {
+    pub state: State,
+    pub config: AuthorityConfig,
+}
+
+impl Authority {
+    pub fn new(config: AuthorityConfig) -> Authority {
+        Authority {
+            state: State::default(),
+            config,
+        }
+    }
+
+    /// Accepts or rejects a verified Command at `now`. On rejection nothing changes.
+    pub fn submit(&mut self, verified: &Verified, now: Micros) -> Result<Submitted, Rejection> {
+        let cmd = CommandView::from_verified(verified)?;
+        // Idempotency before fencing (D-26): a byte-identical retry returns its Events.
+        let key = (cmd.actor.id.0.clone(), cmd.action_id.clone());
+        if let Some(receipt) = self.state.receipts.get(&key) {
+            return if receipt.command_hash == cmd.command_hash {
+                Ok(Submitted::Duplicate(receipt.clone()))
+            } else {
+                Err(Rejection::new(
+                    ErrorCode::ActionIdCollision,
+                    "the action ID was already used for different Command content",
+                )
+                .detail("actionId", cmd.action_id.as_str()))
+            };
+        }
+        guards::common(&self.state, &cmd)?;
+        let drafts = handlers::decide(&handlers::Ctx {
+            state: &self.state,
+            cmd: &cmd,
+            now,
+            config: &self.config,
+        })?;
+        let events = self.seal(&cmd, drafts, now);
+        for e in &events {
+            if let Err(err) = evolve::apply(&mut self.state, &e.value) {
+                // The authority produced this Event itself: failing to apply it is a defect.
+                return Err(Rejection::new(
+                    ErrorCode::InternalError,
+                    format!("the authority could not apply its own Event: {err}"),
+                ));
+            }
+        }
+        Ok(Submitted::Appended(events))
+    }
+
+    /// Applies a stored Event (replay after restart, or in the browser).
+    pub fn replay(&mut self, event: &Value) -> Result<(), String> {
+        evolve::apply(&mut self.state, event)
+    }
+
+    fn seal(&self, cmd: &CommandView, drafts: Vec<EventDraft>, now: Micros) -> Vec<SignedEvent> {
+        let mut next: std::collections::BTreeMap<Option<String>, u64> = Default::default();
+        let occurred_at = now.format();
+        let mut out = Vec::with_capacity(drafts.len());
+        for d in drafts {
+            let last = *next
+                .entry(d.group_id.clone())
+                .or_insert_with(|| match &d.group_id {
+                    Some(g) => self.state.groups.get(g).map_or(0, |s| s.last_sequence),
+                    None => self.state.org_sequence,
+                });
+            let sequence = last + 1;
+            next.insert(d.group_id.clone(), sequence);
+            let scope = d.group_id.clone().unwrap_or_else(|| "organization".into());
+            let id_input = json::to_string(&Value::Array(vec![
+                Value::string(scope),
+                Value::from(sequence),
+            ]));
+            let event_id = format!(
+                "urn:missionweaveprotocol:event:{}",
+                &sha256_hash(id_input.as_bytes())[7..]
+            );
+            let mut e = Object::new();
+            e.insert("protocolVersion", Value::string("0.1"));
+            e.insert("eventId", Value::string(event_id));
+            if let Some(g) = &d.group_id {
+                e.insert("groupId", Value::string(g.clone()));
+                e.insert("sequence", Value::from(sequence));
+                e.insert("aggregateRevision", Value::from(sequence));
+            }
+            e.insert("kind", Value::string(d.kind.clone()));
+            e.insert("actor", cmd.actor.to_json());
+            let mut cause = Object::new();
+            cause.insert("type", Value::string("command"));
+            cause.insert("id", Value::string(cmd.action_id.clone()));
+            e.insert("cause", Value::Object(cause));
+            e.insert(
+                "correlationId",
+                Value::string(cmd.command.correlation_id.0.clone()),
+            );
+            for (member, nested) in [("conversationId", "message"), ("workItemId", "workItem")] {
+                let found = d
+                    .payload
+                    .get(member)
+                    .or_else(|| {
+                        d.payload
+                            .get(nested)
+                            .and_then(|n| n.pointer(&format!("/{member}")))
+                    })
+                    .and_then(Value::as_str)
+                    .filter(|s| crate::id::check_id(s).is_ok());
+                if let Some(s) = found {
+                    e.insert(member, Value::string(s));
+                }
+            }
+            e.insert("occurredAt", Value::string(occurred_at.clone()));
+            e.insert("payload", Value::Object(d.payload));
+            e.insert("acceptedBy", self.config.accepted_by.to_json());
+            e.insert("commandHash", Value::string(cmd.command_hash.clone()));
+            if let Some(x) = &cmd.extensions {
+                e.insert("extensions", x.clone());
+            }
+            let mut value = Value::Object(e);
+            let signing = json::canonicalize(&value).unwrap_or_default();
+            let sig = b64url_encode(&ed25519::sign(&self.config.seed, &signing));
+            let mut s = Object::new();
+            s.insert("algorithm", Value::string("Ed25519"));
+            s.insert("keyId", Value::string(self.config.key_id.clone()));
+            s.insert("createdAt", Value::string(occurred_at.clone()));
+            s.insert("value", Value::string(sig));
+            if let Value::Object(o) = &mut value {
+                o.insert("signature", Value::Object(s));
+            }
+            let jcs = json::canonicalize(&value).unwrap_or_default();
+            out.push(SignedEvent {
+                at: EventRef {
+                    group_id: d.group_id,
+                    sequence,
+                },
+                value,
+                jcs,
+            });
+        }
+        out
+    }
+}
+
+/// The `service` actor type, for handlers that check it.
+pub fn is_service(a: &Actor) -> bool {
+    a.actor_type == ActorType::Service
+}

@@ -1,0 +1,104 @@
+//! The authority's state: every projection, keyed by its Organization-wide identifier, plus the
+//! per-Group order and the idempotency receipts. It changes only by applying Events
+//! ([`super::evolve`]), so replaying a history rebuilds it exactly, in the server and in the
+//! browser alike.
+
+use super::clock::Micros;
+use super::projection::*;
+use crate::json::Object;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Where an Event sits: a Group and its sequence, or the Organization log.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventRef {
+    /// `None` for Organization-scoped Events.
+    pub group_id: Option<String>,
+    pub sequence: u64,
+}
+
+/// What an accepted Command produced, kept for ever for idempotent retries (§15.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    pub command_hash: String,
+    pub events: Vec<EventRef>,
+}
+
+/// One Group: its projection, order, Memberships, Conversations and policy log.
+#[derive(Clone, Debug)]
+pub struct GroupState {
+    pub group: Group,
+    pub last_sequence: u64,
+    /// Memberships by Principal id.
+    pub memberships: BTreeMap<String, Membership>,
+    pub conversations: BTreeSet<String>,
+    /// Authorization, budget and override decisions needed for audit (§4, §20).
+    pub policy_log: Vec<Object>,
+    /// Recent acceptance times per (actor id, event kind), for the cooperation rate limits.
+    pub recent: BTreeMap<(String, String), VecDeque<Micros>>,
+}
+
+/// Usage booked against one ledger account (§12).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Account {
+    /// Usage charged directly to this account.
+    pub direct: [u64; 6],
+    /// Usage of this account and everything below it.
+    pub total: [u64; 6],
+}
+
+/// The whole authoritative state of one Organization's Groups.
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    pub cards: BTreeMap<String, AgentCardRecord>,
+    /// The durable Session Epoch of each Agent (§6.3).
+    pub session_epochs: BTreeMap<String, u64>,
+    pub missions: BTreeMap<String, Mission>,
+    pub groups: BTreeMap<String, GroupState>,
+    pub work_items: BTreeMap<String, WorkItem>,
+    pub proposals: BTreeMap<String, WorkProposal>,
+    pub messages: BTreeMap<String, Message>,
+    pub amendments: BTreeMap<String, MessageAmendment>,
+    pub leases: BTreeMap<String, ExecutionLease>,
+    pub approvals: BTreeMap<String, Approval>,
+    pub execution_approvals: BTreeMap<String, ExecutionApproval>,
+    pub delegation_grants: BTreeMap<String, DelegationGrant>,
+    pub override_grants: BTreeMap<String, CooperationOverrideGrant>,
+    /// Published Artifact manifests by Artifact id.
+    pub artifacts: BTreeMap<String, Object>,
+    /// Ledger accounts by Mission or WorkItem id.
+    pub accounts: BTreeMap<String, Account>,
+    /// Receipts by (actor id, Action ID) (§15.1; D-25).
+    pub receipts: BTreeMap<(String, String), Receipt>,
+    /// The last Organization-scoped Event number.
+    pub org_sequence: u64,
+}
+
+impl State {
+    pub fn group(&self, id: &str) -> Option<&GroupState> {
+        self.groups.get(id)
+    }
+
+    pub fn mission_of_group(&self, group_id: &str) -> Option<&Mission> {
+        let g = self.groups.get(group_id)?;
+        self.missions.get(&g.group.mission_id)
+    }
+
+    pub fn membership(&self, group_id: &str, principal_id: &str) -> Option<&Membership> {
+        self.groups.get(group_id)?.memberships.get(principal_id)
+    }
+
+    /// The Organization-wide identifier namespace: an id used by any kind of object.
+    pub fn id_in_use(&self, id: &str) -> bool {
+        self.missions.contains_key(id)
+            || self.groups.contains_key(id)
+            || self.work_items.contains_key(id)
+            || self.proposals.contains_key(id)
+            || self.messages.contains_key(id)
+            || self.amendments.contains_key(id)
+            || self.approvals.contains_key(id)
+            || self.execution_approvals.contains_key(id)
+            || self.delegation_grants.contains_key(id)
+            || self.override_grants.contains_key(id)
+            || self.artifacts.contains_key(id)
+    }
+}

@@ -1,0 +1,259 @@
+//! The authority end to end through the six verification stages: bootstrap, Mission creation,
+//! rejections with their wire codes, idempotent retries, and replay determinism.
+
+#![allow(clippy::unwrap_used)]
+
+use wasm_core::authority::harness::{Envelope, Harness, is};
+use wasm_core::authority::{Authority, Micros, Submitted};
+use wasm_core::json::{Object, Value};
+use wasm_core::model::common::ActorType;
+use wasm_core::model::error::ErrorCode;
+
+fn t0() -> Micros {
+    Micros::parse("2026-07-15T08:00:00Z").unwrap()
+}
+
+fn org() -> Harness {
+    let mut h = Harness::new(&[
+        ("owner", ActorType::Human),
+        ("coord", ActorType::Agent),
+        ("worker", ActorType::Agent),
+    ]);
+    h.bootstrap_agents(&["coord", "worker"], t0()).unwrap();
+    h
+}
+
+fn create_payload(h: &Harness, mission: &str, group: &str) -> Object {
+    let mut p = Object::new();
+    p.insert("missionId", Value::string(mission));
+    p.insert("groupId", Value::string(group));
+    p.insert("coordinatorId", Value::string(h.id("coord")));
+    p.insert("title", Value::string("Root"));
+    p.insert("objective", Value::string("Ship it"));
+    p.insert(
+        "definitionOfDone",
+        Value::Array(vec![Value::string("tests pass")]),
+    );
+    p.insert("deadline", Value::string("2026-07-17T08:00:00Z"));
+    p
+}
+
+fn env_group(g: &str) -> Envelope {
+    Envelope {
+        group_id: Some(g.into()),
+        ..Envelope::default()
+    }
+}
+
+#[test]
+fn mission_create_then_exact_retry_then_collision() {
+    let mut h = org();
+    let g = "urn:x:group:root";
+    let p = create_payload(&h, "urn:x:mission:root", g);
+    let bytes = h.command("owner", "mission.create", &env_group(g), p.clone(), t0());
+    let first = h.submit_bytes(&bytes, t0()).unwrap();
+    let Submitted::Appended(events) = &first else {
+        panic!("{first:?}")
+    };
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].at.sequence, 1);
+    assert_eq!(
+        events[0].value.pointer("/kind").and_then(Value::as_str),
+        Some("mission.created")
+    );
+    // The Event verifies against the Group Authority's key (§6.4, profile `event`).
+    wasm_core::crypto::verify(
+        &events[0].jcs,
+        wasm_core::crypto::DocumentKind::Event,
+        &h.registry,
+    )
+    .unwrap();
+    // Byte-identical retry: the original Events, nothing appended.
+    let again = h.submit_bytes(&bytes, t0()).unwrap();
+    assert!(
+        matches!(again, Submitted::Duplicate(ref r) if r.events.len() == 1),
+        "{again:?}"
+    );
+    assert_eq!(h.authority.state.groups[g].last_sequence, 1);
+    // Same action ID, other content.
+    let mut p2 = p;
+    p2.insert("title", Value::string("Other"));
+    let env = Envelope {
+        action_id: Some("urn:missionweaveprotocol:action:1".into()),
+        ..env_group(g)
+    };
+    // The harness numbers actions; reuse the first Command's id explicitly.
+    let first_action = events[0]
+        .value
+        .pointer("/cause/id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let env = Envelope {
+        action_id: Some(first_action),
+        ..env
+    };
+    let r = h.submit("owner", "mission.create", &env, p2, t0());
+    assert!(is(&r, ErrorCode::ActionIdCollision), "{r:?}");
+}
+
+#[test]
+fn mission_create_rejections_carry_their_wire_codes() {
+    let mut h = org();
+    let g = "urn:x:group:g";
+    // Payload groupId differs from the envelope.
+    let r = h.submit(
+        "owner",
+        "mission.create",
+        &env_group("urn:x:group:other"),
+        create_payload(&h, "urn:x:m", g),
+        t0(),
+    );
+    assert!(is(&r, ErrorCode::InvalidCommand), "{r:?}");
+    // Unknown payload member.
+    let mut p = create_payload(&h, "urn:x:m", g);
+    p.insert("bogus", Value::Bool(true));
+    let r = h.submit("owner", "mission.create", &env_group(g), p, t0());
+    assert!(is(&r, ErrorCode::InvalidCommand), "{r:?}");
+    // Deadline in the past.
+    let mut p = create_payload(&h, "urn:x:m", g);
+    p.insert("deadline", Value::string("2026-07-15T07:00:00Z"));
+    assert!(is(
+        &h.submit("owner", "mission.create", &env_group(g), p, t0()),
+        ErrorCode::InvalidCommand
+    ));
+    // Unregistered Coordinator.
+    let mut p = create_payload(&h, "urn:x:m", g);
+    p.insert("coordinatorId", Value::string("urn:x:agent:nobody"));
+    assert!(is(
+        &h.submit("owner", "mission.create", &env_group(g), p, t0()),
+        ErrorCode::InvalidCommand
+    ));
+    // Follow-up of a Mission that is not approved.
+    h.submit(
+        "owner",
+        "mission.create",
+        &env_group(g),
+        create_payload(&h, "urn:x:m", g),
+        t0(),
+    )
+    .unwrap();
+    let mut p = create_payload(&h, "urn:x:m2", "urn:x:group:g2");
+    p.insert("followUpOfMissionId", Value::string("urn:x:m"));
+    let r = h.submit(
+        "owner",
+        "mission.create_follow_up",
+        &env_group("urn:x:group:g2"),
+        p,
+        t0(),
+    );
+    assert!(is(&r, ErrorCode::InvalidStateTransition), "{r:?}");
+    // Duplicate Mission id.
+    let r = h.submit(
+        "owner",
+        "mission.create",
+        &env_group("urn:x:group:g3"),
+        create_payload(&h, "urn:x:m", "urn:x:group:g3"),
+        t0(),
+    );
+    assert!(is(&r, ErrorCode::InvalidCommand), "{r:?}");
+}
+
+#[test]
+fn stale_session_epoch_is_fenced() {
+    let mut h = org();
+    // A second session_open for the worker moves its epoch to 2.
+    let p =
+        wasm_core::authority::handlers::payload(vec![("agentId", Value::string(h.id("worker")))]);
+    h.submit(
+        "group-gateway",
+        "ext.missionweaveprotocol.identity.session_open",
+        &Envelope::default(),
+        p,
+        t0(),
+    )
+    .unwrap();
+    assert_eq!(h.authority.state.session_epochs[&h.id("worker")], 2);
+}
+
+#[test]
+fn replay_rebuilds_identical_state() {
+    let mut h = org();
+    let mut log: Vec<Value> = Vec::new();
+    // Collect the bootstrap history by replaying what the authority appended so far is not
+    // possible from the harness, so start a fresh authority and record everything.
+    let cfg = h.authority.config.clone();
+    h.authority = Authority::new(cfg.clone());
+    let mut record = |r: Submitted| {
+        if let Submitted::Appended(es) = r {
+            log.extend(es.into_iter().map(|e| e.value));
+        }
+    };
+    h.bootstrap_agents(&[], t0()).unwrap();
+    for a in ["coord", "worker"] {
+        let card = wasm_core::authority::handlers::payload(vec![
+            ("agentId", Value::string(h.id(a))),
+            ("version", Value::from(1u64)),
+            ("displayName", Value::string(a)),
+            ("owner", Value::string("urn:x:human:ops")),
+            ("publicKey", Value::string("AAAA")),
+            ("capabilities", Value::Array(vec![])),
+            ("issuedAt", Value::string("2026-07-15T08:00:00Z")),
+            ("signature", Value::string("x")),
+        ]);
+        let p = wasm_core::authority::handlers::payload(vec![("card", Value::Object(card))]);
+        record(
+            h.submit(
+                "organization-registry",
+                "ext.missionweaveprotocol.registry.agent_card_register",
+                &Envelope::default(),
+                p,
+                t0(),
+            )
+            .unwrap(),
+        );
+        let p = wasm_core::authority::handlers::payload(vec![("agentId", Value::string(h.id(a)))]);
+        record(
+            h.submit(
+                "group-gateway",
+                "ext.missionweaveprotocol.identity.session_open",
+                &Envelope::default(),
+                p,
+                t0(),
+            )
+            .unwrap(),
+        );
+    }
+    for i in 0..5 {
+        let g = format!("urn:x:group:{i}");
+        record(
+            h.submit(
+                "owner",
+                "mission.create",
+                &env_group(&g),
+                create_payload(&h, &format!("urn:x:m:{i}"), &g),
+                t0(),
+            )
+            .unwrap(),
+        );
+    }
+    let mut fresh = Authority::new(cfg);
+    for e in &log {
+        fresh.replay(e).unwrap();
+    }
+    assert_eq!(
+        format!("{:?}", fresh.state),
+        format!("{:?}", h.authority.state)
+    );
+    // A gap is refused.
+    let mut gap = Authority::new(h.authority.config.clone());
+    let second_group_event = log
+        .iter()
+        .find(|e| e.pointer("/sequence").is_some())
+        .unwrap()
+        .clone();
+    if let Value::Object(mut o) = second_group_event {
+        o.insert("sequence", Value::from(2u64));
+        assert!(gap.replay(&Value::Object(o)).is_err());
+    }
+}
