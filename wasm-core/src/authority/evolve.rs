@@ -23,6 +23,16 @@ pub struct EventView<'a> {
     pub extensions: Option<&'a Value>,
 }
 
+impl EventView<'_> {
+    /// A replay-only note sealed by the authority (see `STATE_NOTES_EXTENSION`).
+    pub fn note(&self, name: &str) -> Option<&Value> {
+        self.extensions?
+            .as_object()?
+            .get(super::STATE_NOTES_EXTENSION)?
+            .pointer(&format!("/data/{name}"))
+    }
+}
+
 fn s<'a>(v: &'a Value, p: &str) -> Result<&'a str, String> {
     v.pointer(p)
         .and_then(Value::as_str)
@@ -87,6 +97,7 @@ pub fn apply(state: &mut State, event: &Value) -> Result<(), String> {
         },
     };
     handlers::apply(state, &ev)?;
+    handlers::cooperation::apply_consumption(state, &ev);
     match ev.group_id {
         Some(g) => {
             let gs = state
@@ -94,6 +105,19 @@ pub fn apply(state: &mut State, event: &Value) -> Result<(), String> {
                 .get_mut(g)
                 .ok_or_else(|| format!("Event for unknown Group {g}"))?;
             gs.last_sequence = ev.sequence;
+            // Windows for the cooperation rate limits (§20): the last minute of each actor's
+            // Messages and proposals, pruned deterministically at Event time.
+            if matches!(ev.kind, "message.posted" | "work.proposed") {
+                let w = gs
+                    .recent
+                    .entry((ev.actor.id.0.clone(), ev.kind.to_owned()))
+                    .or_default();
+                w.push_back(ev.occurred_at);
+                let horizon = ev.occurred_at.minus_seconds(60);
+                while w.front().is_some_and(|t| *t <= horizon) {
+                    w.pop_front();
+                }
+            }
         }
         None => state.org_sequence += 1,
     }

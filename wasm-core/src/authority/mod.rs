@@ -165,6 +165,11 @@ impl CommandView {
     }
 }
 
+/// The extension under which our Events carry state that the reference's payload shapes leave
+/// out but replay needs (e.g. a consumed override grant). Non-critical, so other peers relay it
+/// and ignore it (§17.4, §18).
+pub const STATE_NOTES_EXTENSION: &str = "urn:missionweaveprotocol:extension:authority-state";
+
 /// An Event a handler wants appended; the authority seals it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventDraft {
@@ -172,6 +177,8 @@ pub struct EventDraft {
     pub group_id: Option<String>,
     pub kind: String,
     pub payload: Object,
+    /// Replay-only facts, sealed into the [`STATE_NOTES_EXTENSION`] entry when not empty.
+    pub notes: Object,
 }
 
 impl EventDraft {
@@ -180,7 +187,14 @@ impl EventDraft {
             group_id: Some(group_id.to_owned()),
             kind: kind.to_owned(),
             payload,
+            notes: Object::new(),
         }
+    }
+
+    /// Adds a replay-only note (see [`STATE_NOTES_EXTENSION`]).
+    pub fn note(mut self, name: &str, value: Value) -> EventDraft {
+        self.notes.insert(name, value);
+        self
     }
 
     pub fn organization(kind: &str, payload: Object) -> EventDraft {
@@ -188,6 +202,7 @@ impl EventDraft {
             group_id: None,
             kind: kind.to_owned(),
             payload,
+            notes: Object::new(),
         }
     }
 }
@@ -324,8 +339,19 @@ impl Authority {
             e.insert("payload", Value::Object(d.payload));
             e.insert("acceptedBy", self.config.accepted_by.to_json());
             e.insert("commandHash", Value::string(cmd.command_hash.clone()));
-            if let Some(x) = &cmd.extensions {
-                e.insert("extensions", x.clone());
+            let mut extensions = match &cmd.extensions {
+                Some(Value::Object(x)) => x.clone(),
+                _ => Object::new(),
+            };
+            if !d.notes.is_empty() {
+                let mut entry = Object::new();
+                entry.insert("version", Value::string("0.1.0"));
+                entry.insert("critical", Value::Bool(false));
+                entry.insert("data", Value::Object(d.notes));
+                extensions.insert(STATE_NOTES_EXTENSION, Value::Object(entry));
+            }
+            if !extensions.is_empty() {
+                e.insert("extensions", Value::Object(extensions));
             }
             let mut value = Value::Object(e);
             let signing = json::canonicalize(&value).unwrap_or_default();

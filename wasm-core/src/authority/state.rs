@@ -37,9 +37,16 @@ pub struct GroupState {
     pub recent: BTreeMap<(String, String), VecDeque<Micros>>,
 }
 
-/// Usage booked against one ledger account (§12).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// One ledger account (§12; payloads.md §8): a root Mission, a WorkItem (under its Mission or
+/// parent WorkItem) or a child Mission (under its parent WorkItem).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Account {
+    /// The parent account id; `None` for a root Mission.
+    pub parent: Option<String>,
+    /// The limit; a `null` dimension grants nothing.
+    pub limit: ResourceBudget,
+    /// Direct child account ids, in allocation order.
+    pub children: Vec<String>,
     /// Usage charged directly to this account.
     pub direct: [u64; 6],
     /// Usage of this account and everything below it.

@@ -18,12 +18,27 @@ use crate::authority::evolve::EventView;
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Group, Membership, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;
-use crate::authority::state::{Account, GroupState, State};
+use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards};
 use crate::json::Value;
 use crate::model::Id;
 use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
+
+pub fn decide(cx: &Ctx) -> Option<Decision> {
+    Some(match cx.cmd.kind.as_str() {
+        "mission.create" => decide_create(cx, false),
+        "mission.create_follow_up" => decide_create(cx, true),
+        _ => return None,
+    })
+}
+
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+    Some(match ev.kind {
+        "mission.created" | "mission.follow_up.created" => apply_created(state, ev),
+        _ => return None,
+    })
+}
 
 /// The Mission Conversation's id (payloads.md §2.4).
 pub fn mission_conversation_id(group_id: &str) -> String {
@@ -204,9 +219,7 @@ pub fn apply_created(state: &mut State, ev: &EventView) -> Result<(), String> {
         membership(&group.id, coordinator, "coordinator", ev.occurred_at),
     );
     state.groups.insert(group.id.clone(), gs);
-    state
-        .accounts
-        .insert(mission.id.clone(), Account::default());
+    super::budget::open_account(state, &mission.id, None, mission.budget.clone());
     state.missions.insert(mission.id.clone(), mission);
     Ok(())
 }

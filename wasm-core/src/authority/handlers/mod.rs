@@ -1,9 +1,19 @@
-//! One module per aggregate family. Each exposes `decide_*` functions (state, Command, now →
-//! Event drafts or a Rejection; pure) and `apply_*` functions (state, Event → new state), and
+//! One module per aggregate family. Each exposes `decide(cx) -> Option<Decision>` (its kinds
+//! only; pure) and `apply(state, ev) -> Option<Result<(), String>>` (its Event kinds only), and
 //! documents the spec's transition rows above the code that enforces them.
 
+pub mod archive;
+pub mod artifact;
+pub mod budget;
+pub mod cooperation;
+pub mod delegation;
+pub mod execution_approval;
+pub mod membership;
+pub mod message;
 pub mod mission;
 pub mod organization;
+pub mod work_exec;
+pub mod work_plan;
 
 use super::clock::Micros;
 use super::evolve::EventView;
@@ -22,37 +32,61 @@ pub struct Ctx<'a> {
 
 pub type Decision = Result<Vec<EventDraft>, Rejection>;
 
-/// Routes a Command to its handler by kind.
+type Decider = fn(&Ctx) -> Option<Decision>;
+type Applier = fn(&mut State, &EventView) -> Option<Result<(), String>>;
+
+const DECIDERS: &[Decider] = &[
+    organization::decide,
+    mission::decide,
+    membership::decide,
+    delegation::decide,
+    message::decide,
+    work_plan::decide,
+    work_exec::decide,
+    artifact::decide,
+    execution_approval::decide,
+    cooperation::decide,
+    budget::decide,
+    archive::decide,
+];
+
+const APPLIERS: &[Applier] = &[
+    organization::apply,
+    mission::apply,
+    membership::apply,
+    delegation::apply,
+    message::apply,
+    work_plan::apply,
+    work_exec::apply,
+    artifact::apply,
+    execution_approval::apply,
+    cooperation::apply,
+    budget::apply,
+    archive::apply,
+];
+
+/// Routes a Command to the family that handles its kind.
 pub fn decide(cx: &Ctx) -> Decision {
-    match cx.cmd.kind.as_str() {
-        "ext.missionweaveprotocol.registry.agent_card_register" => {
-            organization::decide_agent_card_register(cx)
+    for d in DECIDERS {
+        if let Some(decision) = d(cx) {
+            return decision;
         }
-        "ext.missionweaveprotocol.identity.session_open" => organization::decide_session_open(cx),
-        "mission.create" => mission::decide_create(cx, false),
-        "mission.create_follow_up" => mission::decide_create(cx, true),
-        other => Err(Rejection::invalid(format!(
-            "Command kind {other} is not supported by this authority"
-        ))
-        .detail("kind", other)),
     }
+    let kind = cx.cmd.kind.as_str();
+    Err(Rejection::invalid(format!(
+        "Command kind {kind} is not supported by this authority"
+    ))
+    .detail("kind", kind))
 }
 
-/// Routes an Event to its transition by kind.
+/// Routes an Event to the family that handles its kind.
 pub fn apply(state: &mut State, ev: &EventView) -> Result<(), String> {
-    match ev.kind {
-        "ext.missionweaveprotocol.registry.agent_card_registered" => {
-            organization::apply_agent_card_registered(state, ev)
+    for a in APPLIERS {
+        if let Some(r) = a(state, ev) {
+            return r;
         }
-        "ext.missionweaveprotocol.identity.session_opened" => {
-            organization::apply_session_opened(state, ev)
-        }
-        "ext.missionweaveprotocol.core.work_execution_lease_revoked" => {
-            organization::apply_lease_revoked(state, ev)
-        }
-        "mission.created" | "mission.follow_up.created" => mission::apply_created(state, ev),
-        other => Err(format!("no transition for Event kind {other}")),
     }
+    Err(format!("no transition for Event kind {}", ev.kind))
 }
 
 /// Builds an Event payload from members.

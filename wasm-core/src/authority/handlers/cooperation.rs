@@ -1,0 +1,210 @@
+//! Cooperation limits and one-shot Cooperation Override Grants (§20; payloads.md §7, step C5).
+//!
+//! ```text
+//! limit reached? ── no ── grant cited? ── yes ─▶ INVALID_COMMAND
+//!       │                      └── no ──▶ continue
+//!       └── yes ── grant cited? ── no ──▶ RATE_LIMITED (D-6)
+//!                       └── yes ─ exists, unconsumed, unexpired, same Mission/Group,
+//!                                 beneficiary = actor, kind, Action ID, policy, approver
+//!                                 ── any check fails ─▶ RATE_LIMITED
+//!                                 └─ ok ─▶ continue; consumed atomically with the primary
+//!                                          Event (note `consumedOverrideGrant`)
+//! ```
+//!
+//! The issuing Command `policy.grant_cooperation_override` is handled here too.
+
+use super::{Ctx, Decision};
+use crate::authority::EventDraft;
+use crate::authority::evolve::EventView;
+use crate::authority::rejection::Rejection;
+use crate::authority::state::State;
+use crate::json::{Object, Value};
+use crate::model::error::ErrorCode;
+
+/// The limits a Command can reach (§20).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    MessageRate,
+    ProposalRate,
+    DelegationDepth,
+    QueuedWorkItems,
+    ActiveWorkItems,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::MessageRate => "message_rate",
+            Policy::ProposalRate => "proposal_rate",
+            Policy::DelegationDepth => "delegation_depth",
+            Policy::QueuedWorkItems => "queued_work_items",
+            Policy::ActiveWorkItems => "active_work_items",
+        }
+    }
+
+    /// The Command kinds a policy can gate (a grant for another kind is unusable).
+    pub fn kinds(self) -> &'static [&'static str] {
+        match self {
+            Policy::MessageRate => &["message.post"],
+            Policy::ProposalRate => &["work.propose"],
+            Policy::DelegationDepth => &[
+                "mission.create_child",
+                "work.authorize",
+                "membership.grant_delegation",
+            ],
+            Policy::QueuedWorkItems => &["work.accept_offer"],
+            Policy::ActiveWorkItems => &["work.accept_offer", "work.start"],
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Policy> {
+        [
+            Policy::MessageRate,
+            Policy::ProposalRate,
+            Policy::DelegationDepth,
+            Policy::QueuedWorkItems,
+            Policy::ActiveWorkItems,
+        ]
+        .into_iter()
+        .find(|p| p.name() == s)
+    }
+}
+
+/// Step C5 for one policy. Returns the grant to consume when the limit is reached and a valid
+/// grant is cited; a handler then calls [`consume`] on its primary Event draft.
+pub fn check(
+    cx: &Ctx,
+    policy: Policy,
+    reached: bool,
+    details: Object,
+) -> Result<Option<String>, Rejection> {
+    let cited = cx.cmd.override_grant_id();
+    if !reached {
+        return match cited {
+            Some(_) => Err(Rejection::invalid(
+                "Command cites a Cooperation Override Grant but no cooperation limit is exceeded",
+            )),
+            None => Ok(None),
+        };
+    }
+    let limited = |message: String| {
+        let mut r = Rejection::new(ErrorCode::RateLimited, message).detail("policy", policy.name());
+        for (k, v) in details.iter() {
+            r = r.detail(k.as_str(), v.clone());
+        }
+        r
+    };
+    let Some(grant_id) = cited else {
+        return Err(limited(format!(
+            "the {} limit is reached; an approved escalation (Cooperation Override Grant) is required",
+            policy.name()
+        )));
+    };
+    let grant = cx.state.override_grants.get(grant_id).ok_or_else(|| {
+        limited(format!(
+            "Cooperation Override Grant {grant_id} does not exist"
+        ))
+    })?;
+    let mission = cx
+        .cmd
+        .group_id
+        .as_deref()
+        .and_then(|g| cx.state.mission_of_group(g));
+    let checks: [(bool, &str); 9] = [
+        (grant.consumed_at.is_none(), "has already been used"),
+        (grant.expires_at > cx.now, "has expired"),
+        (
+            Some(grant.group_id.as_str()) == cx.cmd.group_id.as_deref()
+                && mission.is_some_and(|m| m.id == grant.mission_id),
+            "is for another Mission or Group",
+        ),
+        (
+            grant.beneficiary == cx.cmd.actor,
+            "names another beneficiary",
+        ),
+        (
+            grant.target_command_kind == cx.cmd.kind,
+            "is for another Command kind",
+        ),
+        (
+            grant.target_action_id == cx.cmd.action_id,
+            "is for another Action ID",
+        ),
+        (grant.policy_name == policy.name(), "is for another policy"),
+        (
+            policy.kinds().contains(&cx.cmd.kind.as_str()),
+            "cannot gate this kind",
+        ),
+        (
+            grant.approver.actor_type == crate::model::common::ActorType::Service
+                || mission.is_some_and(|m| m.owner == grant.approver),
+            "was not approved by the MissionOwner or an Organization service",
+        ),
+    ];
+    for (ok, why) in checks {
+        if !ok {
+            return Err(limited(format!(
+                "Cooperation Override Grant {grant_id} {why}"
+            )));
+        }
+    }
+    Ok(Some(grant_id.to_owned()))
+}
+
+/// Marks `grant` to be consumed when `draft` (the primary Event) is applied.
+pub fn consume(draft: EventDraft, grant: Option<String>) -> EventDraft {
+    match grant {
+        Some(g) => draft.note("consumedOverrideGrant", Value::string(g)),
+        None => draft,
+    }
+}
+
+/// Consumes a grant noted on `ev` and records it in the Group's policy log (§20).
+pub fn apply_consumption(state: &mut State, ev: &EventView) {
+    let Some(grant_id) = ev.note("consumedOverrideGrant").and_then(Value::as_str) else {
+        return;
+    };
+    let Some(grant) = state.override_grants.get_mut(grant_id) else {
+        return;
+    };
+    grant.consumed_at = Some(ev.occurred_at);
+    grant.consumed_event_id = Some(ev.event_id.to_owned());
+    let mut details = Object::new();
+    for (k, v) in [
+        ("grantId", grant.id.clone()),
+        ("missionId", grant.mission_id.clone()),
+        ("groupId", grant.group_id.clone()),
+        ("policyName", grant.policy_name.clone()),
+        ("targetCommandKind", grant.target_command_kind.clone()),
+        ("targetActionId", grant.target_action_id.clone()),
+        ("consumedEventId", ev.event_id.to_owned()),
+    ] {
+        details.insert(k, Value::string(v));
+    }
+    let group_id = grant.group_id.clone();
+    if let Some(g) = state.groups.get_mut(&group_id) {
+        let mut entry = Object::new();
+        entry.insert(
+            "entryId",
+            Value::string(format!("policy-log:cooperation-override:{}", ev.event_id)),
+        );
+        entry.insert("decision", Value::string("cooperation override consumed"));
+        entry.insert("actor", crate::model::ToJson::to_json(&ev.actor));
+        entry.insert("details", Value::Object(details));
+        entry.insert("occurredAt", Value::string(ev.occurred_at.format()));
+        g.policy_log.push(
+            Value::Object(entry)
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+    }
+}
+
+pub fn decide(_cx: &Ctx) -> Option<Decision> {
+    None
+}
+
+pub fn apply(_state: &mut State, _ev: &EventView) -> Option<Result<(), String>> {
+    None
+}
