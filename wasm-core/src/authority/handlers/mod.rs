@@ -11,6 +11,7 @@ pub mod execution_approval;
 pub mod membership;
 pub mod message;
 pub mod mission;
+pub mod offline;
 pub mod organization;
 pub mod work_exec;
 pub mod work_plan;
