@@ -13,6 +13,7 @@ weave-console: MissionWeave console and embedded protocol authority (MissionWeav
 Usage:
   weave-console [serve] [--addr HOST:PORT] [--public DIR]
   weave-console conformance [--root DIR]
+  weave-console scenarios [--dir DIR] [--verbose]
   weave-console bench core
   weave-console help
 
@@ -22,6 +23,9 @@ Subcommands:
                  --public DIR      static files to serve (default: the workspace's public/)
   conformance  Run the protocol core against the official conformance vectors.
                  --root DIR        protocol bundle (default: env MWP_PROTOCOL_DIR, else ../shared/protocol)
+  scenarios    Run the behavioural scenarios (signed Commands and expected Events or wire
+               error codes) against the embedded authority, with a coverage line.
+                 --dir DIR         scenario files (default: wasm-core/tests/scenarios)
   bench        Run benchmarks (`bench core`: the protocol core).
   help         Print this help.
 
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         "serve" => cli::serve::run(rest),
         "conformance" => cli::conformance::run(rest),
         "bench" => cli::bench::run(rest),
+        "scenarios" => cli::scenarios::run(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             ExitCode::SUCCESS

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod conformance;
+pub mod scenarios;
 pub mod serve;
 
 /// Splits `--flag=value` into `("--flag", Some("value"))`; other arguments come back unchanged.

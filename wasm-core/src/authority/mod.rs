@@ -25,6 +25,7 @@ pub mod harness;
 pub mod payload;
 pub mod projection;
 pub mod rejection;
+pub mod scenario;
 pub mod state;
 
 use crate::crypto::{Verified, ed25519};
