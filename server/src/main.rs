@@ -3,7 +3,9 @@
 //! Subcommands: `serve` (the default), `conformance`, `bench`, `help`.
 //! Arguments are parsed by hand to keep the build lean.
 
+mod authority;
 mod cli;
+mod store;
 
 use std::process::ExitCode;
 

@@ -19,12 +19,18 @@ pub fn run(args: &[String]) -> ExitCode {
                 Some(v) => budget_ms = v,
                 None => return crate::usage_error("--ms needs a positive number of milliseconds"),
             },
-            (name, None) if !name.starts_with('-') && target.is_none() => target = Some(a),
+            (name, None) if !name.starts_with('-') && target.is_none() => {
+                target = Some(a);
+                if name == "authority" {
+                    break;
+                }
+            }
             _ => return crate::usage_error(&format!("bench: unknown argument `{a}`")),
         }
     }
     match target {
         Some("core") => core(budget_ms),
+        Some("authority") => super::bench_authority::run(&args[1..]),
         Some(other) => {
             crate::usage_error(&format!("bench: unknown benchmark `{other}` (try `core`)"))
         }

@@ -2,6 +2,7 @@
 //! arguments after the subcommand name.
 
 pub mod bench;
+pub mod bench_authority;
 pub mod conformance;
 pub mod scenarios;
 pub mod serve;

@@ -230,12 +230,14 @@ pub enum Submitted {
 pub struct Authority {
     pub state: State,
     pub config: AuthorityConfig,
+    signer: ed25519::Signer,
 }
 
 impl Authority {
     pub fn new(config: AuthorityConfig) -> Authority {
         Authority {
             state: State::default(),
+            signer: ed25519::Signer::from_seed(&config.seed),
             config,
         }
     }
@@ -356,7 +358,7 @@ impl Authority {
             }
             let mut value = Value::Object(e);
             let signing = json::canonicalize(&value).unwrap_or_default();
-            let sig = b64url_encode(&ed25519::sign(&self.config.seed, &signing));
+            let sig = b64url_encode(&self.signer.sign(&signing));
             let mut s = Object::new();
             s.insert("algorithm", Value::string("Ed25519"));
             s.insert("keyId", Value::string(self.config.key_id.clone()));

@@ -41,16 +41,42 @@ impl fmt::Display for EncodingError {
     }
 }
 
+/// Whether `bytes` is the canonical encoding of its point, checked on the bytes alone (no
+/// field inversion): `y < p = 2^255 - 19`, and no negative zero, i.e. the sign bit is not set
+/// on the two points with `x = 0`, `(0, 1)` and `(0, -1)`.
+pub fn is_canonical_encoding(bytes: &[u8; 32]) -> bool {
+    let top = bytes[31] & 0x7f;
+    let y_ge_p = top == 0x7f && bytes[1..31].iter().all(|b| *b == 0xff) && bytes[0] >= 0xed;
+    if y_ge_p {
+        return false;
+    }
+    if bytes[31] & 0x80 != 0 {
+        let y_is_one = bytes[0] == 1 && bytes[1..31].iter().all(|b| *b == 0) && top == 0;
+        let y_is_minus_one =
+            bytes[0] == 0xec && bytes[1..31].iter().all(|b| *b == 0xff) && top == 0x7f;
+        if y_is_one || y_is_minus_one {
+            return false;
+        }
+    }
+    true
+}
+
 /// Decodes a point strictly: canonical, on the curve, `[L]P = I`.
 pub fn decode_prime_order_point(bytes: &[u8; 32]) -> Result<EdwardsPoint, EncodingError> {
+    let point = decode_canonical_point(bytes)?;
+    if !point.is_torsion_free() {
+        return Err(EncodingError::NotPrimeOrder);
+    }
+    Ok(point)
+}
+
+/// Decodes a point: canonical and on the curve (order not checked).
+fn decode_canonical_point(bytes: &[u8; 32]) -> Result<EdwardsPoint, EncodingError> {
     let point = CompressedEdwardsY(*bytes)
         .decompress()
         .ok_or(EncodingError::OffCurve)?;
-    if point.compress().as_bytes() != bytes {
+    if !is_canonical_encoding(bytes) {
         return Err(EncodingError::NonCanonical);
-    }
-    if !point.is_torsion_free() {
-        return Err(EncodingError::NotPrimeOrder);
     }
     Ok(point)
 }
@@ -103,12 +129,7 @@ impl StrictSignature {
         r_bytes.copy_from_slice(&bytes[..32]);
         let mut s_bytes = [0u8; 32];
         s_bytes.copy_from_slice(&bytes[32..]);
-        let r_point = CompressedEdwardsY(r_bytes)
-            .decompress()
-            .ok_or(EncodingError::OffCurve)?;
-        if r_point.compress().as_bytes() != &r_bytes {
-            return Err(EncodingError::NonCanonical);
-        }
+        let r_point = decode_canonical_point(&r_bytes)?;
         let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes))
             .ok_or(EncodingError::ScalarOutOfRange)?;
         Ok(StrictSignature {
@@ -130,8 +151,9 @@ impl StrictSignature {
 
 /// Stage 6: `[S]B = R + [k]A` with `k = SHA-512(Renc || Aenc || M) mod L`.
 ///
-/// Computed as `R' = [S]B - [k]A` and compared with `Renc` byte for byte, which is point
-/// equality because `Renc` was checked canonical at stage 3.
+/// Computed as `R' = [S]B - [k]A` and compared with the decoded `R` as points (projective
+/// equality, no inversion); `Renc` was checked canonical at stage 3, so this is the same as
+/// comparing encodings.
 pub fn verify(key: &StrictPublicKey, sig: &StrictSignature, message: &[u8]) -> bool {
     let mut h = Sha512::new();
     h.update(sig.r_bytes);
@@ -139,7 +161,32 @@ pub fn verify(key: &StrictPublicKey, sig: &StrictSignature, message: &[u8]) -> b
     h.update(message);
     let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
     let r = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &(-key.point), &sig.s);
-    r.compress().as_bytes() == &sig.r_bytes
+    r == sig.r_point
+}
+
+/// A signing key with its expanded secret and public key computed once (signing many Events).
+#[derive(Clone)]
+pub struct Signer(ed25519_dalek::SigningKey);
+
+impl Signer {
+    pub fn from_seed(seed: &[u8; 32]) -> Signer {
+        Signer(ed25519_dalek::SigningKey::from_bytes(seed))
+    }
+
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        use ed25519_dalek::Signer as _;
+        self.0.sign(message).to_bytes()
+    }
+
+    pub fn public_key(&self) -> [u8; 32] {
+        self.0.verifying_key().to_bytes()
+    }
+}
+
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Signer(public key {:02x?})", &self.public_key()[..4])
+    }
 }
 
 /// Signs `message` with the 32-byte RFC 8032 seed (deterministic; no randomness needed).

@@ -1,0 +1,276 @@
+//! `weave-console bench authority`: accepted, durable, signed Commands per second on one core,
+//! measured as the history grows (1k, 10k, 100k, 1M Events by default), next to the ceiling:
+//! Ed25519 verifications per second on the same core. Group commit (a batch of Commands per
+//! transaction) is used; every Command is acknowledged only after its batch committed.
+//! A benchmark, not a test: it prints figures and asserts nothing about time.
+
+use crate::authority::AuthorityService;
+use crate::store::sqlite::SqliteStore;
+use std::process::ExitCode;
+use std::time::Instant;
+use wasm_core::authority::harness::{Envelope, Harness};
+use wasm_core::authority::{Micros, Submitted};
+use wasm_core::json::{Object, Value};
+use wasm_core::model::common::ActorType;
+
+struct Options {
+    sizes: Vec<u64>,
+    batch: usize,
+    measure: usize,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        sizes: vec![1_000, 10_000, 100_000, 1_000_000],
+        batch: 64,
+        measure: 4_000,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match super::split_flag(a) {
+            ("--sizes", inline) => {
+                let v = super::flag_value("--sizes", inline, &mut it)?;
+                o.sizes = v
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .parse::<u64>()
+                            .map_err(|_| format!("bad size {s:?}"))
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            ("--batch", inline) => {
+                o.batch = super::flag_value("--batch", inline, &mut it)?
+                    .parse()
+                    .ok()
+                    .filter(|b| *b > 0)
+                    .ok_or("--batch needs a positive number")?;
+            }
+            ("--measure", inline) => {
+                o.measure = super::flag_value("--measure", inline, &mut it)?
+                    .parse()
+                    .ok()
+                    .filter(|b| *b > 0)
+                    .ok_or("--measure needs a positive number")?;
+            }
+            _ => return Err(format!("bench authority: unknown argument `{a}`")),
+        }
+    }
+    o.sizes.sort_unstable();
+    Ok(o)
+}
+
+/// A message.post by `who` (owner or Coordinator) in the bench Mission's Conversation.
+fn post(h: &mut Harness, who: &str, n: u64, now: Micros) -> Vec<u8> {
+    let mut p = Object::new();
+    p.insert("messageId", Value::string(format!("urn:bench:message:{n}")));
+    p.insert("conversationId", Value::string("urn:bench:group:mission"));
+    p.insert(
+        "content",
+        Value::string(format!("progress note {n}: parsed 14 of 20 files")),
+    );
+    let env = Envelope {
+        group_id: Some("urn:bench:group".into()),
+        membership_epoch: Some(1),
+        session_epoch: (who == "coord").then_some(1),
+        action_id: Some(format!("urn:bench:action:{n}")),
+        ..Envelope::default()
+    };
+    h.command(who, "message.post", &env, p, now)
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    let opts = match parse(args) {
+        Ok(o) => o,
+        Err(e) => return crate::usage_error(&e),
+    };
+    let dir = std::env::temp_dir().join(format!("weave-bench-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("bench authority: cannot create {}: {e}", dir.display());
+        return ExitCode::FAILURE;
+    }
+    let result = bench(&opts, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench authority: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
+    let mut h = Harness::new(&[("owner", ActorType::Human), ("coord", ActorType::Agent)]);
+    let start = Micros::parse("2026-07-15T08:00:00Z").ok_or("bad start")?;
+    // The Organization bootstrap and the Mission go through the same durable path.
+    let store = SqliteStore::open(&dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
+    let service_actor = h.actor("group-gateway");
+    let mut svc = AuthorityService::open(
+        Box::new(store),
+        h.authority.config.clone(),
+        h.registry.clone(),
+        service_actor,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut setup = Vec::new();
+    let card = wasm_core::authority::handlers::payload(vec![
+        ("agentId", Value::string(h.id("coord"))),
+        ("version", Value::from(1u64)),
+        ("displayName", Value::string("coord")),
+        ("owner", Value::string("urn:bench:human:ops")),
+        ("publicKey", Value::string("AAAA")),
+        ("capabilities", Value::Array(vec![])),
+        ("issuedAt", Value::string(start.format())),
+        ("signature", Value::string("bench")),
+    ]);
+    setup.push(h.command(
+        "organization-registry",
+        "ext.missionweaveprotocol.registry.agent_card_register",
+        &Envelope::default(),
+        wasm_core::authority::handlers::payload(vec![("card", Value::Object(card))]),
+        start,
+    ));
+    setup.push(h.command(
+        "group-gateway",
+        "ext.missionweaveprotocol.identity.session_open",
+        &Envelope::default(),
+        wasm_core::authority::handlers::payload(vec![("agentId", Value::string(h.id("coord")))]),
+        start,
+    ));
+    let mut create = Object::new();
+    for (k, v) in [
+        ("missionId", "urn:bench:mission"),
+        ("groupId", "urn:bench:group"),
+        ("title", "Benchmark"),
+        ("objective", "Measure the authority"),
+        ("deadline", "2027-07-15T08:00:00Z"),
+    ] {
+        create.insert(k, Value::string(v));
+    }
+    create.insert("coordinatorId", Value::string(h.id("coord")));
+    create.insert(
+        "definitionOfDone",
+        Value::Array(vec![Value::string("figures printed")]),
+    );
+    setup.push(h.command(
+        "owner",
+        "mission.create",
+        &Envelope {
+            group_id: Some("urn:bench:group".into()),
+            ..Envelope::default()
+        },
+        create,
+        start,
+    ));
+    for o in svc.submit_batch(&setup, start) {
+        o.map_err(|r| format!("setup: {r}"))?;
+    }
+
+    // The ceiling: strict Ed25519 verification of one signature, one core.
+    let ceiling = ed25519_ceiling();
+    println!(
+        "bench authority: SQLite (WAL, synchronous=FULL), batch {} per transaction, one core",
+        opts.batch
+    );
+    println!("  ceiling: Ed25519 verifications          {ceiling:>10.0} /s");
+
+    let mut n: u64 = 0;
+    // One Message every half second (two posters) stays under the 120/min cooperation limit
+    // even when a whole batch shares one acceptance time.
+    let tick = |n: u64| Micros(start.0 + 1_000_000 + (n as i64) * 500_000);
+    let mut fill_rate = Vec::new();
+    for &size in &opts.sizes {
+        // Fill the history up to `size` Events, through the same durable path.
+        let t = Instant::now();
+        let before = n;
+        while svc.store().event_count().map_err(|e| e.to_string())? < size {
+            let batch: Vec<Vec<u8>> = (0..opts.batch as u64)
+                .map(|i| {
+                    let k = n + i;
+                    post(
+                        &mut h,
+                        if k % 2 == 0 { "owner" } else { "coord" },
+                        k,
+                        tick(k),
+                    )
+                })
+                .collect();
+            let now = tick(n + opts.batch as u64);
+            for o in svc.submit_batch(&batch, now) {
+                match o {
+                    Ok(Submitted::Appended(_)) => {}
+                    other => return Err(format!("fill: {other:?}")),
+                }
+            }
+            n += opts.batch as u64;
+        }
+        if n > before {
+            fill_rate.push((n - before) as f64 / t.elapsed().as_secs_f64());
+        }
+        // Measure: `measure` Commands, pre-signed so that only the authority is timed.
+        let batches: Vec<(Vec<Vec<u8>>, Micros)> = (0..opts.measure.div_ceil(opts.batch))
+            .map(|b| {
+                let base = n + (b * opts.batch) as u64;
+                let cmds = (0..opts.batch as u64)
+                    .map(|i| {
+                        let k = base + i;
+                        post(
+                            &mut h,
+                            if k % 2 == 0 { "owner" } else { "coord" },
+                            k,
+                            tick(k),
+                        )
+                    })
+                    .collect();
+                (cmds, tick(base + opts.batch as u64))
+            })
+            .collect();
+        let t = Instant::now();
+        let mut accepted = 0u64;
+        for (cmds, now) in &batches {
+            for o in svc.submit_batch(cmds, *now) {
+                match o {
+                    Ok(Submitted::Appended(_)) => accepted += 1,
+                    other => return Err(format!("measure: {other:?}")),
+                }
+            }
+        }
+        let secs = t.elapsed().as_secs_f64();
+        n += (batches.len() * opts.batch) as u64;
+        let rate = accepted as f64 / secs;
+        let history = svc.store().event_count().map_err(|e| e.to_string())?;
+        println!(
+            "  history {:>9} Events: accepted durable Commands {rate:>8.0} /s  ({:.1} µs each, {:.2} of the ceiling)",
+            history,
+            1e6 / rate,
+            rate / ceiling
+        );
+    }
+    if let Some(r) = fill_rate.last() {
+        println!("  (history fill ran at {r:.0} Commands/s, including signing)");
+    }
+    Ok(())
+}
+
+fn ed25519_ceiling() -> f64 {
+    use wasm_core::crypto::ed25519;
+    let seed = [3u8; 32];
+    let msg = b"a typical signed Command's JCS signing bytes are around five hundred bytes long";
+    let sig = ed25519::sign(&seed, msg);
+    let Ok(key) = ed25519::StrictPublicKey::from_bytes(&ed25519::public_key_of(&seed)) else {
+        return 0.0;
+    };
+    let t = Instant::now();
+    let mut n = 0u64;
+    while t.elapsed().as_millis() < 1500 {
+        for _ in 0..64 {
+            if let Ok(s) = ed25519::StrictSignature::parse_deferring_order_check(&sig)
+                && ed25519::verify(&key, &s, msg)
+            {
+                n += 1;
+            }
+        }
+    }
+    n as f64 / t.elapsed().as_secs_f64()
+}

@@ -1,0 +1,71 @@
+//! Durable storage of the authority's history (§15.2, §16): the Store trait and its SQLite
+//! backend. The log is append-only; a batch of accepted Commands (their Events and
+//! First-Admission Records) is one transaction, and nothing is acknowledged before it commits.
+//! No SQL leaves this module; a PostgreSQL backend implements the same trait.
+
+pub mod sqlite;
+
+use std::fmt;
+
+/// One Event as stored: where it sits and its canonical (JCS) bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// `None` for an Organization-scoped Event.
+    pub group_id: Option<String>,
+    pub sequence: u64,
+    pub kind: String,
+    pub jcs: Vec<u8>,
+}
+
+/// One First-Admission Record (§6.4), keyed by `(organizationId, signingHash)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredAdmission {
+    pub organization_id: String,
+    pub signing_hash: String,
+    pub record: Vec<u8>,
+}
+
+#[derive(Debug)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "store: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// The authority's durable log.
+pub trait Store: Send {
+    /// Appends Events and admission records in one transaction; returns once durable.
+    fn append(
+        &mut self,
+        events: &[StoredEvent],
+        admissions: &[StoredAdmission],
+    ) -> Result<(), StoreError>;
+
+    /// Calls `f` with every Event in append order (replay at start-up).
+    fn for_each_event(
+        &self,
+        f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<u64, StoreError>;
+
+    /// A Group's Events after `after_sequence`, at most `limit` (replay to subscribers, §16).
+    fn group_events(
+        &self,
+        group_id: &str,
+        after_sequence: u64,
+        limit: usize,
+    ) -> Result<Vec<Vec<u8>>, StoreError>;
+
+    /// The admission record for `(organization, signing hash)`, if any.
+    fn admission(
+        &self,
+        organization_id: &str,
+        signing_hash: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// How many Events are stored.
+    fn event_count(&self) -> Result<u64, StoreError>;
+}
