@@ -96,10 +96,6 @@ impl AuthorityService {
         })
     }
 
-    pub fn registry(&self) -> &ValidatedRegistry {
-        &self.registry
-    }
-
     pub fn store(&self) -> &dyn Store {
         self.store.as_ref()
     }

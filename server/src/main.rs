@@ -5,6 +5,8 @@
 
 mod authority;
 mod cli;
+mod devorg;
+mod runtime;
 mod store;
 
 use std::process::ExitCode;

@@ -15,10 +15,15 @@ use crate::usage_error;
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 
 const HELP: &str = "\
-Usage: weave-console serve [--addr HOST:PORT] [--public DIR]
+Usage: weave-console serve [--addr HOST:PORT] [--public DIR] [--data DIR]
 
   --addr HOST:PORT  listen address (default 127.0.0.1:8080, or env WEAVE_ADDR)
   --public DIR      static files to serve (default: public/ of the workspace)
+  --data DIR        the embedded authority's durable store and the development
+                    Organization (default: ./data, or env WEAVE_DATA)
+
+POST /api/commands takes one signed Command (JSON) and answers, once durable, with the
+Events it appended (or the original ones for an exact retry) or a wire error.
 
 The style/ directory next to the public directory is served under /style.
 ";
@@ -27,6 +32,7 @@ The style/ directory next to the public directory is served under /style.
 struct Options {
     addr: String,
     public: Option<PathBuf>,
+    data: PathBuf,
 }
 
 enum Parsed {
@@ -37,6 +43,7 @@ enum Parsed {
 fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
     let mut addr = None;
     let mut public = None;
+    let mut data = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = split_flag(arg);
@@ -44,6 +51,7 @@ fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
             "-h" | "--help" => return Ok(Parsed::Help),
             "--addr" => addr = Some(flag_value(flag, inline, &mut it)?.to_string()),
             "--public" => public = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
+            "--data" => data = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag `{other}` for `serve`"));
             }
@@ -53,7 +61,15 @@ fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
     let addr = addr
         .or(env_addr.filter(|a| !a.is_empty()))
         .unwrap_or_else(|| DEFAULT_ADDR.to_string());
-    Ok(Parsed::Run(Options { addr, public }))
+    let data = data
+        .or_else(|| {
+            std::env::var("WEAVE_DATA")
+                .ok()
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from("data"));
+    Ok(Parsed::Run(Options { addr, public, data }))
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -149,7 +165,28 @@ pub fn conformance_json(root: Result<PathBuf, String>) -> String {
     wasm_core::json::to_string(&Value::Object(out))
 }
 
-fn router(public: &Path, style: Option<&Path>, conformance: String) -> Router {
+async fn post_command(
+    axum::extract::State(handle): axum::extract::State<crate::runtime::AuthorityHandle>,
+    body: axum::body::Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let reply = handle.submit(body.to_vec()).await;
+    let status = axum::http::StatusCode::from_u16(reply.status)
+        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        reply.body,
+    )
+        .into_response()
+}
+
+fn router(
+    public: &Path,
+    style: Option<&Path>,
+    conformance: String,
+    authority: Option<crate::runtime::AuthorityHandle>,
+) -> Router {
     let conformance: std::sync::Arc<str> = conformance.into();
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -165,6 +202,12 @@ fn router(public: &Path, style: Option<&Path>, conformance: String) -> Router {
                 }
             }),
         );
+    if let Some(handle) = authority {
+        app = app.route(
+            "/api/commands",
+            axum::routing::post(post_command).with_state(handle),
+        );
+    }
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
     }
@@ -237,7 +280,21 @@ pub fn run(args: &[String]) -> ExitCode {
         }
     };
     let conformance = conformance_json(super::conformance::protocol_root(None));
-    let app = router(&public, style.as_deref(), conformance);
+    let org = match crate::devorg::load_or_create(&opts.data) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("weave-console: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let authority = match crate::runtime::start(&opts.data, &org) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("weave-console: cannot start the authority: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = router(&public, style.as_deref(), conformance, Some(authority));
     match runtime.block_on(serve(&opts.addr, app)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {

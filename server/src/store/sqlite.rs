@@ -24,6 +24,7 @@ impl SqliteStore {
     }
 
     /// A throwaway in-memory store (tests).
+    #[cfg(test)]
     pub fn in_memory() -> Result<SqliteStore, StoreError> {
         Self::init(Connection::open_in_memory().map_err(err)?)
     }

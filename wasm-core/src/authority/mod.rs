@@ -323,17 +323,22 @@ impl Authority {
                 "correlationId",
                 Value::string(cmd.command.correlation_id.0.clone()),
             );
-            for (member, nested) in [("conversationId", "message"), ("workItemId", "workItem")] {
-                let found = d
-                    .payload
-                    .get(member)
-                    .or_else(|| {
-                        d.payload
-                            .get(nested)
-                            .and_then(|n| n.pointer(&format!("/{member}")))
-                    })
-                    .and_then(Value::as_str)
-                    .filter(|s| crate::id::check_id(s).is_ok());
+            // Lifted from the payload's top level or its nested message, workItem, artifact or
+            // membership (payloads.md §4.2).
+            for member in ["conversationId", "workItemId"] {
+                let found = std::iter::once(d.payload.get(member))
+                    .chain(
+                        ["message", "workItem", "artifact", "membership"]
+                            .iter()
+                            .map(|n| {
+                                d.payload
+                                    .get(n)
+                                    .and_then(|o| o.pointer(&format!("/{member}")))
+                            }),
+                    )
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .find(|s| crate::id::check_id(s).is_ok());
                 if let Some(s) = found {
                     e.insert(member, Value::string(s));
                 }

@@ -585,9 +585,10 @@ object!(
 );
 
 object!(
-    /// A Delegation Grant (§9.1).
+    /// A Delegation Grant (§9.1). `allowedCapabilities` holds capability IDs with their
+    /// minimum versions, as the payload gives them (payloads.md §6.13).
     pub struct DelegationGrant {
-        "allowedCapabilities" => allowed_capabilities: req Vec<String>,
+        "allowedCapabilities" => allowed_capabilities: req Vec<CapabilityRequirement>,
         "budget" => budget: req DelegationBudget,
         "coordinatorEpoch" => coordinator_epoch: req u64,
         "expiresAt" => expires_at: req Micros,

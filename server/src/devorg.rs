@@ -1,0 +1,176 @@
+//! The development Organization: on first run, keys and principals are generated and kept under
+//! the data directory (`organization.json`), so that restarts keep the same identities. It is
+//! for development and demos only: the file holds private seeds. A deployment supplies its own
+//! Registry evidence and keeps private keys where they belong (humans' in their browsers; see
+//! docs/authority.md).
+
+use std::io::Read;
+use std::path::Path;
+use wasm_core::authority::{AuthorityConfig, CooperationLimits};
+use wasm_core::crypto::ed25519;
+use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
+use wasm_core::encoding::{b64url_decode, b64url_encode};
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::ToJson;
+use wasm_core::model::common::{Actor, ActorType};
+
+/// The demo's Principals: (name, type).
+pub const PRINCIPALS: &[(&str, ActorType)] = &[
+    ("group-gateway", ActorType::Service),
+    ("organization-registry", ActorType::Service),
+    ("admission", ActorType::Service),
+    ("mission-owner", ActorType::Human),
+    ("security-owner", ActorType::Human),
+    ("coordinator", ActorType::Agent),
+    ("analyst", ActorType::Agent),
+    ("developer", ActorType::Agent),
+    ("tester", ActorType::Agent),
+    ("reviewer", ActorType::Agent),
+];
+
+#[derive(Clone, Debug)]
+pub struct DevPrincipal {
+    pub name: String,
+    pub actor: Actor,
+    pub key_id: String,
+    pub seed: [u8; 32],
+}
+
+#[derive(Clone, Debug)]
+pub struct DevOrganization {
+    pub organization_id: String,
+    pub principals: Vec<DevPrincipal>,
+    pub registry: ValidatedRegistry,
+}
+
+impl DevOrganization {
+    pub fn principal(&self, name: &str) -> Option<&DevPrincipal> {
+        self.principals.iter().find(|p| p.name == name)
+    }
+
+    /// The Group Authority's configuration: `group-gateway` accepts and signs Events.
+    pub fn authority_config(&self) -> Result<AuthorityConfig, String> {
+        let gw = self
+            .principal("group-gateway")
+            .ok_or("no group-gateway principal")?;
+        Ok(AuthorityConfig {
+            accepted_by: gw.actor.clone(),
+            key_id: gw.key_id.clone(),
+            seed: gw.seed,
+            limits: CooperationLimits::default(),
+        })
+    }
+
+    pub fn admission_service(&self) -> Result<Actor, String> {
+        Ok(self
+            .principal("admission")
+            .ok_or("no admission principal")?
+            .actor
+            .clone())
+    }
+}
+
+fn random_seed() -> Result<[u8; 32], String> {
+    let mut seed = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut seed))
+        .map_err(|e| format!("cannot read /dev/urandom for a new key: {e}"))?;
+    Ok(seed)
+}
+
+/// Loads `DIR/organization.json`, creating it with fresh keys on first run.
+pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
+    let path = data_dir.join("organization.json");
+    if !path.exists() {
+        std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+        let mut list = Vec::new();
+        for (name, t) in PRINCIPALS {
+            let seed = random_seed()?;
+            let mut p = Object::new();
+            p.insert("name", Value::string(*name));
+            p.insert(
+                "actor",
+                Actor::new(*t, &format!("urn:missionweaveprotocol:{t}:{name}")).to_json(),
+            );
+            p.insert(
+                "keyId",
+                Value::string(format!("urn:missionweaveprotocol:key:{name}")),
+            );
+            p.insert("seed", Value::string(b64url_encode(&seed)));
+            p.insert(
+                "publicKey",
+                Value::string(b64url_encode(&ed25519::public_key_of(&seed))),
+            );
+            list.push(Value::Object(p));
+        }
+        let mut o = Object::new();
+        o.insert(
+            "organizationId",
+            Value::string("urn:missionweaveprotocol:organization:dev"),
+        );
+        o.insert(
+            "warning",
+            Value::string("development Organization: private test seeds, never for production"),
+        );
+        o.insert("principals", Value::Array(list));
+        std::fs::write(&path, json::to_string(&Value::Object(o)))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v = json::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let organization_id = v
+        .pointer("/organizationId")
+        .and_then(Value::as_str)
+        .ok_or("organization.json: no organizationId")?
+        .to_owned();
+    let mut principals = Vec::new();
+    let mut bindings = Vec::new();
+    if let Some(Value::Array(list)) = v.pointer("/principals") {
+        for p in list {
+            let s = |ptr: &str| {
+                p.pointer(ptr)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .ok_or(format!("organization.json: principal lacks {ptr}"))
+            };
+            let actor: Actor = wasm_core::model::from_value(
+                p.pointer("/actor")
+                    .ok_or("organization.json: principal lacks actor")?,
+                false,
+            )
+            .map_err(|e| format!("organization.json: {e}"))?;
+            let seed: [u8; 32] = b64url_decode(&s("/seed")?)
+                .ok()
+                .and_then(|b| b.try_into().ok())
+                .ok_or("organization.json: bad seed")?;
+            let key_id = s("/keyId")?;
+            bindings.push(BindingRecord {
+                key_id: key_id.clone(),
+                principal_type: actor.actor_type.as_str().into(),
+                principal_id: actor.id.0.clone(),
+                algorithm: "Ed25519".into(),
+                public_key: b64url_encode(&ed25519::public_key_of(&seed)),
+                valid_from: "2020-01-01T00:00:00Z".into(),
+                validity_history: vec![],
+            });
+            principals.push(DevPrincipal {
+                name: s("/name")?,
+                actor,
+                key_id,
+                seed,
+            });
+        }
+    }
+    // The Registry is validated by the same Organization-wide checks as any evidence (§6.4).
+    let registry = RegistryEvidence {
+        organization_id: organization_id.clone(),
+        bindings,
+    }
+    .validate()
+    .map_err(|e| format!("organization.json: the Registry is invalid: {e}"))?;
+    Ok(DevOrganization {
+        organization_id,
+        principals,
+        registry,
+    })
+}

@@ -1,0 +1,240 @@
+//! The authority's owner thread. HTTP (and later WebSocket) handlers send signed Command bytes
+//! here; the thread drains what is waiting (up to one batch), submits it with one durable
+//! commit (group commit), and only then answers each sender. One thread owns the reducer, so
+//! per-Group order is simply arrival order.
+
+use crate::authority::{AuthorityService, Outcome};
+use crate::devorg::DevOrganization;
+use crate::store::sqlite::SqliteStore;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{SystemTime, UNIX_EPOCH};
+use wasm_core::authority::{Micros, Rejection, Submitted};
+use wasm_core::crypto::{DocumentKind, sign_document};
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::ToJson;
+
+/// At most this many Commands share one transaction.
+pub const MAX_BATCH: usize = 64;
+
+/// An HTTP-shaped answer computed on the authority thread.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: String,
+}
+
+type Request = (Vec<u8>, tokio::sync::oneshot::Sender<Reply>);
+
+#[derive(Clone)]
+pub struct AuthorityHandle {
+    tx: mpsc::Sender<Request>,
+}
+
+impl AuthorityHandle {
+    /// Submits signed Command bytes; resolves once the outcome is durable.
+    pub async fn submit(&self, bytes: Vec<u8>) -> Reply {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.tx.send((bytes, tx)).is_err() {
+            return internal("the authority is not running");
+        }
+        rx.await
+            .unwrap_or_else(|_| internal("the authority stopped"))
+    }
+}
+
+fn internal(message: &str) -> Reply {
+    Reply {
+        status: 500,
+        body: error_body(&Rejection::new(
+            wasm_core::model::error::ErrorCode::InternalError,
+            message,
+        )),
+    }
+}
+
+pub fn now() -> Micros {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    Micros(i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+fn error_body(r: &Rejection) -> String {
+    let mut e = Object::new();
+    e.insert("code", Value::string(r.code.as_str()));
+    e.insert("message", Value::string(r.message.clone()));
+    e.insert("retryable", Value::Bool(r.code.retry_generally_safe()));
+    if !r.details.is_empty() {
+        e.insert("details", Value::Object(r.details.clone()));
+    }
+    let mut o = Object::new();
+    o.insert("error", Value::Object(e));
+    json::to_string(&Value::Object(o))
+}
+
+fn reply(svc: &AuthorityService, outcome: Outcome) -> Reply {
+    let mut o = Object::new();
+    match outcome {
+        Ok(Submitted::Appended(events)) => {
+            o.insert("status", Value::string("accepted"));
+            o.insert(
+                "events",
+                Value::Array(events.into_iter().map(|e| e.value).collect()),
+            );
+        }
+        Ok(Submitted::Duplicate(receipt)) => {
+            // The receipt of an exact retry: the Events the Command appended the first time.
+            o.insert("status", Value::string("duplicate"));
+            let mut events = Vec::new();
+            for r in &receipt.events {
+                if let Some(g) = &r.group_id
+                    && let Ok(mut page) = svc.store().group_events(g, r.sequence - 1, 1)
+                    && let Some(bytes) = page.pop()
+                    && let Ok(v) = json::parse(&bytes)
+                {
+                    events.push(v);
+                }
+            }
+            o.insert("events", Value::Array(events));
+        }
+        Err(r) => {
+            let status = if r.code == wasm_core::model::error::ErrorCode::InternalError {
+                500
+            } else {
+                422
+            };
+            return Reply {
+                status,
+                body: error_body(&r),
+            };
+        }
+    }
+    Reply {
+        status: 200,
+        body: json::to_string(&Value::Object(o)),
+    }
+}
+
+/// Opens the durable authority under `data_dir`, bootstraps the development Organization's
+/// Agents on first run, and starts the owner thread.
+pub fn start(data_dir: &Path, org: &DevOrganization) -> Result<AuthorityHandle, String> {
+    let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
+    let mut svc = AuthorityService::open(
+        Box::new(store),
+        org.authority_config()?,
+        org.registry.clone(),
+        org.admission_service()?,
+    )
+    .map_err(|e| e.to_string())?;
+    let history = svc.store().event_count().map_err(|e| e.to_string())?;
+    if history == 0 {
+        bootstrap(&mut svc, org)?;
+    }
+    eprintln!(
+        "weave-console: authority ready ({} Events replayed from {})",
+        history,
+        data_dir.join("authority.sqlite").display()
+    );
+    let (tx, rx) = mpsc::channel::<Request>();
+    std::thread::Builder::new()
+        .name("authority".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(r) => batch.push(r),
+                        Err(_) => break,
+                    }
+                }
+                let (commands, senders): (Vec<Vec<u8>>, Vec<_>) = batch.into_iter().unzip();
+                let outcomes = svc.submit_batch(&commands, now());
+                for (outcome, sender) in outcomes.into_iter().zip(senders) {
+                    let _ = sender.send(reply(&svc, outcome));
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the authority thread: {e}"))?;
+    Ok(AuthorityHandle { tx })
+}
+
+/// Registers an Agent Card and opens a Session for every development Agent (signed by the
+/// Organization's services, through the normal durable path).
+fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), String> {
+    let t = now();
+    let registry = org
+        .principal("organization-registry")
+        .ok_or("no registry service")?;
+    let gateway = org.principal("group-gateway").ok_or("no gateway service")?;
+    let mut commands = Vec::new();
+    for p in org
+        .principals
+        .iter()
+        .filter(|p| p.actor.actor_type == wasm_core::model::common::ActorType::Agent)
+    {
+        let mut card = Object::new();
+        card.insert("agentId", Value::string(p.actor.id.0.clone()));
+        card.insert("version", Value::from(1u64));
+        card.insert("displayName", Value::string(p.name.clone()));
+        card.insert("owner", Value::string(org.organization_id.clone()));
+        card.insert(
+            "publicKey",
+            Value::string(wasm_core::encoding::b64url_encode(
+                &wasm_core::crypto::ed25519::public_key_of(&p.seed),
+            )),
+        );
+        card.insert("capabilities", Value::Array(vec![]));
+        card.insert("issuedAt", Value::string(t.format_whole_seconds()));
+        card.insert("signature", Value::string("development"));
+        let mut payload = Object::new();
+        payload.insert("card", Value::Object(card));
+        commands.push(service_command(
+            registry,
+            "ext.missionweaveprotocol.registry.agent_card_register",
+            payload,
+            t,
+            &format!("bootstrap-card:{}", p.name),
+        )?);
+        let mut payload = Object::new();
+        payload.insert("agentId", Value::string(p.actor.id.0.clone()));
+        commands.push(service_command(
+            gateway,
+            "ext.missionweaveprotocol.identity.session_open",
+            payload,
+            t,
+            &format!("bootstrap-session:{}", p.name),
+        )?);
+    }
+    for o in svc.submit_batch(&commands, t) {
+        o.map_err(|r| format!("bootstrap: {r}"))?;
+    }
+    Ok(())
+}
+
+fn service_command(
+    who: &crate::devorg::DevPrincipal,
+    kind: &str,
+    payload: Object,
+    t: Micros,
+    action: &str,
+) -> Result<Vec<u8>, String> {
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert(
+        "actionId",
+        Value::string(format!("urn:missionweaveprotocol:action:{action}")),
+    );
+    o.insert("actor", who.actor.to_json());
+    o.insert("kind", Value::string(kind));
+    o.insert(
+        "correlationId",
+        Value::string(format!("urn:missionweaveprotocol:correlation:{action}")),
+    );
+    o.insert("issuedAt", Value::string(t.format_whole_seconds()));
+    o.insert("payload", Value::Object(payload));
+    let mut doc = Value::Object(o);
+    sign_document(&mut doc, DocumentKind::Command, &who.key_id, &who.seed)
+        .map_err(|e| e.to_string())?;
+    Ok(json::to_string(&doc).into_bytes())
+}
