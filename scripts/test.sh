@@ -5,6 +5,7 @@
 #   wasm         release build of wasm-core for wasm32-unknown-unknown (+ host-import check)
 #   test         cargo test --workspace (native)
 #   conformance  weave-console conformance (official vectors from MWP_PROTOCOL_DIR)
+#   scenarios    weave-console scenarios (behavioural suite of the embedded authority)
 #   browser      wasm-core tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)
 #   end2end      weave-console serve + end2end/smoke.mjs (playwright-core + Debian chromium)
 # Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-ALL_STEPS=(fmt clippy wasm test conformance browser end2end)
+ALL_STEPS=(fmt clippy wasm test conformance scenarios browser end2end)
 usage() {
   cat <<USAGE
 Usage: scripts/test.sh [--only STEP[,STEP...]]... [--skip STEP[,STEP...]]...
@@ -137,6 +138,8 @@ step_test() { cargo test --workspace; }
 
 step_conformance() { cargo run -q -p server --bin weave-console -- conformance; }
 
+step_scenarios() { cargo run -q -p server --bin weave-console -- scenarios; }
+
 step_browser() {
   env "${BROWSER_ENV[@]}" cargo test -p wasm-core --target wasm32-unknown-unknown \
     --features embedded-bundle "${BROWSER_TESTS[@]}"
@@ -164,7 +167,9 @@ step_end2end() {
   local port=${E2E_PORT:-0}
   SERVER_LOG=$(mktemp)
   trap stop_server EXIT # the step runs in a subshell: this stops the server however it ends
-  "$bin" serve --addr "127.0.0.1:$port" >"$SERVER_LOG" 2>&1 &
+  local data
+  data=$(mktemp -d)
+  "$bin" serve --addr "127.0.0.1:$port" --data "$data" >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
   local base="" deadline=$((SECONDS + 60))
   while [ $SECONDS -lt $deadline ]; do
