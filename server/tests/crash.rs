@@ -14,6 +14,9 @@ use wasm_core::crypto::{DocumentKind, sign_document};
 use wasm_core::encoding::b64url_decode;
 use wasm_core::json::{self, Object, Value};
 
+/// A Command whose outcome the client never heard: (Action ID, signed bytes).
+type InFlight = (String, Vec<u8>);
+
 struct Principal {
     actor: Value,
     key_id: String,
@@ -190,7 +193,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
         assert_eq!(code, 200, "{body}");
     }
     let accepted: Arc<Mutex<Vec<String>>> = Arc::default();
-    let in_flight: Arc<Mutex<Vec<(String, Vec<u8>)>>> = Arc::default();
+    let in_flight: Arc<Mutex<Vec<InFlight>>> = Arc::default();
     let mut threads = Vec::new();
     for name in posters {
         let who = principal(&org, name);

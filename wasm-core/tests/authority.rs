@@ -257,3 +257,48 @@ fn replay_rebuilds_identical_state() {
         assert!(gap.replay(&Value::Object(o)).is_err());
     }
 }
+
+#[test]
+fn offline_binding_is_refused_on_other_kinds_and_unknown_critical_extensions_too() {
+    let mut h = org();
+    let g = "urn:x:group:ext";
+    let mut ext = Object::new();
+    let mut entry = Object::new();
+    entry.insert("version", Value::string("0.1.0"));
+    entry.insert("critical", Value::Bool(true));
+    entry.insert("data", Value::Object(Object::new()));
+    ext.insert(
+        "urn:missionweaveprotocol:extension:bounded-offline-execution",
+        Value::Object(entry.clone()),
+    );
+    let env = Envelope {
+        extensions: Some(Value::Object(ext)),
+        ..env_group(g)
+    };
+    let r = h.submit(
+        "owner",
+        "mission.create",
+        &env,
+        create_payload(&h, "urn:x:m:ext", g),
+        t0(),
+    );
+    assert!(is(&r, ErrorCode::InvalidCommand), "{r:?}");
+    let mut ext = Object::new();
+    ext.insert("urn:x:extension:unknown", Value::Object(entry));
+    let env = Envelope {
+        extensions: Some(Value::Object(ext)),
+        ..env_group(g)
+    };
+    let r = h.submit(
+        "owner",
+        "mission.create",
+        &env,
+        create_payload(&h, "urn:x:m:ext", g),
+        t0(),
+    );
+    assert!(is(&r, ErrorCode::UnknownCriticalExtension), "{r:?}");
+    assert!(
+        h.authority.state.groups.get(g).is_none(),
+        "nothing was applied"
+    );
+}

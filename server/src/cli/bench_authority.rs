@@ -190,7 +190,11 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
                     let k = n + i;
                     post(
                         &mut h,
-                        if k % 2 == 0 { "owner" } else { "coord" },
+                        if k.is_multiple_of(2) {
+                            "owner"
+                        } else {
+                            "coord"
+                        },
                         k,
                         tick(k),
                     )
@@ -217,7 +221,11 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
                         let k = base + i;
                         post(
                             &mut h,
-                            if k % 2 == 0 { "owner" } else { "coord" },
+                            if k.is_multiple_of(2) {
+                                "owner"
+                            } else {
+                                "coord"
+                            },
                             k,
                             tick(k),
                         )

@@ -337,12 +337,13 @@ mod tests {
 
     #[test]
     fn flags() {
-        let o = opts(&["--addr=1.2.3.4:5", "--public", "x"], None);
+        let o = opts(&["--addr=1.2.3.4:5", "--public", "x", "--data", "d"], None);
         assert_eq!(
             o,
             Ok(Options {
                 addr: "1.2.3.4:5".into(),
-                public: Some(PathBuf::from("x"))
+                public: Some(PathBuf::from("x")),
+                data: PathBuf::from("d"),
             })
         );
         assert!(opts(&["--bogus"], None).is_err());

@@ -105,6 +105,7 @@ pub fn apply(state: &mut State, event: &Value) -> Result<(), String> {
                 .get_mut(g)
                 .ok_or_else(|| format!("Event for unknown Group {g}"))?;
             gs.last_sequence = ev.sequence;
+            gs.last_occurred_at = ev.occurred_at;
             // Windows for the cooperation rate limits (§20): the last minute of each actor's
             // Messages and proposals, pruned deterministically at Event time.
             if matches!(ev.kind, "message.posted" | "work.proposed") {

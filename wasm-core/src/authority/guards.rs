@@ -17,6 +17,8 @@ pub fn creates_group(kind: &str) -> bool {
 /// Step C3: the Session Epoch of an Agent (§6.3, I-12) and the Membership Epoch of an Agent or
 /// human in an existing Group (§8).
 pub fn common(state: &State, cmd: &CommandView) -> Result<(), Rejection> {
+    // The offline-execution binding only travels on reversible progress (payloads.md §9.3).
+    super::handlers::offline::check_placement(cmd)?;
     // §17.4, §18: a critical extension we cannot interpret refuses the transition.
     if let Some(crate::json::Value::Object(ext)) = &cmd.extensions {
         for (uri, entry) in ext.iter() {

@@ -296,15 +296,7 @@ impl Authority {
                 });
             let sequence = last + 1;
             next.insert(d.group_id.clone(), sequence);
-            let scope = d.group_id.clone().unwrap_or_else(|| "organization".into());
-            let id_input = json::to_string(&Value::Array(vec![
-                Value::string(scope),
-                Value::from(sequence),
-            ]));
-            let event_id = format!(
-                "urn:missionweaveprotocol:event:{}",
-                &sha256_hash(id_input.as_bytes())[7..]
-            );
+            let event_id = event_id(d.group_id.as_deref().unwrap_or("organization"), sequence);
             let mut e = Object::new();
             e.insert("protocolVersion", Value::string("0.1"));
             e.insert("eventId", Value::string(event_id));
@@ -384,6 +376,20 @@ impl Authority {
         }
         out
     }
+}
+
+/// The wire `eventId` of the Event at `sequence` in `scope` (a Group id, or `"organization"` for
+/// the Organization log): deterministic, so decisions can cite Events they are about to append
+/// (payloads.md D-27) and replay reproduces them.
+pub fn event_id(scope: &str, sequence: u64) -> String {
+    let input = json::to_string(&Value::Array(vec![
+        Value::string(scope),
+        Value::from(sequence),
+    ]));
+    format!(
+        "urn:missionweaveprotocol:event:{}",
+        &sha256_hash(input.as_bytes())[7..]
+    )
 }
 
 /// The `service` actor type, for handlers that check it.

@@ -28,6 +28,8 @@ pub struct Receipt {
 pub struct GroupState {
     pub group: Group,
     pub last_sequence: u64,
+    /// When the Group's last Event was accepted.
+    pub last_occurred_at: super::clock::Micros,
     /// Memberships by Principal id.
     pub memberships: BTreeMap<String, Membership>,
     pub conversations: BTreeSet<String>,

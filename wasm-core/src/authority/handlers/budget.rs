@@ -10,9 +10,14 @@
 
 use super::{Ctx, Decision};
 use crate::authority::evolve::EventView;
+use crate::authority::payload::Reader;
 use crate::authority::projection::{DIMENSIONS, ResourceBudget, ResourceUsage};
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{Account, State};
+use crate::authority::{EventDraft, guards};
+use crate::json::{Object, Value};
+use crate::model::ToJson;
+use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
 
 fn exceeded(message: String) -> Rejection {
@@ -152,10 +157,133 @@ pub fn apply_charge(state: &mut State, account: &str, delta: &ResourceUsage) {
     }
 }
 
-pub fn decide(_cx: &Ctx) -> Option<Decision> {
-    None
+// ---------------------------------------------------------------------------------------------
+// `…core.resource_usage_record` (payloads.md §6.37; §12)
+// ---------------------------------------------------------------------------------------------
+
+pub const USAGE_RECORD: &str = "ext.missionweaveprotocol.core.resource_usage_record";
+pub const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
+
+pub fn decide(cx: &Ctx) -> Option<Decision> {
+    Some(match cx.cmd.kind.as_str() {
+        USAGE_RECORD => decide_usage_record(cx),
+        _ => return None,
+    })
 }
 
-pub fn apply(_state: &mut State, _ev: &EventView) -> Option<Result<(), String>> {
-    None
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+    Some(match ev.kind {
+        USAGE_RECORDED => apply_usage_recorded(state, ev),
+        _ => return None,
+    })
+}
+
+/// The payload of a `…resource_usage_recorded` Event charging `delta` to WorkItem `work_id`:
+/// the ledger is checked over the WorkItem and its whole ancestry first (any one-dimension
+/// overflow: `BUDGET_EXCEEDED`, nothing appended). `ownership_epoch` is the lease's (§6.37) or
+/// the offline binding's (§9.3).
+pub fn usage_payload(
+    state: &State,
+    work_id: &str,
+    lease_id: &str,
+    ownership_epoch: u64,
+    delta: &ResourceUsage,
+) -> Result<Object, Rejection> {
+    let (cumulative, remaining) =
+        check_charge(state, work_id, delta).map_err(|e| e.detail("workItemId", work_id))?;
+    Ok(super::payload(vec![
+        ("workItemId", Value::string(work_id)),
+        ("executionLeaseId", Value::string(lease_id)),
+        ("ownershipEpoch", Value::from(ownership_epoch)),
+        ("usageDelta", delta.to_json()),
+        ("cumulativeUsage", cumulative.to_json()),
+        ("remainingBudget", remaining.to_json()),
+    ]))
+}
+
+/// `…core.resource_usage_record`: one atomic, six-dimensional charge to a WorkItem and every
+/// ancestor account, by the owning Worker holding its current Execution Lease, or by an
+/// Organization service (which may charge a closed lease).
+pub fn decide_usage_record(cx: &Ctx) -> Decision {
+    let cmd = cx.cmd;
+    let p = cmd.payload_filled(true, false);
+    let mut r = Reader::new(&p);
+    let work_id = r.id("workItemId");
+    let epoch = r.int("ownershipEpoch", 1, crate::json::MAX_SAFE_INTEGER, None);
+    let lease_id = r.id("executionLeaseId");
+    let delta = r.nested("usageDelta", true, ResourceUsage::read);
+    if delta.as_ref().is_some_and(ResourceUsage::is_zero) {
+        r.error(
+            "usageDelta",
+            "resource usage delta must consume at least one dimension",
+        );
+    }
+    r.finish(&cmd.kind)?;
+    let delta = delta.ok_or_else(|| Rejection::invalid("usageDelta is required"))?;
+
+    let (g, mission) = guards::group(cx.state, cmd)?;
+    let w = guards::work(cx.state, g, &work_id)?;
+    // D-24: expectedRevision is compared wherever it is sent (the reference ignores it).
+    guards::revision(cmd, w.revision)?;
+    let lease = cx.state.leases.get(&lease_id).ok_or_else(|| {
+        Rejection::new(
+            ErrorCode::WorkLeaseExpired,
+            "Execution Lease does not exist",
+        )
+        .detail("executionLeaseId", lease_id.as_str())
+    })?;
+    if lease.mission_id != mission.id || lease.group_id != g.group.id || lease.work_item_id != w.id
+    {
+        return Err(Rejection::forbidden(
+            "Execution Lease belongs to another scope",
+        ));
+    }
+    if lease.ownership_epoch != epoch {
+        return Err(Rejection::new(
+            ErrorCode::WorkStaleOwnership,
+            "Execution Lease carries a stale ownership epoch",
+        )
+        .detail("currentOwnershipEpoch", w.ownership_epoch)
+        .detail("leaseOwnershipEpoch", lease.ownership_epoch)
+        .detail("receivedOwnershipEpoch", epoch));
+    }
+    match cmd.actor.actor_type {
+        ActorType::Agent => {
+            guards::work_owner(w, cmd, epoch, cx.now)?;
+            if w.status != "active" {
+                return Err(Rejection::transition(format!(
+                    "cannot record resource usage for a WorkItem that is {}",
+                    w.status
+                ))
+                .detail("workItemId", w.id.as_str()));
+            }
+            guards::exec_lease(cx.state, w, cmd, &lease_id, cx.now)?;
+        }
+        ActorType::Service => {}
+        _ => {
+            return Err(Rejection::forbidden(
+                "resource usage is recorded by the owning Worker or an Organization service",
+            ));
+        }
+    }
+    let body = usage_payload(
+        cx.state,
+        &w.id,
+        &lease.lease_id,
+        lease.ownership_epoch,
+        &delta,
+    )?;
+    Ok(vec![EventDraft::group(&g.group.id, USAGE_RECORDED, body)])
+}
+
+/// Books the recorded delta on the WorkItem and its ancestry (the charge was checked when the
+/// Event was decided).
+pub fn apply_usage_recorded(state: &mut State, ev: &EventView) -> Result<(), String> {
+    let work_id = super::member(ev, "workItemId")?;
+    let delta: ResourceUsage = super::embedded(ev, "usageDelta")?;
+    if !state.accounts.contains_key(work_id) {
+        return Err(format!("{}: no ledger account {work_id}", ev.kind));
+    }
+    apply_charge(state, work_id, &delta);
+    Ok(())
 }

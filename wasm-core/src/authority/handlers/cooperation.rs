@@ -11,14 +11,22 @@
 //!                                          Event (note `consumedOverrideGrant`)
 //! ```
 //!
-//! The issuing Command `policy.grant_cooperation_override` is handled here too.
+//! The issuing Command `policy.grant_cooperation_override` is handled here too (payloads.md
+//! §6.32): the MissionOwner or an Organization service, a non-terminal Mission, a new grant id,
+//! a kind the policy can gate, `now < expiresAt ≤` the Mission deadline, a beneficiary with a
+//! non-ended Membership that has not yet used the target Action ID ─▶
+//! `policy.cooperation_override.granted`, plus a "cooperation override granted" policy-log
+//! entry (§20: issuance and consumption are both logged).
 
 use super::{Ctx, Decision};
-use crate::authority::EventDraft;
 use crate::authority::evolve::EventView;
+use crate::authority::payload::Reader;
+use crate::authority::projection::CooperationOverrideGrant;
 use crate::authority::rejection::Rejection;
 use crate::authority::state::State;
+use crate::authority::{EventDraft, guards, is_service};
 use crate::json::{Object, Value};
+use crate::model::ToJson;
 use crate::model::error::ErrorCode;
 
 /// The limits a Command can reach (§20).
@@ -201,10 +209,148 @@ pub fn apply_consumption(state: &mut State, ev: &EventView) {
     }
 }
 
-pub fn decide(_cx: &Ctx) -> Option<Decision> {
-    None
+pub const GRANTED: &str = "policy.cooperation_override.granted";
+
+pub fn decide(cx: &Ctx) -> Option<Decision> {
+    Some(match cx.cmd.kind.as_str() {
+        "policy.grant_cooperation_override" => decide_grant(cx),
+        _ => return None,
+    })
 }
 
-pub fn apply(_state: &mut State, _ev: &EventView) -> Option<Result<(), String>> {
-    None
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+    Some(match ev.kind {
+        GRANTED => apply_granted(state, ev),
+        _ => return None,
+    })
+}
+
+/// `policy.grant_cooperation_override` (§20; payloads.md §6.32): the MissionOwner, or an
+/// Organization service, issues a one-shot grant bound to one Mission, Group, policy,
+/// beneficiary, Command kind and Action ID.
+pub fn decide_grant(cx: &Ctx) -> Decision {
+    let cmd = cx.cmd;
+    let mut r = Reader::new(&cmd.payload);
+    let grant_id = r.id("grantId");
+    let names: Vec<&str> = [
+        Policy::MessageRate,
+        Policy::ProposalRate,
+        Policy::DelegationDepth,
+        Policy::QueuedWorkItems,
+        Policy::ActiveWorkItems,
+    ]
+    .iter()
+    .map(|p| p.name())
+    .collect();
+    let policy_name = r.choice("policyName", &names, None);
+    let beneficiary = r.principal("beneficiary");
+    let target_kind = r.id("targetCommandKind");
+    let target_action = r.id("targetActionId");
+    let reason = r.text("reason");
+    let expires_at = r.ts("expiresAt");
+    r.finish(&cmd.kind)?;
+    let (Some(policy), Some(beneficiary)) = (Policy::from_name(&policy_name), beneficiary) else {
+        return Err(Rejection::invalid(
+            "policyName and beneficiary are required",
+        ));
+    };
+    let (g, mission) = guards::group(cx.state, cmd)?;
+    if !is_service(&cmd.actor) {
+        guards::owner(g, mission, cmd)?;
+    }
+    guards::non_terminal_mission(mission)?;
+    guards::revision(cmd, mission.revision)?;
+    guards::new_id(cx.state, "Cooperation Override Grant", &grant_id)?;
+    if !policy.kinds().contains(&target_kind.as_str()) {
+        return Err(Rejection::invalid(format!(
+            "policy {} cannot gate {target_kind}",
+            policy.name()
+        ))
+        .detail("policyName", policy.name())
+        .detail("targetCommandKind", target_kind.as_str()));
+    }
+    // A deadline failure is INVALID_COMMAND (D-6).
+    if expires_at <= cx.now || expires_at > mission.deadline {
+        return Err(Rejection::invalid(
+            "the grant must expire after now and no later than the Mission deadline",
+        )
+        .detail("expiresAt", expires_at.format())
+        .detail("missionDeadline", mission.deadline.format()));
+    }
+    match g.memberships.get(beneficiary.id.as_str()) {
+        Some(m) if m.status != "ended" && m.principal == beneficiary => {}
+        _ => {
+            return Err(Rejection::forbidden(
+                "the beneficiary has no current Membership in this Group",
+            ));
+        }
+    }
+    if cx
+        .state
+        .receipts
+        .contains_key(&(beneficiary.id.0.clone(), target_action.clone()))
+    {
+        return Err(
+            Rejection::transition("the beneficiary has already used the target Action ID")
+                .detail("targetActionId", target_action.as_str()),
+        );
+    }
+    let grant = CooperationOverrideGrant {
+        approver: cmd.actor.clone(),
+        beneficiary,
+        consumed_at: None,
+        consumed_event_id: None,
+        expires_at,
+        granted_at: cx.now,
+        group_id: g.group.id.clone(),
+        id: grant_id,
+        mission_id: mission.id.clone(),
+        policy_name: policy.name().to_owned(),
+        reason,
+        signature: cmd.signature_value.clone(),
+        target_action_id: target_action,
+        target_command_kind: target_kind,
+    };
+    Ok(vec![EventDraft::group(
+        &g.group.id,
+        GRANTED,
+        super::payload(vec![("cooperationOverrideGrant", grant.to_json())]),
+    )])
+}
+
+/// Stores the grant and records its issuance in the Group's policy log (§20).
+pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), String> {
+    let grant: CooperationOverrideGrant = super::embedded(ev, "cooperationOverrideGrant")?;
+    let g = state
+        .groups
+        .get_mut(&grant.group_id)
+        .ok_or_else(|| format!("grant for unknown Group {}", grant.group_id))?;
+    let mut details = Object::new();
+    for (k, v) in [
+        ("grantId", grant.id.clone()),
+        ("missionId", grant.mission_id.clone()),
+        ("groupId", grant.group_id.clone()),
+        ("policyName", grant.policy_name.clone()),
+        ("beneficiaryType", grant.beneficiary.actor_type.to_string()),
+        ("beneficiaryId", grant.beneficiary.id.0.clone()),
+        ("targetCommandKind", grant.target_command_kind.clone()),
+        ("targetActionId", grant.target_action_id.clone()),
+        ("reason", grant.reason.clone()),
+        ("expiresAt", grant.expires_at.format()),
+        ("grantedEventId", ev.event_id.to_owned()),
+    ] {
+        details.insert(k, Value::string(v));
+    }
+    let mut entry = Object::new();
+    entry.insert(
+        "entryId",
+        Value::string(format!("policy-log:cooperation-override:{}", ev.event_id)),
+    );
+    entry.insert("decision", Value::string("cooperation override granted"));
+    entry.insert("actor", grant.approver.to_json());
+    entry.insert("details", Value::Object(details));
+    entry.insert("occurredAt", Value::string(ev.occurred_at.format()));
+    g.policy_log.push(entry);
+    state.override_grants.insert(grant.id.clone(), grant);
+    Ok(())
 }
