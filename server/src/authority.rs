@@ -21,17 +21,31 @@ use wasm_core::model::error::ErrorCode;
 /// The outcome of one submitted Command, returned only after its batch is durable.
 pub type Outcome = Result<Submitted, Rejection>;
 
+/// Where the time of accepted Commands goes (read by `bench authority`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PhaseTimes {
+    pub verify: std::time::Duration,
+    pub admission: std::time::Duration,
+    pub decide_seal_evolve: std::time::Duration,
+    pub store: std::time::Duration,
+}
+
 pub struct AuthorityService {
     pub authority: Authority,
+    pub times: PhaseTimes,
     store: Box<dyn Store>,
     registry: ValidatedRegistry,
     /// The Organization service that writes First-Admission Records.
     admission_service: Actor,
+    /// Every admitted signing hash (this service is the Admission Log's only writer), so that
+    /// the common case — a new document — is an authoritative absence without a query.
+    admitted: std::collections::HashSet<String>,
 }
 
 /// The Admission Log over the store plus the records staged in the current batch.
 struct StagedLog<'a> {
     store: &'a dyn Store,
+    admitted: &'a std::collections::HashSet<String>,
     staged: &'a [StoredAdmission],
     tentative: Option<StoredAdmission>,
     service: Actor,
@@ -48,6 +62,9 @@ impl AdmissionLog for StagedLog<'_> {
                 record: a.record.clone(),
                 authenticated_service: self.service.clone(),
             };
+        }
+        if !self.admitted.contains(signing_hash) {
+            return LookupOutcome::AuthoritativeAbsence;
         }
         match self.store.admission(organization_id, signing_hash) {
             Ok(Some(record)) => LookupOutcome::Found {
@@ -88,8 +105,11 @@ impl AuthorityService {
     ) -> Result<AuthorityService, StoreError> {
         let mut authority = Authority::new(config);
         replay(store.as_ref(), &mut authority)?;
+        let admitted = store.admitted_hashes()?;
         Ok(AuthorityService {
+            admitted,
             authority,
+            times: PhaseTimes::default(),
             store,
             registry,
             admission_service,
@@ -112,7 +132,14 @@ impl AuthorityService {
         if events.is_empty() && admissions.is_empty() {
             return outcomes;
         }
-        if let Err(e) = self.store.append(&events, &admissions) {
+        let t = std::time::Instant::now();
+        let appended = self.store.append(&events, &admissions);
+        self.times.store += t.elapsed();
+        if appended.is_ok() {
+            self.admitted
+                .extend(admissions.iter().map(|a| a.signing_hash.clone()));
+        }
+        if let Err(e) = appended {
             // Nothing of this batch is durable: forget it in memory too.
             let mut fresh = Authority::new(self.authority.config.clone());
             let rebuilt = replay(self.store.as_ref(), &mut fresh);
@@ -141,12 +168,16 @@ impl AuthorityService {
         events: &mut Vec<StoredEvent>,
         admissions: &mut Vec<StoredAdmission>,
     ) -> Outcome {
+        let t = std::time::Instant::now();
         let verified = verify(bytes, DocumentKind::Command, &self.registry).map_err(|e| {
             // The wire must not say which check failed (S-18): the code only.
             Rejection::new(e.wire_code(), wire_message(e.wire_code()))
         })?;
+        self.times.verify += t.elapsed();
+        let t = std::time::Instant::now();
         let mut log = StagedLog {
             store: self.store.as_ref(),
+            admitted: &self.admitted,
             staged: admissions,
             tentative: None,
             service: self.admission_service.clone(),
@@ -164,7 +195,11 @@ impl AuthorityService {
         first_admission(&verified, &mut log, &mut trusted)
             .map_err(|e| Rejection::new(e.wire_code(), wire_message(e.wire_code())))?;
         let tentative = log.tentative.take();
-        let outcome = self.authority.submit(&verified, now)?;
+        self.times.admission += t.elapsed();
+        let t = std::time::Instant::now();
+        let outcome = self.authority.submit(&verified, now);
+        self.times.decide_seal_evolve += t.elapsed();
+        let outcome = outcome?;
         if let Submitted::Appended(es) = &outcome {
             for e in es {
                 events.push(StoredEvent {

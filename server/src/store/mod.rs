@@ -66,6 +66,9 @@ pub trait Store: Send {
         signing_hash: &str,
     ) -> Result<Option<Vec<u8>>, StoreError>;
 
+    /// Every stored admission record's signing hash (loaded once at start-up).
+    fn admitted_hashes(&self) -> Result<std::collections::HashSet<String>, StoreError>;
+
     /// How many Events are stored.
     fn event_count(&self) -> Result<u64, StoreError>;
 }

@@ -143,6 +143,15 @@ impl Store for SqliteStore {
             .map_err(err)
     }
 
+    fn admitted_hashes(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT signing_hash FROM admissions")
+            .map_err(err)?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
+    }
+
     fn event_count(&self) -> Result<u64, StoreError> {
         self.conn
             .query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))

@@ -5,7 +5,7 @@
 
 use super::{Authority, AuthorityConfig, CooperationLimits, Micros, Rejection, Submitted};
 use crate::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
-use crate::crypto::{DocumentKind, ed25519, sign_document, verify};
+use crate::crypto::{DocumentKind, ed25519, sign_document_with, verify};
 use crate::encoding::{b64url_encode, sha256_hash};
 use crate::json::{self, Object, Value};
 use crate::model::ToJson;
@@ -24,6 +24,7 @@ pub struct Principal {
     pub actor: Actor,
     pub key_id: String,
     pub seed: [u8; 32],
+    pub signer: ed25519::Signer,
 }
 
 /// Derives a test seed from a name (never for production keys).
@@ -93,6 +94,7 @@ impl Harness {
                     actor: Actor::new(t, &id),
                     key_id,
                     seed,
+                    signer: ed25519::Signer::from_seed(&seed),
                 },
             );
         }
@@ -176,9 +178,7 @@ impl Harness {
             o.insert("extensions", x.clone());
         }
         let mut doc = Value::Object(o);
-        let key_id = p.key_id.clone();
-        let seed = p.seed;
-        if let Err(e) = sign_document(&mut doc, DocumentKind::Command, &key_id, &seed) {
+        if let Err(e) = sign_document_with(&mut doc, DocumentKind::Command, &p.key_id, &p.signer) {
             panic!("test Command cannot be signed: {e}");
         }
         json::to_string(&doc).into_bytes()

@@ -93,8 +93,11 @@ pub struct CommandView {
 impl CommandView {
     /// Builds the view from a six-stage-verified Command.
     pub fn from_verified(v: &Verified) -> Result<CommandView, Rejection> {
-        let command: Command = m::from_value(&v.document, true)
-            .map_err(|e| Rejection::new(ErrorCode::SchemaValidationFailed, e.to_string()))?;
+        let command: Command = match &v.command {
+            Some(c) => (**c).clone(),
+            None => m::from_value(&v.document, true)
+                .map_err(|e| Rejection::new(ErrorCode::SchemaValidationFailed, e.to_string()))?,
+        };
         let payload = command.payload.clone();
         Ok(CommandView {
             action_id: command.action_id.0.clone(),
@@ -353,18 +356,20 @@ impl Authority {
             if !extensions.is_empty() {
                 e.insert("extensions", Value::Object(extensions));
             }
-            let mut value = Value::Object(e);
-            let signing = json::canonicalize(&value).unwrap_or_default();
+            // Canonicalize once; the signature member is then spliced into the same parts.
+            let mut parts = json::jcs::canonical_members(&e).unwrap_or_default();
+            let signing = json::jcs::join_members(&parts);
             let sig = b64url_encode(&self.signer.sign(&signing));
             let mut s = Object::new();
             s.insert("algorithm", Value::string("Ed25519"));
             s.insert("keyId", Value::string(self.config.key_id.clone()));
             s.insert("createdAt", Value::string(occurred_at.clone()));
             s.insert("value", Value::string(sig));
-            if let Value::Object(o) = &mut value {
-                o.insert("signature", Value::Object(s));
-            }
-            let jcs = json::canonicalize(&value).unwrap_or_default();
+            let signature = Value::Object(s);
+            let _ = json::jcs::insert_member(&mut parts, "signature", &signature);
+            let jcs = json::jcs::join_members(&parts);
+            e.insert("signature", signature);
+            let value = Value::Object(e);
             out.push(SignedEvent {
                 at: EventRef {
                     group_id: d.group_id,

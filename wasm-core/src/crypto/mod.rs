@@ -8,4 +8,4 @@ pub mod verify;
 
 pub use profile::{DocumentKind, SignerRule};
 pub use registry::{KeyBinding, RegistryEvidence, ValidatedRegistry};
-pub use verify::{Stage, Verified, VerifyError, sign_document, verify};
+pub use verify::{Stage, Verified, VerifyError, sign_document, sign_document_with, verify};

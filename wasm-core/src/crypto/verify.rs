@@ -118,6 +118,9 @@ pub struct Verified {
     pub signature: String,
     /// The selected binding's effective interval, for admission (§6.4).
     pub binding: KeyBinding,
+    /// The typed Command when `kind` is `command` (stage 2 parsed it; kept so the authority
+    /// does not parse it again).
+    pub command: Option<Box<m::command::Command>>,
 }
 
 /// Where stage 4 gets its evidence: the complete, validated Registry revision or the reason
@@ -162,8 +165,15 @@ pub fn verify_value(
     keys: &dyn KeyResolver,
 ) -> Result<Verified, VerifyError> {
     // Stage 2: the normative schema, timestamp profile on (D-9).
-    (kind.validator())(&document, true)
-        .map_err(|e| VerifyError::at(Stage::Schema, e.to_string()))?;
+    let command = if kind == DocumentKind::Command {
+        let c: m::command::Command = m::from_value(&document, true)
+            .map_err(|e| VerifyError::at(Stage::Schema, e.to_string()))?;
+        Some(Box::new(c))
+    } else {
+        (kind.validator())(&document, true)
+            .map_err(|e| VerifyError::at(Stage::Schema, e.to_string()))?;
+        None
+    };
 
     // Stage 3: signature envelope and protected time.
     let env = |r: &str| VerifyError::at(Stage::SignatureEnvelope, r.to_owned());
@@ -294,6 +304,7 @@ pub fn verify_value(
         signature: signature_text,
         binding: binding.clone(),
         document,
+        command,
     })
 }
 
@@ -326,6 +337,16 @@ pub fn sign_document(
     key_id: &str,
     seed: &[u8; 32],
 ) -> Result<String, SignError> {
+    sign_document_with(document, kind, key_id, &ed25519::Signer::from_seed(seed))
+}
+
+/// [`sign_document`] with a prepared signer (signing many documents with one key).
+pub fn sign_document_with(
+    document: &mut Value,
+    kind: DocumentKind,
+    key_id: &str,
+    signer: &ed25519::Signer,
+) -> Result<String, SignError> {
     let Value::Object(obj) = document else {
         return Err(SignError::NotAnObject);
     };
@@ -344,7 +365,7 @@ pub fn sign_document(
     }
     obj.remove("signature");
     let signing_bytes = json::canonicalize(document).map_err(SignError::Jcs)?;
-    let value = b64url_encode(&ed25519::sign(seed, &signing_bytes));
+    let value = b64url_encode(&signer.sign(&signing_bytes));
     let mut sig = Object::new();
     sig.insert("algorithm", Value::string("Ed25519"));
     sig.insert("keyId", Value::string(key_id));

@@ -155,7 +155,15 @@ fn write_string(s: &JsonString, out: &mut Vec<u8>, path: &str) -> Result<(), Jcs
         });
     }
     out.push(b'"');
-    for &b in s.as_str().as_bytes() {
+    let bytes = s.as_str().as_bytes();
+    // Copy runs that need no escape in one go; only `"`, `\\` and controls are escaped.
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b != b'"' && b != b'\\' && b >= 0x20 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[run..i]);
+        run = i + 1;
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -164,15 +172,65 @@ fn write_string(s: &JsonString, out: &mut Vec<u8>, path: &str) -> Result<(), Jcs
             0x0A => out.extend_from_slice(b"\\n"),
             0x0C => out.extend_from_slice(b"\\f"),
             0x0D => out.extend_from_slice(b"\\r"),
-            0x00..=0x1F => {
+            _ => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 out.extend_from_slice(b"\\u00");
                 out.push(HEX[usize::from(b >> 4)]);
                 out.push(HEX[usize::from(b & 0xF)]);
             }
-            _ => out.push(b),
         }
     }
+    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+    Ok(())
+}
+
+/// The canonical `"name":value` bytes of each top-level member of `obj`, in canonical order:
+/// lets a signer canonicalize a document once and then add its `signature` member (the Group
+/// Authority seals every Event this way) instead of canonicalizing twice.
+pub fn canonical_members(obj: &crate::json::Object) -> Result<Vec<(String, Vec<u8>)>, JcsError> {
+    let mut parts = Vec::with_capacity(obj.len());
+    for (k, v) in obj.iter() {
+        let mut path = String::new();
+        let mut bytes = Vec::with_capacity(64);
+        write_string(k, &mut bytes, &path)?;
+        bytes.push(b':');
+        path.push('/');
+        path.push_str(&escape_pointer(k.as_str()));
+        write_value(v, &mut bytes, &mut path)?;
+        parts.push((k.as_str().to_owned(), bytes));
+    }
+    parts.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
+    Ok(parts)
+}
+
+/// Joins canonical members (as produced by [`canonical_members`], kept in order) into the
+/// canonical object bytes.
+pub fn join_members(parts: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(parts.iter().map(|p| p.1.len() + 1).sum::<usize>() + 2);
+    out.push(b'{');
+    for (i, (_, m)) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(m);
+    }
+    out.push(b'}');
+    out
+}
+
+/// Inserts one more canonical member into `parts`, keeping the canonical order.
+pub fn insert_member(
+    parts: &mut Vec<(String, Vec<u8>)>,
+    name: &str,
+    value: &Value,
+) -> Result<(), JcsError> {
+    let mut bytes = Vec::with_capacity(128);
+    let mut path = format!("/{}", escape_pointer(name));
+    write_string(&JsonString::from(name), &mut bytes, "")?;
+    bytes.push(b':');
+    write_value(value, &mut bytes, &mut path)?;
+    let at = parts.partition_point(|(k, _)| utf16_cmp(k, name) == Ordering::Less);
+    parts.insert(at, (name.to_owned(), bytes));
     Ok(())
 }
