@@ -131,10 +131,11 @@ pub fn start(data_dir: &Path, org: &DevOrganization) -> Result<AuthorityHandle, 
     if history == 0 {
         bootstrap(&mut svc, org)?;
     }
-    eprintln!(
-        "weave-console: authority ready ({} Events replayed from {})",
+    println!(
+        "weave-console: authority ready: {} Events replayed from {}, projection {}",
         history,
-        data_dir.join("authority.sqlite").display()
+        data_dir.join("authority.sqlite").display(),
+        svc.authority.state.projection_hash()
     );
     let (tx, rx) = mpsc::channel::<Request>();
     std::thread::Builder::new()

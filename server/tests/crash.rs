@@ -97,7 +97,8 @@ fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
     Ok((status, body))
 }
 
-fn start(data: &std::path::Path) -> (Child, String) {
+/// Starts the server; returns it, its address and the projection hash it replayed to.
+fn start(data: &std::path::Path) -> (Child, String, String) {
     let public = concat!(env!("CARGO_MANIFEST_DIR"), "/../public");
     let mut child = Command::new(env!("CARGO_BIN_EXE_weave-console"))
         .args([
@@ -114,9 +115,16 @@ fn start(data: &std::path::Path) -> (Child, String) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = lines.next().unwrap().unwrap();
-    let addr = line.rsplit("http://").next().unwrap().trim().to_owned();
-    (child, addr)
+    let mut projection = String::new();
+    loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(h) = line.split("projection ").nth(1) {
+            projection = h.trim().to_owned();
+        }
+        if let Some(addr) = line.split("listening on http://").nth(1) {
+            return (child, addr.trim().to_owned(), projection);
+        }
+    }
 }
 
 fn status_of(body: &str) -> Option<String> {
@@ -131,7 +139,7 @@ fn status_of(body: &str) -> Option<String> {
 fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     let data = std::env::temp_dir().join(format!("weave-crash-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let (mut server, addr) = start(&data);
+    let (mut server, addr, _) = start(&data);
     let org = json::parse(&std::fs::read(data.join("organization.json")).unwrap()).unwrap();
     let owner = principal(&org, "mission-owner");
     let group = "urn:crash:group";
@@ -240,7 +248,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     for t in threads {
         let _ = t.join();
     }
-    let (mut server, addr) = start(&data);
+    let (mut server, addr, _) = start(&data);
     // Clients retry what they never heard back about: exact retries are idempotent.
     for (action, bytes) in in_flight.lock().unwrap().iter() {
         let (code, body) = post(&addr, bytes).unwrap();
@@ -249,6 +257,15 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     }
     server.kill().unwrap();
     let _ = server.wait();
+    // Replaying the same log twice gives byte-identical projections.
+    let (mut a, _, first) = start(&data);
+    a.kill().unwrap();
+    let _ = a.wait();
+    let (mut b, _, second) = start(&data);
+    b.kill().unwrap();
+    let _ = b.wait();
+    assert!(first.starts_with("sha256:"), "{first:?}");
+    assert_eq!(first, second, "replay is not deterministic");
     // The durable log: every acknowledged message.post exactly once, and no other.
     let db = rusqlite::Connection::open(data.join("authority.sqlite")).unwrap();
     let mut stmt = db
@@ -286,7 +303,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
         .collect();
     assert!(seqs.iter().enumerate().all(|(i, s)| *s == i as i64 + 1));
     println!(
-        "crash: {} acknowledged before SIGKILL or retried, {} in flight, {} in the log, sequences 1..={}",
+        "crash: {} acknowledged before SIGKILL or retried, {} in flight, {} in the log, sequences 1..={}, projection {first} on two replays",
         acked.len(),
         in_flight.lock().unwrap().len(),
         logged.len(),

@@ -111,3 +111,113 @@ impl State {
             || self.artifacts.contains_key(id)
     }
 }
+
+impl State {
+    /// A hash of every projection (Missions, Groups with their Memberships, Conversations and
+    /// policy logs, WorkItems, proposals, Messages and amendments, leases, approvals, grants,
+    /// Artifacts, Agent Cards, Session Epochs, ledger accounts, receipts and the Group
+    /// sequences), over a canonical rendering: two states are the same exactly when their
+    /// hashes are. Replaying the same prefix of a history always gives the same hash (§5).
+    pub fn projection_hash(&self) -> String {
+        use crate::json::{Object, Value};
+        use crate::model::ToJson;
+        fn map<T: ToJson>(m: &BTreeMap<String, T>) -> Value {
+            let mut o = Object::new();
+            for (k, v) in m {
+                o.insert(k.as_str(), v.to_json());
+            }
+            Value::Object(o)
+        }
+        let mut groups = Object::new();
+        for (id, g) in &self.groups {
+            let mut o = Object::new();
+            o.insert("group", g.group.to_json());
+            o.insert("lastSequence", Value::from(g.last_sequence));
+            o.insert("memberships", map(&g.memberships));
+            o.insert(
+                "conversations",
+                Value::Array(
+                    g.conversations
+                        .iter()
+                        .map(|c| Value::string(c.clone()))
+                        .collect(),
+                ),
+            );
+            o.insert(
+                "policyLog",
+                Value::Array(
+                    g.policy_log
+                        .iter()
+                        .map(|e| Value::Object(e.clone()))
+                        .collect(),
+                ),
+            );
+            groups.insert(id.as_str(), Value::Object(o));
+        }
+        let mut accounts = Object::new();
+        for (id, a) in &self.accounts {
+            let nums = |xs: &[u64; 6]| Value::Array(xs.iter().map(|x| Value::from(*x)).collect());
+            let mut o = Object::new();
+            o.insert(
+                "parent",
+                a.parent.clone().map_or(Value::Null, Value::string),
+            );
+            o.insert("limit", a.limit.to_json());
+            o.insert(
+                "children",
+                Value::Array(
+                    a.children
+                        .iter()
+                        .map(|c| Value::string(c.clone()))
+                        .collect(),
+                ),
+            );
+            o.insert("direct", nums(&a.direct));
+            o.insert("total", nums(&a.total));
+            accounts.insert(id.as_str(), Value::Object(o));
+        }
+        let mut receipts = Vec::new();
+        for ((actor, action), r) in &self.receipts {
+            let events = r
+                .events
+                .iter()
+                .map(|e| {
+                    Value::Array(vec![
+                        e.group_id.clone().map_or(Value::Null, Value::string),
+                        Value::from(e.sequence),
+                    ])
+                })
+                .collect();
+            receipts.push(Value::Array(vec![
+                Value::string(actor.clone()),
+                Value::string(action.clone()),
+                Value::string(r.command_hash.clone()),
+                Value::Array(events),
+            ]));
+        }
+        let mut sessions = Object::new();
+        for (k, v) in &self.session_epochs {
+            sessions.insert(k.as_str(), Value::from(*v));
+        }
+        let mut root = Object::new();
+        root.insert("cards", map(&self.cards));
+        root.insert("sessionEpochs", Value::Object(sessions));
+        root.insert("missions", map(&self.missions));
+        root.insert("groups", Value::Object(groups));
+        root.insert("workItems", map(&self.work_items));
+        root.insert("proposals", map(&self.proposals));
+        root.insert("messages", map(&self.messages));
+        root.insert("amendments", map(&self.amendments));
+        root.insert("leases", map(&self.leases));
+        root.insert("approvals", map(&self.approvals));
+        root.insert("executionApprovals", map(&self.execution_approvals));
+        root.insert("delegationGrants", map(&self.delegation_grants));
+        root.insert("overrideGrants", map(&self.override_grants));
+        root.insert("artifacts", map(&self.artifacts));
+        root.insert("accounts", Value::Object(accounts));
+        root.insert("receipts", Value::Array(receipts));
+        root.insert("organizationSequence", Value::from(self.org_sequence));
+        let bytes = crate::json::canonicalize(&Value::Object(root)).unwrap_or_default();
+        crate::encoding::sha256_hash(&bytes)
+    }
+}
