@@ -98,6 +98,8 @@ fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
 }
 
 /// Starts the server; returns it, its address and the projection hash it replayed to.
+/// Callers kill and wait for the child.
+#[allow(clippy::zombie_processes)]
 fn start(data: &std::path::Path) -> (Child, String, String) {
     let public = concat!(env!("CARGO_MANIFEST_DIR"), "/../public");
     let mut child = Command::new(env!("CARGO_BIN_EXE_weave-console"))
