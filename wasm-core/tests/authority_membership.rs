@@ -536,7 +536,7 @@ fn membership_end_and_readd() {
         code(w.post("worker", "urn:x:msg:ended", "hello", at(4))),
         ErrorCode::MembershipRequired
     );
-    // Its pre-end epoch is stale.
+    // Its pre-end epoch is stale (the epoch is checked before the status).
     let p = payload(vec![
         ("messageId", s("urn:x:msg:ended2")),
         ("conversationId", s(MISSION_CONV)),

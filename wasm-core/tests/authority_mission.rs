@@ -585,14 +585,14 @@ fn assign_coordinator_replaces_and_fences_the_old_coordinator() {
         &w.go_env("coord", "mission.renew_coordinator", env, Object::new()),
         ErrorCode::MembershipStale,
     );
-    // …and with its current one it is no longer the Coordinator.
+    // …and with its current one its Membership (left without roles) has ended.
     let env = Envelope {
         coordinator_epoch: Some(1),
         ..w.env("coord", G)
     };
     refused(
         &w.go_env("coord", "mission.renew_coordinator", env, Object::new()),
-        ErrorCode::AuthForbidden,
+        ErrorCode::MembershipRequired,
     );
     // The new Coordinator with the old Coordinator Epoch.
     let env = Envelope {

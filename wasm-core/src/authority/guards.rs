@@ -73,6 +73,19 @@ pub fn common(state: &State, cmd: &CommandView) -> Result<(), Rejection> {
                 cmd.membership_epoch().unwrap_or(0),
             ));
         }
+        // Then: an Agent or human acts only through an active Membership; a provisional one
+        // may only accept the offer it was invited to (§8; payloads.md G6, D-2).
+        let usable =
+            m.status == "active" || (m.status == "provisional" && cmd.kind == "work.accept_offer");
+        if !usable {
+            return Err(Rejection::new(
+                ErrorCode::MembershipRequired,
+                format!(
+                    "an active Group Membership is required (this one is {})",
+                    m.status
+                ),
+            ));
+        }
     }
     Ok(())
 }
