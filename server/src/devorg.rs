@@ -174,3 +174,79 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
         registry,
     })
 }
+
+/// What the authority needs from an Organization, wherever it comes from.
+pub struct OrgSetup {
+    pub config: AuthorityConfig,
+    pub registry: ValidatedRegistry,
+    pub admission_service: Actor,
+    /// Present for the development Organization (its Agents are bootstrapped on first run).
+    pub dev: Option<DevOrganization>,
+}
+
+impl DevOrganization {
+    pub fn setup(self) -> Result<OrgSetup, String> {
+        Ok(OrgSetup {
+            config: self.authority_config()?,
+            registry: self.registry.clone(),
+            admission_service: self.admission_service()?,
+            dev: Some(self),
+        })
+    }
+}
+
+/// A deployment's own Organization: Registry evidence in the bundle's Registry-fixture shape
+/// (`{organizationId, bindings: [{keyId, principal, algorithm, publicKey, validFrom,
+/// validityHistory}]}`), validated by the core's Organization-wide checks, and the Group
+/// Authority's key file `{"keyId": …, "seed": <base64url 32 bytes>}`, whose binding must name an
+/// Organization service Principal: that service accepts and signs Events and writes
+/// First-Admission Records.
+pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup, String> {
+    let read = |p: &Path| -> Result<Value, String> {
+        let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        json::parse(&bytes).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let evidence = RegistryEvidence::from_fixture_json(&read(registry_file)?)
+        .map_err(|e| format!("{}: {e}", registry_file.display()))?;
+    let registry = evidence
+        .validate()
+        .map_err(|e| format!("{}: the Registry is invalid: {e}", registry_file.display()))?;
+    let key = read(key_file)?;
+    let key_id = key
+        .pointer("/keyId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{}: no keyId", key_file.display()))?
+        .to_owned();
+    let seed: [u8; 32] = key
+        .pointer("/seed")
+        .and_then(Value::as_str)
+        .and_then(|s| b64url_decode(s).ok())
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| format!("{}: seed must be 32 bytes of base64url", key_file.display()))?;
+    let binding = registry
+        .binding(&key_id)
+        .ok_or_else(|| format!("{key_id} is not in the Registry"))?;
+    if binding.principal.actor_type != ActorType::Service {
+        return Err(format!(
+            "{key_id} is bound to a {}, not an Organization service",
+            binding.principal.actor_type
+        ));
+    }
+    if binding.public_key.as_bytes() != &ed25519::public_key_of(&seed) {
+        return Err(format!(
+            "{}: the seed does not match the Registry's key {key_id}",
+            key_file.display()
+        ));
+    }
+    Ok(OrgSetup {
+        config: AuthorityConfig {
+            accepted_by: binding.principal.clone(),
+            key_id,
+            seed,
+            limits: CooperationLimits::default(),
+        },
+        admission_service: binding.principal.clone(),
+        registry,
+        dev: None,
+    })
+}

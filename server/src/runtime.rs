@@ -4,7 +4,7 @@
 //! per-Group order is simply arrival order.
 
 use crate::authority::{AuthorityService, Outcome};
-use crate::devorg::DevOrganization;
+use crate::devorg::{DevOrganization, OrgSetup};
 use crate::store::sqlite::SqliteStore;
 use std::path::Path;
 use std::sync::mpsc;
@@ -118,18 +118,21 @@ fn reply(svc: &AuthorityService, outcome: Outcome) -> Reply {
 
 /// Opens the durable authority under `data_dir`, bootstraps the development Organization's
 /// Agents on first run, and starts the owner thread.
-pub fn start(data_dir: &Path, org: &DevOrganization) -> Result<AuthorityHandle, String> {
+pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> {
+    std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
     let mut svc = AuthorityService::open(
         Box::new(store),
-        org.authority_config()?,
-        org.registry.clone(),
-        org.admission_service()?,
+        org.config,
+        org.registry,
+        org.admission_service,
     )
     .map_err(|e| e.to_string())?;
     let history = svc.store().event_count().map_err(|e| e.to_string())?;
-    if history == 0 {
-        bootstrap(&mut svc, org)?;
+    if history == 0
+        && let Some(dev) = &org.dev
+    {
+        bootstrap(&mut svc, dev)?;
     }
     println!(
         "weave-console: authority ready: {} Events replayed from {}, projection {}",

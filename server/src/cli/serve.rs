@@ -21,6 +21,11 @@ Usage: weave-console serve [--addr HOST:PORT] [--public DIR] [--data DIR]
   --public DIR      static files to serve (default: public/ of the workspace)
   --data DIR        the embedded authority's durable store and the development
                     Organization (default: ./data, or env WEAVE_DATA)
+  --registry FILE   a deployment's own Registry evidence (the bundle's Registry-fixture
+                    shape) instead of the development Organization; needs --authority-key
+  --authority-key FILE
+                    {keyId, seed}: the Group Authority key, bound in the Registry to
+                    an Organization service Principal
 
 POST /api/commands takes one signed Command (JSON) and answers, once durable, with the
 Events it appended (or the original ones for an exact retry) or a wire error.
@@ -33,6 +38,7 @@ struct Options {
     addr: String,
     public: Option<PathBuf>,
     data: PathBuf,
+    registry: Option<(PathBuf, PathBuf)>,
 }
 
 enum Parsed {
@@ -44,6 +50,8 @@ fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
     let mut addr = None;
     let mut public = None;
     let mut data = None;
+    let mut registry: Option<PathBuf> = None;
+    let mut authority_key: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = split_flag(arg);
@@ -52,6 +60,10 @@ fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
             "--addr" => addr = Some(flag_value(flag, inline, &mut it)?.to_string()),
             "--public" => public = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
             "--data" => data = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
+            "--registry" => registry = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
+            "--authority-key" => {
+                authority_key = Some(PathBuf::from(flag_value(flag, inline, &mut it)?));
+            }
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag `{other}` for `serve`"));
             }
@@ -69,7 +81,17 @@ fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
                 .map(PathBuf::from)
         })
         .unwrap_or_else(|| PathBuf::from("data"));
-    Ok(Parsed::Run(Options { addr, public, data }))
+    let registry = match (registry, authority_key) {
+        (Some(r), Some(k)) => Some((r, k)),
+        (None, None) => None,
+        _ => return Err("--registry and --authority-key go together".into()),
+    };
+    Ok(Parsed::Run(Options {
+        addr,
+        public,
+        data,
+        registry,
+    }))
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -280,14 +302,18 @@ pub fn run(args: &[String]) -> ExitCode {
         }
     };
     let conformance = conformance_json(super::conformance::protocol_root(None));
-    let org = match crate::devorg::load_or_create(&opts.data) {
+    let org = match &opts.registry {
+        Some((registry, key)) => crate::devorg::from_deployment(registry, key),
+        None => crate::devorg::load_or_create(&opts.data).and_then(|o| o.setup()),
+    };
+    let org = match org {
         Ok(o) => o,
         Err(e) => {
             eprintln!("weave-console: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let authority = match crate::runtime::start(&opts.data, &org) {
+    let authority = match crate::runtime::start(&opts.data, org) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("weave-console: cannot start the authority: {e}");
@@ -344,6 +370,7 @@ mod tests {
                 addr: "1.2.3.4:5".into(),
                 public: Some(PathBuf::from("x")),
                 data: PathBuf::from("d"),
+                registry: None,
             })
         );
         assert!(opts(&["--bogus"], None).is_err());
