@@ -1494,8 +1494,16 @@ fn approving_a_child_verifies_the_parent_work_item() {
     assert_eq!(pw.revision, wrev + 1);
     assert_eq!(w.mission(M).revision, prev + 1);
     assert_eq!(w.mission("urn:x:mission:c1").status, "approved");
-    // A parent Mission cannot submit the Artifacts its children produced.
-    refused(&w.submit(G, &[&h]), ErrorCode::InvalidCommand);
+    // The child's approved Artifacts became the parent WorkItem's: the parent may submit them
+    // (§14), while a hash outside its Mission tree is refused.
+    refused(
+        &w.submit(
+            G,
+            &["sha256:0000000000000000000000000000000000000000000000000000000000000000"],
+        ),
+        ErrorCode::InvalidCommand,
+    );
+    assert!(w.submit(G, &[&h]).is_ok());
     w.assert_replays();
 }
 

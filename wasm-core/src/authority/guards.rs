@@ -53,6 +53,15 @@ pub fn common(state: &State, cmd: &CommandView) -> Result<(), Rejection> {
             .detail("receivedSessionEpoch", sent.unwrap_or(0)));
         }
     }
+    // An archived Group is frozen: its history ended with the final snapshot (§7.4).
+    if let Some(g) = cmd.group_id.as_deref().and_then(|g| state.groups.get(g))
+        && g.group.archived_at.is_some()
+    {
+        return Err(Rejection::transition("the Group is archived").detail(
+            "archivedAt",
+            g.group.archived_at.map(|t| t.format()).unwrap_or_default(),
+        ));
+    }
     let member_checked = matches!(cmd.actor.actor_type, ActorType::Agent | ActorType::Human);
     if member_checked
         && !creates_group(&cmd.kind)

@@ -567,14 +567,32 @@ pub fn decide_submit_for_approval(cx: &Ctx) -> Decision {
 }
 
 /// The (id, contentHash) of every published Artifact of `mission_id`.
+/// The Artifacts a Mission may submit: its own and those of its descendant child Missions,
+/// whose approved results become the parent WorkItem's Artifacts (§14).
 fn mission_artifacts<'s>(
     state: &'s State,
     mission_id: &'s str,
 ) -> impl Iterator<Item = (&'s str, &'s str)> + 's {
+    let within = move |mid: &str| {
+        let mut cur = Some(mid);
+        for _ in 0..64 {
+            match cur {
+                Some(m) if m == mission_id => return true,
+                Some(m) => {
+                    cur = state
+                        .missions
+                        .get(m)
+                        .and_then(|x| x.parent_mission_id.as_deref())
+                }
+                None => return false,
+            }
+        }
+        false
+    };
     state.artifacts.iter().filter_map(move |(id, a)| {
         let mid = a.get("missionId").and_then(Value::as_str)?;
         let hash = a.get("contentHash").and_then(Value::as_str)?;
-        (mid == mission_id).then_some((id.as_str(), hash))
+        within(mid).then_some((id.as_str(), hash))
     })
 }
 
