@@ -302,3 +302,37 @@ fn offline_binding_is_refused_on_other_kinds_and_unknown_critical_extensions_too
         "nothing was applied"
     );
 }
+
+#[test]
+fn an_archived_group_accepts_nothing() {
+    let mut h = org();
+    let g = "urn:x:group:frozen";
+    h.submit(
+        "owner",
+        "mission.create",
+        &env_group(g),
+        create_payload(&h, "urn:x:m:frozen", g),
+        t0(),
+    )
+    .unwrap();
+    // Mark the Group archived directly (the archive Command itself is covered by the mission
+    // tests and scenario 50); the Mission is still active, so only the freeze can refuse.
+    h.authority
+        .state
+        .groups
+        .get_mut(g)
+        .unwrap()
+        .group
+        .archived_at = Some(t0());
+    let mut p = Object::new();
+    p.insert("messageId", Value::string("urn:x:msg:late"));
+    p.insert("conversationId", Value::string(format!("{g}:mission")));
+    p.insert("content", Value::string("after the archive"));
+    let env = Envelope {
+        membership_epoch: Some(1),
+        ..env_group(g)
+    };
+    let r = h.submit("owner", "message.post", &env, p, t0());
+    assert!(is(&r, ErrorCode::InvalidStateTransition), "{r:?}");
+    assert!(format!("{r:?}").contains("archived"));
+}
