@@ -268,8 +268,13 @@ impl Authority {
             now,
             config: &self.config,
         })?;
-        let events = self.seal(&cmd, drafts, now);
-        for e in &events {
+        let mut events = self.seal(&cmd, drafts, now);
+        for e in &mut events {
+            // Apply exactly what is stored: the canonical bytes, read back. Free-form members
+            // (evidence data, manifests…) then have the same member order live and on replay.
+            if let Ok(v) = json::parse(&e.jcs) {
+                e.value = v;
+            }
             if let Err(err) = evolve::apply(&mut self.state, &e.value) {
                 // The authority produced this Event itself: failing to apply it is a defect.
                 return Err(Rejection::new(

@@ -442,7 +442,8 @@ fn check(
             if let Some(Value::Object(m)) = expect.and_then(|e| e.pointer("/match")) {
                 for (ptr, want) in m.iter() {
                     let got = arr.pointer(ptr.as_str());
-                    if got != Some(want) {
+                    // JSON equality: member order and number spelling do not matter.
+                    if !got.is_some_and(|g| crate::model::json_equal(g, want)) {
                         ok = false;
                         report.failures.push(format!(
                             "{label}: {} is {}, expected {}",

@@ -787,6 +787,8 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
             artifact_hash: None,
             data,
         };
+        // The child's result completes the WorkItem: no execution may continue on it (§10.2).
+        fence(state, id, now);
         let w = work_mut(state, id, ev.kind)?;
         w.status = "verified".into();
         w.blocker = None;

@@ -611,6 +611,21 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
         .detail("workItemId", w.id.as_str())
         .detail("status", w.status.as_str()));
     }
+    // A WorkItem blocked on its linked child Mission is not offerable while that Mission runs
+    // (§10.2: ownership is fenced while the child runs; its approval or failure decides).
+    if let Some(child) = w
+        .child_mission_id
+        .as_deref()
+        .and_then(|c| cx.state.missions.get(c))
+        .filter(|c| !c.is_terminal())
+    {
+        return Err(Rejection::transition(format!(
+            "the WorkItem waits for its child Mission {}",
+            child.id
+        ))
+        .detail("workItemId", w.id.as_str())
+        .detail("childMissionId", child.id.as_str()));
+    }
     if is_live_owner(w, cx.now) {
         return Err(Rejection::new(
             ErrorCode::WorkAlreadyOwned,
