@@ -7,6 +7,11 @@ use std::path::Path;
 
 pub struct SqliteStore {
     conn: Connection,
+    /// `(organizationId, signingHash)` → row of its admission record. The Admission Log has
+    /// one writer (this store's owner), so this index is authoritative; keeping it in memory
+    /// keeps the table append-only (no random B-tree inserts, so the cost of a write does not
+    /// grow with history).
+    admissions: std::collections::HashMap<(String, String), i64>,
 }
 
 fn err(e: rusqlite::Error) -> StoreError {
@@ -33,6 +38,7 @@ impl SqliteStore {
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = FULL;
+             PRAGMA cache_size = -65536;
              CREATE TABLE IF NOT EXISTS events (
                  position  INTEGER PRIMARY KEY,
                  group_id  TEXT NOT NULL,
@@ -42,14 +48,40 @@ impl SqliteStore {
                  UNIQUE (group_id, sequence)
              );
              CREATE TABLE IF NOT EXISTS admissions (
+                 position        INTEGER PRIMARY KEY,
                  organization_id TEXT NOT NULL,
                  signing_hash    TEXT NOT NULL,
-                 record          BLOB NOT NULL,
-                 PRIMARY KEY (organization_id, signing_hash)
+                 record          BLOB NOT NULL
              );",
         )
         .map_err(err)?;
-        Ok(SqliteStore { conn })
+        let mut admissions = std::collections::HashMap::new();
+        {
+            let mut stmt = conn
+                .prepare("SELECT position, organization_id, signing_hash FROM admissions")
+                .map_err(err)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+                .map_err(err)?;
+            for row in rows {
+                let (pos, org, hash) = row.map_err(err)?;
+                if admissions
+                    .insert((org.clone(), hash.clone()), pos)
+                    .is_some()
+                {
+                    return Err(StoreError(format!(
+                        "two admission records for ({org}, {hash}): the log is corrupt"
+                    )));
+                }
+            }
+        }
+        Ok(SqliteStore { conn, admissions })
     }
 }
 
@@ -59,6 +91,18 @@ impl Store for SqliteStore {
         events: &[StoredEvent],
         admissions: &[StoredAdmission],
     ) -> Result<(), StoreError> {
+        // At most one record per logical key (S-9), checked before anything is written.
+        let mut batch_keys = std::collections::HashSet::new();
+        for a in admissions {
+            let key = (a.organization_id.clone(), a.signing_hash.clone());
+            if self.admissions.contains_key(&key) || !batch_keys.insert(key) {
+                return Err(StoreError(format!(
+                    "an admission record for {} already exists",
+                    a.signing_hash
+                )));
+            }
+        }
+        let mut new_rows = Vec::with_capacity(admissions.len());
         let tx = self.conn.transaction().map_err(err)?;
         {
             let mut ins = tx
@@ -85,9 +129,15 @@ impl Store for SqliteStore {
             for a in admissions {
                 adm.execute(params![a.organization_id, a.signing_hash, a.record])
                     .map_err(err)?;
+                new_rows.push((
+                    (a.organization_id.clone(), a.signing_hash.clone()),
+                    tx.last_insert_rowid(),
+                ));
             }
         }
-        tx.commit().map_err(err)
+        tx.commit().map_err(err)?;
+        self.admissions.extend(new_rows);
+        Ok(())
     }
 
     fn for_each_event(
@@ -144,12 +194,7 @@ impl Store for SqliteStore {
     }
 
     fn admitted_hashes(&self) -> Result<std::collections::HashSet<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT signing_hash FROM admissions")
-            .map_err(err)?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+        Ok(self.admissions.keys().map(|(_, h)| h.clone()).collect())
     }
 
     fn event_count(&self) -> Result<u64, StoreError> {

@@ -82,6 +82,16 @@ pub struct State {
     pub org_sequence: u64,
 }
 
+impl GroupState {
+    /// How many `kind` Events `actor` had accepted in this Group after `horizon`: a binary
+    /// search, as the window is in acceptance order (the rate limits of §20 stay O(log n)).
+    pub fn recent_count(&self, actor: &str, kind: &str, horizon: super::clock::Micros) -> usize {
+        self.recent
+            .get(&(actor.to_owned(), kind.to_owned()))
+            .map_or(0, |w| w.len() - w.partition_point(|t| *t <= horizon))
+    }
+}
+
 impl State {
     pub fn group(&self, id: &str) -> Option<&GroupState> {
         self.groups.get(id)

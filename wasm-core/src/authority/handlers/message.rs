@@ -62,8 +62,7 @@ pub fn recent_messages(cx: &Ctx, group_id: Option<&str>, actor_id: &str) -> usiz
     let horizon = cx.now.minus_seconds(60);
     group_id
         .and_then(|g| cx.state.groups.get(g))
-        .and_then(|g| g.recent.get(&(actor_id.to_owned(), POSTED.to_owned())))
-        .map_or(0, |w| w.iter().filter(|t| **t > horizon).count())
+        .map_or(0, |g| g.recent_count(actor_id, POSTED, horizon))
 }
 
 /// `message.post` (payloads.md §6.14).

@@ -328,11 +328,9 @@ pub fn decide_propose(cx: &Ctx) -> Decision {
         .group_id
         .as_deref()
         .and_then(|g| cx.state.groups.get(g))
-        .and_then(|gs| {
-            gs.recent
-                .get(&(cmd.actor.id.0.clone(), PROPOSED.to_owned()))
-        })
-        .map_or(0, |w| w.iter().filter(|t| **t > horizon).count());
+        .map_or(0, |gs| {
+            gs.recent_count(cmd.actor.id.as_str(), PROPOSED, horizon)
+        });
     let mut details = Object::new();
     details.insert("limit", Value::from(limit as u64));
     details.insert("recent", Value::from(recent as u64));
