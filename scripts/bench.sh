@@ -18,7 +18,7 @@ echo "$NATIVE"
 echo "== wasm32 in headless Chromium (release) =="
 WASM=$(BENCH_MS=$MS CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_TIMEOUT=600 \
-  cargo test -q --release -p wasm-core --target wasm32-unknown-unknown --test bench_browser 2>&1)
+  cargo test --release -p wasm-core --target wasm32-unknown-unknown --test bench_browser -- --nocapture 2>&1)
 echo "$WASM" | grep '^BENCH wasm' || { echo "$WASM"; exit 1; }
 
 echo "== ratio (native / wasm) =="
