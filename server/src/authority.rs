@@ -170,8 +170,17 @@ impl AuthorityService {
     ) -> Outcome {
         let t = std::time::Instant::now();
         let verified = verify(bytes, DocumentKind::Command, &self.registry).map_err(|e| {
-            // The wire must not say which check failed (S-18): the code only.
-            Rejection::new(e.wire_code(), wire_message(e.wire_code()))
+            use wasm_core::crypto::Stage;
+            match e.stage {
+                // Syntax and shape errors help the sender fix its Command and reveal nothing
+                // about keys: they are reported in full.
+                Stage::Parse | Stage::Schema | Stage::Canonicalization => Rejection::new(
+                    e.wire_code(),
+                    format!("{}: {}", wire_message(e.wire_code()), e.reason),
+                ),
+                // Which signature, key or interval check failed stays in the audit log (S-18).
+                _ => Rejection::new(e.wire_code(), wire_message(e.wire_code())),
+            }
         })?;
         self.times.verify += t.elapsed();
         let t = std::time::Instant::now();

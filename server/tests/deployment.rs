@@ -236,3 +236,69 @@ fn a_deployment_supplies_its_registry_and_authority_key() {
     assert!(err.contains("does not match the Registry"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn malformed_commands_get_a_clear_error_and_signature_failures_do_not_leak() {
+    let dir = std::env::temp_dir().join(format!("weave-errors-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (kid, seed) = key("signing-group-authority");
+    let key_file = dir.join("authority-key.json");
+    std::fs::write(
+        &key_file,
+        format!(
+            r#"{{"keyId":"{kid}","seed":"{}"}}"#,
+            wasm_core::encoding::b64url_encode(&seed)
+        ),
+    )
+    .unwrap();
+    let mut child = spawn(&dir.join("data"), &key_file);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(a) = line.split("listening on http://").nth(1) {
+            break a.trim().to_owned();
+        }
+    };
+    // Duplicate member: PROTOCOL_VIOLATION, saying which member.
+    let (code, body) = post(&addr, br#"{"kind":"a","kind":"b"}"#);
+    assert_eq!(code, 422);
+    assert!(
+        body.contains("PROTOCOL_VIOLATION") && body.contains("duplicate object member"),
+        "{body}"
+    );
+    // Not a Command: SCHEMA_VALIDATION_FAILED, saying what is missing.
+    let (code, body) = post(&addr, br#"{"protocolVersion":"0.1"}"#);
+    assert_eq!(code, 422);
+    assert!(
+        body.contains("SCHEMA_VALIDATION_FAILED") && body.contains("missing required member"),
+        "{body}"
+    );
+    // A wrong key: AUTH_INVALID_SIGNATURE with no hint of which check failed.
+    let owner = key("signing-mission-owner");
+    let mut bytes = command(
+        ("human", "urn:missionweaveprotocol:human:mission-owner"),
+        &owner,
+        "mission.create",
+        Some("urn:e:g"),
+        Object::new(),
+    );
+    let text = String::from_utf8(bytes.clone()).unwrap().replace(
+        "crypto-vector-mission-owner",
+        "crypto-vector-security-owner",
+    );
+    bytes = text.into_bytes();
+    let (code, body) = post(&addr, &bytes);
+    assert_eq!(code, 422);
+    assert!(
+        body.contains("AUTH_INVALID_SIGNATURE") && body.contains("signed document rejected"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("key") || body.contains("signed document rejected"),
+        "{body}"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
