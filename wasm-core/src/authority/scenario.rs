@@ -15,7 +15,9 @@
 //!            {"resend": 0, "expect": {"duplicate": true}},
 //!            {"as": "owner", "kind": "mission.approve", …, "expect": {"error": "INVALID_STATE_TRANSITION"}}]}
 //! ```
-//! Strings may use `${name}` for saved values and `${id:principal}` for Principal ids.
+//! Strings may use `${name}` for saved values and `${id:principal}` for Principal ids; a string
+//! that is exactly `"${name}"` becomes the saved value with its JSON type (so a saved revision
+//! or epoch can fill `expectedRevision` or `ownershipEpoch`).
 
 use super::harness::{Envelope, Harness};
 use super::{Micros, Submitted};
@@ -179,12 +181,19 @@ fn s<'a>(v: &'a Value, p: &str) -> Option<&'a str> {
     v.pointer(p).and_then(Value::as_str)
 }
 
-fn substitute(v: &Value, vars: &BTreeMap<String, String>) -> Value {
+fn substitute(v: &Value, vars: &BTreeMap<String, Value>) -> Value {
     match v {
         Value::String(js) => {
             let text = js.as_str();
             if !text.contains("${") {
                 return v.clone();
+            }
+            // A whole-value reference keeps the saved value's JSON type (numbers stay numbers).
+            if let Some(name) = text.strip_prefix("${").and_then(|t| t.strip_suffix('}'))
+                && !name.contains("${")
+                && let Some(saved) = vars.get(name)
+            {
+                return saved.clone();
             }
             let mut out = String::new();
             let mut rest = text;
@@ -195,7 +204,8 @@ fn substitute(v: &Value, vars: &BTreeMap<String, String>) -> Value {
                     Some(j) => {
                         let name = &after[..j];
                         match vars.get(name) {
-                            Some(val) => out.push_str(val),
+                            Some(Value::String(val)) => out.push_str(val.as_str()),
+                            Some(val) => out.push_str(&json::to_string(val)),
                             None => {
                                 out.push_str("${");
                                 out.push_str(name);
@@ -290,9 +300,9 @@ pub fn run_in_process(text: &[u8]) -> ScenarioReport {
         report.failures.push(format!("bootstrap: {e}"));
         return report;
     }
-    let mut vars: BTreeMap<String, String> = BTreeMap::new();
+    let mut vars: BTreeMap<String, Value> = BTreeMap::new();
     for name in h.principals.keys() {
-        vars.insert(format!("id:{name}"), h.id(name));
+        vars.insert(format!("id:{name}"), Value::string(h.id(name)));
     }
     run_steps(&sc, &mut h, start, &mut vars, &mut report);
     report
@@ -302,7 +312,7 @@ fn run_steps(
     sc: &Value,
     target: &mut Harness,
     start: Micros,
-    vars: &mut BTreeMap<String, String>,
+    vars: &mut BTreeMap<String, Value>,
     report: &mut ScenarioReport,
 ) {
     let Some(Value::Array(steps)) = sc.pointer("/steps") else {
@@ -373,7 +383,7 @@ fn check(
     kind: &str,
     step: &Value,
     answer: &Answer,
-    vars: &mut BTreeMap<String, String>,
+    vars: &mut BTreeMap<String, Value>,
     report: &mut ScenarioReport,
 ) {
     let expect = step.pointer("/expect");
@@ -457,11 +467,8 @@ fn check(
             if let Some(Value::Object(save)) = step.pointer("/save") {
                 for (name, ptr) in save.iter() {
                     match ptr.as_str().and_then(|p| arr.pointer(p)) {
-                        Some(Value::String(v)) => {
-                            vars.insert(name.as_str().to_owned(), v.as_str().to_owned());
-                        }
-                        Some(Value::Number(n)) => {
-                            vars.insert(name.as_str().to_owned(), n.as_lexical().to_owned());
+                        Some(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => {
+                            vars.insert(name.as_str().to_owned(), v.clone());
                         }
                         _ => {
                             ok = false;
@@ -494,5 +501,29 @@ fn check(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_value_references_keep_their_type() {
+        let mut vars = BTreeMap::new();
+        vars.insert(
+            "rev".to_owned(),
+            json::parse_str("3").unwrap_or(Value::Null),
+        );
+        vars.insert("id".to_owned(), Value::string("urn:x:1"));
+        let v = json::parse_str(
+            r#"{"expectedRevision":"${rev}","text":"item ${id} at ${rev}","keep":"${none}"}"#,
+        )
+        .unwrap_or(Value::Null);
+        let out = substitute(&v, &vars);
+        assert_eq!(
+            json::to_string(&out),
+            r#"{"expectedRevision":3,"text":"item urn:x:1 at 3","keep":"${none}"}"#
+        );
     }
 }
