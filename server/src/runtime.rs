@@ -133,6 +133,15 @@ pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> 
         && let Some(dev) = &org.dev
     {
         bootstrap(&mut svc, dev)?;
+        println!(
+            "weave-console: new development Organization: {} Agents registered, Sessions opened \
+             ({} Events)",
+            dev.principals
+                .iter()
+                .filter(|p| p.actor.actor_type == wasm_core::model::common::ActorType::Agent)
+                .count(),
+            svc.store().event_count().map_err(|e| e.to_string())?
+        );
     }
     println!(
         "weave-console: authority ready: {} Events replayed from {}, projection {}",
