@@ -37,15 +37,11 @@ pub struct AuthorityService {
     registry: ValidatedRegistry,
     /// The Organization service that writes First-Admission Records.
     admission_service: Actor,
-    /// Every admitted signing hash (this service is the Admission Log's only writer), so that
-    /// the common case — a new document — is an authoritative absence without a query.
-    admitted: std::collections::HashSet<String>,
 }
 
 /// The Admission Log over the store plus the records staged in the current batch.
 struct StagedLog<'a> {
     store: &'a dyn Store,
-    admitted: &'a std::collections::HashSet<String>,
     staged: &'a [StoredAdmission],
     tentative: Option<StoredAdmission>,
     service: Actor,
@@ -62,9 +58,6 @@ impl AdmissionLog for StagedLog<'_> {
                 record: a.record.clone(),
                 authenticated_service: self.service.clone(),
             };
-        }
-        if !self.admitted.contains(signing_hash) {
-            return LookupOutcome::AuthoritativeAbsence;
         }
         match self.store.admission(organization_id, signing_hash) {
             Ok(Some(record)) => LookupOutcome::Found {
@@ -105,9 +98,7 @@ impl AuthorityService {
     ) -> Result<AuthorityService, StoreError> {
         let mut authority = Authority::new(config);
         replay(store.as_ref(), &mut authority)?;
-        let admitted = store.admitted_hashes()?;
         Ok(AuthorityService {
-            admitted,
             authority,
             times: PhaseTimes::default(),
             store,
@@ -135,10 +126,6 @@ impl AuthorityService {
         let t = std::time::Instant::now();
         let appended = self.store.append(&events, &admissions);
         self.times.store += t.elapsed();
-        if appended.is_ok() {
-            self.admitted
-                .extend(admissions.iter().map(|a| a.signing_hash.clone()));
-        }
         if let Err(e) = appended {
             // Nothing of this batch is durable: forget it in memory too.
             let mut fresh = Authority::new(self.authority.config.clone());
@@ -186,7 +173,6 @@ impl AuthorityService {
         let t = std::time::Instant::now();
         let mut log = StagedLog {
             store: self.store.as_ref(),
-            admitted: &self.admitted,
             staged: admissions,
             tentative: None,
             service: self.admission_service.clone(),

@@ -282,16 +282,7 @@ fn ed25519_ceiling() -> f64 {
     let Ok(key) = ed25519::StrictPublicKey::from_bytes(&ed25519::public_key_of(&seed)) else {
         return 0.0;
     };
-    let t = Instant::now();
-    let mut n = 0u64;
-    while t.elapsed().as_millis() < 1500 {
-        for _ in 0..64 {
-            if let Ok(s) = ed25519::StrictSignature::parse_deferring_order_check(&sig)
-                && ed25519::verify(&key, &s, msg)
-            {
-                n += 1;
-            }
-        }
-    }
-    n as f64 / t.elapsed().as_secs_f64()
+    let start = Instant::now();
+    let now_ms = move || start.elapsed().as_secs_f64() * 1000.0;
+    wasm_core::bench::ed25519_verification(&key, &sig, msg, &now_ms, 1500.0).per_second()
 }

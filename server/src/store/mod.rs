@@ -59,15 +59,13 @@ pub trait Store: Send {
         limit: usize,
     ) -> Result<Vec<Vec<u8>>, StoreError>;
 
-    /// The admission record for `(organization, signing hash)`, if any.
+    /// The admission record for `(organization, signing hash)`, if any. Authoritative: an
+    /// absence is answered from the store's own index, without a query (the common case).
     fn admission(
         &self,
         organization_id: &str,
         signing_hash: &str,
     ) -> Result<Option<Vec<u8>>, StoreError>;
-
-    /// Every stored admission record's signing hash (loaded once at start-up).
-    fn admitted_hashes(&self) -> Result<std::collections::HashSet<String>, StoreError>;
 
     /// How many Events are stored.
     fn event_count(&self) -> Result<u64, StoreError>;

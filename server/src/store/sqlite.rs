@@ -183,18 +183,21 @@ impl Store for SqliteStore {
         organization_id: &str,
         signing_hash: &str,
     ) -> Result<Option<Vec<u8>>, StoreError> {
+        // The in-memory index answers an absence without touching the database.
+        let Some(pos) = self
+            .admissions
+            .get(&(organization_id.to_owned(), signing_hash.to_owned()))
+        else {
+            return Ok(None);
+        };
         self.conn
             .query_row(
-                "SELECT record FROM admissions WHERE organization_id = ?1 AND signing_hash = ?2",
-                params![organization_id, signing_hash],
+                "SELECT record FROM admissions WHERE position = ?1",
+                params![pos],
                 |r| r.get::<_, Vec<u8>>(0),
             )
             .optional()
             .map_err(err)
-    }
-
-    fn admitted_hashes(&self) -> Result<std::collections::HashSet<String>, StoreError> {
-        Ok(self.admissions.keys().map(|(_, h)| h.clone()).collect())
     }
 
     fn event_count(&self) -> Result<u64, StoreError> {
@@ -254,5 +257,30 @@ mod tests {
         );
         assert_eq!(s.admission("urn:p", "sha256:00").expect("get"), None);
         assert!(s.append(&[], &[a]).is_err(), "one record per logical key");
+    }
+
+    #[test]
+    fn the_admission_index_is_rebuilt_on_reopen() {
+        let path = std::env::temp_dir().join(format!("weave-adm-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        {
+            let mut s = SqliteStore::open(&path).expect("store");
+            let a = StoredAdmission {
+                organization_id: "urn:o".into(),
+                signing_hash: "sha256:01".into(),
+                record: b"{\"r\":1}".to_vec(),
+            };
+            s.append(&[], &[a]).expect("append");
+        }
+        let s = SqliteStore::open(&path).expect("reopen");
+        assert_eq!(
+            s.admission("urn:o", "sha256:01").expect("get"),
+            Some(b"{\"r\":1}".to_vec())
+        );
+        assert_eq!(s.admission("urn:o", "sha256:02").expect("get"), None);
+        drop(s);
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
     }
 }

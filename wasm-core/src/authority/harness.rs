@@ -6,7 +6,7 @@
 use super::{Authority, AuthorityConfig, CooperationLimits, Micros, Rejection, Submitted};
 use crate::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
 use crate::crypto::{DocumentKind, ed25519, sign_document_with, verify};
-use crate::encoding::{b64url_encode, sha256_hash};
+use crate::encoding::b64url_encode;
 use crate::json::{self, Object, Value};
 use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
@@ -29,13 +29,8 @@ pub struct Principal {
 
 /// Derives a test seed from a name (never for production keys).
 pub fn test_seed(name: &str) -> [u8; 32] {
-    let h = sha256_hash(format!("missionweave test key {name}").as_bytes());
-    let mut seed = [0u8; 32];
-    for (i, chunk) in h.as_bytes()[7..].chunks(2).take(32).enumerate() {
-        let hex = std::str::from_utf8(chunk).unwrap_or("00");
-        seed[i] = u8::from_str_radix(hex, 16).unwrap_or(0);
-    }
-    seed
+    use sha2::Digest;
+    sha2::Sha256::digest(format!("missionweave test key {name}").as_bytes()).into()
 }
 
 /// An Organization with an Authority and a Registry.

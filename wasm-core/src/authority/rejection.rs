@@ -65,16 +65,3 @@ impl fmt::Display for Rejection {
 }
 
 impl std::error::Error for Rejection {}
-
-impl From<i64> for Value {
-    fn from(n: i64) -> Self {
-        if n >= 0 {
-            Value::from(n as u64)
-        } else {
-            Value::Number(
-                crate::json::Number::from_f64(n as f64)
-                    .unwrap_or_else(|| crate::json::Number::from_u64(0)),
-            )
-        }
-    }
-}

@@ -92,6 +92,19 @@ impl From<u64> for Value {
     }
 }
 
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        if n >= 0 {
+            Value::from(n as u64)
+        } else {
+            Value::Number(
+                crate::json::Number::from_f64(n as f64)
+                    .unwrap_or_else(|| crate::json::Number::from_u64(0)),
+            )
+        }
+    }
+}
+
 /// A JSON number as its validated RFC 8259 lexical text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Number(Box<str>);

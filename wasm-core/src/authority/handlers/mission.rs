@@ -1013,7 +1013,7 @@ fn apply_child_created(state: &mut State, ev: &EventView) -> Result<(), String> 
     let work_id = member(ev, "parentWorkItemId")?;
     let child_id = member(ev, "childMissionId")?;
     let at = ev.occurred_at;
-    super::work_exec::fence(state, work_id, at);
+    super::work_plan::fence_owner(state, work_id, at);
     let w = state
         .work_items
         .get_mut(work_id)
@@ -1140,7 +1140,7 @@ fn apply_closed(state: &mut State, ev: &EventView, status: &str) -> Result<(), S
         .map(|w| w.id.clone())
         .collect();
     for id in open {
-        super::work_exec::fence(state, &id, at);
+        super::work_plan::fence_owner(state, &id, at);
         if let Some(w) = state.work_items.get_mut(&id) {
             w.status = status.to_owned();
             w.failure_reason = Some(reason.clone());

@@ -31,6 +31,7 @@
 //! ```
 
 use super::cooperation::{self, Policy};
+use super::work_plan::fence_owner;
 use super::{Ctx, Decision, embedded, member, offline, payload};
 use crate::authority::clock::Micros;
 use crate::authority::evolve::EventView;
@@ -344,12 +345,6 @@ pub fn close_lease(state: &mut State, work_id: &str, now: Micros, if_live: &str,
     }
 }
 
-/// Fences the WorkItem's owner (payloads.md §6, apply side): the open lease is revoked, the
-/// Ownership Epoch moves on if there was an assignee, and assignment and offer are cleared.
-pub fn fence(state: &mut State, work_id: &str, now: Micros) {
-    super::work_plan::fence_owner(state, work_id, now);
-}
-
 pub fn apply_started(state: &mut State, ev: &EventView) -> Result<(), String> {
     let lease: ExecutionLease = embedded(ev, "executionLease")?;
     let w = work_mut(state, member(ev, "workItemId")?, ev.kind)?;
@@ -560,7 +555,7 @@ pub fn apply_blocked(state: &mut State, ev: &EventView) -> Result<(), String> {
         w.status = "blocked".into();
         w.blocker = Some(reason);
         let mission_id = w.mission_id.clone();
-        fence(state, id, now);
+        fence_owner(state, id, now);
         touch_work(work_mut(state, id, ev.kind)?, now);
         touch_mission(state, &mission_id, now);
         return Ok(());
@@ -638,7 +633,7 @@ pub fn apply_unblocked(state: &mut State, ev: &EventView) -> Result<(), String> 
     let now = ev.occurred_at;
     match status.as_str() {
         "queued" => {}
-        "open" => fence(state, id, now),
+        "open" => fence_owner(state, id, now),
         other => return Err(format!("{}: bad status {other}", ev.kind)),
     }
     let w = work_mut(state, id, ev.kind)?;
@@ -788,7 +783,7 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
             data,
         };
         // The child's result completes the WorkItem: no execution may continue on it (§10.2).
-        fence(state, id, now);
+        fence_owner(state, id, now);
         let w = work_mut(state, id, ev.kind)?;
         w.status = "verified".into();
         w.blocker = None;
@@ -874,7 +869,7 @@ pub fn apply_failed(state: &mut State, ev: &EventView) -> Result<(), String> {
     w.failure_reason = Some(reason);
     let mission_id = w.mission_id.clone();
     if variant {
-        fence(state, id, now);
+        fence_owner(state, id, now);
     } else {
         close_lease(state, id, now, "revoked", "WorkItem failed");
         work_mut(state, id, ev.kind)?.ownership_lease_expires_at = None;
@@ -918,7 +913,7 @@ pub fn apply_cancelled(state: &mut State, ev: &EventView) -> Result<(), String> 
     w.status = "cancelled".into();
     w.failure_reason = Some(reason);
     let mission_id = w.mission_id.clone();
-    fence(state, id, now);
+    fence_owner(state, id, now);
     touch_work(work_mut(state, id, ev.kind)?, now);
     touch_mission(state, &mission_id, now);
     Ok(())
