@@ -92,8 +92,10 @@ pub fn sha256_hash(data: &[u8]) -> String {
     let digest = Sha256::digest(data);
     let mut out = String::with_capacity(71);
     out.push_str("sha256:");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     for b in digest {
-        out.push_str(&format!("{b:02x}"));
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
     }
     out
 }
