@@ -12,8 +12,10 @@ use crate::store::{Store, StoreError, StoredAdmission, StoredEvent};
 use wasm_core::admission::{
     AdmissionLog, AppendOutcome, LookupOutcome, TrustedContext, first_admission,
 };
-use wasm_core::authority::{Authority, AuthorityConfig, Micros, Rejection, Submitted};
-use wasm_core::crypto::{DocumentKind, ValidatedRegistry, verify};
+use wasm_core::authority::{Accepted, Authority, AuthorityConfig, Micros, Rejection, Submitted};
+use wasm_core::crypto::{
+    DocumentKind, KeyTables, ValidatedRegistry, Verified, VerifyError, verify_batch,
+};
 use wasm_core::json;
 use wasm_core::model::common::Actor;
 use wasm_core::model::error::ErrorCode;
@@ -27,6 +29,8 @@ pub struct PhaseTimes {
     pub verify: std::time::Duration,
     pub admission: std::time::Duration,
     pub decide_seal_evolve: std::time::Duration,
+    /// Signing the batch's Events (one pass per batch).
+    pub sign: std::time::Duration,
     pub store: std::time::Duration,
 }
 
@@ -35,6 +39,8 @@ pub struct AuthorityService {
     pub times: PhaseTimes,
     store: Box<dyn Store>,
     registry: ValidatedRegistry,
+    /// Verification tables of the busiest keys (bounded; see `KeyTables`).
+    key_tables: KeyTables,
     /// The Organization service that writes First-Admission Records.
     admission_service: Actor,
 }
@@ -103,6 +109,7 @@ impl AuthorityService {
             times: PhaseTimes::default(),
             store,
             registry,
+            key_tables: KeyTables::default(),
             admission_service,
         })
     }
@@ -111,15 +118,59 @@ impl AuthorityService {
         self.store.as_ref()
     }
 
-    /// Verifies, admits and decides each Command at `now`, then makes the batch durable in one
-    /// transaction (group commit) and returns the outcomes.
+    /// Verifies, admits and decides each Command at `now`, signs the accepted Commands' Events
+    /// in one pass, then makes the batch durable in one transaction (group commit) and returns
+    /// the outcomes.
     pub fn submit_batch(&mut self, commands: &[Vec<u8>], now: Micros) -> Vec<Outcome> {
-        let mut outcomes = Vec::with_capacity(commands.len());
-        let mut events: Vec<StoredEvent> = Vec::new();
+        // Stages 1-6 for the whole batch: per-key tables and one shared inversion (§6.4).
+        let t = std::time::Instant::now();
+        let docs: Vec<&[u8]> = commands.iter().map(Vec::as_slice).collect();
+        let verified = verify_batch(
+            &docs,
+            DocumentKind::Command,
+            &self.registry,
+            &mut self.key_tables,
+        );
+        self.times.verify += t.elapsed();
         let mut admissions: Vec<StoredAdmission> = Vec::new();
-        for bytes in commands {
-            outcomes.push(self.submit_one(bytes, now, &mut events, &mut admissions));
+        let decided: Vec<Result<Accepted, Rejection>> = verified
+            .into_iter()
+            .map(|v| self.accept_one(v, now, &mut admissions))
+            .collect();
+        let t = std::time::Instant::now();
+        // Rejections keep their place; accepted Commands are signed together.
+        let mut accepted = Vec::new();
+        let rejections: Vec<Option<Rejection>> = decided
+            .into_iter()
+            .map(|d| match d {
+                Ok(a) => {
+                    accepted.push(a);
+                    None
+                }
+                Err(r) => Some(r),
+            })
+            .collect();
+        let mut signed = self.authority.sign(accepted).into_iter();
+        let mut events: Vec<StoredEvent> = Vec::new();
+        let mut outcomes = Vec::with_capacity(commands.len());
+        for r in rejections {
+            outcomes.push(match r {
+                Some(r) => Err(r),
+                None => match signed.next() {
+                    Some(submitted) => {
+                        if let Submitted::Appended(es) = &submitted {
+                            events.extend(es.iter().map(stored));
+                        }
+                        Ok(submitted)
+                    }
+                    None => Err(Rejection::new(
+                        ErrorCode::InternalError,
+                        "an accepted Command lost its signed Events",
+                    )),
+                },
+            });
         }
+        self.times.sign += t.elapsed();
         if events.is_empty() && admissions.is_empty() {
             return outcomes;
         }
@@ -148,15 +199,16 @@ impl AuthorityService {
         outcomes
     }
 
-    fn submit_one(
+    /// First admission of a verified Command (its record staged in `admissions` only if the
+    /// Command is accepted), then decide, seal and apply (signatures come later, for the whole
+    /// batch).
+    fn accept_one(
         &mut self,
-        bytes: &[u8],
+        verified: Result<Verified, VerifyError>,
         now: Micros,
-        events: &mut Vec<StoredEvent>,
         admissions: &mut Vec<StoredAdmission>,
-    ) -> Outcome {
-        let t = std::time::Instant::now();
-        let verified = verify(bytes, DocumentKind::Command, &self.registry).map_err(|e| {
+    ) -> Result<Accepted, Rejection> {
+        let verified = verified.map_err(|e| {
             use wasm_core::crypto::Stage;
             match e.stage {
                 // Syntax and shape errors help the sender fix its Command and reveal nothing
@@ -169,7 +221,6 @@ impl AuthorityService {
                 _ => Rejection::new(e.wire_code(), wire_message(e.wire_code())),
             }
         })?;
-        self.times.verify += t.elapsed();
         let t = std::time::Instant::now();
         let mut log = StagedLog {
             store: self.store.as_ref(),
@@ -192,26 +243,27 @@ impl AuthorityService {
         let tentative = log.tentative.take();
         self.times.admission += t.elapsed();
         let t = std::time::Instant::now();
-        let outcome = self.authority.submit(&verified, now);
+        let outcome = self.authority.accept(verified, now);
         self.times.decide_seal_evolve += t.elapsed();
         let outcome = outcome?;
-        if let Submitted::Appended(es) = &outcome {
-            for e in es {
-                events.push(StoredEvent {
-                    group_id: e.at.group_id.clone(),
-                    sequence: e.at.sequence,
-                    kind: e
-                        .value
-                        .pointer("/kind")
-                        .and_then(json::Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    jcs: e.jcs.clone(),
-                });
-            }
+        if matches!(outcome, Accepted::Appended(_)) {
             admissions.extend(tentative);
         }
         Ok(outcome)
+    }
+}
+
+fn stored(e: &wasm_core::authority::SignedEvent) -> StoredEvent {
+    StoredEvent {
+        group_id: e.at.group_id.clone(),
+        sequence: e.at.sequence,
+        kind: e
+            .value
+            .pointer("/kind")
+            .and_then(json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        jcs: e.jcs.clone(),
     }
 }
 

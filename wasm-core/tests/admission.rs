@@ -23,6 +23,7 @@ use wasm_core::crypto::{DocumentKind, Verified, sign_document, verify};
 use wasm_core::encoding::b64url_encode;
 use wasm_core::json::{self, Value};
 use wasm_core::model::common::{Actor, ActorType};
+use wasm_core::model::first_admission_record::FirstAdmissionRecord;
 
 const SEED: [u8; 32] = [5; 32];
 
@@ -84,6 +85,52 @@ impl AdmissionLog for Broken {
     fn append_or_return_existing(&mut self, _: &str, _: &str, _: &[u8]) -> AppendOutcome {
         self.1.clone()
     }
+}
+
+/// A log that commits whatever it is given and answers as `service`; with `reformat` it returns
+/// the same record re-serialized with a space (equal value, other bytes), which forces the full
+/// validation of the returned bytes. `seen` keeps the candidate bytes it was handed.
+struct Echo {
+    service: Actor,
+    reformat: bool,
+    seen: Option<Vec<u8>>,
+}
+
+impl Echo {
+    fn new(service: Actor, reformat: bool) -> Echo {
+        Echo {
+            service,
+            reformat,
+            seen: None,
+        }
+    }
+}
+
+impl AdmissionLog for Echo {
+    fn lookup(&mut self, _: &str, _: &str) -> LookupOutcome {
+        LookupOutcome::AuthoritativeAbsence
+    }
+    fn append_or_return_existing(&mut self, _: &str, _: &str, candidate: &[u8]) -> AppendOutcome {
+        self.seen = Some(candidate.to_vec());
+        let mut record = candidate.to_vec();
+        if self.reformat {
+            record.insert(1, b' ');
+        }
+        AppendOutcome::Committed {
+            record,
+            authenticated_service: self.service.clone(),
+        }
+    }
+}
+
+/// First admission of `v` under `cx`, once through our own bytes (fast path) and once through
+/// re-serialized bytes (full validation); both results, as their complete debug text.
+fn both_paths(v: &Verified, cx: &TrustedContext, answering: &Actor) -> (String, String) {
+    let run = |reformat| {
+        let mut log = Echo::new(answering.clone(), reformat);
+        format!("{:?}", first_admission(v, &mut log, &mut || cx.clone()))
+    };
+    (run(false), run(true))
 }
 
 cases! {
@@ -188,5 +235,225 @@ cases! {
             assert_eq!(e.reason, reason);
             assert_eq!(e.wire_code().as_str(), "AUTH_INVALID_SIGNATURE");
         }
+    }
+    the_candidate_bytes_are_the_strict_json_of_the_candidate_record {
+        let v = verified("2026-07-15T00:00:00Z", "8");
+        let odd = [
+            "urn:adm:8",
+            "urn:adm:quote\"back\\slash",
+            "urn:adm:ctl\n\t\r\u{1}\u{1f}\u{7f}",
+            "urn:adm:é-€-😀",
+            "",
+        ];
+        for id in odd {
+            for service_id in ["urn:svc:admission", "urn:svc:\"odd\"\u{0}"] {
+                let cx = TrustedContext {
+                    admission_record_id: id.into(),
+                    trusted_accepted_at: "2026-07-15T00:00:05.123456+02:00".into(),
+                    accepted_by: service(service_id),
+                };
+                let mut log = Echo::new(cx.accepted_by.clone(), false);
+                let _ = first_admission(&v, &mut log, &mut || cx.clone());
+                let expected = json::to_string(&candidate_record(&v, &cx));
+                assert_eq!(String::from_utf8(log.seen.unwrap()).unwrap(), expected, "{id:?}");
+            }
+        }
+    }
+    the_fast_path_admits_exactly_what_full_validation_admits {
+        let v = verified("2026-07-15T00:00:00Z", "9");
+        let svc = service("urn:svc:admission");
+        let (fast, slow) = both_paths(&v, &ctx("urn:adm:9", "2026-07-15T00:00:05.5Z"), &svc);
+        assert!(fast.starts_with("Ok("), "{fast}");
+        assert_eq!(fast, slow);
+        // The Admitted record is the parsed record, member for member.
+        let mut log = Echo::new(svc.clone(), false);
+        let a = first_admission(&v, &mut log, &mut || ctx("urn:adm:9", "2026-07-15T00:00:05.5Z")).unwrap();
+        assert_eq!(a.record, json::parse(&log.seen.unwrap()).unwrap());
+        let typed: FirstAdmissionRecord = wasm_core::model::from_value(&a.record, true).unwrap();
+        assert_eq!(typed.trusted_accepted_at, a.trusted_accepted_at);
+        assert_eq!(typed.accepted_by.0, a.accepted_by);
+        assert_eq!(typed.admission_record_id.0, a.admission_record_id);
+    }
+    the_fast_path_refuses_exactly_what_full_validation_refuses {
+        let v = verified("2026-07-15T00:00:00Z", "10");
+        let svc = service("urn:svc:admission");
+        let long = format!("urn:adm:{}", "x".repeat(600));
+        let mut human = ctx("urn:adm:10", "2026-07-15T00:00:05Z");
+        human.accepted_by = Actor::new(ActorType::Human, "urn:svc:admission");
+        let cases = [
+            // Another service answered for the log: acceptedBy is not the authenticated one.
+            (ctx("urn:adm:10", "2026-07-15T00:00:05Z"), service("urn:svc:other"), "RecordBindingMismatch"),
+            // The trusted context itself breaks the record schema.
+            (ctx("not an id", "2026-07-15T00:00:05Z"), svc.clone(), "RecordSchemaInvalid"),
+            (ctx("urn:adm:%zz", "2026-07-15T00:00:05Z"), svc.clone(), "RecordSchemaInvalid"),
+            (ctx(&long, "2026-07-15T00:00:05Z"), svc.clone(), "RecordSchemaInvalid"),
+            (human.clone(), human.accepted_by.clone(), "RecordSchemaInvalid"),
+        ];
+        for (cx, answering, reason) in cases {
+            let (fast, slow) = both_paths(&v, &cx, &answering);
+            assert!(fast.contains(reason), "{fast}");
+            assert_eq!(fast, slow);
+        }
+        // Identifiers outside the plain `scheme:path` shape still go through the full check.
+        for id in ["urn:adm:%41", "https://example.com/adm/1?x=1#f", "urn:adm:a?b", "HTTP://[::1]:80/a"] {
+            let (fast, slow) = both_paths(&v, &ctx(id, "2026-07-15T00:00:05Z"), &svc);
+            assert!(fast.starts_with("Ok("), "{id}: {fast}");
+            assert_eq!(fast, slow);
+        }
+    }
+    a_log_answering_other_bytes_is_validated_in_full {
+        let v = verified("2026-07-15T00:00:00Z", "11");
+        let svc = service("urn:svc:admission");
+        let cx = ctx("urn:adm:11", "2026-07-15T00:00:05Z");
+        let ours = json::to_string(&candidate_record(&v, &cx));
+        /// Commits, but returns `record` instead of the candidate.
+        struct Swapping(Vec<u8>, Actor);
+        impl AdmissionLog for Swapping {
+            fn lookup(&mut self, _: &str, _: &str) -> LookupOutcome {
+                LookupOutcome::AuthoritativeAbsence
+            }
+            fn append_or_return_existing(&mut self, _: &str, _: &str, _: &[u8]) -> AppendOutcome {
+                AppendOutcome::Committed { record: self.0.clone(), authenticated_service: self.1.clone() }
+            }
+        }
+        for (from, to, member) in [
+            ("urn:k:owner", "urn:k:other", "keyId"),
+            ("urn:h:owner", "urn:h:someone-else", "principal"),
+            ("urn:org:acme", "urn:org:other", "organizationId"),
+        ] {
+            let swapped = ours.replace(from, to);
+            assert_ne!(swapped, ours);
+            let mut log = Swapping(swapped.clone().into_bytes(), svc.clone());
+            let e = first_admission(&v, &mut log, &mut || cx.clone()).unwrap_err();
+            assert_eq!(e.reason, AdmissionReason::RecordBindingMismatch);
+            assert!(e.detail.contains(member), "{member}: {}", e.detail);
+            // The same error as replaying that record (the unchanged full validation).
+            let mut found = Broken(
+                LookupOutcome::Found { record: swapped.into_bytes(), authenticated_service: svc.clone() },
+                AppendOutcome::Indeterminate,
+            );
+            assert_eq!(historical_replay(&v, &mut found).unwrap_err(), e);
+        }
+        // A concurrent winner's record (other id, other time) is validated and accepted.
+        let winner = json::to_string(&candidate_record(&v, &ctx("urn:adm:winner", "2026-07-15T00:00:01Z")));
+        let mut log = Swapping(winner.into_bytes(), svc.clone());
+        let a = first_admission(&v, &mut log, &mut || cx.clone()).unwrap();
+        assert_eq!(a.admission_record_id, "urn:adm:winner");
+        // Garbage is a schema failure, as before.
+        let mut log = Swapping(b"{}".to_vec(), svc);
+        let e = first_admission(&v, &mut log, &mut || cx.clone()).unwrap_err();
+        assert_eq!(e.reason, AdmissionReason::RecordSchemaInvalid);
+    }
+    the_memory_log_refuses_id_reuse_among_many_records {
+        let v = verified("2026-07-15T00:00:00Z", "12");
+        let mut log = MemoryLog::new(service("urn:svc:admission"));
+        const N: usize = 5_000;
+        for i in 0..N {
+            let record = json::to_string(&candidate_record(&v, &ctx(&format!("urn:adm:{i}"), "2026-07-15T00:00:05Z")));
+            let hash = format!("sha256:{i:064x}");
+            assert!(matches!(
+                log.append_or_return_existing(&v.organization_id, &hash, record.as_bytes()),
+                AppendOutcome::Committed { .. }
+            ));
+        }
+        assert_eq!(log.len(), N);
+        // Any id already used under another logical key is refused (S-12), first to last.
+        for i in [0, 1, N / 2, N - 1] {
+            let e = first_admission(&v, &mut log, &mut || ctx(&format!("urn:adm:{i}"), "2026-07-15T00:00:06Z")).unwrap_err();
+            assert_eq!(e.reason, AdmissionReason::RecordConflict);
+        }
+        assert_eq!(log.len(), N, "a refused candidate is not stored");
+        // The same logical key again: the stored record comes back, whatever id is offered.
+        let hash = format!("sha256:{:064x}", 7);
+        let again = json::to_string(&candidate_record(&v, &ctx("urn:adm:fresh", "2026-07-15T00:00:06Z")));
+        let AppendOutcome::Existing { record, .. } =
+            log.append_or_return_existing(&v.organization_id, &hash, again.as_bytes())
+        else {
+            panic!("expected the existing record")
+        };
+        assert_eq!(json::parse(&record).unwrap().pointer("/admissionRecordId").unwrap().as_str(), Some("urn:adm:7"));
+        // ... unless it binds another key: a conflict.
+        let other_key = again.replace("urn:k:owner", "urn:k:other");
+        assert!(matches!(
+            log.append_or_return_existing(&v.organization_id, &hash, other_key.as_bytes()),
+            AppendOutcome::Conflict
+        ));
+        // A fresh id is admitted, once; its id is then taken too.
+        let a = first_admission(&v, &mut log, &mut || ctx("urn:adm:fresh", "2026-07-15T00:00:06Z")).unwrap();
+        assert_eq!((a.admission_record_id.as_str(), log.len()), ("urn:adm:fresh", N + 1));
+        let w = verified("2026-07-15T00:00:00Z", "13");
+        let e = first_admission(&w, &mut log, &mut || ctx("urn:adm:fresh", "2026-07-15T00:00:07Z")).unwrap_err();
+        assert_eq!(e.reason, AdmissionReason::RecordConflict);
+        let b = first_admission(&w, &mut log, &mut || ctx("urn:adm:w", "2026-07-15T00:00:07Z")).unwrap();
+        assert_eq!((b.admission_record_id.as_str(), log.len()), ("urn:adm:w", N + 2));
+    }
+}
+
+/// The cost of one first admission as the server pays it (a map-backed log that stages the
+/// candidate and answers `Committed` with it), for distinct verified Commands. Run with
+/// `cargo test -p wasm-core --release --test admission -- --ignored --nocapture`.
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+#[ignore = "timing; run in release"]
+fn first_admission_cost() {
+    use std::collections::HashMap;
+    use wasm_core::authority::Micros;
+    use wasm_core::authority::harness::{Envelope, Harness};
+
+    struct MapLog(HashMap<(String, String), Vec<u8>>, Actor);
+    impl AdmissionLog for MapLog {
+        fn lookup(&mut self, o: &str, h: &str) -> LookupOutcome {
+            match self.0.get(&(o.to_owned(), h.to_owned())) {
+                Some(r) => LookupOutcome::Found {
+                    record: r.clone(),
+                    authenticated_service: self.1.clone(),
+                },
+                None => LookupOutcome::AuthoritativeAbsence,
+            }
+        }
+        fn append_or_return_existing(&mut self, o: &str, h: &str, c: &[u8]) -> AppendOutcome {
+            self.0.insert((o.to_owned(), h.to_owned()), c.to_vec());
+            AppendOutcome::Committed {
+                record: c.to_vec(),
+                authenticated_service: self.1.clone(),
+            }
+        }
+    }
+
+    const N: usize = 20_000;
+    let mut h = Harness::new(&[("owner", ActorType::Human)]);
+    let now = Micros::parse("2026-07-15T00:00:00Z").unwrap();
+    let env = Envelope {
+        group_id: Some("urn:missionweaveprotocol:group:g".into()),
+        membership_epoch: Some(1),
+        ..Envelope::default()
+    };
+    let commands: Vec<Verified> = (0..N)
+        .map(|_| {
+            let mut payload = json::Object::new();
+            payload.insert("reason", Value::string("timing"));
+            let bytes = h.command("owner", "mission.cancel", &env, payload, now);
+            verify(&bytes, DocumentKind::Command, &h.registry).unwrap()
+        })
+        .collect();
+    let svc = h.actor("group-gateway");
+    for round in 0..5 {
+        let mut log = MapLog(HashMap::with_capacity(N), svc.clone());
+        let t = std::time::Instant::now();
+        for (i, v) in commands.iter().enumerate() {
+            let id = format!(
+                "urn:missionweaveprotocol:admission-record:{}",
+                &v.signing_hash[7..]
+            );
+            let at = Micros(now.0 + i as i64).format();
+            let mut trusted = || TrustedContext {
+                admission_record_id: id.clone(),
+                trusted_accepted_at: at.clone(),
+                accepted_by: svc.clone(),
+            };
+            std::hint::black_box(first_admission(v, &mut log, &mut trusted).unwrap());
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / N as f64;
+        println!("round {round}: {us:.2} µs per first_admission ({N} distinct Commands)");
     }
 }

@@ -336,3 +336,57 @@ fn an_archived_group_accepts_nothing() {
     assert!(is(&r, ErrorCode::InvalidStateTransition), "{r:?}");
     assert!(format!("{r:?}").contains("archived"));
 }
+
+/// What the authority applies and returns is exactly what replay parses from the stored bytes:
+/// member order (signature spliced at its JCS position) and number spellings (`1.50` → `1.5`),
+/// and the batch signer (one shared inversion) gives the same signatures as one at a time.
+#[test]
+fn returned_events_equal_their_canonical_bytes() {
+    let mut h = org();
+    let g = "urn:x:group:canon";
+    let p = create_payload(&h, "urn:x:mission:canon", g);
+    // A free-form extension member with unsorted keys and a non-canonical number.
+    let mut x = Object::new();
+    x.insert("zeta", Value::from(1i64));
+    x.insert("alpha", wasm_core::json::parse_str("1.50").unwrap());
+    let mut entry = Object::new();
+    entry.insert("version", Value::string("1.0.0"));
+    entry.insert("critical", Value::Bool(false));
+    entry.insert("data", Value::Object(x));
+    let mut ext = Object::new();
+    ext.insert("urn:x:extension:free", Value::Object(entry));
+    let env = Envelope {
+        extensions: Some(Value::Object(ext)),
+        ..env_group(g)
+    };
+    let bytes = h.command("owner", "mission.create", &env, p, t0());
+    let Submitted::Appended(events) = h.submit_bytes(&bytes, t0()).unwrap() else {
+        panic!("not appended")
+    };
+    for e in &events {
+        let parsed = wasm_core::json::parse(&e.jcs).unwrap();
+        assert_eq!(parsed, e.value, "value differs from its canonical bytes");
+        assert_eq!(
+            wasm_core::json::canonicalize(&e.value).unwrap(),
+            e.jcs,
+            "stored bytes are not the JCS of the value"
+        );
+        let data = e
+            .value
+            .pointer("/extensions/urn:x:extension:free/data")
+            .unwrap();
+        assert_eq!(
+            wasm_core::json::to_string(data),
+            r#"{"alpha":1.5,"zeta":1}"#
+        );
+        // The signature verifies, and equals a one-at-a-time signature of the same bytes.
+        let sig = e
+            .value
+            .pointer("/signature/value")
+            .and_then(Value::as_str)
+            .unwrap();
+        let signing = wasm_core::json::canonicalize_without(&e.value, "signature").unwrap();
+        let one = wasm_core::crypto::ed25519::sign(&h.authority.config.seed, &signing);
+        assert_eq!(sig, wasm_core::encoding::b64url_encode(&one));
+    }
+}

@@ -167,13 +167,15 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
         o.map_err(|r| format!("setup: {r}"))?;
     }
 
-    // The ceiling: strict Ed25519 verification of one signature, one core.
-    let ceiling = ed25519_ceiling();
     println!(
         "bench authority: SQLite (WAL, synchronous=FULL), batch {} per transaction, one core",
         opts.batch
     );
-    println!("  ceiling: Ed25519 verifications          {ceiling:>10.0} /s");
+    println!(
+        "  ceiling: strict Ed25519 verifications of one signature at a time (decode R, SHA-512,\n  \
+         [S]B - [k]A by the double-scalar method), measured just before and after each row,\n  \
+         the higher of the two"
+    );
 
     let mut n: u64 = 0;
     // One Message per millisecond of simulated time.
@@ -238,6 +240,9 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
                 (cmds, tick(base + opts.batch as u64))
             })
             .collect();
+        // The machine's speed drifts (a shared VM): the ceiling is measured around each row.
+        let ceiling_before = ed25519_ceiling(500.0);
+        let history_before = events_now(&svc);
         let t = Instant::now();
         svc.times = Default::default();
         let mut accepted = 0u64;
@@ -250,21 +255,26 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
             }
         }
         let secs = t.elapsed().as_secs_f64();
+        // The better of the two: a slow moment can only lower a measured rate, so the higher
+        // one is the closer (and, for the ratio, the stricter) estimate of the ceiling.
+        let ceiling = ceiling_before.max(ed25519_ceiling(500.0));
         n += (batches.len() * opts.batch) as u64;
         let rate = accepted as f64 / secs;
         let history = events_now(&svc);
         println!(
-            "  history {:>9} Events: accepted durable Commands {rate:>8.0} /s  ({:.1} µs each, {:.2} of the ceiling)",
+            "  history {:>9} → {:>9} Events: accepted durable Commands {rate:>8.0} /s  ({:.1} µs each); ceiling {ceiling:.0} /s; ratio {:.2}",
+            history_before,
             history,
             1e6 / rate,
             rate / ceiling
         );
         let per = |d: std::time::Duration| d.as_secs_f64() * 1e6 / accepted.max(1) as f64;
         println!(
-            "      per Command: verify {:.1} µs, admission {:.1} µs, decide+seal+apply {:.1} µs, durable write {:.1} µs",
+            "      per Command: verify {:.1} µs, admission {:.1} µs, decide+seal+apply {:.1} µs, sign {:.1} µs, durable write {:.1} µs",
             per(svc.times.verify),
             per(svc.times.admission),
             per(svc.times.decide_seal_evolve),
+            per(svc.times.sign),
             per(svc.times.store)
         );
     }
@@ -274,7 +284,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-fn ed25519_ceiling() -> f64 {
+fn ed25519_ceiling(budget_ms: f64) -> f64 {
     use wasm_core::crypto::ed25519;
     let seed = [3u8; 32];
     let msg = b"a typical signed Command's JCS signing bytes are around five hundred bytes long";
@@ -284,5 +294,5 @@ fn ed25519_ceiling() -> f64 {
     };
     let start = Instant::now();
     let now_ms = move || start.elapsed().as_secs_f64() * 1000.0;
-    wasm_core::bench::ed25519_verification(&key, &sig, msg, &now_ms, 1500.0).per_second()
+    wasm_core::bench::ed25519_verification(&key, &sig, msg, &now_ms, budget_ms).per_second()
 }

@@ -11,7 +11,72 @@ pub struct SqliteStore {
     /// one writer (this store's owner), so this index is authoritative; keeping it in memory
     /// keeps the table append-only (no random B-tree inserts, so the cost of a write does not
     /// grow with history).
-    admissions: std::collections::HashMap<(String, String), i64>,
+    admissions: AdmissionIndex,
+}
+
+/// The in-memory Admission Log index, compact because it holds one entry per accepted Command
+/// (a million at 1M Events): Organizations are interned (a store usually serves one) and a
+/// `sha256:` signing hash is kept as its 32 bytes, not as two heap strings.
+#[derive(Default)]
+struct AdmissionIndex {
+    organizations: Vec<String>,
+    positions: std::collections::HashMap<(u32, HashKey), i64>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum HashKey {
+    Sha256([u8; 32]),
+    /// Anything else is kept as given (only tests and foreign data take this path).
+    Other(Box<str>),
+}
+
+impl HashKey {
+    fn of(signing_hash: &str) -> HashKey {
+        let decoded = signing_hash.strip_prefix("sha256:").and_then(|hex| {
+            let hex = hex.as_bytes();
+            if hex.len() != 64 {
+                return None;
+            }
+            let nibble = |c: u8| match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                _ => None,
+            };
+            let mut out = [0u8; 32];
+            for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+                *o = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+            }
+            Some(out)
+        });
+        match decoded {
+            Some(bytes) => HashKey::Sha256(bytes),
+            None => HashKey::Other(signing_hash.into()),
+        }
+    }
+}
+
+impl AdmissionIndex {
+    fn key(&self, organization_id: &str, signing_hash: &str) -> Option<(u32, HashKey)> {
+        let org = self
+            .organizations
+            .iter()
+            .position(|o| o == organization_id)?;
+        Some((u32::try_from(org).ok()?, HashKey::of(signing_hash)))
+    }
+
+    fn key_or_add(&mut self, organization_id: &str, signing_hash: &str) -> (u32, HashKey) {
+        if let Some(k) = self.key(organization_id, signing_hash) {
+            return k;
+        }
+        self.organizations.push(organization_id.to_owned());
+        let org = u32::try_from(self.organizations.len() - 1).unwrap_or(u32::MAX);
+        (org, HashKey::of(signing_hash))
+    }
+
+    fn get(&self, organization_id: &str, signing_hash: &str) -> Option<i64> {
+        let key = self.key(organization_id, signing_hash)?;
+        self.positions.get(&key).copied()
+    }
 }
 
 fn err(e: rusqlite::Error) -> StoreError {
@@ -55,7 +120,7 @@ impl SqliteStore {
              );",
         )
         .map_err(err)?;
-        let mut admissions = std::collections::HashMap::new();
+        let mut admissions = AdmissionIndex::default();
         {
             let mut stmt = conn
                 .prepare("SELECT position, organization_id, signing_hash FROM admissions")
@@ -71,10 +136,8 @@ impl SqliteStore {
                 .map_err(err)?;
             for row in rows {
                 let (pos, org, hash) = row.map_err(err)?;
-                if admissions
-                    .insert((org.clone(), hash.clone()), pos)
-                    .is_some()
-                {
+                let key = admissions.key_or_add(&org, &hash);
+                if admissions.positions.insert(key, pos).is_some() {
                     return Err(StoreError(format!(
                         "two admission records for ({org}, {hash}): the log is corrupt"
                     )));
@@ -94,8 +157,11 @@ impl Store for SqliteStore {
         // At most one record per logical key (S-9), checked before anything is written.
         let mut batch_keys = std::collections::HashSet::new();
         for a in admissions {
-            let key = (a.organization_id.clone(), a.signing_hash.clone());
-            if self.admissions.contains_key(&key) || !batch_keys.insert(key) {
+            let key = self.admissions.key(&a.organization_id, &a.signing_hash);
+            let known = key
+                .as_ref()
+                .is_some_and(|k| self.admissions.positions.contains_key(k));
+            if known || !batch_keys.insert((a.organization_id.as_str(), a.signing_hash.as_str())) {
                 return Err(StoreError(format!(
                     "an admission record for {} already exists",
                     a.signing_hash
@@ -129,14 +195,16 @@ impl Store for SqliteStore {
             for a in admissions {
                 adm.execute(params![a.organization_id, a.signing_hash, a.record])
                     .map_err(err)?;
-                new_rows.push((
-                    (a.organization_id.clone(), a.signing_hash.clone()),
-                    tx.last_insert_rowid(),
-                ));
+                new_rows.push((a, tx.last_insert_rowid()));
             }
         }
         tx.commit().map_err(err)?;
-        self.admissions.extend(new_rows);
+        for (a, pos) in new_rows {
+            let key = self
+                .admissions
+                .key_or_add(&a.organization_id, &a.signing_hash);
+            self.admissions.positions.insert(key, pos);
+        }
         Ok(())
     }
 
@@ -184,10 +252,7 @@ impl Store for SqliteStore {
         signing_hash: &str,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         // The in-memory index answers an absence without touching the database.
-        let Some(pos) = self
-            .admissions
-            .get(&(organization_id.to_owned(), signing_hash.to_owned()))
-        else {
+        let Some(pos) = self.admissions.get(organization_id, signing_hash) else {
             return Ok(None);
         };
         self.conn
@@ -257,6 +322,36 @@ mod tests {
         );
         assert_eq!(s.admission("urn:p", "sha256:00").expect("get"), None);
         assert!(s.append(&[], &[a]).is_err(), "one record per logical key");
+    }
+
+    #[test]
+    fn sha256_keys_are_compact_and_exact() {
+        let mut s = SqliteStore::in_memory().expect("store");
+        let h = |c: char| format!("sha256:{}", c.to_string().repeat(64));
+        let rec = |org: &str, hash: String| StoredAdmission {
+            organization_id: org.into(),
+            signing_hash: hash,
+            record: b"{}".to_vec(),
+        };
+        s.append(&[], &[rec("urn:o", h('a')), rec("urn:o", h('b'))])
+            .expect("append");
+        assert!(matches!(HashKey::of(&h('a')), HashKey::Sha256(_)));
+        assert!(s.admission("urn:o", &h('a')).expect("get").is_some());
+        assert!(s.admission("urn:o", &h('b')).expect("get").is_some());
+        assert!(s.admission("urn:o", &h('c')).expect("get").is_none());
+        // Another Organization, or the same hex in upper case (another string), is another key.
+        assert!(s.admission("urn:p", &h('a')).expect("get").is_none());
+        assert!(s.admission("urn:o", &h('A')).expect("get").is_none());
+        assert!(matches!(HashKey::of(&h('A')), HashKey::Other(_)));
+        // The same logical key again, alone or twice in one batch, is refused whole.
+        assert!(s.append(&[], &[rec("urn:o", h('a'))]).is_err());
+        assert!(
+            s.append(&[], &[rec("urn:p", h('c')), rec("urn:p", h('c'))])
+                .is_err()
+        );
+        assert!(s.admission("urn:p", &h('c')).expect("get").is_none());
+        s.append(&[], &[rec("urn:p", h('a'))]).expect("other org");
+        assert!(s.admission("urn:p", &h('a')).expect("get").is_some());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::model::common::Actor;
 use crate::model::first_admission_record::FirstAdmissionRecord;
 use crate::model::{self as m};
 use crate::time::Timestamp;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 crate::string_enum!(
@@ -163,8 +164,8 @@ pub fn first_admission(
         )
     })?;
     check_interval(verified, &at)?;
-    let candidate = candidate_record(verified, &cx);
-    let bytes = json::to_string(&candidate);
+    let bytes = candidate_bytes(verified, &cx);
+    debug_assert_eq!(bytes, json::to_string(&candidate_record(verified, &cx)));
     match log.append_or_return_existing(
         &verified.organization_id,
         &verified.signing_hash,
@@ -177,7 +178,24 @@ pub fn first_admission(
         | AppendOutcome::Existing {
             record,
             authenticated_service,
-        } => validate_record(verified, &record, &authenticated_service),
+        } => {
+            // Our own bytes back: validate from the values we hold (S-11 by construction).
+            if record == bytes.as_bytes() {
+                let fast = admit_own_candidate(verified, cx, at, &authenticated_service);
+                // Debug builds check on every admission that the fast path answers exactly
+                // what parsing the bytes back answers.
+                debug_assert_eq!(
+                    fast.as_ref().map(|a| format!("{a:?}")),
+                    validate_record(verified, &record, &authenticated_service)
+                        .ok()
+                        .map(|a| format!("{a:?}")),
+                );
+                if let Some(admitted) = fast {
+                    return Ok(admitted);
+                }
+            }
+            validate_record(verified, &record, &authenticated_service)
+        }
         AppendOutcome::Conflict => Err(log_failure(
             R::RecordConflict,
             "another record exists under this logical key with different bindings",
@@ -234,12 +252,24 @@ fn lookup_failure(o: LookupOutcome) -> AdmissionError {
 
 /// The candidate First-Admission Record for a new admission (S-8): exactly nine members.
 pub fn candidate_record(verified: &Verified, cx: &TrustedContext) -> Value {
+    record_value(
+        verified,
+        cx.admission_record_id.clone(),
+        cx.trusted_accepted_at.clone(),
+        &cx.accepted_by,
+    )
+}
+
+/// [`candidate_record`] from owned trusted strings, so the fast path moves instead of cloning.
+fn record_value(
+    verified: &Verified,
+    admission_record_id: String,
+    trusted_accepted_at: String,
+    accepted_by: &Actor,
+) -> Value {
     let mut o = Object::new();
     o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "admissionRecordId",
-        Value::string(cx.admission_record_id.clone()),
-    );
+    o.insert("admissionRecordId", Value::string(admission_record_id));
     o.insert(
         "organizationId",
         Value::string(verified.organization_id.clone()),
@@ -248,12 +278,122 @@ pub fn candidate_record(verified: &Verified, cx: &TrustedContext) -> Value {
     o.insert("signingHash", Value::string(verified.signing_hash.clone()));
     o.insert("keyId", Value::string(verified.key_id.clone()));
     o.insert("principal", m::ToJson::to_json(&verified.principal));
-    o.insert(
-        "trustedAcceptedAt",
-        Value::string(cx.trusted_accepted_at.clone()),
-    );
-    o.insert("acceptedBy", m::ToJson::to_json(&cx.accepted_by));
+    o.insert("trustedAcceptedAt", Value::string(trusted_accepted_at));
+    o.insert("acceptedBy", m::ToJson::to_json(accepted_by));
     Value::Object(o)
+}
+
+/// The strict JSON bytes of [`candidate_record`], written directly (one allocation, no
+/// intermediate [`Value`]). Byte-identical to `json::to_string(&candidate_record(..))`: the
+/// append key of S-9 and the fast path below both rely on it, and a test pins it.
+fn candidate_bytes(verified: &Verified, cx: &TrustedContext) -> String {
+    let variable = [
+        cx.admission_record_id.as_str(),
+        &verified.organization_id,
+        &verified.signing_hash,
+        &verified.key_id,
+        verified.principal.id.as_str(),
+        &cx.trusted_accepted_at,
+        cx.accepted_by.id.as_str(),
+    ];
+    let mut out = String::with_capacity(256 + variable.iter().map(|s| s.len()).sum::<usize>());
+    out.push_str(r#"{"protocolVersion":"0.1""#);
+    push_member(&mut out, "admissionRecordId", &cx.admission_record_id);
+    push_member(&mut out, "organizationId", &verified.organization_id);
+    push_member(&mut out, "documentKind", verified.kind.as_str());
+    push_member(&mut out, "signingHash", &verified.signing_hash);
+    push_member(&mut out, "keyId", &verified.key_id);
+    push_actor(&mut out, "principal", &verified.principal);
+    push_member(&mut out, "trustedAcceptedAt", &cx.trusted_accepted_at);
+    push_actor(&mut out, "acceptedBy", &cx.accepted_by);
+    out.push('}');
+    out
+}
+
+/// `,"name":"value"` (`name` is one of ours and needs no escape).
+fn push_member(out: &mut String, name: &str, value: &str) {
+    out.push_str(",\"");
+    out.push_str(name);
+    out.push_str("\":");
+    push_json_string(out, value);
+}
+
+/// An [`Actor`] as `Actor::to_json` writes it: `{"type":…,"id":…}`.
+fn push_actor(out: &mut String, name: &str, actor: &Actor) {
+    out.push_str(",\"");
+    out.push_str(name);
+    out.push_str("\":{");
+    out.push_str(r#""type":"#);
+    push_json_string(out, actor.actor_type.as_str());
+    push_member(out, "id", actor.id.as_str());
+    out.push('}');
+}
+
+/// A JSON string; anything that needs an escape goes through [`json::to_string`], so the
+/// escaping rules stay in one place. The scan does not stop early, so it vectorizes.
+fn push_json_string(out: &mut String, s: &str) {
+    let needs_escape = s.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if needs_escape {
+        out.push_str(&json::to_string(&Value::string(s)));
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    }
+}
+
+/// The fast path of S-11 when the log returned exactly the bytes of our own candidate: the
+/// record is then the candidate, so it is validated from the values it was built from instead
+/// of parsing it back. The bindings to the verified document (organizationId, documentKind,
+/// signingHash, keyId, principal) hold by construction, and the interval check already passed
+/// for this very `at` before the append. What can still fail is checked on the values: the
+/// record schema (every `Id`, `sha256:`, a service `acceptedBy`), the authenticated service
+/// (S-11) and the S-14 self-anchor rule. On any doubt it answers `None` and the caller runs the
+/// full [`validate_record`], which then reports exactly the error it always did.
+fn admit_own_candidate(
+    verified: &Verified,
+    cx: TrustedContext,
+    at: Timestamp,
+    authenticated_service: &Actor,
+) -> Option<Admitted> {
+    let schema_ok = cx.accepted_by == *authenticated_service
+        && cx.accepted_by.actor_type == m::common::ActorType::Service
+        && crate::encoding::is_sha256_hash(&verified.signing_hash)
+        && [
+            cx.admission_record_id.as_str(),
+            &verified.organization_id,
+            &verified.key_id,
+            verified.principal.id.as_str(),
+            cx.accepted_by.id.as_str(),
+        ]
+        .into_iter()
+        .all(is_id);
+    if !schema_ok {
+        return None;
+    }
+    let TrustedContext {
+        admission_record_id,
+        trusted_accepted_at,
+        accepted_by,
+    } = cx;
+    let record = record_value(
+        verified,
+        admission_record_id.clone(),
+        trusted_accepted_at,
+        &accepted_by,
+    );
+    // S-14: our candidate has no `signature`, so only plain equality could make it the Event.
+    if verified.kind == DocumentKind::Event && record == verified.document {
+        return None;
+    }
+    Some(Admitted {
+        admission_record_id,
+        trusted_accepted_at: at,
+        accepted_by,
+        record,
+    })
 }
 
 fn check_interval(verified: &Verified, at: &Timestamp) -> Result<(), AdmissionError> {
@@ -279,6 +419,43 @@ fn check_interval(verified: &Verified, at: &Timestamp) -> Result<(), AdmissionEr
             ),
         ))
     }
+}
+
+/// The record schema's `Id` (D-10, D-11): the common plain shape is recognized in one pass,
+/// anything else goes through the full RFC 3986 check.
+fn is_id(s: &str) -> bool {
+    is_plain_id(s) || crate::id::check_id(s).is_ok()
+}
+
+/// A sufficient (not necessary) condition for [`crate::id::check_id`]: at most 512 bytes,
+/// `scheme ":" path` with a valid scheme and a path of unreserved characters, sub-delims, `:`,
+/// `@` and `/` only — no `%`, `?`, `#` or `//` authority, so every rule of RFC 3986
+/// `absolute-URI` holds trivially. A branch-free scan, several times cheaper than the full check.
+fn is_plain_id(s: &str) -> bool {
+    /// `unreserved / sub-delims / ":" / "@" / "/"`, as a byte table (a branch-free scan).
+    const PATH: [bool; 256] = {
+        let allowed =
+            b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/";
+        let mut table = [false; 256];
+        let mut i = 0;
+        while i < allowed.len() {
+            table[allowed[i] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    let b = s.as_bytes();
+    let Some(colon) = b.iter().position(|&c| c == b':') else {
+        return false;
+    };
+    let (scheme, path) = (&b[..colon], &b[colon + 1..]);
+    b.len() <= crate::id::MAX_ID_LENGTH
+        && scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+        && !path.starts_with(b"//")
+        && path.iter().fold(true, |ok, &c| ok & PATH[usize::from(c)])
 }
 
 /// Validates a record returned by the log (S-11): never the candidate's bytes.
@@ -351,7 +528,43 @@ fn is_self_anchor(verified: &Verified, record: &Value) -> bool {
 #[derive(Clone, Debug)]
 pub struct MemoryLog {
     service: Actor,
-    records: std::collections::BTreeMap<(String, String), Vec<u8>>,
+    records: BTreeMap<(String, String), Stored>,
+    /// Every `admissionRecordId` in `records`, so the S-12 reuse check of an append is a
+    /// lookup instead of a parse of every stored record.
+    record_ids: BTreeSet<String>,
+}
+
+/// A stored record with its bindings, parsed once when it was appended.
+#[derive(Clone, Debug)]
+struct Stored {
+    record: Vec<u8>,
+    binding: Binding,
+}
+
+/// The members that decide compatibility under one logical key (S-9) and ID reuse (S-12).
+#[derive(Clone, Debug)]
+struct Binding {
+    kind: String,
+    key_id: String,
+    admission_record_id: String,
+    principal: Value,
+}
+
+impl Binding {
+    fn of(v: &Value) -> Option<Binding> {
+        let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+        Some(Binding {
+            kind: s("/documentKind")?,
+            key_id: s("/keyId")?,
+            admission_record_id: s("/admissionRecordId")?,
+            principal: v.pointer("/principal")?.clone(),
+        })
+    }
+
+    /// Same document under the same key: another admission record of it is no conflict.
+    fn compatible(&self, other: &Binding) -> bool {
+        self.kind == other.kind && self.key_id == other.key_id && self.principal == other.principal
+    }
 }
 
 impl MemoryLog {
@@ -359,7 +572,8 @@ impl MemoryLog {
     pub fn new(service: Actor) -> MemoryLog {
         MemoryLog {
             service,
-            records: Default::default(),
+            records: BTreeMap::new(),
+            record_ids: BTreeSet::new(),
         }
     }
 
@@ -372,24 +586,14 @@ impl MemoryLog {
     }
 }
 
-fn binding_of(v: &Value) -> Option<(String, String, String, Value)> {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
-    Some((
-        s("/documentKind")?,
-        s("/keyId")?,
-        s("/admissionRecordId")?,
-        v.pointer("/principal")?.clone(),
-    ))
-}
-
 impl AdmissionLog for MemoryLog {
     fn lookup(&mut self, organization_id: &str, signing_hash: &str) -> LookupOutcome {
         match self
             .records
             .get(&(organization_id.to_owned(), signing_hash.to_owned()))
         {
-            Some(record) => LookupOutcome::Found {
-                record: record.clone(),
+            Some(stored) => LookupOutcome::Found {
+                record: stored.record.clone(),
                 authenticated_service: self.service.clone(),
             },
             None => LookupOutcome::AuthoritativeAbsence,
@@ -402,40 +606,80 @@ impl AdmissionLog for MemoryLog {
         signing_hash: &str,
         candidate: &[u8],
     ) -> AppendOutcome {
-        let Ok(cand) = json::parse(candidate) else {
-            return AppendOutcome::CommitFailed;
-        };
-        let Some((kind, key, id, principal)) = binding_of(&cand) else {
+        let Some(binding) = json::parse(candidate).ok().as_ref().and_then(Binding::of) else {
             return AppendOutcome::CommitFailed;
         };
         let key_pair = (organization_id.to_owned(), signing_hash.to_owned());
         if let Some(existing) = self.records.get(&key_pair) {
-            let compatible = json::parse(existing)
-                .ok()
-                .and_then(|e| binding_of(&e))
-                .is_some_and(|(k, kid, _, p)| k == kind && kid == key && p == principal);
-            return if compatible {
+            return if existing.binding.compatible(&binding) {
                 AppendOutcome::Existing {
-                    record: existing.clone(),
+                    record: existing.record.clone(),
                     authenticated_service: self.service.clone(),
                 }
             } else {
                 AppendOutcome::Conflict
             };
         }
-        let id_taken = self.records.values().any(|r| {
-            json::parse(r)
-                .ok()
-                .and_then(|e| binding_of(&e))
-                .is_some_and(|(_, _, other_id, _)| other_id == id)
-        });
-        if id_taken {
+        if self.record_ids.contains(&binding.admission_record_id) {
             return AppendOutcome::Conflict;
         }
-        self.records.insert(key_pair, candidate.to_vec());
+        self.record_ids.insert(binding.admission_record_id.clone());
+        self.records.insert(
+            key_pair,
+            Stored {
+                record: candidate.to_vec(),
+                binding,
+            },
+        );
         AppendOutcome::Committed {
             record: candidate.to_vec(),
             authenticated_service: self.service.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass shortcut never accepts what the full `Id` check refuses.
+    #[test]
+    fn plain_ids_are_ids() {
+        let plain = [
+            "urn:missionweaveprotocol:admission-record:0123abcd",
+            "urn:a",
+            "a:",
+            "x+y.z-1:p@q/r!$&'()*+,;=~_",
+        ];
+        for s in plain {
+            assert!(is_plain_id(s) && crate::id::check_id(s).is_ok(), "{s}");
+        }
+        // Short strings over an alphabet of every character class the grammar treats apart.
+        let alphabet: Vec<char> = "aZ09+-._~!$&'()*,;=:@/%?#[]\" \\\u{7f}é".chars().collect();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut accepted = 0;
+        for _ in 0..200_000 {
+            let len = 1 + next() % 12;
+            let s: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            if is_plain_id(&s) {
+                accepted += 1;
+                assert!(crate::id::check_id(&s).is_ok(), "{s:?}");
+            }
+        }
+        assert!(
+            accepted > 100,
+            "the generator reaches the shortcut ({accepted})"
+        );
+        let long = format!("urn:{}", "a".repeat(509));
+        assert!(!is_plain_id(&long) && crate::id::check_id(&long).is_err());
+        assert!(is_plain_id(&long[1..]));
     }
 }

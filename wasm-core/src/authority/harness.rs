@@ -184,7 +184,7 @@ impl Harness {
         let verified = verify(bytes, DocumentKind::Command, &self.registry).map_err(|e| {
             Rejection::new(e.wire_code(), format!("{} stage: {}", e.stage, e.reason))
         })?;
-        self.authority.submit(&verified, now)
+        self.authority.submit(verified, now)
     }
 
     /// Builds, signs, verifies and submits a Command issued at `now`.

@@ -76,6 +76,7 @@ impl Default for CooperationLimits {
 /// A verified Command as the handlers read it.
 #[derive(Clone, Debug)]
 pub struct CommandView {
+    /// The typed Command; its `payload` was moved to [`CommandView::payload`].
     pub command: Command,
     pub action_id: String,
     pub actor: Actor,
@@ -91,14 +92,19 @@ pub struct CommandView {
 }
 
 impl CommandView {
-    /// Builds the view from a six-stage-verified Command.
-    pub fn from_verified(v: &Verified) -> Result<CommandView, Rejection> {
-        let command: Command = match &v.command {
-            Some(c) => (**c).clone(),
+    /// Builds the view from a six-stage-verified Command, taking its parts (no copies).
+    pub fn from_owned(v: Verified) -> Result<CommandView, Rejection> {
+        let mut command: Command = match v.command {
+            Some(c) => *c,
             None => m::from_value(&v.document, true)
                 .map_err(|e| Rejection::new(ErrorCode::SchemaValidationFailed, e.to_string()))?,
         };
-        let payload = command.payload.clone();
+        // The payload lives in the view; the typed Command keeps the envelope only.
+        let payload = std::mem::take(&mut command.payload);
+        let extensions = match v.document {
+            Value::Object(mut o) => o.remove("extensions"),
+            _ => None,
+        };
         Ok(CommandView {
             action_id: command.action_id.0.clone(),
             actor: command.actor.clone(),
@@ -111,9 +117,9 @@ impl CommandView {
             group_id: command.group_id.as_ref().map(|g| g.0.clone()),
             issued_at: Micros::from_timestamp(&command.issued_at),
             payload,
-            command_hash: v.signing_hash.clone(),
-            signature_value: v.signature.clone(),
-            extensions: v.document.pointer("/extensions").cloned(),
+            command_hash: v.signing_hash,
+            signature_value: v.signature,
+            extensions,
             command,
         })
     }
@@ -219,6 +225,24 @@ pub struct SignedEvent {
     pub jcs: Vec<u8>,
 }
 
+/// A sealed and applied Event waiting for its signature (see [`Authority::accept`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnsignedEvent {
+    pub at: EventRef,
+    /// The Event without `signature`, members in canonical order.
+    pub value: Value,
+    /// Its canonical members, to which the signature member is added.
+    parts: Vec<(String, Vec<u8>)>,
+    occurred_at: String,
+}
+
+/// A Command accepted by [`Authority::accept`], before its Events are signed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Accepted {
+    Appended(Vec<UnsignedEvent>),
+    Duplicate(Receipt),
+}
+
 /// The result of submitting a Command.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Submitted {
@@ -246,13 +270,24 @@ impl Authority {
     }
 
     /// Accepts or rejects a verified Command at `now`. On rejection nothing changes.
-    pub fn submit(&mut self, verified: &Verified, now: Micros) -> Result<Submitted, Rejection> {
-        let cmd = CommandView::from_verified(verified)?;
+    pub fn submit(&mut self, verified: Verified, now: Micros) -> Result<Submitted, Rejection> {
+        let accepted = self.accept(verified, now)?;
+        self.sign(vec![accepted])
+            .pop()
+            .ok_or_else(|| Rejection::new(ErrorCode::InternalError, "signing returned no outcome"))
+    }
+
+    /// Decides, seals and applies a verified Command at `now`; its Events still need their
+    /// signature ([`Authority::sign`]). Splitting the two lets a batch of Commands be signed
+    /// together (one field inversion for all their `R` points) while each Command is still
+    /// decided against the state its predecessors left. On rejection nothing changes.
+    pub fn accept(&mut self, verified: Verified, now: Micros) -> Result<Accepted, Rejection> {
+        let cmd = CommandView::from_owned(verified)?;
         // Idempotency before fencing (D-26): a byte-identical retry returns its Events.
         let key = (cmd.actor.id.0.clone(), cmd.action_id.clone());
         if let Some(receipt) = self.state.receipts.get(&key) {
             return if receipt.command_hash == cmd.command_hash {
-                Ok(Submitted::Duplicate(receipt.clone()))
+                Ok(Accepted::Duplicate(receipt.clone()))
             } else {
                 Err(Rejection::new(
                     ErrorCode::ActionIdCollision,
@@ -268,13 +303,8 @@ impl Authority {
             now,
             config: &self.config,
         })?;
-        let mut events = self.seal(&cmd, drafts, now);
-        for e in &mut events {
-            // Apply exactly what is stored: the canonical bytes, read back. Free-form members
-            // (evidence data, manifests…) then have the same member order live and on replay.
-            if let Ok(v) = json::parse(&e.jcs) {
-                e.value = v;
-            }
+        let events = self.seal(&cmd, drafts, now);
+        for e in &events {
             if let Err(err) = evolve::apply(&mut self.state, &e.value) {
                 // The authority produced this Event itself: failing to apply it is a defect.
                 return Err(Rejection::new(
@@ -283,7 +313,64 @@ impl Authority {
                 ));
             }
         }
-        Ok(Submitted::Appended(events))
+        Ok(Accepted::Appended(events))
+    }
+
+    /// Signs the Events of accepted Commands with the Group Authority key, all in one pass.
+    pub fn sign(&self, accepted: Vec<Accepted>) -> Vec<Submitted> {
+        let signing: Vec<Vec<u8>> = accepted
+            .iter()
+            .flat_map(|a| match a {
+                Accepted::Appended(es) => es
+                    .iter()
+                    .map(|e| json::jcs::join_members(&e.parts))
+                    .collect(),
+                Accepted::Duplicate(_) => Vec::new(),
+            })
+            .collect();
+        let refs: Vec<&[u8]> = signing.iter().map(Vec::as_slice).collect();
+        let mut signatures = self.signer.sign_batch(&refs).into_iter();
+        accepted
+            .into_iter()
+            .map(|a| match a {
+                Accepted::Duplicate(r) => Submitted::Duplicate(r),
+                Accepted::Appended(es) => Submitted::Appended(
+                    es.into_iter()
+                        .map(|e| {
+                            let sig = signatures.next().unwrap_or([0u8; 64]);
+                            self.attach_signature(e, &sig)
+                        })
+                        .collect(),
+                ),
+            })
+            .collect()
+    }
+
+    /// Splices `signature` into a sealed Event's canonical members and value.
+    fn attach_signature(&self, e: UnsignedEvent, sig: &[u8; 64]) -> SignedEvent {
+        let UnsignedEvent {
+            at,
+            mut value,
+            mut parts,
+            occurred_at,
+        } = e;
+        let mut s = Object::new();
+        // In JCS member order, like everything else in the value.
+        s.insert("algorithm", Value::string("Ed25519"));
+        s.insert("createdAt", Value::string(occurred_at));
+        s.insert("keyId", Value::string(self.config.key_id.clone()));
+        s.insert("value", Value::string(b64url_encode(sig)));
+        let signature = Value::Object(s);
+        let _ = json::jcs::insert_member(&mut parts, "signature", &signature);
+        // Member order as in the stored bytes (replay parses those); the rest is already sorted.
+        if let Value::Object(o) = &mut value {
+            o.insert_canonical("signature", signature);
+        }
+        SignedEvent {
+            at,
+            value,
+            jcs: json::jcs::join_members(&parts),
+        }
     }
 
     /// Applies a stored Event (replay after restart, or in the browser).
@@ -291,7 +378,7 @@ impl Authority {
         evolve::apply(&mut self.state, event)
     }
 
-    fn seal(&self, cmd: &CommandView, drafts: Vec<EventDraft>, now: Micros) -> Vec<SignedEvent> {
+    fn seal(&self, cmd: &CommandView, drafts: Vec<EventDraft>, now: Micros) -> Vec<UnsignedEvent> {
         let mut next: std::collections::BTreeMap<Option<String>, u64> = Default::default();
         let occurred_at = now.format();
         let mut out = Vec::with_capacity(drafts.len());
@@ -361,27 +448,20 @@ impl Authority {
             if !extensions.is_empty() {
                 e.insert("extensions", Value::Object(extensions));
             }
-            // Canonicalize once; the signature member is then spliced into the same parts.
-            let mut parts = json::jcs::canonical_members(&e).unwrap_or_default();
-            let signing = json::jcs::join_members(&parts);
-            let sig = b64url_encode(&self.signer.sign(&signing));
-            let mut s = Object::new();
-            s.insert("algorithm", Value::string("Ed25519"));
-            s.insert("keyId", Value::string(self.config.key_id.clone()));
-            s.insert("createdAt", Value::string(occurred_at.clone()));
-            s.insert("value", Value::string(sig));
-            let signature = Value::Object(s);
-            let _ = json::jcs::insert_member(&mut parts, "signature", &signature);
-            let jcs = json::jcs::join_members(&parts);
-            e.insert("signature", signature);
-            let value = Value::Object(e);
-            out.push(SignedEvent {
+            // Canonicalize once; the signature member is spliced into the same parts later.
+            let parts = json::jcs::canonical_members(&e).unwrap_or_default();
+            let mut value = Value::Object(e);
+            // Apply exactly what will be stored: member order and number spellings become what
+            // replay parses from the canonical bytes (free-form evidence data, manifests…).
+            json::make_canonical(&mut value);
+            out.push(UnsignedEvent {
                 at: EventRef {
                     group_id: d.group_id,
                     sequence,
                 },
                 value,
-                jcs,
+                parts,
+                occurred_at: occurred_at.clone(),
             });
         }
         out

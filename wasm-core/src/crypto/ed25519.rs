@@ -1,16 +1,19 @@
-//! Strict Ed25519 as §6.4 states it (pure RFC 8032, no ctx/ph variants).
+//! Strict Ed25519 as §6.4 states it (pure RFC 8032, no ctx/ph variants), on curve25519-dalek.
 //!
-//! `ed25519-dalek`'s `verify_strict` rejects only small-order points; it neither rejects
-//! mixed-order points nor reliably reports a non-canonical `y >= p` at the normative stage. So the
-//! encodings are checked here, before the equation: decompress, re-compress and compare bytes
-//! (catches `y >= p` and negative zero), require `[L]P = I` (torsion-free), and, for a public key,
-//! not the identity. The equation `[S]B = R + [k]A` is then evaluated directly.
+//! General-purpose verifiers (e.g. `ed25519-dalek`'s `verify_strict`) reject only small-order
+//! points; they neither reject mixed-order points nor reliably report a non-canonical `y >= p`
+//! at the normative stage. So the encodings are checked here, before the equation: decompress,
+//! re-compress and compare bytes (catches `y >= p` and negative zero), require `[L]P = I`
+//! (torsion-free), and, for a public key, not the identity. The equation `[S]B = R + [k]A` is
+//! then evaluated directly. Signing (RFC 8032 §5.1.6) is implemented here too, so no second
+//! Ed25519 crate is needed.
 
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
-use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::scalar::{Scalar, clamp_integer};
 use curve25519_dalek::traits::IsIdentity;
 use sha2::{Digest, Sha512};
 use std::fmt;
+use zeroize::Zeroize;
 
 /// Why an encoded point or scalar was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +104,11 @@ impl StrictPublicKey {
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.bytes
     }
+
+    /// The decoded point (prime order, not the identity).
+    pub fn point(&self) -> &EdwardsPoint {
+        &self.point
+    }
 }
 
 /// A signature whose `R` and `S` passed the stage-3 encoding checks.
@@ -149,37 +157,165 @@ impl StrictSignature {
     }
 }
 
+/// A signature whose `S` passed the range check while `Renc` is kept as bytes, undecoded: for
+/// the batch path, which compares `Renc` with the encoding of `R' = [S]B - [k]A`. That encoding
+/// is canonical and `R'` has prime order, so byte equality implies every stage-3 check on `R`
+/// and the equation; any inequality must be re-verified with [`StrictSignature`] to learn the
+/// stage that fails.
+#[derive(Clone, Copy, Debug)]
+pub struct EncodedRSignature {
+    r_bytes: [u8; 32],
+    s: Scalar,
+}
+
+impl EncodedRSignature {
+    /// 64 bytes and `0 <= S < L`; `Renc` is not examined.
+    pub fn from_bytes(bytes: &[u8]) -> Result<EncodedRSignature, EncodingError> {
+        let bytes: [u8; 64] = bytes.try_into().map_err(|_| EncodingError::WrongLength)?;
+        let mut r_bytes = [0u8; 32];
+        r_bytes.copy_from_slice(&bytes[..32]);
+        let mut s_bytes = [0u8; 32];
+        s_bytes.copy_from_slice(&bytes[32..]);
+        let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes))
+            .ok_or(EncodingError::ScalarOutOfRange)?;
+        Ok(EncodedRSignature { r_bytes, s })
+    }
+
+    pub fn r_bytes(&self) -> &[u8; 32] {
+        &self.r_bytes
+    }
+
+    pub fn s(&self) -> &Scalar {
+        &self.s
+    }
+}
+
+/// `k = SHA-512(Renc || Aenc || M) mod L` (§6.4 stage 6, RFC 8032 §5.1.7).
+pub fn challenge(r_bytes: &[u8; 32], key: &StrictPublicKey, message: &[u8]) -> Scalar {
+    let mut h = Sha512::new();
+    h.update(r_bytes);
+    h.update(key.bytes);
+    h.update(message);
+    Scalar::from_bytes_mod_order_wide(&h.finalize().into())
+}
+
 /// Stage 6: `[S]B = R + [k]A` with `k = SHA-512(Renc || Aenc || M) mod L`.
 ///
 /// Computed as `R' = [S]B - [k]A` and compared with the decoded `R` as points (projective
 /// equality, no inversion); `Renc` was checked canonical at stage 3, so this is the same as
 /// comparing encodings.
 pub fn verify(key: &StrictPublicKey, sig: &StrictSignature, message: &[u8]) -> bool {
-    let mut h = Sha512::new();
-    h.update(sig.r_bytes);
-    h.update(key.bytes);
-    h.update(message);
-    let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+    let k = challenge(&sig.r_bytes, key, message);
     let r = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &(-key.point), &sig.s);
     r == sig.r_point
 }
 
-/// A signing key with its expanded secret and public key computed once (signing many Events).
+/// `[r]B` for a secret nonce: constant-time, with a radix-32 basepoint table (about 100 KB, built
+/// once), measured 0.6 µs faster than `EdwardsPoint::mul_base`'s radix-16 table.
+fn nonce_point(r: &Scalar) -> EdwardsPoint {
+    use curve25519_dalek::edwards::EdwardsBasepointTableRadix32;
+    use curve25519_dalek::traits::BasepointTable;
+    static TABLE: std::sync::OnceLock<EdwardsBasepointTableRadix32> = std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            EdwardsBasepointTableRadix32::create(
+                &curve25519_dalek::constants::ED25519_BASEPOINT_POINT,
+            )
+        })
+        .mul_base(r)
+}
+
+/// A signing key with its expanded secret, nonce prefix and public key computed once (the
+/// authority signs every Event with one key).
+///
+/// Pure RFC 8032 §5.1.6 signing: `h = SHA-512(seed)`, `s = clamp(h[..32]) mod L`,
+/// `prefix = h[32..]`, `A = [s]B`; per message `r = SHA-512(prefix || M) mod L`, `R = [r]B`,
+/// `k = SHA-512(R || A || M) mod L`, `S = r + k s mod L`. Every operation on `s` and `r` is
+/// constant-time (`mul_base`'s table lookups, scalar arithmetic, the batch inversion);
+/// deterministic, so no randomness is needed. The secret parts are zeroized on drop.
 #[derive(Clone)]
-pub struct Signer(ed25519_dalek::SigningKey);
+pub struct Signer {
+    /// `clamp(h[..32])` reduced mod `L`: the same point multiple as the clamped integer, because
+    /// `B` has order `L`.
+    scalar: Scalar,
+    prefix: [u8; 32],
+    public: [u8; 32],
+}
+
+impl Drop for Signer {
+    fn drop(&mut self) {
+        self.scalar.zeroize();
+        self.prefix.zeroize();
+    }
+}
 
 impl Signer {
     pub fn from_seed(seed: &[u8; 32]) -> Signer {
-        Signer(ed25519_dalek::SigningKey::from_bytes(seed))
+        let mut h: [u8; 64] = Sha512::digest(seed).into();
+        let mut lower = [0u8; 32];
+        lower.copy_from_slice(&h[..32]);
+        let mut prefix = [0u8; 32];
+        prefix.copy_from_slice(&h[32..]);
+        let scalar = Scalar::from_bytes_mod_order(clamp_integer(lower));
+        lower.zeroize();
+        h.zeroize();
+        let public = EdwardsPoint::mul_base(&scalar).compress().to_bytes();
+        Signer {
+            scalar,
+            prefix,
+            public,
+        }
+    }
+
+    /// The nonce `r = SHA-512(prefix || M) mod L`.
+    fn nonce(&self, message: &[u8]) -> Scalar {
+        let mut h = Sha512::new();
+        h.update(self.prefix);
+        h.update(message);
+        Scalar::from_bytes_mod_order_wide(&h.finalize().into())
+    }
+
+    /// `S = r + k s` with `k = SHA-512(Renc || A || M) mod L`; returns `Renc || Senc`.
+    fn finish(&self, r: &Scalar, r_enc: &[u8; 32], message: &[u8]) -> [u8; 64] {
+        let mut h = Sha512::new();
+        h.update(r_enc);
+        h.update(self.public);
+        h.update(message);
+        let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+        let s = k * self.scalar + r;
+        let mut out = [0u8; 64];
+        out[..32].copy_from_slice(r_enc);
+        out[32..].copy_from_slice(s.as_bytes());
+        out
     }
 
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
-        use ed25519_dalek::Signer as _;
-        self.0.sign(message).to_bytes()
+        let mut r = self.nonce(message);
+        let r_enc = nonce_point(&r).compress().to_bytes();
+        let sig = self.finish(&r, &r_enc, message);
+        r.zeroize();
+        sig
+    }
+
+    /// [`Self::sign`] for each message, with one shared field inversion for all the `R`
+    /// encodings (`compress` is an inversion, about 3.7 µs; in a batch it costs a few
+    /// multiplications). Outputs are identical to `sign`.
+    pub fn sign_batch(&self, messages: &[&[u8]]) -> Vec<[u8; 64]> {
+        let mut nonces: Vec<Scalar> = messages.iter().map(|m| self.nonce(m)).collect();
+        let points: Vec<EdwardsPoint> = nonces.iter().map(nonce_point).collect();
+        let encodings = EdwardsPoint::compress_batch_alloc(&points);
+        let out = messages
+            .iter()
+            .zip(&nonces)
+            .zip(&encodings)
+            .map(|((m, r), r_enc)| self.finish(r, r_enc.as_bytes(), m))
+            .collect();
+        nonces.zeroize();
+        out
     }
 
     pub fn public_key(&self) -> [u8; 32] {
-        self.0.verifying_key().to_bytes()
+        self.public
     }
 }
 
@@ -191,15 +327,10 @@ impl std::fmt::Debug for Signer {
 
 /// Signs `message` with the 32-byte RFC 8032 seed (deterministic; no randomness needed).
 pub fn sign(seed: &[u8; 32], message: &[u8]) -> [u8; 64] {
-    use ed25519_dalek::Signer;
-    ed25519_dalek::SigningKey::from_bytes(seed)
-        .sign(message)
-        .to_bytes()
+    Signer::from_seed(seed).sign(message)
 }
 
 /// The public key of a 32-byte seed.
 pub fn public_key_of(seed: &[u8; 32]) -> [u8; 32] {
-    ed25519_dalek::SigningKey::from_bytes(seed)
-        .verifying_key()
-        .to_bytes()
+    Signer::from_seed(seed).public_key()
 }

@@ -4,8 +4,12 @@
 pub mod ed25519;
 pub mod profile;
 pub mod registry;
+pub mod tables;
 pub mod verify;
 
 pub use profile::{DocumentKind, SignerRule};
 pub use registry::{KeyBinding, RegistryEvidence, ValidatedRegistry};
-pub use verify::{Stage, Verified, VerifyError, sign_document, sign_document_with, verify};
+pub use tables::{KeyTables, VerifyTable};
+pub use verify::{
+    Stage, Verified, VerifyError, sign_document, sign_document_with, verify, verify_batch,
+};

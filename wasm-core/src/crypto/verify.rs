@@ -11,14 +11,16 @@
 //! Nothing here authorizes, appends or transitions: a [`Verified`] only says that the Principal
 //! bound to the key signed these bytes.
 
-use super::ed25519::{self, StrictSignature};
+use super::ed25519::{self, EncodedRSignature, StrictSignature};
 use super::profile::{DocumentKind, SignerRule};
 use super::registry::{KeyBinding, ValidatedRegistry};
+use super::tables::{KeyTables, expected_r};
 use crate::encoding::{b64url_decode, b64url_encode, sha256_hash};
 use crate::json::{self, JcsError, Object, Value};
 use crate::model::common::{Actor, ActorType};
 use crate::model::{self as m, Id};
 use crate::time::Timestamp;
+use curve25519_dalek::edwards::EdwardsPoint;
 use std::fmt;
 
 /// The semantic stages of §6.4 plus the separate `admission` layer, as the bundles spell them.
@@ -152,9 +154,12 @@ pub fn verify(
     kind: DocumentKind,
     keys: &dyn KeyResolver,
 ) -> Result<Verified, VerifyError> {
-    // Stage 1: strict parse (D-2).
-    let document = json::parse(bytes).map_err(|e| VerifyError::at(Stage::Parse, e.to_string()))?;
-    verify_value(document, kind, keys)
+    verify_value(parse_stage(bytes)?, kind, keys)
+}
+
+/// Stage 1: strict parse (D-2).
+fn parse_stage(bytes: &[u8]) -> Result<Value, VerifyError> {
+    json::parse(bytes).map_err(|e| VerifyError::at(Stage::Parse, e.to_string()))
 }
 
 /// Runs stages 2-6 over a value that was already strictly parsed (stage 1), e.g. a Command
@@ -164,6 +169,159 @@ pub fn verify_value(
     kind: DocumentKind,
     keys: &dyn KeyResolver,
 ) -> Result<Verified, VerifyError> {
+    let checked = stages_2_to_5::<StrictSignature>(document, kind, keys)?;
+    // Stage 6: the Ed25519 equation.
+    if !ed25519::verify(
+        &checked.binding.public_key,
+        &checked.signature,
+        &checked.signing_bytes,
+    ) {
+        return Err(later_failure(
+            &checked.signature,
+            Stage::Signature,
+            "the Ed25519 equation does not hold for these signing bytes".into(),
+        ));
+    }
+    Ok(checked.into_verified())
+}
+
+/// Runs the six stages over each document; the results are exactly those of [`verify`] on each
+/// document (the same [`Verified`], the same stage and reason on failure).
+///
+/// Stage 6 is batched: for every document that passed stages 1-5, `R' = [S]B - [k]A` is
+/// computed (with `A`'s table from `tables` once the key is hot, see [`KeyTables`]), all `R'`
+/// are compressed with one shared field inversion, and each encoding is compared with `Renc`.
+/// Equal bytes prove what stages 3 and 6 require of `R`: the encoding of `R'` is canonical and
+/// `R'` is on the curve and in the prime-order subgroup (`A` and `B` are), and `[S]B = R + [k]A`
+/// holds. So `R` is never decompressed on this path (4 µs saved). Any document that fails
+/// anywhere from stage 3 on is run through [`verify`] again, which reports the exact stage and
+/// reason (e.g. a malformed `R` at stage 3); stage 1-2 failures come from the very same code as
+/// in [`verify`] and are returned directly.
+pub fn verify_batch(
+    docs: &[&[u8]],
+    kind: DocumentKind,
+    keys: &dyn KeyResolver,
+    tables: &mut KeyTables,
+) -> Vec<Result<Verified, VerifyError>> {
+    let mut results: Vec<Option<Result<Verified, VerifyError>>> = Vec::with_capacity(docs.len());
+    let mut pending = Vec::with_capacity(docs.len());
+    for (i, bytes) in docs.iter().enumerate() {
+        let checked =
+            parse_stage(bytes).and_then(|doc| stages_2_to_5::<EncodedRSignature>(doc, kind, keys));
+        results.push(match checked {
+            Ok(c) => {
+                pending.push((i, *bytes, c));
+                None
+            }
+            Err(e) if e.stage <= Stage::Schema => Some(Err(e)),
+            Err(_) => Some(verify(bytes, kind, keys)),
+        });
+    }
+    let candidates: Vec<EdwardsPoint> = pending
+        .iter()
+        .map(|(_, _, c)| {
+            let key = &c.binding.public_key;
+            let k = ed25519::challenge(c.signature.r_bytes(), key, &c.signing_bytes);
+            expected_r(key, tables.table_for(key), c.signature.s(), &k)
+        })
+        .collect();
+    let encodings = EdwardsPoint::compress_batch_alloc(&candidates);
+    for ((i, bytes, c), encoding) in pending.into_iter().zip(encodings) {
+        let outcome = if encoding.as_bytes() == c.signature.r_bytes() {
+            Ok(c.into_verified())
+        } else {
+            verify(bytes, kind, keys)
+        };
+        if let Some(slot) = results.get_mut(i) {
+            *slot = Some(outcome);
+        }
+    }
+    results
+        .into_iter()
+        .zip(docs)
+        .map(|(r, bytes)| r.unwrap_or_else(|| verify(bytes, kind, keys)))
+        .collect()
+}
+
+/// How stage 3 reads the 64 signature bytes: [`StrictSignature`] decodes `R` (single
+/// verification), [`EncodedRSignature`] keeps it as bytes (the batch path, whose failures are
+/// re-verified with [`StrictSignature`]).
+trait SignatureForm: Sized {
+    fn parse(raw: &[u8]) -> Result<Self, ed25519::EncodingError>;
+    /// The stage-3 check deferred past the parse (`[L]R = I`), which a later-stage failure must
+    /// run first so that a bad `R` is still reported at stage 3.
+    fn deferred_check(&self) -> Result<(), ed25519::EncodingError>;
+}
+
+impl SignatureForm for StrictSignature {
+    fn parse(raw: &[u8]) -> Result<Self, ed25519::EncodingError> {
+        StrictSignature::parse_deferring_order_check(raw)
+    }
+
+    fn deferred_check(&self) -> Result<(), ed25519::EncodingError> {
+        self.check_r_prime_order()
+    }
+}
+
+impl SignatureForm for EncodedRSignature {
+    fn parse(raw: &[u8]) -> Result<Self, ed25519::EncodingError> {
+        EncodedRSignature::from_bytes(raw)
+    }
+
+    /// Nothing is known about `R` here; `verify_batch` discards such errors and re-verifies.
+    fn deferred_check(&self) -> Result<(), ed25519::EncodingError> {
+        Ok(())
+    }
+}
+
+/// A failure at or after stage 4, reported at stage 3 instead when the deferred `R` check fails.
+fn later_failure(sig: &impl SignatureForm, stage: Stage, reason: String) -> VerifyError {
+    match sig.deferred_check() {
+        Ok(()) => VerifyError::at(stage, reason),
+        Err(e) => VerifyError::at(Stage::SignatureEnvelope, format!("signature R: {e}")),
+    }
+}
+
+/// A document that passed stages 1-5, waiting for the stage-6 equation.
+struct Checked<'k, S> {
+    kind: DocumentKind,
+    document: Value,
+    registry: &'k ValidatedRegistry,
+    binding: &'k KeyBinding,
+    key_id: String,
+    protected_time: Timestamp,
+    signing_bytes: Vec<u8>,
+    signature_text: String,
+    signature: S,
+    command: Option<Box<m::command::Command>>,
+}
+
+impl<S> Checked<'_, S> {
+    /// The result once stage 6 holds.
+    fn into_verified(self) -> Verified {
+        let signing_hash = sha256_hash(&self.signing_bytes);
+        Verified {
+            kind: self.kind,
+            organization_id: self.registry.organization_id().to_owned(),
+            key_id: self.key_id,
+            principal: self.binding.principal.clone(),
+            protected_time: self.protected_time,
+            signing_bytes: self.signing_bytes,
+            signing_hash,
+            signature: self.signature_text,
+            binding: self.binding.clone(),
+            document: self.document,
+            command: self.command,
+        }
+    }
+}
+
+/// Stages 2-5, shared by [`verify_value`] and [`verify_batch`].
+fn stages_2_to_5<'k, S: SignatureForm>(
+    document: Value,
+    kind: DocumentKind,
+    keys: &'k dyn KeyResolver,
+) -> Result<Checked<'k, S>, VerifyError> {
     // Stage 2: the normative schema, timestamp profile on (D-9).
     let command = if kind == DocumentKind::Command {
         let c: m::command::Command = m::from_value(&document, true)
@@ -227,15 +385,12 @@ pub fn verify_value(
         .to_owned();
     let raw_sig =
         b64url_decode(&signature_text).map_err(|e| env(&format!("signature.value: {e}")))?;
-    let signature = StrictSignature::parse_deferring_order_check(&raw_sig)
+    let signature = S::parse(&raw_sig)
         .map_err(|e| env(&format!("signature ({} bytes): {e}", raw_sig.len())))?;
     // The `[L]R = I` part of stage 3 is deferred (it costs a scalar multiplication and a valid
     // signature implies it); any later failure re-checks it first so that a small- or
     // mixed-order R is still reported at stage 3, never at 4, 5 or 6.
-    let later = |stage: Stage, reason: String| match signature.check_r_prime_order() {
-        Ok(()) => VerifyError::at(stage, reason),
-        Err(e) => VerifyError::at(Stage::SignatureEnvelope, format!("signature R: {e}")),
-    };
+    let later = |stage: Stage, reason: String| later_failure(&signature, stage, reason);
     let key_id = document
         .pointer("/signature/keyId")
         .and_then(Value::as_str)
@@ -283,27 +438,17 @@ pub fn verify_value(
     // Stage 5: JCS of the document without its top-level signature (D-3).
     let signing_bytes = json::canonicalize_without(&document, "signature")
         .map_err(|e| later(Stage::Canonicalization, e.to_string()))?;
-    let signing_hash = sha256_hash(&signing_bytes);
 
-    // Stage 6: the Ed25519 equation.
-    if !ed25519::verify(&binding.public_key, &signature, &signing_bytes) {
-        return Err(later(
-            Stage::Signature,
-            "the Ed25519 equation does not hold for these signing bytes".into(),
-        ));
-    }
-
-    Ok(Verified {
+    Ok(Checked {
         kind,
-        organization_id: registry.organization_id().to_owned(),
+        document,
+        registry,
+        binding,
         key_id,
-        principal: binding.principal.clone(),
         protected_time,
         signing_bytes,
-        signing_hash,
-        signature: signature_text,
-        binding: binding.clone(),
-        document,
+        signature_text,
+        signature,
         command,
     })
 }

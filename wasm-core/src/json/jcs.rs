@@ -7,7 +7,8 @@
 //! formatting comes from `ryu-js` (ECMAScript `Number::toString`), which we use too; key order by
 //! UTF-16 code units and the minimal string escapes are written here.
 
-use super::value::{JsonString, Value};
+use super::plain_run;
+use super::value::{JsonString, Number, Object, Value};
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -43,9 +44,8 @@ fn display_pointer(p: &str) -> &str {
 
 /// Canonical bytes of `value`.
 pub fn canonicalize(value: &Value) -> Result<Vec<u8>, JcsError> {
-    let mut out = Vec::with_capacity(256);
-    let mut path = String::new();
-    write_value(value, &mut out, &mut path)?;
+    let mut out = Vec::with_capacity(512);
+    write_value(value, &mut out)?;
     Ok(out)
 }
 
@@ -54,116 +54,166 @@ pub fn canonicalize(value: &Value) -> Result<Vec<u8>, JcsError> {
 pub fn canonicalize_without(value: &Value, top_level_member: &str) -> Result<Vec<u8>, JcsError> {
     match value {
         Value::Object(obj) => {
-            let mut out = Vec::with_capacity(256);
-            let mut path = String::new();
-            write_object(
-                obj.iter()
-                    .filter(|(k, _)| !(k.is_well_formed() && k.as_str() == top_level_member)),
-                &mut out,
-                &mut path,
-            )?;
+            let mut out = Vec::with_capacity(512);
+            write_object(obj, Some(top_level_member), &mut out)?;
             Ok(out)
         }
         other => canonicalize(other),
     }
 }
 
-fn write_value(v: &Value, out: &mut Vec<u8>, path: &mut String) -> Result<(), JcsError> {
+/// Prefixes the error's pointer with one more (escaped) segment. Pointers are built on the way
+/// out of the recursion, so the success path never formats a path.
+fn within(mut e: JcsError, segment: &str) -> JcsError {
+    let (JcsError::NonFiniteNumber { pointer, .. } | JcsError::UnpairedSurrogate { pointer }) =
+        &mut e;
+    pointer.insert_str(0, segment);
+    pointer.insert(0, '/');
+    e
+}
+
+fn write_value(v: &Value, out: &mut Vec<u8>) -> Result<(), JcsError> {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => {
-            let f = n.to_f64();
-            if !f.is_finite() {
-                return Err(JcsError::NonFiniteNumber {
-                    pointer: path.clone(),
-                    literal: n.as_lexical().to_owned(),
-                });
-            }
-            let mut buf = ryu_js::Buffer::new();
-            out.extend_from_slice(buf.format_finite(f).as_bytes());
-        }
-        Value::String(s) => write_string(s, out, path)?,
+        Value::Number(n) => write_number(n, out)?,
+        Value::String(s) => write_string(s, out)?,
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                let len = path.len();
-                path.push('/');
-                path.push_str(&i.to_string());
-                write_value(item, out, path)?;
-                path.truncate(len);
+                write_value(item, out).map_err(|e| within(e, &i.to_string()))?;
             }
             out.push(b']');
         }
-        Value::Object(obj) => write_object(obj.iter(), out, path)?,
+        Value::Object(obj) => write_object(obj, None, out)?,
     }
     Ok(())
 }
 
-fn write_object<'a>(
-    members: impl Iterator<Item = (&'a JsonString, &'a Value)>,
-    out: &mut Vec<u8>,
-    path: &mut String,
-) -> Result<(), JcsError> {
-    let mut members: Vec<(&JsonString, &Value)> = members.collect();
-    for (k, _) in &members {
-        if !k.is_well_formed() {
+/// Objects with at most this many members are sorted through positions on the stack.
+const STACK_MEMBERS: usize = 32;
+
+fn write_object(obj: &Object, skip: Option<&str>, out: &mut Vec<u8>) -> Result<(), JcsError> {
+    let members = obj.members();
+    let kept = |k: &JsonString| !skip.is_some_and(|s| k.is_well_formed() && k.as_str() == s);
+    // Names are checked in wire order before any value, so the error does not depend on order.
+    for (k, _) in members {
+        if kept(k) && !k.is_well_formed() {
             return Err(JcsError::UnpairedSurrogate {
-                pointer: format!("{path}/{}", escape_pointer(k.as_str())),
+                pointer: format!("/{}", escape_pointer(k.as_str())),
             });
         }
     }
-    members.sort_by(|(a, _), (b, _)| utf16_cmp(a.as_str(), b.as_str()));
+    let mut stack = [0usize; STACK_MEMBERS];
+    let mut heap = Vec::new();
+    let order: &mut [usize] = if members.len() <= STACK_MEMBERS {
+        &mut stack
+    } else {
+        heap.resize(members.len(), 0);
+        &mut heap
+    };
+    let mut n = 0;
+    for (i, (k, _)) in members.iter().enumerate() {
+        if kept(k) {
+            order[n] = i;
+            n += 1;
+        }
+    }
+    let order = &mut order[..n];
+    // Names are unique, so an unstable sort (no allocation) has only one possible result.
+    order.sort_unstable_by(|&a, &b| utf16_cmp(members[a].0.as_str(), members[b].0.as_str()));
     out.push(b'{');
-    for (i, (k, v)) in members.into_iter().enumerate() {
-        if i > 0 {
+    for (pos, &i) in order.iter().enumerate() {
+        let (k, v) = &members[i];
+        if pos > 0 {
             out.push(b',');
         }
-        write_string(k, out, path)?;
+        write_str(k.as_str(), out);
         out.push(b':');
-        let len = path.len();
-        path.push('/');
-        path.push_str(&escape_pointer(k.as_str()));
-        write_value(v, out, path)?;
-        path.truncate(len);
+        write_value(v, out).map_err(|e| within(e, &escape_pointer(k.as_str())))?;
     }
     out.push(b'}');
     Ok(())
 }
 
+/// Writes the ECMAScript `Number::toString` spelling (RFC 8785 §3.2.2.3).
+fn write_number(n: &Number, out: &mut Vec<u8>) -> Result<(), JcsError> {
+    let text = n.as_lexical();
+    if is_canonical_integer(text) {
+        out.extend_from_slice(text.as_bytes());
+        return Ok(());
+    }
+    let f = n.to_f64();
+    if !f.is_finite() {
+        return Err(JcsError::NonFiniteNumber {
+            pointer: String::new(),
+            literal: text.to_owned(),
+        });
+    }
+    let mut buf = ryu_js::Buffer::new();
+    out.extend_from_slice(buf.format_finite(f).as_bytes());
+    Ok(())
+}
+
+/// True when `text` already is its own ECMAScript spelling, so it needs no float conversion: an
+/// integer of at most 15 digits without leading zero, other than `-0`. Such a value is below
+/// 10^15 < 2^53, hence exact in binary64, and `Number::toString` writes an integer below 10^21
+/// as its plain decimal digits (with `-` when negative; `-0` becomes `0`, hence excluded).
+fn is_canonical_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text).as_bytes();
+    match digits {
+        [b'0'] => digits.len() == text.len(),
+        [b'1'..=b'9', rest @ ..] => rest.len() < 15 && rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
+}
+
 /// RFC 8785 §3.2.3: member names sort by their UTF-16 code units, not by UTF-8 bytes or
 /// scalar values (they differ above U+FFFF versus U+E000..U+FFFF).
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        return a.as_bytes().cmp(b.as_bytes());
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) else {
+        return a.len().cmp(&b.len());
+    };
+    // UTF-8 byte order is scalar order, which is UTF-16 order except that U+E000..U+FFFF
+    // (lead bytes 0xEE, 0xEF) sort after U+10000.. (lead 0xF0..), whose high surrogates are
+    // 0xD800..0xDBFF. A mismatch inside a character is between continuation bytes: no fix-up.
+    match (a[i], b[i]) {
+        (0xEE | 0xEF, 0xF0..) => Ordering::Greater,
+        (0xF0.., 0xEE | 0xEF) => Ordering::Less,
+        (x, y) => x.cmp(&y),
     }
-    a.encode_utf16().cmp(b.encode_utf16())
 }
 
 fn escape_pointer(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
-fn write_string(s: &JsonString, out: &mut Vec<u8>, path: &str) -> Result<(), JcsError> {
+fn write_string(s: &JsonString, out: &mut Vec<u8>) -> Result<(), JcsError> {
     if !s.is_well_formed() {
         return Err(JcsError::UnpairedSurrogate {
-            pointer: path.to_owned(),
+            pointer: String::new(),
         });
     }
+    write_str(s.as_str(), out);
+    Ok(())
+}
+
+/// A well-formed string with the minimal JCS escapes (`"`, `\\` and controls only); the runs
+/// between them are copied whole.
+fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = s.as_str().as_bytes();
-    // Copy runs that need no escape in one go; only `"`, `\\` and controls are escaped.
-    let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b != b'"' && b != b'\\' && b >= 0x20 {
-            continue;
-        }
-        out.extend_from_slice(&bytes[run..i]);
-        run = i + 1;
+    let mut rest = s.as_bytes();
+    loop {
+        let run = plain_run(rest);
+        out.extend_from_slice(rest.get(..run).unwrap_or_default());
+        let Some((&b, tail)) = rest.get(run..).and_then(<[u8]>::split_first) else {
+            break;
+        };
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -179,29 +229,55 @@ fn write_string(s: &JsonString, out: &mut Vec<u8>, path: &str) -> Result<(), Jcs
                 out.push(HEX[usize::from(b & 0xF)]);
             }
         }
+        rest = tail;
     }
-    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
-    Ok(())
 }
 
 /// The canonical `"name":value` bytes of each top-level member of `obj`, in canonical order:
 /// lets a signer canonicalize a document once and then add its `signature` member (the Group
 /// Authority seals every Event this way) instead of canonicalizing twice.
-pub fn canonical_members(obj: &crate::json::Object) -> Result<Vec<(String, Vec<u8>)>, JcsError> {
-    let mut parts = Vec::with_capacity(obj.len());
-    for (k, v) in obj.iter() {
-        let mut path = String::new();
-        let mut bytes = Vec::with_capacity(64);
-        write_string(k, &mut bytes, &path)?;
+pub fn canonical_members(obj: &Object) -> Result<Vec<(String, Vec<u8>)>, JcsError> {
+    let members = obj.members();
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_unstable_by(|&a, &b| utf16_cmp(members[a].0.as_str(), members[b].0.as_str()));
+    let mut parts = Vec::with_capacity(members.len());
+    // Each value is written once into a reused buffer, then copied into an exact allocation.
+    let mut value = Vec::with_capacity(512);
+    for i in order {
+        let (k, v) = &members[i];
+        value.clear();
+        if !k.is_well_formed() || write_value(v, &mut value).is_err() {
+            return Err(first_member_error(obj));
+        }
+        let mut bytes = Vec::with_capacity(k.as_str().len() + 3 + value.len());
+        write_str(k.as_str(), &mut bytes);
         bytes.push(b':');
-        path.push('/');
-        path.push_str(&escape_pointer(k.as_str()));
-        write_value(v, &mut bytes, &mut path)?;
+        bytes.extend_from_slice(&value);
         parts.push((k.as_str().to_owned(), bytes));
     }
-    parts.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
     Ok(parts)
+}
+
+/// The error [`canonical_members`] reports: the first failing member in wire order (a name
+/// with an unpaired surrogate reports the document root).
+#[cold]
+fn first_member_error(obj: &Object) -> JcsError {
+    let mut scratch = Vec::new();
+    for (k, v) in obj.iter() {
+        if !k.is_well_formed() {
+            return JcsError::UnpairedSurrogate {
+                pointer: String::new(),
+            };
+        }
+        if let Err(e) = write_value(v, &mut scratch) {
+            return within(e, &escape_pointer(k.as_str()));
+        }
+    }
+    // Unreachable: the caller saw a failure among these same members.
+    JcsError::UnpairedSurrogate {
+        pointer: String::new(),
+    }
 }
 
 /// Joins canonical members (as produced by [`canonical_members`], kept in order) into the
@@ -225,12 +301,69 @@ pub fn insert_member(
     name: &str,
     value: &Value,
 ) -> Result<(), JcsError> {
-    let mut bytes = Vec::with_capacity(128);
-    let mut path = format!("/{}", escape_pointer(name));
-    write_string(&JsonString::from(name), &mut bytes, "")?;
+    let mut bytes = Vec::with_capacity(256);
+    write_str(name, &mut bytes);
     bytes.push(b':');
-    write_value(value, &mut bytes, &mut path)?;
+    write_value(value, &mut bytes).map_err(|e| within(e, &escape_pointer(name)))?;
     let at = parts.partition_point(|(k, _)| utf16_cmp(k, name) == Ordering::Less);
     parts.insert(at, (name.to_owned(), bytes));
     Ok(())
+}
+
+/// Reorders the members of every object, at any depth, into JCS order (UTF-16 code units, as
+/// [`utf16_cmp`]) and changes nothing else: afterwards member order is what parsing the
+/// value's canonical bytes gives. Numbers keep their spelling, so the result equals
+/// `parse(canonicalize(v))` only up to number spelling (`1.50` stays `1.50` where JCS writes
+/// `1.5`); [`make_canonical`] also respells them. Names with an unpaired surrogate (which JCS
+/// refuses) are ordered by their code units too.
+pub fn sort_canonical(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(sort_canonical),
+        Value::Object(obj) => {
+            let members = obj.members_mut();
+            // Names are unique, so an unstable sort (no allocation) has only one result.
+            members.sort_unstable_by(|a, b| name_cmp(&a.0, &b.0));
+            for (_, v) in members {
+                sort_canonical(v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`sort_canonical`], and every finite number respelled as JCS writes it: for a value that
+/// [`canonicalize`] accepts, the result equals `parse(canonicalize(v))` exactly, so a signer can
+/// keep the value it just canonicalized instead of parsing the bytes back. Non-finite numbers
+/// (which JCS refuses) keep their spelling.
+pub fn make_canonical(value: &mut Value) {
+    match value {
+        Value::Number(n) if !is_canonical_integer(n.as_lexical()) => {
+            if let Some(c) = Number::from_f64(n.to_f64())
+                && c != *n
+            {
+                *n = c;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(make_canonical),
+        Value::Object(obj) => {
+            let members = obj.members_mut();
+            members.sort_unstable_by(|a, b| name_cmp(&a.0, &b.0));
+            for (_, v) in members {
+                make_canonical(v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`utf16_cmp`] extended to names that hold unpaired surrogates (compared by code units).
+fn name_cmp(a: &JsonString, b: &JsonString) -> Ordering {
+    if a.is_well_formed() && b.is_well_formed() {
+        return utf16_cmp(a.as_str(), b.as_str());
+    }
+    let units = |s: &JsonString| -> Vec<u16> {
+        s.ill_formed_units()
+            .map_or_else(|| s.as_str().encode_utf16().collect(), <[u16]>::to_vec)
+    };
+    units(a).cmp(&units(b))
 }

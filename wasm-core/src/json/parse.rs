@@ -4,6 +4,7 @@
 //! and duplicate member names (compared after escape decoding, at any depth) are rejected.
 //! Numbers and strings are kept lossless (see [`super::value`]).
 
+use super::plain_run;
 use super::value::{JsonString, Number, Object, Value};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -93,13 +94,21 @@ pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
             kind: ParseErrorKind::ByteOrderMark,
         });
     }
-    if let Err(e) = std::str::from_utf8(bytes) {
-        return Err(ParseError {
-            offset: e.valid_up_to(),
-            kind: ParseErrorKind::InvalidUtf8,
-        });
-    }
-    let mut p = Parser { b: bytes, i: 0 };
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(ParseError {
+                offset: e.valid_up_to(),
+                kind: ParseErrorKind::InvalidUtf8,
+            });
+        }
+    };
+    let mut p = Parser {
+        s: text,
+        i: 0,
+        members: Vec::new(),
+        items: Vec::new(),
+    };
     p.ws();
     if p.i == bytes.len() {
         return Err(p.err(ParseErrorKind::Empty));
@@ -117,12 +126,41 @@ pub fn parse_str(text: &str) -> Result<Value, ParseError> {
     parse(text.as_bytes())
 }
 
-struct Parser<'a> {
-    b: &'a [u8],
-    i: usize,
+/// Up to this many members a duplicate name is found by scanning the members already parsed
+/// (no allocation); past it, through ordered sets, so a hostile object stays O(n log n).
+const LINEAR_NAMES: usize = 16;
+
+/// Member names of a large object; well-formed names compare by text, ill-formed ones by code
+/// units, exactly as `JsonString`'s equality.
+#[derive(Default)]
+struct NameSet {
+    text: BTreeSet<String>,
+    units: BTreeSet<Box<[u16]>>,
 }
 
-impl Parser<'_> {
+impl NameSet {
+    /// False when the name was already there.
+    fn insert(&mut self, name: &JsonString) -> bool {
+        match name.ill_formed_units() {
+            None => self.text.insert(name.as_str().to_owned()),
+            Some(units) => self.units.insert(units.into()),
+        }
+    }
+}
+
+struct Parser<'a> {
+    /// The whole input, already validated as UTF-8: string and number text is sliced out of it
+    /// at ASCII delimiters, never validated again.
+    s: &'a str,
+    i: usize,
+    /// Members of the objects being parsed, innermost last: each object takes its own off the
+    /// top in one exact allocation when it closes, instead of growing a vector per object.
+    members: Vec<(JsonString, Value)>,
+    /// The same for array items.
+    items: Vec<Value>,
+}
+
+impl<'a> Parser<'a> {
     fn err(&self, kind: ParseErrorKind) -> ParseError {
         ParseError {
             offset: self.i,
@@ -130,8 +168,31 @@ impl Parser<'_> {
         }
     }
 
+    fn bytes(&self) -> &'a [u8] {
+        self.s.as_bytes()
+    }
+
     fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
+        self.bytes().get(self.i).copied()
+    }
+
+    /// The input from `start` to the cursor; both are at ASCII delimiters, so the slice is
+    /// always on character boundaries (the error is unreachable, but no input can panic here).
+    fn text_from(&self, start: usize) -> Result<&'a str, ParseError> {
+        self.s.get(start..self.i).ok_or(ParseError {
+            offset: start,
+            kind: ParseErrorKind::InvalidUtf8,
+        })
+    }
+
+    /// The input after the cursor.
+    fn rest(&self) -> &'a [u8] {
+        self.bytes().get(self.i..).unwrap_or_default()
+    }
+
+    /// Moves the cursor past bytes that a string holds verbatim.
+    fn skip_plain(&mut self) {
+        self.i += plain_run(self.rest());
     }
 
     fn ws(&mut self) {
@@ -152,6 +213,11 @@ impl Parser<'_> {
     }
 
     fn literal(&mut self, word: &[u8], v: Value) -> Result<Value, ParseError> {
+        if self.rest().starts_with(word) {
+            self.i += word.len();
+            return Ok(v);
+        }
+        // Byte by byte only to report where it went wrong.
         for &c in word {
             self.expect(c)?;
         }
@@ -177,14 +243,20 @@ impl Parser<'_> {
             return Err(self.err(ParseErrorKind::TooDeep));
         }
         self.i += 1; // '{'
-        let mut obj = Object::new();
-        // Decoded names seen so far; ill-formed names are compared by code units.
-        let mut seen: BTreeSet<String> = BTreeSet::new();
-        let mut seen_ill: Vec<JsonString> = Vec::new();
+        let base = self.members.len();
+        // On error the whole parse is abandoned, so the stack needs no cleanup.
+        self.object_members(base, depth)?;
+        let members: Vec<_> = self.members.drain(base..).collect();
+        Ok(Value::Object(Object::from_unique(members)))
+    }
+
+    /// Parses the members of an object onto `self.members` above `base`.
+    fn object_members(&mut self, base: usize, depth: usize) -> Result<(), ParseError> {
+        let mut names: Option<NameSet> = None;
         self.ws();
         if self.peek() == Some(b'}') {
             self.i += 1;
-            return Ok(Value::Object(obj));
+            return Ok(());
         }
         loop {
             self.ws();
@@ -196,13 +268,20 @@ impl Parser<'_> {
                 });
             }
             let name = self.string()?;
-            let duplicate = if name.is_well_formed() {
-                !seen.insert(name.as_str().to_owned())
-            } else if seen_ill.contains(&name) {
-                true
-            } else {
-                seen_ill.push(name.clone());
-                false
+            let duplicate = match &mut names {
+                Some(set) => !set.insert(&name),
+                None if self.members[base..].iter().any(|(k, _)| *k == name) => true,
+                None => {
+                    if self.members.len() - base >= LINEAR_NAMES {
+                        let mut set = NameSet::default();
+                        for (k, _) in &self.members[base..] {
+                            set.insert(k);
+                        }
+                        set.insert(&name);
+                        names = Some(set);
+                    }
+                    false
+                }
             };
             if duplicate {
                 return Err(ParseError {
@@ -214,13 +293,13 @@ impl Parser<'_> {
             self.expect(b':')?;
             self.ws();
             let v = self.value(depth)?;
-            obj.push_unchecked(name, v);
+            self.members.push((name, v));
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
-                    return Ok(Value::Object(obj));
+                    return Ok(());
                 }
                 Some(b) => return Err(self.err(ParseErrorKind::UnexpectedByte(b))),
                 None => return Err(self.err(ParseErrorKind::UnexpectedEnd)),
@@ -233,21 +312,29 @@ impl Parser<'_> {
             return Err(self.err(ParseErrorKind::TooDeep));
         }
         self.i += 1; // '['
-        let mut items = Vec::new();
+        let base = self.items.len();
+        self.array_items(depth)?;
+        let items: Vec<_> = self.items.drain(base..).collect();
+        Ok(Value::Array(items))
+    }
+
+    /// Parses the items of an array onto `self.items`.
+    fn array_items(&mut self, depth: usize) -> Result<(), ParseError> {
         self.ws();
         if self.peek() == Some(b']') {
             self.i += 1;
-            return Ok(Value::Array(items));
+            return Ok(());
         }
         loop {
             self.ws();
-            items.push(self.value(depth)?);
+            let v = self.value(depth)?;
+            self.items.push(v);
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
                 Some(b']') => {
                     self.i += 1;
-                    return Ok(Value::Array(items));
+                    return Ok(());
                 }
                 Some(b) => return Err(self.err(ParseErrorKind::UnexpectedByte(b))),
                 None => return Err(self.err(ParseErrorKind::UnexpectedEnd)),
@@ -271,69 +358,121 @@ impl Parser<'_> {
         Ok(v)
     }
 
+    /// The unit of one simple escape (after the backslash and the escape letter were consumed;
+    /// `\u` is handled by the callers).
+    fn simple_escape(&mut self, e: u8) -> Result<u8, ParseError> {
+        Ok(match e {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0C,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            _ => {
+                self.i -= 1;
+                return Err(self.err(ParseErrorKind::InvalidEscape));
+            }
+        })
+    }
+
+    /// Reads a string straight into UTF-8, copying unescaped runs whole. A lone surrogate
+    /// escape cannot be UTF-8, so the string is then read again by [`Self::string_units`].
     fn string(&mut self) -> Result<JsonString, ParseError> {
         self.i += 1; // opening quote
         let start = self.i;
-        // Fast path: no escapes.
-        while let Some(c) = self.peek() {
-            match c {
-                b'"' => {
-                    // The input was validated as UTF-8 and we stopped at an ASCII quote, so
-                    // this slice is a valid UTF-8 boundary.
-                    let s = String::from_utf8_lossy(&self.b[start..self.i]).into_owned();
-                    self.i += 1;
-                    return Ok(JsonString::from(s));
-                }
-                b'\\' => break,
-                0x00..=0x1F => return Err(self.err(ParseErrorKind::ControlCharacterInString)),
-                _ => self.i += 1,
-            }
+        self.skip_plain();
+        if self.peek() == Some(b'"') {
+            let text = self.text_from(start)?.to_owned();
+            self.i += 1;
+            return Ok(JsonString::from(text));
         }
-        // Slow path: decode into UTF-16 code units so unpaired surrogates survive.
-        let mut units: Vec<u16> = String::from_utf8_lossy(&self.b[start..self.i])
-            .encode_utf16()
-            .collect();
+        let mut text = String::with_capacity(self.i - start + 16);
+        text.push_str(self.text_from(start)?);
         loop {
-            let Some(c) = self.peek() else {
-                return Err(self.err(ParseErrorKind::UnexpectedEnd));
-            };
-            match c {
-                b'"' => {
+            match self.peek() {
+                Some(b'"') => {
                     self.i += 1;
-                    return Ok(JsonString::from_utf16_lossless(units));
+                    return Ok(JsonString::from(text));
                 }
-                b'\\' => {
+                Some(b'\\') => {
                     self.i += 1;
                     let Some(e) = self.peek() else {
                         return Err(self.err(ParseErrorKind::UnexpectedEnd));
                     };
                     self.i += 1;
-                    let unit = match e {
-                        b'"' => 0x22,
-                        b'\\' => 0x5C,
-                        b'/' => 0x2F,
-                        b'b' => 0x08,
-                        b'f' => 0x0C,
-                        b'n' => 0x0A,
-                        b'r' => 0x0D,
-                        b't' => 0x09,
-                        b'u' => self.hex4()?,
-                        _ => {
-                            self.i -= 1;
-                            return Err(self.err(ParseErrorKind::InvalidEscape));
+                    if e != b'u' {
+                        text.push(char::from(self.simple_escape(e)?));
+                    } else {
+                        let unit = self.hex4()?;
+                        let scalar = match unit {
+                            0xD800..=0xDBFF => match self.low_surrogate()? {
+                                Some(low) => {
+                                    0x10000
+                                        + ((u32::from(unit) - 0xD800) << 10)
+                                        + (u32::from(low) - 0xDC00)
+                                }
+                                None => return self.string_units(start),
+                            },
+                            _ => u32::from(unit),
+                        };
+                        match char::from_u32(scalar) {
+                            Some(c) => text.push(c),
+                            // A low surrogate with no high one before it.
+                            None => return self.string_units(start),
                         }
+                    }
+                }
+                Some(_) => return Err(self.err(ParseErrorKind::ControlCharacterInString)),
+                None => return Err(self.err(ParseErrorKind::UnexpectedEnd)),
+            }
+            let run = self.i;
+            self.skip_plain();
+            text.push_str(self.text_from(run)?);
+        }
+    }
+
+    /// After a high surrogate escape: consumes a following `\uXXXX` and returns it when it is a
+    /// low surrogate; `None` (the high surrogate is unpaired) otherwise.
+    fn low_surrogate(&mut self) -> Result<Option<u16>, ParseError> {
+        if !self.rest().starts_with(b"\\u") {
+            return Ok(None);
+        }
+        self.i += 2;
+        let unit = self.hex4()?;
+        Ok((0xDC00..=0xDFFF).contains(&unit).then_some(unit))
+    }
+
+    /// Reads the string that starts at `start` (after its quote) into UTF-16 code units, so
+    /// unpaired surrogates survive.
+    fn string_units(&mut self, start: usize) -> Result<JsonString, ParseError> {
+        self.i = start;
+        let mut units: Vec<u16> = Vec::new();
+        loop {
+            let run = self.i;
+            self.skip_plain();
+            units.extend(self.text_from(run)?.encode_utf16());
+            match self.peek() {
+                Some(b'"') => {
+                    self.i += 1;
+                    return Ok(JsonString::from_utf16_lossless(units));
+                }
+                Some(b'\\') => {
+                    self.i += 1;
+                    let Some(e) = self.peek() else {
+                        return Err(self.err(ParseErrorKind::UnexpectedEnd));
+                    };
+                    self.i += 1;
+                    let unit = if e == b'u' {
+                        self.hex4()?
+                    } else {
+                        u16::from(self.simple_escape(e)?)
                     };
                     units.push(unit);
                 }
-                0x00..=0x1F => return Err(self.err(ParseErrorKind::ControlCharacterInString)),
-                _ => {
-                    // Copy one UTF-8 scalar value.
-                    let len = utf8_len(c);
-                    let end = (self.i + len).min(self.b.len());
-                    let chunk = String::from_utf8_lossy(&self.b[self.i..end]);
-                    units.extend(chunk.encode_utf16());
-                    self.i = end;
-                }
+                Some(_) => return Err(self.err(ParseErrorKind::ControlCharacterInString)),
+                None => return Err(self.err(ParseErrorKind::UnexpectedEnd)),
             }
         }
     }
@@ -365,22 +504,12 @@ impl Parser<'_> {
             }
             self.digits();
         }
-        let text = String::from_utf8_lossy(&self.b[start..self.i]);
-        Ok(Value::Number(Number::from_lexical(&text)))
+        Ok(Value::Number(Number::from_lexical(self.text_from(start)?)))
     }
 
     fn digits(&mut self) {
         while let Some(b'0'..=b'9') = self.peek() {
             self.i += 1;
         }
-    }
-}
-
-fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
     }
 }

@@ -53,7 +53,12 @@ impl Value {
         let rest = pointer.strip_prefix('/')?;
         let mut cur = self;
         for raw in rest.split('/') {
-            let seg = raw.replace("~1", "/").replace("~0", "~");
+            // Unescape only when needed: pointers are followed on every Command and Event.
+            let seg: std::borrow::Cow<'_, str> = if raw.contains('~') {
+                raw.replace("~1", "/").replace("~0", "~").into()
+            } else {
+                raw.into()
+            };
             cur = match cur {
                 Value::Object(o) => o.get(&seg)?,
                 Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
@@ -106,17 +111,54 @@ impl From<i64> for Value {
 }
 
 /// A JSON number as its validated RFC 8259 lexical text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Number(Box<str>);
+#[derive(Clone)]
+pub struct Number(Lexical);
+
+/// Number text up to this many bytes is stored inline, so typical numbers cost no allocation
+/// (on 64-bit targets every integer up to 2^64 and every ECMAScript-spelled binary64 fits).
+/// Sized so that `Value` is no larger for it: its string variant is bigger.
+const INLINE: usize = if cfg!(target_pointer_width = "64") {
+    30
+} else {
+    18
+};
+
+#[derive(Clone)]
+enum Lexical {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<str>),
+}
 
 impl Number {
     /// Wraps text that the parser has already matched against the number grammar.
     pub(crate) fn from_lexical(text: &str) -> Number {
-        Number(text.into())
+        let len = text.len();
+        if len <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..len].copy_from_slice(text.as_bytes());
+            Number(Lexical::Inline {
+                len: len as u8,
+                bytes,
+            })
+        } else {
+            Number(Lexical::Heap(text.into()))
+        }
     }
 
     pub fn from_u64(n: u64) -> Number {
-        Number(n.to_string().into_boxed_str())
+        // At most 20 digits, written from the right.
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = n;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        Number::from_lexical(std::str::from_utf8(&digits[at..]).unwrap_or("0"))
     }
 
     /// A finite binary64 in its ECMAScript spelling; `None` for NaN or an infinity.
@@ -125,18 +167,25 @@ impl Number {
             return None;
         }
         let mut buf = ryu_js::Buffer::new();
-        Some(Number(buf.format_finite(f).into()))
+        Some(Number::from_lexical(buf.format_finite(f)))
     }
 
     pub fn as_lexical(&self) -> &str {
-        &self.0
+        match &self.0 {
+            // Only ever filled from a `&str`, so the check cannot fail.
+            Lexical::Inline { len, bytes } => {
+                std::str::from_utf8(bytes.get(..usize::from(*len)).unwrap_or_default())
+                    .unwrap_or_default()
+            }
+            Lexical::Heap(text) => text,
+        }
     }
 
     /// The correctly rounded binary64 value (RFC 8785 §3.2.2.3); infinite when out of range.
     pub fn to_f64(&self) -> f64 {
         // The lexical form is a strict subset of what `f64::from_str` accepts, and Rust's
         // conversion is correctly rounded, as §2 requires of arbitrary-precision inputs.
-        self.0.parse::<f64>().unwrap_or(f64::NAN)
+        self.as_lexical().parse::<f64>().unwrap_or(f64::NAN)
     }
 
     /// True when the value is a mathematical integer (JSON Schema's `integer`, so `1.0` counts).
@@ -154,6 +203,20 @@ impl Number {
         } else {
             None
         }
+    }
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_lexical() == other.as_lexical()
+    }
+}
+
+impl Eq for Number {}
+
+impl fmt::Debug for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Number").field(&self.as_lexical()).finish()
     }
 }
 
@@ -281,6 +344,19 @@ impl Object {
         }
     }
 
+    /// Inserts a new member at its JCS position, for an object whose members are already in
+    /// JCS order (e.g. after [`crate::json::sort_canonical`]); replaces an existing one in place.
+    pub fn insert_canonical(&mut self, name: &str, value: Value) {
+        if let Some(slot) = self.get_mut(name) {
+            *slot = value;
+            return;
+        }
+        let at = self.members.partition_point(|(k, _)| {
+            crate::json::jcs::utf16_cmp(k.as_str(), name) == std::cmp::Ordering::Less
+        });
+        self.members.insert(at, (JsonString::from(name), value));
+    }
+
     pub fn remove(&mut self, name: &str) -> Option<Value> {
         let idx = self
             .members
@@ -289,8 +365,47 @@ impl Object {
         Some(self.members.remove(idx).1)
     }
 
-    /// Appends without the uniqueness check; only the parser calls it, after its own check.
-    pub(crate) fn push_unchecked(&mut self, name: JsonString, value: Value) {
-        self.members.push((name, value));
+    /// The members in order, for the JCS writer (it sorts positions, not copies).
+    pub(crate) fn members(&self) -> &[(JsonString, Value)] {
+        &self.members
+    }
+
+    /// The members in order; a slice, so names can be reordered but never added (uniqueness).
+    pub(crate) fn members_mut(&mut self) -> &mut [(JsonString, Value)] {
+        &mut self.members
+    }
+
+    /// Wraps members whose names the parser has already checked for uniqueness.
+    pub(crate) fn from_unique(members: Vec<(JsonString, Value)>) -> Object {
+        Object { members }
+    }
+}
+
+#[cfg(test)]
+mod pointer_tests {
+    use crate::json::{Value, parse_str};
+
+    fn as_u64(v: &Value) -> Option<u64> {
+        match v {
+            Value::Number(n) => n.as_safe_u64(),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn pointer_unescapes_only_tilde_sequences() {
+        let v = parse_str(r#"{"a/b":{"m~n":[10,{"x":"y"}]},"a":{"b":1},"~1":2}"#).unwrap();
+        assert_eq!(v.pointer("/a~1b/m~0n/0").and_then(as_u64), Some(10));
+        assert_eq!(
+            v.pointer("/a~1b/m~0n/1/x").and_then(|s| s.as_str()),
+            Some("y")
+        );
+        // `~1` names the member "a/b", never the path a → b; `~01` is "~1", not "/".
+        assert_eq!(v.pointer("/a/b").and_then(as_u64), Some(1));
+        assert_eq!(v.pointer("/~01").and_then(as_u64), Some(2));
+        assert!(v.pointer("/a~1b/mn").is_none());
+        assert!(v.pointer("/a~1b/m~0n/2").is_none());
+        assert!(v.pointer("a").is_none());
+        assert_eq!(v.pointer(""), Some(&v));
     }
 }
