@@ -218,11 +218,28 @@ fn fuzz_signed_document_verification() {
     let registry = RegistryEvidence::from_fixture_json(&json::parse(&registry_text).expect("json"))
         .expect("fixture")
         .validate();
-    let mut i = 0usize;
+    let mut batch_no = 0usize;
+    // Every 8 inputs also go through `verify_batch` (tables built on first use), which must
+    // agree with `verify` on each: same `Verified`, or the same stage and reason.
+    let mut tables = wasm_core::crypto::KeyTables::new(4, 0);
+    let mut pending: Vec<(Vec<u8>, String)> = Vec::new();
     fuzz("verify", |input| {
-        i += 1;
-        let kind = DocumentKind::ALL[i % DocumentKind::ALL.len()];
-        let _ = verify(input, kind, &registry);
+        let kind = DocumentKind::ALL[batch_no % DocumentKind::ALL.len()];
+        let single = verify(input, kind, &registry);
+        pending.push((input.to_vec(), format!("{single:?}")));
+        if pending.len() == 8 {
+            let docs: Vec<&[u8]> = pending.iter().map(|(d, _)| d.as_slice()).collect();
+            let batch = wasm_core::crypto::verify_batch(&docs, kind, &registry, &mut tables);
+            for ((_, expected), got) in pending.iter().zip(&batch) {
+                assert_eq!(
+                    &format!("{got:?}"),
+                    expected,
+                    "verify_batch differs from verify"
+                );
+            }
+            pending.clear();
+            batch_no += 1;
+        }
     });
 }
 
