@@ -57,13 +57,12 @@ fn check_id_fully(s: &str) -> Result<(), IdError> {
 fn is_plain_id(s: &str) -> bool {
     /// `unreserved / sub-delims / ":" / "@" / "/"`, as a byte table (a branch-free scan).
     const PATH: [bool; 256] = {
-        let allowed =
-            b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/";
         let mut table = [false; 256];
-        let mut i = 0;
-        while i < allowed.len() {
-            table[allowed[i] as usize] = true;
-            i += 1;
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            table[c] = is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@' | b'/');
+            c += 1;
         }
         table
     };
@@ -81,11 +80,11 @@ fn is_plain_id(s: &str) -> bool {
         && path.iter().fold(true, |ok, &c| ok & PATH[usize::from(c)])
 }
 
-fn is_unreserved(c: u8) -> bool {
+const fn is_unreserved(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~')
 }
 
-fn is_sub_delim(c: u8) -> bool {
+const fn is_sub_delim(c: u8) -> bool {
     matches!(
         c,
         b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='

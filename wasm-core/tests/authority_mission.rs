@@ -192,30 +192,12 @@ impl World {
     /// `who`'s envelope in `group`: its current Session and Membership Epochs, and the
     /// Coordinator Epoch when it is the Coordinator there.
     fn env(&self, who: &str, group: &str) -> Envelope {
-        let id = self.h.id(who);
-        let st = &self.h.authority.state;
-        let t = self.h.actor(who).actor_type;
-        let agent = t == ActorType::Agent;
-        let coordinator_epoch = st
-            .mission_of_group(group)
-            .filter(|m| m.coordinator_id == id)
-            .map(|m| m.coordinator_epoch);
-        Envelope {
-            group_id: Some(group.into()),
-            session_epoch: if agent {
-                st.session_epochs.get(&id).copied()
-            } else {
-                None
-            },
-            // A non-member still sends one (the schema requires it of Agents and humans).
-            membership_epoch: match st.membership(group, &id) {
-                Some(m) => Some(m.epoch),
-                None if t != ActorType::Service => Some(1),
-                None => None,
-            },
-            coordinator_epoch,
-            ..Envelope::default()
+        let mut env = self.h.current_envelope(who, Some(group));
+        // A non-member still sends one (the schema requires it of Agents and humans).
+        if env.membership_epoch.is_none() && self.h.actor(who).actor_type != ActorType::Service {
+            env.membership_epoch = Some(1);
         }
+        env
     }
 
     /// `who`'s envelope claiming Coordinator Epoch `epoch` (for refused Coordinator kinds).

@@ -336,23 +336,7 @@ impl World {
     /// The envelope `who` sends in `group`: its current Session, Membership and Coordinator
     /// Epochs.
     fn env(&self, who: &str, group: Option<&str>) -> Envelope {
-        let id = self.id(who);
-        let st = self.st();
-        let agent = self.h.actor(who).actor_type == ActorType::Agent;
-        let mission = group.and_then(|g| st.mission_of_group(g));
-        Envelope {
-            group_id: group.map(str::to_owned),
-            session_epoch: if agent {
-                st.session_epochs.get(&id).copied()
-            } else {
-                None
-            },
-            membership_epoch: group.and_then(|g| st.membership(g, &id).map(|m| m.epoch)),
-            coordinator_epoch: mission
-                .filter(|m| m.coordinator_id == id)
-                .map(|m| m.coordinator_epoch),
-            ..Envelope::default()
-        }
+        self.h.current_envelope(who, group)
     }
 
     fn cmd(

@@ -163,21 +163,7 @@ impl World {
 
     /// The envelope a Principal sends in the root Group: its current epochs.
     fn env(&self, who: &str) -> Envelope {
-        let id = self.h.id(who);
-        let st = &self.h.authority.state;
-        let agent = self.h.actor(who).actor_type == ActorType::Agent;
-        let mission = &st.missions[M];
-        Envelope {
-            group_id: Some(G.into()),
-            session_epoch: if agent {
-                st.session_epochs.get(&id).copied()
-            } else {
-                None
-            },
-            membership_epoch: st.membership(G, &id).map(|m| m.epoch),
-            coordinator_epoch: (mission.coordinator_id == id).then_some(mission.coordinator_epoch),
-            ..Envelope::default()
-        }
+        self.h.current_envelope(who, Some(G))
     }
 
     fn go(&mut self, who: &str, kind: &str, p: Object) -> Result<Submitted, Rejection> {

@@ -164,8 +164,8 @@ pub fn first_admission(
         )
     })?;
     check_interval(verified, &at)?;
-    let bytes = candidate_bytes(verified, &cx);
-    debug_assert_eq!(bytes, json::to_string(&candidate_record(verified, &cx)));
+    let candidate = candidate_record(verified, &cx);
+    let bytes = json::to_string(&candidate);
     match log.append_or_return_existing(
         &verified.organization_id,
         &verified.signing_hash,
@@ -181,7 +181,7 @@ pub fn first_admission(
         } => {
             // Our own bytes back: validate from the values we hold (S-11 by construction).
             if record == bytes.as_bytes() {
-                let fast = admit_own_candidate(verified, cx, at, &authenticated_service);
+                let fast = admit_own_candidate(verified, cx, candidate, at, &authenticated_service);
                 // Debug builds check on every admission that the fast path answers exactly
                 // what parsing the bytes back answers.
                 debug_assert_eq!(
@@ -252,24 +252,12 @@ fn lookup_failure(o: LookupOutcome) -> AdmissionError {
 
 /// The candidate First-Admission Record for a new admission (S-8): exactly nine members.
 pub fn candidate_record(verified: &Verified, cx: &TrustedContext) -> Value {
-    record_value(
-        verified,
-        cx.admission_record_id.clone(),
-        cx.trusted_accepted_at.clone(),
-        &cx.accepted_by,
-    )
-}
-
-/// [`candidate_record`] from owned trusted strings, so the fast path moves instead of cloning.
-fn record_value(
-    verified: &Verified,
-    admission_record_id: String,
-    trusted_accepted_at: String,
-    accepted_by: &Actor,
-) -> Value {
     let mut o = Object::new();
     o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("admissionRecordId", Value::string(admission_record_id));
+    o.insert(
+        "admissionRecordId",
+        Value::string(cx.admission_record_id.clone()),
+    );
     o.insert(
         "organizationId",
         Value::string(verified.organization_id.clone()),
@@ -278,70 +266,12 @@ fn record_value(
     o.insert("signingHash", Value::string(verified.signing_hash.clone()));
     o.insert("keyId", Value::string(verified.key_id.clone()));
     o.insert("principal", m::ToJson::to_json(&verified.principal));
-    o.insert("trustedAcceptedAt", Value::string(trusted_accepted_at));
-    o.insert("acceptedBy", m::ToJson::to_json(accepted_by));
+    o.insert(
+        "trustedAcceptedAt",
+        Value::string(cx.trusted_accepted_at.clone()),
+    );
+    o.insert("acceptedBy", m::ToJson::to_json(&cx.accepted_by));
     Value::Object(o)
-}
-
-/// The strict JSON bytes of [`candidate_record`], written directly (one allocation, no
-/// intermediate [`Value`]). Byte-identical to `json::to_string(&candidate_record(..))`: the
-/// append key of S-9 and the fast path below both rely on it, and a test pins it.
-fn candidate_bytes(verified: &Verified, cx: &TrustedContext) -> String {
-    let variable = [
-        cx.admission_record_id.as_str(),
-        &verified.organization_id,
-        &verified.signing_hash,
-        &verified.key_id,
-        verified.principal.id.as_str(),
-        &cx.trusted_accepted_at,
-        cx.accepted_by.id.as_str(),
-    ];
-    let mut out = String::with_capacity(256 + variable.iter().map(|s| s.len()).sum::<usize>());
-    out.push_str(r#"{"protocolVersion":"0.1""#);
-    push_member(&mut out, "admissionRecordId", &cx.admission_record_id);
-    push_member(&mut out, "organizationId", &verified.organization_id);
-    push_member(&mut out, "documentKind", verified.kind.as_str());
-    push_member(&mut out, "signingHash", &verified.signing_hash);
-    push_member(&mut out, "keyId", &verified.key_id);
-    push_actor(&mut out, "principal", &verified.principal);
-    push_member(&mut out, "trustedAcceptedAt", &cx.trusted_accepted_at);
-    push_actor(&mut out, "acceptedBy", &cx.accepted_by);
-    out.push('}');
-    out
-}
-
-/// `,"name":"value"` (`name` is one of ours and needs no escape).
-fn push_member(out: &mut String, name: &str, value: &str) {
-    out.push_str(",\"");
-    out.push_str(name);
-    out.push_str("\":");
-    push_json_string(out, value);
-}
-
-/// An [`Actor`] as `Actor::to_json` writes it: `{"type":…,"id":…}`.
-fn push_actor(out: &mut String, name: &str, actor: &Actor) {
-    out.push_str(",\"");
-    out.push_str(name);
-    out.push_str("\":{");
-    out.push_str(r#""type":"#);
-    push_json_string(out, actor.actor_type.as_str());
-    push_member(out, "id", actor.id.as_str());
-    out.push('}');
-}
-
-/// A JSON string; anything that needs an escape goes through [`json::to_string`], so the
-/// escaping rules stay in one place. The scan does not stop early, so it vectorizes.
-fn push_json_string(out: &mut String, s: &str) {
-    let needs_escape = s.bytes().fold(false, |any, b| {
-        any | (b < 0x20) | (b == b'"') | (b == b'\\')
-    });
-    if needs_escape {
-        out.push_str(&json::to_string(&Value::string(s)));
-    } else {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
-    }
 }
 
 /// The fast path of S-11 when the log returned exactly the bytes of our own candidate: the
@@ -355,6 +285,7 @@ fn push_json_string(out: &mut String, s: &str) {
 fn admit_own_candidate(
     verified: &Verified,
     cx: TrustedContext,
+    record: Value,
     at: Timestamp,
     authenticated_service: &Actor,
 ) -> Option<Admitted> {
@@ -369,21 +300,15 @@ fn admit_own_candidate(
             cx.accepted_by.id.as_str(),
         ]
         .into_iter()
-        .all(is_id);
+        .all(|id| crate::id::check_id(id).is_ok());
     if !schema_ok {
         return None;
     }
     let TrustedContext {
         admission_record_id,
-        trusted_accepted_at,
         accepted_by,
+        ..
     } = cx;
-    let record = record_value(
-        verified,
-        admission_record_id.clone(),
-        trusted_accepted_at,
-        &accepted_by,
-    );
     // S-14: our candidate has no `signature`, so only plain equality could make it the Event.
     if verified.kind == DocumentKind::Event && record == verified.document {
         return None;
@@ -419,11 +344,6 @@ fn check_interval(verified: &Verified, at: &Timestamp) -> Result<(), AdmissionEr
             ),
         ))
     }
-}
-
-/// The record schema's `Id` (D-10, D-11).
-fn is_id(s: &str) -> bool {
-    crate::id::check_id(s).is_ok()
 }
 
 /// Validates a record returned by the log (S-11): never the candidate's bytes.

@@ -124,6 +124,28 @@ impl Harness {
         self.principals[name].actor.id.0.clone()
     }
 
+    /// The envelope `who` would send now in `group`: its current Session Epoch (Agents), its
+    /// Membership Epoch there, and the Coordinator Epoch when it coordinates that Group's Mission.
+    pub fn current_envelope(&self, who: &str, group: Option<&str>) -> Envelope {
+        let id = self.id(who);
+        let st = &self.authority.state;
+        let agent = self.principals[who].actor.actor_type == ActorType::Agent;
+        Envelope {
+            group_id: group.map(str::to_owned),
+            session_epoch: if agent {
+                st.session_epochs.get(&id).copied()
+            } else {
+                None
+            },
+            membership_epoch: group.and_then(|g| st.membership(g, &id).map(|m| m.epoch)),
+            coordinator_epoch: group
+                .and_then(|g| st.mission_of_group(g))
+                .filter(|m| m.coordinator_id == id)
+                .map(|m| m.coordinator_epoch),
+            ..Envelope::default()
+        }
+    }
+
     /// Builds and signs a Command; returns its wire bytes.
     pub fn command(
         &mut self,

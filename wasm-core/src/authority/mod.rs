@@ -233,7 +233,6 @@ pub struct UnsignedEvent {
     pub value: Value,
     /// Its canonical members, to which the signature member is added.
     parts: Vec<(String, Vec<u8>)>,
-    occurred_at: String,
 }
 
 /// A Command accepted by [`Authority::accept`], before its Events are signed.
@@ -352,12 +351,13 @@ impl Authority {
             at,
             mut value,
             mut parts,
-            occurred_at,
         } = e;
+        // `signature.createdAt` is the Event's own `occurredAt` (the protected time, §6.4).
+        let occurred_at = value.pointer("/occurredAt").cloned().unwrap_or(Value::Null);
         let mut s = Object::new();
         // In JCS member order, like everything else in the value.
         s.insert("algorithm", Value::string("Ed25519"));
-        s.insert("createdAt", Value::string(occurred_at));
+        s.insert("createdAt", occurred_at);
         s.insert("keyId", Value::string(self.config.key_id.clone()));
         s.insert("value", Value::string(b64url_encode(sig)));
         let signature = Value::Object(s);
@@ -461,7 +461,6 @@ impl Authority {
                 },
                 value,
                 parts,
-                occurred_at: occurred_at.clone(),
             });
         }
         out
