@@ -5,8 +5,18 @@
 //! The path of one Command: six-stage verification (§6.4) → first admission against the
 //! Admission Log (S-10; the record is staged, kept only if the Command is accepted) →
 //! `Authority::submit` (decide, seal, evolve) → the batch's Events and admission records are
-//! written in ONE transaction → only then are the outcomes returned (acknowledged). If the
-//! write fails, in-memory state is rebuilt from the store, so nothing unacknowledged survives.
+//! written in ONE transaction → once it is durable, the outcomes are returned (acknowledged).
+//! If the write fails, in-memory state is rebuilt from the store, so nothing unacknowledged
+//! survives.
+//!
+//! Pipelining: `begin_batch` writes a batch and returns its outcomes held back with a durability
+//! ticket; `finish_batch` waits for the ticket and releases them. The owner may begin the next
+//! batch in between, so the disk flushes one batch while the next is decided. Every batch's
+//! ticket covers everything written before it, so no answer (an acceptance, a duplicate's
+//! receipt, or a rejection decided against newer state) leaves before what it depends on is
+//! durable. A failed sync is final: the service then refuses everything until restarted.
+
+use crate::store::Ticket;
 
 use crate::store::{Store, StoreError, StoredAdmission, StoredEvent};
 use wasm_core::admission::{
@@ -31,7 +41,17 @@ pub struct PhaseTimes {
     pub decide_seal_evolve: std::time::Duration,
     /// Signing the batch's Events (one pass per batch).
     pub sign: std::time::Duration,
+    /// Writing the batch's transaction (not yet durable).
     pub store: std::time::Duration,
+    /// Waiting for the disk in `finish_batch` (zero when the flush overlapped other work).
+    pub durable_wait: std::time::Duration,
+}
+
+/// A decided and written batch whose outcomes wait for durability (`finish_batch`).
+#[must_use = "the outcomes are released by finish_batch"]
+pub struct PendingBatch {
+    outcomes: Vec<Outcome>,
+    ticket: Ticket,
 }
 
 pub struct AuthorityService {
@@ -43,6 +63,9 @@ pub struct AuthorityService {
     key_tables: KeyTables,
     /// The Organization service that writes First-Admission Records.
     admission_service: Actor,
+    /// Set when the store could not make a batch durable: the service refuses everything
+    /// until restarted (state in memory may be ahead of the disk).
+    failed: Option<String>,
 }
 
 /// The Admission Log over the store plus the records staged in the current batch.
@@ -111,6 +134,7 @@ impl AuthorityService {
             registry,
             key_tables: KeyTables::default(),
             admission_service,
+            failed: None,
         })
     }
 
@@ -122,6 +146,43 @@ impl AuthorityService {
     /// in one pass, then makes the batch durable in one transaction (group commit) and returns
     /// the outcomes.
     pub fn submit_batch(&mut self, commands: &[Vec<u8>], now: Micros) -> Vec<Outcome> {
+        let pending = self.begin_batch(commands, now);
+        self.finish_batch(pending)
+    }
+
+    /// Waits until `pending` is durable and releases its outcomes. If the store cannot make
+    /// it durable, every outcome becomes `INTERNAL_ERROR` (retryable: nothing was
+    /// acknowledged) and the service stops accepting.
+    pub fn finish_batch(&mut self, pending: PendingBatch) -> Vec<Outcome> {
+        let t = std::time::Instant::now();
+        let durable = self.store.wait_durable(pending.ticket);
+        self.times.durable_wait += t.elapsed();
+        match durable {
+            Ok(()) => pending.outcomes,
+            Err(e) => {
+                let why = format!("{e}; the authority must be restarted");
+                self.failed.get_or_insert(why.clone());
+                pending
+                    .outcomes
+                    .into_iter()
+                    .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
+                    .collect()
+            }
+        }
+    }
+
+    /// Everything `submit_batch` does except waiting for the disk.
+    pub fn begin_batch(&mut self, commands: &[Vec<u8>], now: Micros) -> PendingBatch {
+        if let Some(why) = &self.failed {
+            let outcomes = commands
+                .iter()
+                .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
+                .collect();
+            return PendingBatch {
+                outcomes,
+                ticket: self.store.last_ticket(),
+            };
+        }
         // Stages 1-6 for the whole batch: per-key tables and one shared inversion (§6.4).
         let t = std::time::Instant::now();
         let docs: Vec<&[u8]> = commands.iter().map(Vec::as_slice).collect();
@@ -172,31 +233,45 @@ impl AuthorityService {
         }
         self.times.sign += t.elapsed();
         if events.is_empty() && admissions.is_empty() {
-            return outcomes;
+            // Nothing new, but the answers may rest on earlier, still pending batches.
+            return PendingBatch {
+                outcomes,
+                ticket: self.store.last_ticket(),
+            };
         }
         let t = std::time::Instant::now();
-        let appended = self.store.append(&events, &admissions);
+        let appended = self.store.append_pending(&events, &admissions);
         self.times.store += t.elapsed();
-        if let Err(e) = appended {
-            // Nothing of this batch is durable: forget it in memory too.
-            let mut fresh = Authority::new(self.authority.config.clone());
-            let rebuilt = replay(self.store.as_ref(), &mut fresh);
-            self.authority = fresh;
-            let why = match rebuilt {
-                Ok(_) => format!("the store refused the batch: {e}"),
-                Err(r) => format!("the store refused the batch ({e}) and replay failed ({r})"),
-            };
-            return outcomes
-                .into_iter()
-                .map(|o| match o {
-                    Ok(Submitted::Appended(_)) => {
-                        Err(Rejection::new(ErrorCode::InternalError, why.clone()))
-                    }
-                    other => other,
-                })
-                .collect();
+        let ticket = match appended {
+            Ok(ticket) => ticket,
+            Err(e) => return self.forget_batch(outcomes, &e),
+        };
+        PendingBatch { outcomes, ticket }
+    }
+
+    /// The store refused a batch: nothing of it is written, so it is forgotten in memory too
+    /// (rebuilt from the store) and its acceptances become `INTERNAL_ERROR`.
+    fn forget_batch(&mut self, outcomes: Vec<Outcome>, e: &StoreError) -> PendingBatch {
+        let mut fresh = Authority::new(self.authority.config.clone());
+        let rebuilt = replay(self.store.as_ref(), &mut fresh);
+        self.authority = fresh;
+        let why = match rebuilt {
+            Ok(_) => format!("the store refused the batch: {e}"),
+            Err(r) => format!("the store refused the batch ({e}) and replay failed ({r})"),
+        };
+        let outcomes = outcomes
+            .into_iter()
+            .map(|o| match o {
+                Ok(Submitted::Appended(_)) => {
+                    Err(Rejection::new(ErrorCode::InternalError, why.clone()))
+                }
+                other => other,
+            })
+            .collect();
+        PendingBatch {
+            outcomes,
+            ticket: self.store.last_ticket(),
         }
-        outcomes
     }
 
     /// First admission of a verified Command (its record staged in `admissions` only if the

@@ -3,7 +3,7 @@
 //! commit (group commit), and only then answers each sender. One thread owns the reducer, so
 //! per-Group order is simply arrival order.
 
-use crate::authority::{AuthorityService, Outcome};
+use crate::authority::{AuthorityService, Outcome, PendingBatch};
 use crate::devorg::{DevOrganization, OrgSetup};
 use crate::store::sqlite::SqliteStore;
 use std::path::Path;
@@ -152,24 +152,50 @@ pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> 
     let (tx, rx) = mpsc::channel::<Request>();
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || {
-            while let Ok(first) = rx.recv() {
-                let mut batch = vec![first];
-                while batch.len() < MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(r) => batch.push(r),
-                        Err(_) => break,
-                    }
-                }
-                let (commands, senders): (Vec<Vec<u8>>, Vec<_>) = batch.into_iter().unzip();
-                let outcomes = svc.submit_batch(&commands, now());
-                for (outcome, sender) in outcomes.into_iter().zip(senders) {
-                    let _ = sender.send(reply(&svc, outcome));
-                }
-            }
-        })
+        .spawn(move || run(&mut svc, &rx))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle { tx })
+}
+
+/// The owner loop, pipelined one batch deep: while the disk makes batch N durable, batch N+1
+/// is decided and written; N's senders are answered once N is durable. With nothing new to
+/// do, the pending batch is finished at once, so an answer never waits for more traffic.
+fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>) {
+    type Senders = Vec<tokio::sync::oneshot::Sender<Reply>>;
+    let mut pending: Option<(PendingBatch, Senders)> = None;
+    let answer = |svc: &mut AuthorityService, (batch, senders): (PendingBatch, Senders)| {
+        for (outcome, sender) in svc.finish_batch(batch).into_iter().zip(senders) {
+            let _ = sender.send(reply(svc, outcome));
+        }
+    };
+    loop {
+        let first = if pending.is_some() {
+            rx.try_recv().ok()
+        } else {
+            rx.recv().ok()
+        };
+        let Some(first) = first else {
+            match pending.take() {
+                Some(p) => {
+                    answer(svc, p);
+                    continue;
+                }
+                None => return, // every handle dropped
+            }
+        };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        let (commands, senders): (Vec<Vec<u8>>, Senders) = batch.into_iter().unzip();
+        let begun = svc.begin_batch(&commands, now());
+        if let Some(p) = pending.replace((begun, senders)) {
+            answer(svc, p);
+        }
+    }
 }
 
 /// Registers an Agent Card and opens a Session for every development Agent (signed by the

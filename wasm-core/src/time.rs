@@ -223,6 +223,14 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 /// Formats whole seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`, for callers that hold
 /// an instant (the sans-IO core never reads a clock itself).
 pub fn format_utc(seconds: i64) -> String {
+    let mut out = String::with_capacity(27);
+    push_utc(&mut out, seconds);
+    out
+}
+
+/// Appends `YYYY-MM-DDTHH:MM:SSZ` to `out` (digits written directly: every Event and admission
+/// record formats a time, and `format!` was a measurable part of deciding a Command).
+pub fn push_utc(out: &mut String, seconds: i64) {
     let days = seconds.div_euclid(86_400);
     let rem = seconds.rem_euclid(86_400);
     let z = days + 719_468;
@@ -234,10 +242,83 @@ pub fn format_utc(seconds: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    if (0..=9999).contains(&y) {
+        push_digits(out, y, 4);
+    } else {
+        // Outside the profile's years (callers validate instants they accept); kept printable.
+        out.push_str(&format!("{y:04}"));
+    }
+    for (sep, v) in [
+        ('-', m),
+        ('-', d),
+        ('T', rem / 3600),
+        (':', (rem % 3600) / 60),
+        (':', rem % 60),
+    ] {
+        out.push(sep);
+        push_digits(out, v, 2);
+    }
+    out.push('Z');
+}
+
+/// Appends the `width` low decimal digits of `v` (0 <= v < 10^width), zero-padded.
+pub(crate) fn push_digits(out: &mut String, v: i64, width: u32) {
+    let mut div = 10i64.pow(width.saturating_sub(1));
+    while div > 0 {
+        let digit = (v / div).rem_euclid(10) as u8;
+        out.push(char::from(b'0' + digit));
+        div /= 10;
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    /// The formatter as first written (with `format!`), kept as the oracle.
+    fn oracle(seconds: i64) -> String {
+        let days = seconds.div_euclid(86_400);
+        let rem = seconds.rem_euclid(86_400);
+        let z = days + 719_468;
+        let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        let y = yoe + era * 400 + i64::from(m <= 2);
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            rem / 3600,
+            (rem % 3600) / 60,
+            rem % 60
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn direct_digits_match_format(seconds in -62_167_219_200i64..253_402_300_800) {
+            proptest::prop_assert_eq!(format_utc(seconds), oracle(seconds));
+        }
+    }
+
+    #[test]
+    fn edges() {
+        for s in [
+            0,
+            -1,
+            59,
+            86_399,
+            951_782_400,
+            -62_167_219_200,
+            253_402_300_799,
+        ] {
+            assert_eq!(format_utc(s), oracle(s));
+        }
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(253_402_300_799), "9999-12-31T23:59:59Z");
+        // Years outside 0000-9999 still print (validated elsewhere).
+        assert_eq!(format_utc(253_402_300_800), oracle(253_402_300_800));
+    }
 }

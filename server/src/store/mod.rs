@@ -1,9 +1,14 @@
 //! Durable storage of the authority's history (§15.2, §16): the Store trait and its SQLite
 //! backend. The log is append-only; a batch of accepted Commands (their Events and
-//! First-Admission Records) is one transaction, and nothing is acknowledged before it commits.
-//! No SQL leaves this module; a PostgreSQL backend implements the same trait.
+//! First-Admission Records) is one transaction, and nothing is acknowledged before it is
+//! durable. No SQL leaves this module; a PostgreSQL backend implements the same trait.
+//!
+//! Writing and waiting for the disk are two steps (`append_pending`, then `wait_durable`) so
+//! that the authority can decide the next batch while the disk makes the last one durable;
+//! what a batch's answers depend on is durable before any of them is sent.
 
 pub mod sqlite;
+mod syncer;
 
 use std::fmt;
 
@@ -36,14 +41,27 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// A point in a store's write order. Everything appended up to it is durable once
+/// `wait_durable` has returned `Ok` for it; tickets only grow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ticket(pub u64);
+
 /// The authority's durable log.
 pub trait Store: Send {
-    /// Appends Events and admission records in one transaction; returns once durable.
-    fn append(
+    /// Appends Events and admission records in one transaction. They are visible to this
+    /// store's reads at once, and durable only once `wait_durable` returns `Ok` for the ticket.
+    fn append_pending(
         &mut self,
         events: &[StoredEvent],
         admissions: &[StoredAdmission],
-    ) -> Result<(), StoreError>;
+    ) -> Result<Ticket, StoreError>;
+
+    /// The ticket of everything appended so far.
+    fn last_ticket(&self) -> Ticket;
+
+    /// Blocks until everything up to `ticket` is durable. An error is final: what was
+    /// appended may or may not survive a crash, so the owner must stop and restart.
+    fn wait_durable(&self, ticket: Ticket) -> Result<(), StoreError>;
 
     /// Calls `f` with every Event in append order (replay at start-up).
     fn for_each_event(

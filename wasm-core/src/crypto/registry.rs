@@ -97,7 +97,7 @@ fn fixture_string(
     cx: &mut Cx,
 ) -> Result<String, SchemaError> {
     let v = obj.get(name).ok_or_else(|| cx.missing(name))?;
-    cx.at(name, |cx| {
+    cx.at(name.to_owned(), |cx| {
         let s = cx.string(v)?;
         let n = s.chars().count();
         if n == 0 || n > max {

@@ -356,7 +356,7 @@ fn discriminant<'v>(
 ) -> Result<&'v str, SchemaError> {
     match obj.get(name) {
         Some(Value::String(s)) => Ok(s.as_str()),
-        Some(other) => cx.at(name, |cx| {
+        Some(other) => cx.at(name.to_owned(), |cx| {
             Err(cx.err(format!(
                 "expected a string, found {}: matches no websocket-frame oneOf branch ({name} \
                  must be {allowed})",

@@ -225,7 +225,7 @@ fn actor_type_rule(
     if ok {
         return Ok(());
     }
-    cx.at(member, |cx| {
+    cx.at(member.to_owned(), |cx| {
         cx.at("type", |cx| {
             Err(cx.err(format!(
                 "actor type \"{actual}\" is not allowed by {rule}: it must be {want}"

@@ -306,7 +306,7 @@ impl FromJson for Extensions {
         let mut out = Vec::with_capacity(obj.len());
         for (k, val) in obj.iter() {
             let key = k.as_str();
-            cx.at(key, |cx| {
+            cx.at(key.to_owned(), |cx| {
                 crate::id::check_id(key)
                     .map_err(|e| cx.err(format!("extension name {key:?}: {e}")))?;
                 out.push((Id(key.to_owned()), Extension::from_json(val, cx)?));

@@ -58,10 +58,38 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
+/// One step of a JSON Pointer. Member names are mostly the schema's own (static): keeping
+/// them borrowed means that walking a valid document allocates nothing for its path, which
+/// is only rendered when an error needs it.
+#[derive(Clone, Debug)]
+pub enum Seg {
+    Name(&'static str),
+    Index(usize),
+    Owned(String),
+}
+
+impl From<&'static str> for Seg {
+    fn from(s: &'static str) -> Seg {
+        Seg::Name(s)
+    }
+}
+
+impl From<usize> for Seg {
+    fn from(i: usize) -> Seg {
+        Seg::Index(i)
+    }
+}
+
+impl From<String> for Seg {
+    fn from(s: String) -> Seg {
+        Seg::Owned(s)
+    }
+}
+
 /// Parsing context: where we are, and which timestamp rules apply.
 #[derive(Clone, Debug, Default)]
 pub struct Cx {
-    path: Vec<String>,
+    path: Vec<Seg>,
     /// Apply the §2 timestamp profile (year 0001-9999, no leap second, no `-00:00`).
     pub timestamp_profile: bool,
 }
@@ -84,7 +112,11 @@ impl Cx {
         let mut p = String::new();
         for seg in &self.path {
             p.push('/');
-            p.push_str(&seg.replace('~', "~0").replace('/', "~1"));
+            match seg {
+                Seg::Name(s) => p.push_str(&s.replace('~', "~0").replace('/', "~1")),
+                Seg::Owned(s) => p.push_str(&s.replace('~', "~0").replace('/', "~1")),
+                Seg::Index(i) => p.push_str(&i.to_string()),
+            }
         }
         p
     }
@@ -100,17 +132,17 @@ impl Cx {
     /// Runs `f` one level down, at member or index `seg`.
     pub fn at<T>(
         &mut self,
-        seg: impl ToString,
+        seg: impl Into<Seg>,
         f: impl FnOnce(&mut Cx) -> Result<T, SchemaError>,
     ) -> Result<T, SchemaError> {
-        self.path.push(seg.to_string());
+        self.path.push(seg.into());
         let r = f(self);
         self.path.pop();
         r
     }
 
     /// Parses child value `v` found at `seg`.
-    pub fn field<T: FromJson>(&mut self, seg: &str, v: &Value) -> Result<T, SchemaError> {
+    pub fn field<T: FromJson>(&mut self, seg: impl Into<Seg>, v: &Value) -> Result<T, SchemaError> {
         self.at(seg, |cx| T::from_json(v, cx))
     }
 

@@ -631,7 +631,7 @@ pub fn forbid_if(
     rule: &str,
 ) -> Result<(), SchemaError> {
     if condition && present {
-        cx.at(name, |cx| {
+        cx.at(name.to_owned(), |cx| {
             Err(cx.err(format!("member \"{name}\" is forbidden by {rule}")))
         })
     } else {
@@ -679,7 +679,10 @@ impl<T: FromJson> FromJson for std::collections::BTreeMap<String, T> {
         let obj = cx.object(v)?;
         let mut out = std::collections::BTreeMap::new();
         for (k, val) in obj.iter() {
-            out.insert(k.as_str().to_owned(), cx.field::<T>(k.as_str(), val)?);
+            out.insert(
+                k.as_str().to_owned(),
+                cx.field::<T>(k.as_str().to_owned(), val)?,
+            );
         }
         Ok(out)
     }
