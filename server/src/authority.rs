@@ -357,3 +357,126 @@ pub fn replay(store: &dyn Store, authority: &mut Authority) -> Result<u64, Store
         authority.replay(&v)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sqlite::SqliteStore;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use wasm_core::authority::handlers::payload;
+    use wasm_core::authority::harness::{Envelope, Harness};
+    use wasm_core::json::Value;
+    use wasm_core::model::common::ActorType;
+
+    /// A store whose disk can be made to fail its syncs (EIO) on demand.
+    struct FlakyDisk {
+        inner: SqliteStore,
+        failing: Arc<AtomicBool>,
+    }
+
+    impl Store for FlakyDisk {
+        fn append_pending(
+            &mut self,
+            events: &[StoredEvent],
+            admissions: &[StoredAdmission],
+        ) -> Result<Ticket, StoreError> {
+            self.inner.append_pending(events, admissions)
+        }
+        fn last_ticket(&self) -> Ticket {
+            self.inner.last_ticket()
+        }
+        fn wait_durable(&self, ticket: Ticket) -> Result<(), StoreError> {
+            if self.failing.load(Ordering::SeqCst) {
+                return Err(StoreError("EIO".into()));
+            }
+            self.inner.wait_durable(ticket)
+        }
+        fn for_each_event(
+            &self,
+            f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+        ) -> Result<u64, StoreError> {
+            self.inner.for_each_event(f)
+        }
+        fn group_events(
+            &self,
+            g: &str,
+            after: u64,
+            limit: usize,
+        ) -> Result<Vec<Vec<u8>>, StoreError> {
+            self.inner.group_events(g, after, limit)
+        }
+        fn admission(&self, o: &str, h: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            self.inner.admission(o, h)
+        }
+        fn event_count(&self) -> Result<u64, StoreError> {
+            self.inner.event_count()
+        }
+    }
+
+    fn register(h: &mut Harness, agent: &str, now: Micros) -> Vec<u8> {
+        let card = payload(vec![
+            ("agentId", Value::string(h.id(agent))),
+            ("version", Value::from(1u64)),
+            ("displayName", Value::string(agent)),
+            ("owner", Value::string("urn:test:human:ops")),
+            ("publicKey", Value::string("AAAA")),
+            ("capabilities", Value::Array(vec![])),
+            ("issuedAt", Value::string(now.format())),
+            ("signature", Value::string("test")),
+        ]);
+        h.command(
+            "organization-registry",
+            "ext.missionweaveprotocol.registry.agent_card_register",
+            &Envelope::default(),
+            payload(vec![("card", Value::Object(card))]),
+            now,
+        )
+    }
+
+    #[test]
+    fn pipelined_batches_are_answered_in_order_and_a_failed_sync_is_final() {
+        let mut h = Harness::new(&[("a1", ActorType::Agent), ("a2", ActorType::Agent)]);
+        let now = Micros::parse("2026-07-15T08:00:00Z").unwrap_or_default();
+        let failing = Arc::new(AtomicBool::new(false));
+        let store = FlakyDisk {
+            inner: SqliteStore::in_memory().expect("store"),
+            failing: Arc::clone(&failing),
+        };
+        let mut svc = AuthorityService::open(
+            Box::new(store),
+            h.authority.config.clone(),
+            h.registry.clone(),
+            h.actor("group-gateway"),
+        )
+        .expect("open");
+        // Two batches in flight, answered in order once durable.
+        let command = register(&mut h, "a1", now);
+        let first = svc.begin_batch(std::slice::from_ref(&command), now);
+        // A byte-identical retry, decided against the first batch's state before it is durable.
+        let second = svc.begin_batch(&[command], now);
+        assert!(second.ticket >= first.ticket, "tickets follow write order");
+        assert!(matches!(
+            svc.finish_batch(first).as_slice(),
+            [Ok(Submitted::Appended(_))]
+        ));
+        let retried = svc.finish_batch(second);
+        assert!(
+            matches!(retried.as_slice(), [Ok(Submitted::Duplicate(_))]),
+            "an exact retry is answered from the receipt: {retried:?}"
+        );
+        // The disk fails: the pending batch is not acknowledged, and nothing is afterwards.
+        failing.store(true, Ordering::SeqCst);
+        let out = svc.submit_batch(&[register(&mut h, "a2", now)], now);
+        assert!(matches!(out.as_slice(), [Err(r)] if r.code == ErrorCode::InternalError));
+        failing.store(false, Ordering::SeqCst);
+        let out = svc.submit_batch(&[register(&mut h, "a2", now)], now);
+        match out.as_slice() {
+            [Err(r)] => {
+                assert_eq!(r.code, ErrorCode::InternalError);
+                assert!(r.message.contains("restarted"), "{}", r.message);
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+}

@@ -470,6 +470,27 @@ mod tests {
     }
 
     #[test]
+    fn a_new_store_uses_16_kib_pages_and_wal() {
+        let path = std::env::temp_dir().join(format!("weave-page-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let s = SqliteStore::open(&path).expect("store");
+        let page: i64 = s
+            .conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .expect("page size");
+        assert_eq!(page, 16_384);
+        let mode: String = s
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .expect("mode");
+        assert_eq!(mode, "wal");
+        drop(s);
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
+    }
+
+    #[test]
     fn the_admission_index_is_rebuilt_on_reopen() {
         let path = std::env::temp_dir().join(format!("weave-adm-{}.sqlite", std::process::id()));
         let _ = std::fs::remove_file(&path);
