@@ -81,6 +81,39 @@ fn post(h: &mut Harness, who: &str, n: u64, now: Micros) -> Vec<u8> {
     h.command(who, "message.post", &env, p, now)
 }
 
+/// One Message per millisecond of simulated time after `start`.
+fn tick(start: Micros, n: u64) -> Micros {
+    Micros(start.0 + 1_000_000 + (n as i64) * 1_000)
+}
+
+/// `count` batches of `batch` Messages numbered from `first`, owner and Coordinator taking
+/// turns, each batch with the time it is submitted at.
+fn messages(
+    h: &mut Harness,
+    start: Micros,
+    first: u64,
+    count: u64,
+    batch: usize,
+) -> Vec<(Vec<Vec<u8>>, Micros)> {
+    let batch = batch as u64;
+    (0..count)
+        .map(|b| {
+            let base = first + b * batch;
+            let cmds = (base..base + batch)
+                .map(|k| {
+                    let who = if k.is_multiple_of(2) {
+                        "owner"
+                    } else {
+                        "coord"
+                    };
+                    post(h, who, k, tick(start, k))
+                })
+                .collect();
+            (cmds, tick(start, base + batch))
+        })
+        .collect()
+}
+
 pub fn run(args: &[String]) -> ExitCode {
     let opts = match parse(args) {
         Ok(o) => o,
@@ -223,8 +256,6 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
     );
 
     let mut n: u64 = 0;
-    // One Message per millisecond of simulated time.
-    let tick = |n: u64| Micros(start.0 + 1_000_000 + (n as i64) * 1_000);
     let mut fill_rate = Vec::new();
     for &size in &opts.sizes {
         // Fill the history up to `size` Events, through the same durable path.
@@ -239,28 +270,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
             // Enough batches to reach `size` (one Event per Message).
             let missing = size.saturating_sub(events_now(&svc));
             let count = missing.div_ceil(opts.batch as u64).max(1);
-            let batches: Vec<(Vec<Vec<u8>>, Micros)> = (0..count)
-                .map(|b| {
-                    let base = n + b * opts.batch as u64;
-                    let cmds = (0..opts.batch as u64)
-                        .map(|i| {
-                            let k = base + i;
-                            post(
-                                &mut h,
-                                if k.is_multiple_of(2) {
-                                    "owner"
-                                } else {
-                                    "coord"
-                                },
-                                k,
-                                tick(k),
-                            )
-                        })
-                        .collect();
-                    (cmds, tick(base + opts.batch as u64))
-                })
-                .take(256)
-                .collect();
+            let batches = messages(&mut h, start, n, count.min(256), opts.batch);
             let submitted = (batches.len() * opts.batch) as u64;
             submit_pipelined(&mut svc, batches.into_iter(), "fill")?;
             n += submitted;
@@ -269,27 +279,8 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
             fill_rate.push((n - before) as f64 / t.elapsed().as_secs_f64());
         }
         // Measure: `measure` Commands, pre-signed so that only the authority is timed.
-        let batches: Vec<(Vec<Vec<u8>>, Micros)> = (0..opts.measure.div_ceil(opts.batch))
-            .map(|b| {
-                let base = n + (b * opts.batch) as u64;
-                let cmds = (0..opts.batch as u64)
-                    .map(|i| {
-                        let k = base + i;
-                        post(
-                            &mut h,
-                            if k.is_multiple_of(2) {
-                                "owner"
-                            } else {
-                                "coord"
-                            },
-                            k,
-                            tick(k),
-                        )
-                    })
-                    .collect();
-                (cmds, tick(base + opts.batch as u64))
-            })
-            .collect();
+        let count = opts.measure.div_ceil(opts.batch) as u64;
+        let batches = messages(&mut h, start, n, count, opts.batch);
         // The machine's speed drifts (a shared VM, noisy neighbours): the row is measured in
         // slices, with the ceiling measured between slices. Each slice's rate is paired with
         // the higher of the two ceilings around it (a slow moment can only lower a measured
