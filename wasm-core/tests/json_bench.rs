@@ -127,8 +127,8 @@ fn json_hot_path_timings() {
     let (cmd, _) = wasm_core::bench::typical_command().unwrap();
     let doc = json::parse(&cmd).unwrap();
     let ev = event();
-    let parts = json::jcs::canonical_members(&ev).unwrap();
-    let ev_jcs = json::jcs::join_members(&parts);
+    let slotted = json::jcs::canonical_with_slot(&ev, "signature").unwrap();
+    let ev_jcs = slotted.bytes.clone();
     let sig = signature();
     let ev_value = Value::Object(ev.clone());
     println!(
@@ -147,17 +147,11 @@ fn json_hot_path_timings() {
     bench("to_string(command)", || {
         black_box(json::to_string(black_box(&doc)));
     });
-    bench("canonical_members(event)", || {
-        black_box(json::jcs::canonical_members(black_box(&ev)).unwrap());
+    bench("canonical_with_slot(event)", || {
+        black_box(json::jcs::canonical_with_slot(black_box(&ev), "signature").unwrap());
     });
-    bench("join_members(event parts)", || {
-        black_box(json::jcs::join_members(black_box(&parts)));
-    });
-    let mut p = parts.clone();
-    bench("insert_member(signature) + remove", || {
-        json::jcs::insert_member(&mut p, "signature", black_box(&sig)).unwrap();
-        let at = p.iter().position(|(k, _)| k == "signature").unwrap();
-        black_box(p.remove(at));
+    bench("fill(signature)", || {
+        black_box(slotted.fill(black_box(&sig)).unwrap());
     });
     bench("canonicalize(event)", || {
         black_box(json::canonicalize(black_box(&ev_value)).unwrap());

@@ -231,8 +231,8 @@ pub struct UnsignedEvent {
     pub at: EventRef,
     /// The Event without `signature`, members in canonical order.
     pub value: Value,
-    /// Its canonical members, to which the signature member is added.
-    parts: Vec<(String, Vec<u8>)>,
+    /// Its canonical bytes (the signing input), with the place of the `signature` member.
+    jcs: json::jcs::Slotted,
 }
 
 /// A Command accepted by [`Authority::accept`], before its Events are signed.
@@ -302,7 +302,7 @@ impl Authority {
             now,
             config: &self.config,
         })?;
-        let events = self.seal(&cmd, drafts, now);
+        let events = self.seal(&cmd, drafts, now)?;
         for e in &events {
             if let Err(err) = evolve::apply(&mut self.state, &e.value) {
                 // The authority produced this Event itself: failing to apply it is a defect.
@@ -317,17 +317,14 @@ impl Authority {
 
     /// Signs the Events of accepted Commands with the Group Authority key, all in one pass.
     pub fn sign(&self, accepted: Vec<Accepted>) -> Vec<Submitted> {
-        let signing: Vec<Vec<u8>> = accepted
+        let refs: Vec<&[u8]> = accepted
             .iter()
             .flat_map(|a| match a {
-                Accepted::Appended(es) => es
-                    .iter()
-                    .map(|e| json::jcs::join_members(&e.parts))
-                    .collect(),
-                Accepted::Duplicate(_) => Vec::new(),
+                Accepted::Appended(es) => es.as_slice(),
+                Accepted::Duplicate(_) => &[],
             })
+            .map(|e| e.jcs.bytes.as_slice())
             .collect();
-        let refs: Vec<&[u8]> = signing.iter().map(Vec::as_slice).collect();
         let mut signatures = self.signer.sign_batch(&refs).into_iter();
         accepted
             .into_iter()
@@ -347,11 +344,7 @@ impl Authority {
 
     /// Splices `signature` into a sealed Event's canonical members and value.
     fn attach_signature(&self, e: UnsignedEvent, sig: &[u8; 64]) -> SignedEvent {
-        let UnsignedEvent {
-            at,
-            mut value,
-            mut parts,
-        } = e;
+        let UnsignedEvent { at, mut value, jcs } = e;
         // `signature.createdAt` is the Event's own `occurredAt` (the protected time, §6.4).
         let occurred_at = value.pointer("/occurredAt").cloned().unwrap_or(Value::Null);
         let mut s = Object::new();
@@ -361,16 +354,13 @@ impl Authority {
         s.insert("keyId", Value::string(self.config.key_id.clone()));
         s.insert("value", Value::string(b64url_encode(sig)));
         let signature = Value::Object(s);
-        let _ = json::jcs::insert_member(&mut parts, "signature", &signature);
+        // The signature's members are plain strings: JCS cannot fail on them.
+        let jcs = jcs.fill(&signature).unwrap_or_default();
         // Member order as in the stored bytes (replay parses those); the rest is already sorted.
         if let Value::Object(o) = &mut value {
             o.insert_canonical("signature", signature);
         }
-        SignedEvent {
-            at,
-            value,
-            jcs: json::jcs::join_members(&parts),
-        }
+        SignedEvent { at, value, jcs }
     }
 
     /// Applies a stored Event (replay after restart, or in the browser).
@@ -378,7 +368,12 @@ impl Authority {
         evolve::apply(&mut self.state, event)
     }
 
-    fn seal(&self, cmd: &CommandView, drafts: Vec<EventDraft>, now: Micros) -> Vec<UnsignedEvent> {
+    fn seal(
+        &self,
+        cmd: &CommandView,
+        drafts: Vec<EventDraft>,
+        now: Micros,
+    ) -> Result<Vec<UnsignedEvent>, Rejection> {
         let mut next: std::collections::BTreeMap<Option<String>, u64> = Default::default();
         let occurred_at = now.format();
         let mut out = Vec::with_capacity(drafts.len());
@@ -448,8 +443,13 @@ impl Authority {
             if !extensions.is_empty() {
                 e.insert("extensions", Value::Object(extensions));
             }
-            // Canonicalize once; the signature member is spliced into the same parts later.
-            let parts = json::jcs::canonical_members(&e).unwrap_or_default();
+            // Canonicalize once; the signature member is spliced into the same bytes later.
+            let jcs = json::jcs::canonical_with_slot(&e, "signature").map_err(|err| {
+                Rejection::new(
+                    ErrorCode::InternalError,
+                    format!("the authority could not canonicalize its own Event: {err}"),
+                )
+            })?;
             let mut value = Value::Object(e);
             // Apply exactly what will be stored: member order and number spellings become what
             // replay parses from the canonical bytes (free-form evidence data, manifests…).
@@ -460,10 +460,10 @@ impl Authority {
                     sequence,
                 },
                 value,
-                parts,
+                jcs,
             });
         }
-        out
+        Ok(out)
     }
 }
 

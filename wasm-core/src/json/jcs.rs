@@ -55,7 +55,7 @@ pub fn canonicalize_without(value: &Value, top_level_member: &str) -> Result<Vec
     match value {
         Value::Object(obj) => {
             let mut out = Vec::with_capacity(512);
-            write_object(obj, Some(top_level_member), &mut out)?;
+            write_object(obj, Some(top_level_member), &mut out, None)?;
             Ok(out)
         }
         other => canonicalize(other),
@@ -89,7 +89,7 @@ fn write_value(v: &Value, out: &mut Vec<u8>) -> Result<(), JcsError> {
             }
             out.push(b']');
         }
-        Value::Object(obj) => write_object(obj, None, out)?,
+        Value::Object(obj) => write_object(obj, None, out, None)?,
     }
     Ok(())
 }
@@ -97,7 +97,14 @@ fn write_value(v: &Value, out: &mut Vec<u8>) -> Result<(), JcsError> {
 /// Objects with at most this many members are sorted through positions on the stack.
 const STACK_MEMBERS: usize = 32;
 
-fn write_object(obj: &Object, skip: Option<&str>, out: &mut Vec<u8>) -> Result<(), JcsError> {
+/// Writes `obj` leaving out member `skip`; with `slot`, also records where in `out` a member
+/// named `skip` would start (the first member sorting after it), if any does.
+fn write_object(
+    obj: &Object,
+    skip: Option<&str>,
+    out: &mut Vec<u8>,
+    mut slot: Option<&mut Option<usize>>,
+) -> Result<(), JcsError> {
     let members = obj.members();
     let kept = |k: &JsonString| !skip.is_some_and(|s| k.is_well_formed() && k.as_str() == s);
     // Names are checked in wire order before any value, so the error does not depend on order.
@@ -131,6 +138,12 @@ fn write_object(obj: &Object, skip: Option<&str>, out: &mut Vec<u8>) -> Result<(
         let (k, v) = &members[i];
         if pos > 0 {
             out.push(b',');
+        }
+        if let (Some(at), Some(name)) = (slot.as_deref_mut(), skip)
+            && at.is_none()
+            && utf16_cmp(name, k.as_str()) == Ordering::Less
+        {
+            *at = Some(out.len());
         }
         write_str(k.as_str(), out);
         out.push(b':');
@@ -234,80 +247,67 @@ fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-/// The canonical `"name":value` bytes of each top-level member of `obj`, in canonical order:
-/// lets a signer canonicalize a document once and then add its `signature` member (the Group
-/// Authority seals every Event this way) instead of canonicalizing twice.
-pub fn canonical_members(obj: &Object) -> Result<Vec<(String, Vec<u8>)>, JcsError> {
-    let members = obj.members();
-    let mut order: Vec<usize> = (0..members.len()).collect();
-    order.sort_unstable_by(|&a, &b| utf16_cmp(members[a].0.as_str(), members[b].0.as_str()));
-    let mut parts = Vec::with_capacity(members.len());
-    // Each value is written once into a reused buffer, then copied into an exact allocation.
-    let mut value = Vec::with_capacity(512);
-    for i in order {
-        let (k, v) = &members[i];
-        value.clear();
-        if !k.is_well_formed() || write_value(v, &mut value).is_err() {
-            return Err(first_member_error(obj));
-        }
-        let mut bytes = Vec::with_capacity(k.as_str().len() + 3 + value.len());
-        write_str(k.as_str(), &mut bytes);
-        bytes.push(b':');
-        bytes.extend_from_slice(&value);
-        parts.push((k.as_str().to_owned(), bytes));
-    }
-    Ok(parts)
+/// An object's canonical bytes with a place kept for one more top-level member (`slot`):
+/// lets a signer canonicalize a document once, sign those bytes (the §6.4 signing input leaves
+/// the `signature` member out), and then write the signed document by inserting the member
+/// (the Group Authority seals every Event this way) instead of canonicalizing twice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slotted {
+    /// The canonical bytes without the slot's member.
+    pub bytes: Vec<u8>,
+    slot: &'static str,
+    /// Byte offset where the member goes.
+    at: usize,
+    /// What surrounds it there: `"m":v,` before a member, `,"m":v` after the last one, or
+    /// `"m":v` alone in an empty object.
+    place: Place,
 }
 
-/// The error [`canonical_members`] reports: the first failing member in wire order (a name
-/// with an unpaired surrogate reports the document root).
-#[cold]
-fn first_member_error(obj: &Object) -> JcsError {
-    let mut scratch = Vec::new();
-    for (k, v) in obj.iter() {
-        if !k.is_well_formed() {
-            return JcsError::UnpairedSurrogate {
-                pointer: String::new(),
-            };
-        }
-        if let Err(e) = write_value(v, &mut scratch) {
-            return within(e, &escape_pointer(k.as_str()));
-        }
-    }
-    // Unreachable: the caller saw a failure among these same members.
-    JcsError::UnpairedSurrogate {
-        pointer: String::new(),
-    }
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    BeforeMember,
+    AfterLast,
+    Alone,
 }
 
-/// Joins canonical members (as produced by [`canonical_members`], kept in order) into the
-/// canonical object bytes.
-pub fn join_members(parts: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(parts.iter().map(|p| p.1.len() + 1).sum::<usize>() + 2);
-    out.push(b'{');
-    for (i, (_, m)) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(m);
-    }
-    out.push(b'}');
-    out
+/// Canonicalizes `obj` (which must not contain `slot`; if it does, that member is left out
+/// like [`canonicalize_without`] does) and keeps the place of `slot` in canonical order.
+pub fn canonical_with_slot(obj: &Object, slot: &'static str) -> Result<Slotted, JcsError> {
+    let mut bytes = Vec::with_capacity(1024);
+    let mut before = None;
+    write_object(obj, Some(slot), &mut bytes, Some(&mut before))?;
+    let (at, place) = match before {
+        Some(at) => (at, Place::BeforeMember),
+        None if bytes.len() == 2 => (1, Place::Alone),
+        None => (bytes.len() - 1, Place::AfterLast),
+    };
+    Ok(Slotted {
+        bytes,
+        slot,
+        at,
+        place,
+    })
 }
 
-/// Inserts one more canonical member into `parts`, keeping the canonical order.
-pub fn insert_member(
-    parts: &mut Vec<(String, Vec<u8>)>,
-    name: &str,
-    value: &Value,
-) -> Result<(), JcsError> {
-    let mut bytes = Vec::with_capacity(256);
-    write_str(name, &mut bytes);
-    bytes.push(b':');
-    write_value(value, &mut bytes).map_err(|e| within(e, &escape_pointer(name)))?;
-    let at = parts.partition_point(|(k, _)| utf16_cmp(k, name) == Ordering::Less);
-    parts.insert(at, (name.to_owned(), bytes));
-    Ok(())
+impl Slotted {
+    /// The canonical bytes of the object with `value` as the slot's member.
+    pub fn fill(&self, value: &Value) -> Result<Vec<u8>, JcsError> {
+        let mut member = Vec::with_capacity(160);
+        if self.place == Place::AfterLast {
+            member.push(b',');
+        }
+        write_str(self.slot, &mut member);
+        member.push(b':');
+        write_value(value, &mut member).map_err(|e| within(e, &escape_pointer(self.slot)))?;
+        if self.place == Place::BeforeMember {
+            member.push(b',');
+        }
+        let mut out = Vec::with_capacity(self.bytes.len() + member.len());
+        out.extend_from_slice(&self.bytes[..self.at]);
+        out.extend_from_slice(&member);
+        out.extend_from_slice(&self.bytes[self.at..]);
+        Ok(out)
+    }
 }
 
 /// Reorders the members of every object, at any depth, into JCS order (UTF-16 code units, as
