@@ -418,7 +418,7 @@ mod tests {
         let card = payload(vec![
             ("agentId", Value::string(h.id(agent))),
             ("version", Value::from(1u64)),
-            ("displayName", Value::string(agent)),
+            ("displayName", Value::string(agent.to_owned())),
             ("owner", Value::string("urn:test:human:ops")),
             ("publicKey", Value::string("AAAA")),
             ("capabilities", Value::Array(vec![])),

@@ -265,7 +265,7 @@ fn service_command(
         Value::string(format!("urn:missionweaveprotocol:action:{action}")),
     );
     o.insert("actor", who.actor.to_json());
-    o.insert("kind", Value::string(kind));
+    o.insert("kind", Value::string(kind.to_owned()));
     o.insert(
         "correlationId",
         Value::string(format!("urn:missionweaveprotocol:correlation:{action}")),

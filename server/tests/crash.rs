@@ -57,18 +57,18 @@ fn command(
     p: &Principal,
     kind: &str,
     action: &str,
-    env: &[(&str, Value)],
+    env: &[(&'static str, Value)],
     payload: Object,
 ) -> Vec<u8> {
     let mut o = Object::new();
     o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("actionId", Value::string(action));
+    o.insert("actionId", Value::string(action.to_owned()));
     o.insert("actor", p.actor.clone());
     for (k, v) in env {
         o.insert(*k, v.clone());
     }
-    o.insert("kind", Value::string(kind));
-    o.insert("correlationId", Value::string(action));
+    o.insert("kind", Value::string(kind.to_owned()));
+    o.insert("correlationId", Value::string(action.to_owned()));
     o.insert("issuedAt", Value::string(now_text()));
     o.insert("payload", Value::Object(payload));
     let mut doc = Value::Object(o);

@@ -91,13 +91,13 @@ fn command(
         Value::string(format!("urn:deploy:{kind}:{secs}")),
     );
     let mut a = Object::new();
-    a.insert("type", Value::string(actor.0));
-    a.insert("id", Value::string(actor.1));
+    a.insert("type", Value::string(actor.0.to_owned()));
+    a.insert("id", Value::string(actor.1.to_owned()));
     o.insert("actor", Value::Object(a));
     if let Some(g) = group {
-        o.insert("groupId", Value::string(g));
+        o.insert("groupId", Value::string(g.to_owned()));
     }
-    o.insert("kind", Value::string(kind));
+    o.insert("kind", Value::string(kind.to_owned()));
     o.insert("correlationId", Value::string("urn:deploy:correlation"));
     o.insert("issuedAt", Value::string(wasm_core::time::format_utc(secs)));
     o.insert("payload", Value::Object(payload));

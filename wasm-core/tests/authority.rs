@@ -25,8 +25,8 @@ fn org() -> Harness {
 
 fn create_payload(h: &Harness, mission: &str, group: &str) -> Object {
     let mut p = Object::new();
-    p.insert("missionId", Value::string(mission));
-    p.insert("groupId", Value::string(group));
+    p.insert("missionId", Value::string(mission.to_owned()));
+    p.insert("groupId", Value::string(group.to_owned()));
     p.insert("coordinatorId", Value::string(h.id("coord")));
     p.insert("title", Value::string("Root"));
     p.insert("objective", Value::string("Ship it"));

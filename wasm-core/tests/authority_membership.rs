@@ -24,14 +24,14 @@ fn at(seconds: u64) -> Micros {
 }
 
 fn s(v: &str) -> Value {
-    Value::string(v)
+    Value::string(v.to_owned())
 }
 
 fn arr(items: &[&str]) -> Value {
     Value::Array(items.iter().map(|i| s(i)).collect())
 }
 
-fn obj(members: Vec<(&str, Value)>) -> Value {
+fn obj(members: Vec<(&'static str, Value)>) -> Value {
     Value::Object(payload(members))
 }
 

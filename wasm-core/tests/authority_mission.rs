@@ -31,14 +31,14 @@ fn t0() -> Micros {
 }
 
 fn s(v: &str) -> Value {
-    Value::string(v)
+    Value::string(v.to_owned())
 }
 
 fn arr(items: &[&str]) -> Value {
     Value::Array(items.iter().map(|i| s(i)).collect())
 }
 
-fn obj(members: Vec<(&str, Value)>) -> Value {
+fn obj(members: Vec<(&'static str, Value)>) -> Value {
     Value::Object(payload(members))
 }
 
@@ -1129,7 +1129,7 @@ fn create_child_guards_carry_their_wire_codes() {
             100,
         )
     };
-    let with = |w: &World, k: &str, v: Value| {
+    let with = |w: &World, k: &'static str, v: Value| {
         let mut p = base(w);
         p.insert(k, v);
         p

@@ -106,7 +106,7 @@ impl Rng {
 }
 
 fn s(v: &str) -> Value {
-    Value::string(v)
+    Value::string(v.to_owned())
 }
 
 fn n(v: u64) -> Value {
@@ -117,7 +117,7 @@ fn strs(items: &[String]) -> Value {
     Value::Array(items.iter().map(|i| s(i)).collect())
 }
 
-fn obj(members: Vec<(&str, Value)>) -> Value {
+fn obj(members: Vec<(&'static str, Value)>) -> Value {
     Value::Object(payload(members))
 }
 
@@ -945,7 +945,7 @@ impl World {
     }
 
     /// `workItemId`, `ownershipEpoch` and `executionLeaseId` of an active WorkItem.
-    fn exec(&self, w: &WorkItem, extra: Vec<(&str, Value)>) -> Object {
+    fn exec(&self, w: &WorkItem, extra: Vec<(&'static str, Value)>) -> Object {
         let mut p = payload(vec![
             ("workItemId", s(&w.id)),
             ("ownershipEpoch", n(w.ownership_epoch.max(1))),
@@ -2239,7 +2239,7 @@ fn random_command_sequences_keep_the_invariants_odd_seeds() {
 
 impl World {
     /// Submits a Command built from members in `group`; it must be accepted.
-    fn go(&mut self, who: &str, kind: &str, group: &str, members: Vec<(&str, Value)>) {
+    fn go(&mut self, who: &str, kind: &str, group: &str, members: Vec<(&'static str, Value)>) {
         let c = self.cmd(who, kind, Some(group), payload(members), "directed");
         self.must(c);
     }

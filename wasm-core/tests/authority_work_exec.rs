@@ -35,7 +35,7 @@ fn t0() -> Micros {
 }
 
 fn s(v: &str) -> Value {
-    Value::string(v)
+    Value::string(v.to_owned())
 }
 
 fn n(v: u64) -> Value {
@@ -46,7 +46,7 @@ fn arr(items: &[&str]) -> Value {
     Value::Array(items.iter().map(|i| s(i)).collect())
 }
 
-fn obj(members: Vec<(&str, Value)>) -> Value {
+fn obj(members: Vec<(&'static str, Value)>) -> Value {
     Value::Object(payload(members))
 }
 
@@ -200,7 +200,12 @@ impl World {
         self.work(id).ownership_epoch
     }
 
-    fn authorize(&mut self, id: &str, over: Vec<(&str, Value)>, extra: Vec<(&str, Value)>) {
+    fn authorize(
+        &mut self,
+        id: &str,
+        over: Vec<(&'static str, Value)>,
+        extra: Vec<(&'static str, Value)>,
+    ) {
         let mut members = vec![("workItemId", s(id)), ("contract", contract(over))];
         members.extend(extra);
         self.go("coord", "work.authorize", payload(members))
@@ -208,7 +213,7 @@ impl World {
     }
 
     /// Authorizes `id`, offers it to the worker, who accepts: `queued`, Ownership Epoch 1.
-    fn queued(&mut self, id: &str, over: Vec<(&str, Value)>) {
+    fn queued(&mut self, id: &str, over: Vec<(&'static str, Value)>) {
         self.authorize(id, over, vec![]);
         self.offer_accept(id, "worker");
     }
@@ -237,7 +242,7 @@ impl World {
     }
 
     /// `workItemId`, the current `ownershipEpoch` and `executionLeaseId`, plus `extra`.
-    fn exec(&self, id: &str, extra: Vec<(&str, Value)>) -> Object {
+    fn exec(&self, id: &str, extra: Vec<(&'static str, Value)>) -> Object {
         let mut p = payload(vec![
             ("workItemId", s(id)),
             ("ownershipEpoch", n(self.epoch(id))),
@@ -259,7 +264,13 @@ impl World {
 
     /// A manifest for `work` signed by the worker's Agent Card key; `over` changes members
     /// before signing.
-    fn manifest(&self, work: &str, id: &str, hash_byte: char, over: Vec<(&str, Value)>) -> Object {
+    fn manifest(
+        &self,
+        work: &str,
+        id: &str,
+        hash_byte: char,
+        over: Vec<(&'static str, Value)>,
+    ) -> Object {
         let mut m = payload(vec![
             ("id", s(id)),
             (
@@ -299,7 +310,7 @@ fn without(mut p: Object, member: &str) -> Object {
 }
 
 /// A WorkContract with a 1 000-token, 10-call, 100-second budget; `over` replaces members.
-fn contract(over: Vec<(&str, Value)>) -> Value {
+fn contract(over: Vec<(&'static str, Value)>) -> Value {
     let mut c = payload(vec![
         ("goal", s("Build the thing")),
         ("deliverables", arr(&["binary"])),
@@ -339,7 +350,7 @@ fn evidence(success: bool) -> Value {
     ])])
 }
 
-fn usage(members: Vec<(&str, u64)>) -> Value {
+fn usage(members: Vec<(&'static str, u64)>) -> Value {
     obj(members.into_iter().map(|(k, v)| (k, n(v))).collect())
 }
 
@@ -614,7 +625,7 @@ fn start_respects_the_active_work_limit() {
 // Execution Approval
 // ---------------------------------------------------------------------------------------------
 
-fn grant(id: &str, work: &str, epoch: u64, extra: Vec<(&str, Value)>) -> Object {
+fn grant(id: &str, work: &str, epoch: u64, extra: Vec<(&'static str, Value)>) -> Object {
     let mut p = payload(vec![
         ("approvalId", s(id)),
         ("workItemId", s(work)),
@@ -1863,7 +1874,7 @@ fn offline_world() -> Offline {
 }
 
 impl Offline {
-    fn binding(&self, over: Vec<(&str, Value)>) -> Value {
+    fn binding(&self, over: Vec<(&'static str, Value)>) -> Value {
         let mut b = payload(vec![
             ("agentId", s(&self.w.h.id("worker"))),
             ("groupId", s(G)),

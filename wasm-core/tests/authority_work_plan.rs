@@ -21,14 +21,14 @@ fn t0() -> Micros {
 }
 
 fn s(v: &str) -> Value {
-    Value::string(v)
+    Value::string(v.to_owned())
 }
 
 fn arr(items: &[&str]) -> Value {
     Value::Array(items.iter().map(|i| s(i)).collect())
 }
 
-fn obj(members: Vec<(&str, Value)>) -> Value {
+fn obj(members: Vec<(&'static str, Value)>) -> Value {
     Value::Object(payload(members))
 }
 
@@ -172,7 +172,11 @@ impl World {
         self.go("owner", "membership.change", p).unwrap();
     }
 
-    fn authorize(&mut self, id: &str, extra: Vec<(&str, Value)>) -> Result<Submitted, Rejection> {
+    fn authorize(
+        &mut self,
+        id: &str,
+        extra: Vec<(&'static str, Value)>,
+    ) -> Result<Submitted, Rejection> {
         let mut members = vec![("workItemId", s(id)), ("contract", contract(vec![]))];
         members.extend(extra);
         self.go("coord", "work.authorize", payload(members))
@@ -235,7 +239,7 @@ impl World {
 }
 
 /// A WorkContract with defaults; `over` replaces or adds members.
-fn contract(over: Vec<(&str, Value)>) -> Value {
+fn contract(over: Vec<(&'static str, Value)>) -> Value {
     let mut c = payload(vec![
         ("goal", s("Build the thing")),
         ("deliverables", arr(&["binary"])),

@@ -165,7 +165,7 @@ impl Harness {
             .unwrap_or_else(|| format!("urn:missionweaveprotocol:action:{}", self.counter));
         o.insert("actionId", Value::string(action.clone()));
         o.insert("actor", p.actor.to_json());
-        let opt = |o: &mut Object, k: &str, v: &Option<u64>| {
+        let opt = |o: &mut Object, k: &'static str, v: &Option<u64>| {
             if let Some(v) = v {
                 o.insert(k, Value::from(*v));
             }
@@ -186,7 +186,7 @@ impl Harness {
                 o.insert(k, Value::string(v.clone()));
             }
         }
-        o.insert("kind", Value::string(kind));
+        o.insert("kind", Value::string(kind.to_owned()));
         opt(&mut o, "expectedRevision", &env.expected_revision);
         o.insert("correlationId", Value::string(action));
         o.insert("issuedAt", Value::string(issued_at.format_whole_seconds()));
@@ -230,7 +230,7 @@ impl Harness {
             let card = super::handlers::payload(vec![
                 ("agentId", Value::string(agent_id.clone())),
                 ("version", Value::from(1u64)),
-                ("displayName", Value::string(*a)),
+                ("displayName", Value::string(a.to_string())),
                 (
                     "owner",
                     Value::string("urn:missionweaveprotocol:human:operations"),

@@ -163,13 +163,13 @@ impl CommandView {
             && !p.contains_key("workItemId")
             && let Some(w) = self.envelope_work_item_id()
         {
-            p.insert("workItemId", Value::string(w));
+            p.insert("workItemId", Value::string(w.to_owned()));
         }
         if conversation
             && !p.contains_key("conversationId")
             && let Some(c) = self.envelope_conversation_id()
         {
-            p.insert("conversationId", Value::string(c));
+            p.insert("conversationId", Value::string(c.to_owned()));
         }
         p
     }
@@ -203,7 +203,7 @@ impl EventDraft {
 
     /// Adds a replay-only note (see [`STATE_NOTES_EXTENSION`]).
     pub fn note(mut self, name: &str, value: Value) -> EventDraft {
-        self.notes.insert(name, value);
+        self.notes.insert(name.to_owned(), value);
         self
     }
 
@@ -407,22 +407,21 @@ impl Authority {
             );
             // Lifted from the payload's top level or its nested message, workItem, artifact or
             // membership (payloads.md §4.2).
-            for member in ["conversationId", "workItemId"] {
+            for (member, pointer) in [
+                ("conversationId", "/conversationId"),
+                ("workItemId", "/workItemId"),
+            ] {
                 let found = std::iter::once(d.payload.get(member))
                     .chain(
                         ["message", "workItem", "artifact", "membership"]
                             .iter()
-                            .map(|n| {
-                                d.payload
-                                    .get(n)
-                                    .and_then(|o| o.pointer(&format!("/{member}")))
-                            }),
+                            .map(|n| d.payload.get(n).and_then(|o| o.pointer(pointer))),
                     )
                     .flatten()
                     .filter_map(Value::as_str)
                     .find(|s| crate::id::check_id(s).is_ok());
                 if let Some(s) = found {
-                    e.insert(member, Value::string(s));
+                    e.insert(member, Value::string(s.to_owned()));
                 }
             }
             e.insert("occurredAt", Value::string(occurred_at.clone()));
@@ -472,7 +471,7 @@ impl Authority {
 /// (payloads.md D-27) and replay reproduces them.
 pub fn event_id(scope: &str, sequence: u64) -> String {
     let input = json::to_string(&Value::Array(vec![
-        Value::string(scope),
+        Value::string(scope.to_owned()),
         Value::from(sequence),
     ]));
     format!(

@@ -23,7 +23,7 @@ impl Rejection {
 
     /// Adds one `details` member (camelCase names).
     pub fn detail(mut self, name: &str, value: impl Into<Value>) -> Rejection {
-        self.details.insert(name, value.into());
+        self.details.insert(name.to_owned(), value.into());
         self
     }
 

@@ -227,7 +227,7 @@ fn substitute(v: &Value, vars: &BTreeMap<String, Value>) -> Value {
         Value::Object(o) => {
             let mut n = Object::new();
             for (k, x) in o.iter() {
-                n.insert(k.as_str(), substitute(x, vars));
+                n.insert(k.clone(), substitute(x, vars));
             }
             Value::Object(n)
         }

@@ -134,7 +134,7 @@ impl State {
         fn map<T: ToJson>(m: &BTreeMap<String, T>) -> Value {
             let mut o = Object::new();
             for (k, v) in m {
-                o.insert(k.as_str(), v.to_json());
+                o.insert(k.clone(), v.to_json());
             }
             Value::Object(o)
         }
@@ -162,7 +162,7 @@ impl State {
                         .collect(),
                 ),
             );
-            groups.insert(id.as_str(), Value::Object(o));
+            groups.insert(id.clone(), Value::Object(o));
         }
         let mut accounts = Object::new();
         for (id, a) in &self.accounts {
@@ -184,7 +184,7 @@ impl State {
             );
             o.insert("direct", nums(&a.direct));
             o.insert("total", nums(&a.total));
-            accounts.insert(id.as_str(), Value::Object(o));
+            accounts.insert(id.clone(), Value::Object(o));
         }
         let mut receipts = Vec::new();
         for ((actor, action), r) in &self.receipts {
@@ -207,7 +207,7 @@ impl State {
         }
         let mut sessions = Object::new();
         for (k, v) in &self.session_epochs {
-            sessions.insert(k.as_str(), Value::from(*v));
+            sessions.insert(k.clone(), Value::from(*v));
         }
         let mut root = Object::new();
         root.insert("cards", map(&self.cards));

@@ -513,7 +513,7 @@ pub fn sign_document_with(
     let value = b64url_encode(&signer.sign(&signing_bytes));
     let mut sig = Object::new();
     sig.insert("algorithm", Value::string("Ed25519"));
-    sig.insert("keyId", Value::string(key_id));
+    sig.insert("keyId", Value::string(key_id.to_owned()));
     sig.insert("createdAt", Value::string(protected));
     sig.insert("value", Value::string(value));
     if let Value::Object(obj) = document {

@@ -541,7 +541,7 @@ mod tests {
         o.insert("frameId", Value::from(FRAME_ID));
         o.insert("frameType", Value::from(frame_type));
         for (k, v) in extra {
-            o.insert(*k, v.clone());
+            o.insert(k.to_string(), v.clone());
         }
         Value::Object(o)
     }

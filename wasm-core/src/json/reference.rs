@@ -501,7 +501,7 @@ pub mod jcs {
     ) -> Result<(), JcsError> {
         let mut bytes = Vec::with_capacity(128);
         let mut path = format!("/{}", escape_pointer(name));
-        write_string(&JsonString::from(name), &mut bytes, "")?;
+        write_string(&JsonString::from(name.to_owned()), &mut bytes, "")?;
         bytes.push(b':');
         write_value(value, &mut bytes, &mut path)?;
         let at = parts.partition_point(|(k, _)| utf16_cmp(k, name) == Ordering::Less);

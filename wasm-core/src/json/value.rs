@@ -4,6 +4,7 @@
 //! the finite binary64 domain or a lone surrogate survives parsing and is rejected at the JCS
 //! stage (§6.4 stage 5), not at parse (stage 1).
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// A JSON value whose numbers and strings are lossless.
@@ -68,14 +69,15 @@ impl Value {
         Some(cur)
     }
 
-    pub fn string(s: impl Into<String>) -> Value {
-        Value::String(JsonString::from(s.into()))
+    /// A string value; a literal of the program is borrowed, not copied.
+    pub fn string(s: impl Into<JsonString>) -> Value {
+        Value::String(s.into())
     }
 }
 
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
-        Value::string(s)
+        Value::string(s.to_owned())
     }
 }
 
@@ -226,8 +228,10 @@ pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 /// A decoded JSON string that can still hold unpaired UTF-16 surrogates.
 #[derive(Clone, Debug)]
 pub struct JsonString {
-    /// The text, with any unpaired surrogate replaced by U+FFFD.
-    text: String,
+    /// The text, with any unpaired surrogate replaced by U+FFFD. Borrowed when it is a
+    /// literal of the program (member names, fixed values): building an Event or a record
+    /// then allocates nothing for them.
+    text: Cow<'static, str>,
     /// The exact UTF-16 code units, kept only when the text holds an unpaired surrogate.
     ill_formed: Option<Box<[u16]>>,
 }
@@ -236,11 +240,11 @@ impl JsonString {
     pub(crate) fn from_utf16_lossless(units: Vec<u16>) -> JsonString {
         match String::from_utf16(&units) {
             Ok(text) => JsonString {
-                text,
+                text: Cow::Owned(text),
                 ill_formed: None,
             },
             Err(_) => JsonString {
-                text: String::from_utf16_lossy(&units),
+                text: Cow::Owned(String::from_utf16_lossy(&units)),
                 ill_formed: Some(units.into_boxed_slice()),
             },
         }
@@ -275,15 +279,18 @@ impl PartialEq for JsonString {
 impl From<String> for JsonString {
     fn from(text: String) -> Self {
         JsonString {
-            text,
+            text: Cow::Owned(text),
             ill_formed: None,
         }
     }
 }
 
-impl From<&str> for JsonString {
-    fn from(text: &str) -> Self {
-        JsonString::from(text.to_owned())
+impl From<&'static str> for JsonString {
+    fn from(text: &'static str) -> Self {
+        JsonString {
+            text: Cow::Borrowed(text),
+            ill_formed: None,
+        }
     }
 }
 
@@ -354,7 +361,8 @@ impl Object {
         let at = self.members.partition_point(|(k, _)| {
             crate::json::jcs::utf16_cmp(k.as_str(), name) == std::cmp::Ordering::Less
         });
-        self.members.insert(at, (JsonString::from(name), value));
+        self.members
+            .insert(at, (JsonString::from(name.to_owned()), value));
     }
 
     pub fn remove(&mut self, name: &str) -> Option<Value> {

@@ -149,7 +149,10 @@ impl FromJson for CommandKind {
 
 impl ToJson for CommandKind {
     fn to_json(&self) -> Value {
-        Value::string(self.as_str())
+        match self {
+            CommandKind::Core(k) => Value::string(k.as_str()),
+            CommandKind::Ext(k) => Value::string(k.as_str().to_owned()),
+        }
     }
 }
 
@@ -490,7 +493,7 @@ mod tests {
     }
 
     fn set(v: &Value, name: &str, value: Value) -> Value {
-        mutate(v, |o| o.insert(name, value))
+        mutate(v, |o| o.insert(name.to_owned(), value))
     }
 
     fn del(v: &Value, name: &str) -> Value {

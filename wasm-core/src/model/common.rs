@@ -321,7 +321,7 @@ impl ToJson for Extensions {
     fn to_json(&self) -> Value {
         let mut obj = Object::new();
         for (k, e) in &self.0 {
-            obj.insert(k.0.as_str(), e.to_json());
+            obj.insert(k.0.clone(), e.to_json());
         }
         Value::Object(obj)
     }

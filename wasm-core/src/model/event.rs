@@ -118,7 +118,10 @@ impl FromJson for EventKind {
 
 impl ToJson for EventKind {
     fn to_json(&self) -> Value {
-        Value::string(self.as_str())
+        match self {
+            EventKind::Core(k) => Value::string(k.as_str()),
+            EventKind::Ext(k) => Value::string(k.as_str().to_owned()),
+        }
     }
 }
 
@@ -246,7 +249,7 @@ mod tests {
     }
 
     fn set(v: &Value, name: &str, value: Value) -> Value {
-        mutate(v, |o| o.insert(name, value))
+        mutate(v, |o| o.insert(name.to_owned(), value))
     }
 
     fn del(v: &Value, name: &str) -> Value {

@@ -79,7 +79,7 @@ impl FromJson for SubjectRef {
 
 impl ToJson for SubjectRef {
     fn to_json(&self) -> Value {
-        Value::string(self.as_str())
+        Value::string(self.as_str().to_owned())
     }
 }
 
@@ -139,7 +139,7 @@ mod tests {
     }
 
     fn set(v: &Value, name: &str, value: Value) -> Value {
-        mutate(v, |o| o.insert(name, value))
+        mutate(v, |o| o.insert(name.to_owned(), value))
     }
 
     #[test]

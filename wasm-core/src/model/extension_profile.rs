@@ -81,7 +81,7 @@ mod tests {
     }
 
     fn set(v: &Value, name: &str, value: Value) -> Value {
-        mutate(v, |o| o.insert(name, value))
+        mutate(v, |o| o.insert(name.to_owned(), value))
     }
 
     #[test]

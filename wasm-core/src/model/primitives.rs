@@ -219,7 +219,7 @@ impl FromJson for Timestamp {
 
 impl ToJson for Timestamp {
     fn to_json(&self) -> Value {
-        Value::string(self.as_str())
+        Value::string(self.as_str().to_owned())
     }
 }
 
@@ -692,7 +692,7 @@ impl<T: ToJson> ToJson for std::collections::BTreeMap<String, T> {
     fn to_json(&self) -> Value {
         let mut o = Object::new();
         for (k, v) in self {
-            o.insert(k.as_str(), v.to_json());
+            o.insert(k.to_owned(), v.to_json());
         }
         Value::Object(o)
     }
@@ -782,7 +782,7 @@ pub(crate) mod testkit {
                     .cloned()
                     .unwrap_or_else(|| panic!("no member {seg}"));
                 edit_in(&mut child, rest, f);
-                o.insert(*seg, child);
+                o.insert(seg.to_string(), child);
             }
             (Some((seg, rest)), Value::Array(a)) => {
                 let i: usize = seg.parse().unwrap_or_else(|_| panic!("bad index {seg}"));
@@ -862,7 +862,7 @@ pub(crate) mod testkit {
                 let choice = &a.values[n % a.values.len()];
                 n /= a.values.len();
                 v = edit(&v, a.path, |o| match choice {
-                    Some(x) => o.insert(a.name, x.clone()),
+                    Some(x) => o.insert(a.name.to_owned(), x.clone()),
                     None => {
                         o.remove(a.name);
                     }

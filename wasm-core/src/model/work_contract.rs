@@ -200,7 +200,7 @@ mod tests {
         let v = vector(SCHEMA, "valid/work-contract.json");
         let d = |k: &str, val: &str| {
             edit(&v, &["requiredDeliverables", "0"], |o| {
-                o.insert(k, Value::from(val))
+                o.insert(k.to_owned(), Value::from(val))
             })
         };
         assert!(validate(&d("mediaType", "text/plain+json"), false).is_ok());

@@ -192,8 +192,8 @@ pub fn usage_payload(
     let (cumulative, remaining) =
         check_charge(state, work_id, delta).map_err(|e| e.detail("workItemId", work_id))?;
     Ok(super::payload(vec![
-        ("workItemId", Value::string(work_id)),
-        ("executionLeaseId", Value::string(lease_id)),
+        ("workItemId", Value::string(work_id.to_owned())),
+        ("executionLeaseId", Value::string(lease_id.to_owned())),
         ("ownershipEpoch", Value::from(ownership_epoch)),
         ("usageDelta", delta.to_json()),
         ("cumulativeUsage", cumulative.to_json()),

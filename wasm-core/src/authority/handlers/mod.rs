@@ -91,7 +91,7 @@ pub fn apply(state: &mut State, ev: &EventView) -> Result<(), String> {
 }
 
 /// Builds an Event payload from members.
-pub fn payload(members: Vec<(&str, Value)>) -> Object {
+pub fn payload(members: Vec<(&'static str, Value)>) -> Object {
     let mut o = Object::new();
     for (k, v) in members {
         o.insert(k, v);

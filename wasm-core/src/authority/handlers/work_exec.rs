@@ -171,12 +171,12 @@ fn read_evidence(r: &mut Reader) -> Vec<EvidenceItem> {
 /// Strips leading and trailing whitespace from every string in `v`, member names included.
 pub fn strip_strings(v: Value) -> Value {
     match v {
-        Value::String(s) => Value::string(s.as_str().trim()),
+        Value::String(s) => Value::string(s.as_str().trim().to_owned()),
         Value::Array(items) => Value::Array(items.into_iter().map(strip_strings).collect()),
         Value::Object(o) => {
             let mut out = Object::new();
             for (k, v) in o.iter() {
-                out.insert(k.as_str().trim(), strip_strings(v.clone()));
+                out.insert(k.as_str().trim().to_owned(), strip_strings(v.clone()));
             }
             Value::Object(out)
         }
@@ -773,8 +773,8 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
             .collect();
         artifact_ids.sort();
         let mut data = Object::new();
-        data.insert("childMissionId", Value::string(child_id));
-        data.insert("approvalId", Value::string(approval_id));
+        data.insert("childMissionId", Value::string(child_id.to_owned()));
+        data.insert("approvalId", Value::string(approval_id.to_owned()));
         let evidence = EvidenceItem {
             kind: "child_mission_approval".into(),
             description: format!("Child Mission {child_id} approved as {approval_id}"),

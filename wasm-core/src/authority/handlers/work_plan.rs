@@ -820,7 +820,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
 
     let mut versions = Object::new();
     for (k, v) in &pinned {
-        versions.insert(k.as_str(), Value::from(*v));
+        versions.insert(k.clone(), Value::from(*v));
     }
     let draft = EventDraft::group(
         &g.group.id,
