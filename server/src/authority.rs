@@ -47,6 +47,57 @@ pub struct PhaseTimes {
     pub durable_wait: std::time::Duration,
 }
 
+/// Written batches waiting for the disk, answered in order: a batch is released as soon as it
+/// is durable, and the owner blocks only when `MAX_IN_FLIGHT` are waiting (a slow flush then
+/// holds back the next batches instead of stalling the owner at once). `T` travels with each
+/// batch (the server's reply channels).
+pub struct Pipeline<T> {
+    waiting: std::collections::VecDeque<(PendingBatch, T)>,
+}
+
+impl<T> Default for Pipeline<T> {
+    fn default() -> Self {
+        Pipeline {
+            waiting: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl<T> Pipeline<T> {
+    /// Batches written but not yet answered, at most.
+    pub const MAX_IN_FLIGHT: usize = 4;
+
+    /// Adds a begun batch and returns the outcomes of every batch now releasable, oldest first.
+    pub fn push(
+        &mut self,
+        svc: &mut AuthorityService,
+        batch: PendingBatch,
+        tag: T,
+    ) -> Vec<(Vec<Outcome>, T)> {
+        self.waiting.push_back((batch, tag));
+        let mut released = Vec::new();
+        while let Some((front, _)) = self.waiting.front() {
+            if self.waiting.len() <= Self::MAX_IN_FLIGHT && !svc.store.is_durable(front.ticket) {
+                break;
+            }
+            if let Some(done) = self.finish_oldest(svc) {
+                released.push(done);
+            }
+        }
+        released
+    }
+
+    /// Waits for the oldest batch and releases it (`None` when nothing waits).
+    pub fn finish_oldest(&mut self, svc: &mut AuthorityService) -> Option<(Vec<Outcome>, T)> {
+        let (batch, tag) = self.waiting.pop_front()?;
+        Some((svc.finish_batch(batch), tag))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}
+
 /// A decided and written batch whose outcomes wait for durability (`finish_batch`).
 #[must_use = "the outcomes are released by finish_batch"]
 pub struct PendingBatch {
@@ -391,6 +442,9 @@ mod tests {
                 return Err(StoreError("EIO".into()));
             }
             self.inner.wait_durable(ticket)
+        }
+        fn is_durable(&self, ticket: Ticket) -> bool {
+            !self.failing.load(Ordering::SeqCst) && self.inner.is_durable(ticket)
         }
         fn for_each_event(
             &self,

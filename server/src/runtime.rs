@@ -3,7 +3,7 @@
 //! commit (group commit), and only then answers each sender. One thread owns the reducer, so
 //! per-Group order is simply arrival order.
 
-use crate::authority::{AuthorityService, Outcome, PendingBatch};
+use crate::authority::{AuthorityService, Outcome, Pipeline};
 use crate::devorg::{DevOrganization, OrgSetup};
 use crate::store::sqlite::SqliteStore;
 use std::path::Path;
@@ -157,27 +157,28 @@ pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> 
     Ok(AuthorityHandle { tx })
 }
 
-/// The owner loop, pipelined one batch deep: while the disk makes batch N durable, batch N+1
-/// is decided and written; N's senders are answered once N is durable. With nothing new to
-/// do, the pending batch is finished at once, so an answer never waits for more traffic.
+/// The owner loop, pipelined: while the disk makes earlier batches durable, the next one is
+/// decided and written; each batch's senders are answered, in order, once it is durable
+/// (`Pipeline`). With nothing new to do, the oldest waiting batch is finished at once, so an
+/// answer never waits for more traffic.
 fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>) {
     type Senders = Vec<tokio::sync::oneshot::Sender<Reply>>;
-    let mut pending: Option<(PendingBatch, Senders)> = None;
-    let answer = |svc: &mut AuthorityService, (batch, senders): (PendingBatch, Senders)| {
-        for (outcome, sender) in svc.finish_batch(batch).into_iter().zip(senders) {
+    let mut pipeline: Pipeline<Senders> = Pipeline::default();
+    let answer = |svc: &AuthorityService, (outcomes, senders): (Vec<Outcome>, Senders)| {
+        for (outcome, sender) in outcomes.into_iter().zip(senders) {
             let _ = sender.send(reply(svc, outcome));
         }
     };
     loop {
-        let first = if pending.is_some() {
-            rx.try_recv().ok()
-        } else {
+        let first = if pipeline.is_empty() {
             rx.recv().ok()
+        } else {
+            rx.try_recv().ok()
         };
         let Some(first) = first else {
-            match pending.take() {
-                Some(p) => {
-                    answer(svc, p);
+            match pipeline.finish_oldest(svc) {
+                Some(done) => {
+                    answer(svc, done);
                     continue;
                 }
                 None => return, // every handle dropped
@@ -192,8 +193,8 @@ fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>) {
         }
         let (commands, senders): (Vec<Vec<u8>>, Senders) = batch.into_iter().unzip();
         let begun = svc.begin_batch(&commands, now());
-        if let Some(p) = pending.replace((begun, senders)) {
-            answer(svc, p);
+        for done in pipeline.push(svc, begun, senders) {
+            answer(svc, done);
         }
     }
 }

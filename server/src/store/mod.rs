@@ -63,6 +63,10 @@ pub trait Store: Send {
     /// appended may or may not survive a crash, so the owner must stop and restart.
     fn wait_durable(&self, ticket: Ticket) -> Result<(), StoreError>;
 
+    /// Whether `ticket` is durable already, without blocking (a failure reads as `false`;
+    /// `wait_durable` reports it).
+    fn is_durable(&self, ticket: Ticket) -> bool;
+
     /// Calls `f` with every Event in append order (replay at start-up).
     fn for_each_event(
         &self,

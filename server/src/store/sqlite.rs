@@ -293,6 +293,10 @@ impl Store for SqliteStore {
         self.syncer.wait(ticket)
     }
 
+    fn is_durable(&self, ticket: Ticket) -> bool {
+        self.syncer.is_durable(ticket)
+    }
+
     fn for_each_event(
         &self,
         f: &mut dyn FnMut(&[u8]) -> Result<(), String>,

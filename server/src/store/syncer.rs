@@ -79,6 +79,12 @@ impl Syncer {
         Ticket(self.shared.lock().requested)
     }
 
+    /// Whether `ticket` is durable already (never blocks; a failure reads as not durable and
+    /// is reported by `wait`).
+    pub fn is_durable(&self, ticket: Ticket) -> bool {
+        self.shared.lock().durable >= ticket.0
+    }
+
     /// Blocks until `ticket` is durable, or fails for good.
     pub fn wait(&self, ticket: Ticket) -> Result<(), StoreError> {
         let mut st = self.shared.lock();
