@@ -420,10 +420,12 @@ mod tests {
     use wasm_core::json::Value;
     use wasm_core::model::common::ActorType;
 
-    /// A store whose disk can be made to fail its syncs (EIO) on demand.
+    /// A store whose disk can be made to fail its syncs (EIO), or to look slow (nothing is
+    /// durable until waited for), on demand.
     struct FlakyDisk {
         inner: SqliteStore,
         failing: Arc<AtomicBool>,
+        slow: Arc<AtomicBool>,
     }
 
     impl Store for FlakyDisk {
@@ -444,7 +446,9 @@ mod tests {
             self.inner.wait_durable(ticket)
         }
         fn is_durable(&self, ticket: Ticket) -> bool {
-            !self.failing.load(Ordering::SeqCst) && self.inner.is_durable(ticket)
+            !self.failing.load(Ordering::SeqCst)
+                && !self.slow.load(Ordering::SeqCst)
+                && self.inner.is_durable(ticket)
         }
         fn for_each_event(
             &self,
@@ -488,22 +492,70 @@ mod tests {
         )
     }
 
-    #[test]
-    fn pipelined_batches_are_answered_in_order_and_a_failed_sync_is_final() {
-        let mut h = Harness::new(&[("a1", ActorType::Agent), ("a2", ActorType::Agent)]);
-        let now = Micros::parse("2026-07-15T08:00:00Z").unwrap_or_default();
-        let failing = Arc::new(AtomicBool::new(false));
+    fn service(
+        h: &mut Harness,
+        failing: &Arc<AtomicBool>,
+        slow: &Arc<AtomicBool>,
+    ) -> AuthorityService {
         let store = FlakyDisk {
             inner: SqliteStore::in_memory().expect("store"),
-            failing: Arc::clone(&failing),
+            failing: Arc::clone(failing),
+            slow: Arc::clone(slow),
         };
-        let mut svc = AuthorityService::open(
+        AuthorityService::open(
             Box::new(store),
             h.authority.config.clone(),
             h.registry.clone(),
             h.actor("group-gateway"),
         )
-        .expect("open");
+        .expect("open")
+    }
+
+    #[test]
+    fn the_pipeline_answers_in_order_and_holds_at_most_max_in_flight() {
+        let names: Vec<String> = (0..8).map(|i| format!("a{i}")).collect();
+        let agents: Vec<(&str, ActorType)> = names
+            .iter()
+            .map(|n| (n.as_str(), ActorType::Agent))
+            .collect();
+        let mut h = Harness::new(&agents);
+        let now = Micros::parse("2026-07-15T08:00:00Z").unwrap_or_default();
+        let slow = Arc::new(AtomicBool::new(true));
+        let mut svc = service(&mut h, &Arc::new(AtomicBool::new(false)), &slow);
+        let mut pipeline: Pipeline<usize> = Pipeline::default();
+        let mut released = Vec::new();
+        for (i, name) in names.iter().enumerate().take(6) {
+            let begun = svc.begin_batch(&[register(&mut h, name, now)], now);
+            for (outcomes, tag) in pipeline.push(&mut svc, begun, i) {
+                assert!(matches!(outcomes.as_slice(), [Ok(Submitted::Appended(_))]));
+                released.push(tag);
+            }
+            // A slow disk: only what exceeds the bound is waited for, oldest first.
+            assert_eq!(
+                released.len(),
+                (i + 1).saturating_sub(Pipeline::<usize>::MAX_IN_FLIGHT)
+            );
+        }
+        // A fast disk again: the next push releases everything durable, in order.
+        slow.store(false, Ordering::SeqCst);
+        let begun = svc.begin_batch(&[register(&mut h, &names[6], now)], now);
+        released.extend(
+            pipeline
+                .push(&mut svc, begun, 6)
+                .into_iter()
+                .map(|(_, t)| t),
+        );
+        assert_eq!(released, [0, 1, 2, 3, 4, 5, 6]);
+        assert!(pipeline.is_empty());
+        assert!(pipeline.finish_oldest(&mut svc).is_none());
+    }
+
+    #[test]
+    fn pipelined_batches_are_answered_in_order_and_a_failed_sync_is_final() {
+        let mut h = Harness::new(&[("a1", ActorType::Agent), ("a2", ActorType::Agent)]);
+        let now = Micros::parse("2026-07-15T08:00:00Z").unwrap_or_default();
+        let failing = Arc::new(AtomicBool::new(false));
+        let mut svc = service(&mut h, &failing, &Arc::new(AtomicBool::new(false)));
         // Two batches in flight, answered in order once durable.
         let command = register(&mut h, "a1", now);
         let first = svc.begin_batch(std::slice::from_ref(&command), now);
