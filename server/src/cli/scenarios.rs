@@ -1,7 +1,9 @@
 //! `weave-console scenarios [--dir DIR]`: runs the behavioural conformance suite (scenario
 //! files of signed-Command steps) against the embedded authority and prints
 //! `scenarios: N passed, M failed` (steps) and the coverage line. `--url` (a live server over
-//! WebSocket) arrives with the WebSocket binding.
+//! WebSocket) arrives with the WebSocket binding: a client implementing
+//! `wasm_core::authority::scenario::Target` with the keys of the server's development
+//! Organization, passed to `scenario::run`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

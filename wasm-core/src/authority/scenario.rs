@@ -1,9 +1,11 @@
 //! The behavioural conformance suite's runner. Scenarios are data (JSON files): signed-Command
 //! steps by named Principals, each expecting the Events it appends or the exact wire error code.
-//! The runner signs each step, sends it to a [`Target`] and checks the outcome; it also records
-//! coverage (Command kinds accepted and rejected, Event kinds seen, §7.1/§10.2 rows, error
-//! codes). Targets: the in-process authority here; a live server over WebSocket later (the
-//! runner only needs `submit(bytes, now)`).
+//! The runner has each step built and signed by a [`Target`], sends it there and checks the
+//! outcome; it also records coverage (Command kinds accepted and rejected, Event kinds seen,
+//! §7.1/§10.2 rows, error codes). A target knows the scenario's Principals and their keys and
+//! takes signed bytes: the in-process authority ([`Harness`], [`run_in_process`]) here; a live
+//! server (a WebSocket client with the keys of the server's development Organization) plugs in
+//! through [`run`] without changing the runner.
 //!
 //! ```json
 //! {"name": "…", "principals": {"owner": "human", "coord": "agent"}, "agents": ["coord"],
@@ -67,9 +69,31 @@ pub enum Answer {
     Error { code: String, message: String },
 }
 
-/// Where signed Commands go: the in-process authority, or a live server.
+/// Where a scenario runs: who its Principals are, how their Commands are signed, and where
+/// the signed bytes go.
 pub trait Target {
+    /// Sends signed Command bytes. `now` is the scenario's clock (the in-process authority
+    /// decides at it; a live server decides at its own time).
     fn submit(&mut self, bytes: &[u8], now: Micros) -> Answer;
+
+    /// The wire id of the scenario Principal `name`, if this target can act as it.
+    fn principal_id(&self, name: &str) -> Option<String>;
+
+    /// Every Principal name this target can act as (for `${id:name}`).
+    fn principal_names(&self) -> Vec<String>;
+
+    /// Builds and signs `name`'s Command, issued at `now`.
+    fn command(
+        &mut self,
+        name: &str,
+        kind: &str,
+        env: &Envelope,
+        payload: Object,
+        now: Micros,
+    ) -> Vec<u8>;
+
+    /// Makes the named Agents usable (Agent Cards, Sessions) before the steps run.
+    fn bootstrap_agents(&mut self, agents: &[&str], now: Micros) -> Result<(), String>;
 }
 
 impl Target for Harness {
@@ -84,6 +108,29 @@ impl Target for Harness {
                 message: r.message,
             },
         }
+    }
+
+    fn principal_id(&self, name: &str) -> Option<String> {
+        self.principals.get(name).map(|p| p.actor.id.0.clone())
+    }
+
+    fn principal_names(&self) -> Vec<String> {
+        self.principals.keys().cloned().collect()
+    }
+
+    fn command(
+        &mut self,
+        name: &str,
+        kind: &str,
+        env: &Envelope,
+        payload: Object,
+        now: Micros,
+    ) -> Vec<u8> {
+        Harness::command(self, name, kind, env, payload, now)
+    }
+
+    fn bootstrap_agents(&mut self, agents: &[&str], now: Micros) -> Result<(), String> {
+        Harness::bootstrap_agents(self, agents, now).map_err(|r| r.to_string())
     }
 }
 
@@ -260,6 +307,15 @@ fn envelope(v: Option<&Value>) -> Envelope {
 
 /// Parses and runs one scenario against the in-process authority.
 pub fn run_in_process(text: &[u8]) -> ScenarioReport {
+    run(text, |principals| Ok(Harness::new(principals)))
+}
+
+/// Parses one scenario, opens its target with the scenario's Principals (name and type), and
+/// runs the steps there.
+pub fn run<T: Target>(
+    text: &[u8],
+    open: impl FnOnce(&[(&str, ActorType)]) -> Result<T, String>,
+) -> ScenarioReport {
     let mut report = ScenarioReport::default();
     let sc = match json::parse(text) {
         Ok(v) => v,
@@ -281,7 +337,13 @@ pub fn run_in_process(text: &[u8]) -> ScenarioReport {
         }
     }
     let refs: Vec<(&str, ActorType)> = principals.iter().map(|(n, t)| (n.as_str(), *t)).collect();
-    let mut h = Harness::new(&refs);
+    let mut target = match open(&refs) {
+        Ok(t) => t,
+        Err(e) => {
+            report.failures.push(format!("target: {e}"));
+            return report;
+        }
+    };
     let Some(start) = s(&sc, "/start").and_then(Micros::parse) else {
         report
             .failures
@@ -296,21 +358,23 @@ pub fn run_in_process(text: &[u8]) -> ScenarioReport {
         _ => Vec::new(),
     };
     let agent_refs: Vec<&str> = agents.iter().map(String::as_str).collect();
-    if let Err(e) = h.bootstrap_agents(&agent_refs, start) {
+    if let Err(e) = target.bootstrap_agents(&agent_refs, start) {
         report.failures.push(format!("bootstrap: {e}"));
         return report;
     }
     let mut vars: BTreeMap<String, Value> = BTreeMap::new();
-    for name in h.principals.keys() {
-        vars.insert(format!("id:{name}"), Value::string(h.id(name)));
+    for name in target.principal_names() {
+        if let Some(id) = target.principal_id(&name) {
+            vars.insert(format!("id:{name}"), Value::string(id));
+        }
     }
-    run_steps(&sc, &mut h, start, &mut vars, &mut report);
+    run_steps(&sc, &mut target, start, &mut vars, &mut report);
     report
 }
 
-fn run_steps(
+fn run_steps<T: Target>(
     sc: &Value,
-    target: &mut Harness,
+    target: &mut T,
     start: Micros,
     vars: &mut BTreeMap<String, Value>,
     report: &mut ScenarioReport,
@@ -352,7 +416,7 @@ fn run_steps(
         } else {
             let who = s(&step, "/as").unwrap_or_default().to_owned();
             let kind = s(&step, "/kind").unwrap_or_default().to_owned();
-            if !target.principals.contains_key(&who) {
+            if target.principal_id(&who).is_none() {
                 report
                     .failures
                     .push(format!("{label}: unknown principal {who:?}"));
@@ -365,7 +429,7 @@ fn run_steps(
                 .cloned()
                 .unwrap_or_default();
             let env = envelope(step.pointer("/envelope"));
-            let bytes = target.command(&who, &kind, &env, payload, now);
+            let bytes = Target::command(target, &who, &kind, &env, payload, now);
             (bytes, now, kind)
         };
         sent.push((bytes.clone(), now));
