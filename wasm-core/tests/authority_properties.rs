@@ -605,7 +605,7 @@ impl World {
             ));
         }
         for (k, (hash, refs)) in &self.receipts {
-            match st.receipts.get(k) {
+            match st.receipts.get(&k.0, &k.1) {
                 Some(r) if r.command_hash == *hash && r.events == *refs => {}
                 other => return Err(format!("receipt {k:?} changed: {other:?}")),
             }

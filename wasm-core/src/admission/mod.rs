@@ -252,7 +252,7 @@ fn lookup_failure(o: LookupOutcome) -> AdmissionError {
 
 /// The candidate First-Admission Record for a new admission (S-8): exactly nine members.
 pub fn candidate_record(verified: &Verified, cx: &TrustedContext) -> Value {
-    let mut o = Object::new();
+    let mut o = Object::with_capacity(9);
     o.insert("protocolVersion", Value::string("0.1"));
     o.insert(
         "admissionRecordId",

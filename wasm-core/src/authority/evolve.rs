@@ -3,7 +3,7 @@
 
 use super::clock::Micros;
 use super::handlers;
-use super::state::{EventRef, Receipt, State};
+use super::state::{EventRef, State};
 use crate::json::{Object, Value};
 use crate::model::common::Actor;
 use crate::model::{self as m};
@@ -124,12 +124,6 @@ pub fn apply(state: &mut State, event: &Value) -> Result<(), String> {
     }
     state
         .receipts
-        .entry((ev.actor.id.0.clone(), ev.action_id.to_owned()))
-        .or_insert_with(|| Receipt {
-            command_hash: ev.command_hash.to_owned(),
-            events: Vec::new(),
-        })
-        .events
-        .push(at);
+        .record(&ev.actor.id.0, ev.action_id, ev.command_hash, at);
     Ok(())
 }

@@ -283,8 +283,7 @@ impl Authority {
     pub fn accept(&mut self, verified: Verified, now: Micros) -> Result<Accepted, Rejection> {
         let cmd = CommandView::from_owned(verified)?;
         // Idempotency before fencing (D-26): a byte-identical retry returns its Events.
-        let key = (cmd.actor.id.0.clone(), cmd.action_id.clone());
-        if let Some(receipt) = self.state.receipts.get(&key) {
+        if let Some(receipt) = self.state.receipts.get(&cmd.actor.id.0, &cmd.action_id) {
             return if receipt.command_hash == cmd.command_hash {
                 Ok(Accepted::Duplicate(receipt.clone()))
             } else {
@@ -387,7 +386,8 @@ impl Authority {
             let sequence = last + 1;
             next.insert(d.group_id.clone(), sequence);
             let event_id = event_id(d.group_id.as_deref().unwrap_or("organization"), sequence);
-            let mut e = Object::new();
+            // Up to 17 members, 18 with the signature added later.
+            let mut e = Object::with_capacity(18);
             e.insert("protocolVersion", Value::string("0.1"));
             e.insert("eventId", Value::string(event_id));
             if let Some(g) = &d.group_id {

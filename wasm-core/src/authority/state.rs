@@ -77,7 +77,7 @@ pub struct State {
     /// Ledger accounts by Mission or WorkItem id.
     pub accounts: BTreeMap<String, Account>,
     /// Receipts by (actor id, Action ID) (§15.1; D-25).
-    pub receipts: BTreeMap<(String, String), Receipt>,
+    pub receipts: Receipts,
     /// The last Organization-scoped Event number.
     pub org_sequence: u64,
 }
@@ -187,7 +187,7 @@ impl State {
             accounts.insert(id.clone(), Value::Object(o));
         }
         let mut receipts = Vec::new();
-        for ((actor, action), r) in &self.receipts {
+        for (actor, action, r) in self.receipts.iter() {
             let events = r
                 .events
                 .iter()
@@ -229,5 +229,59 @@ impl State {
         root.insert("organizationSequence", Value::from(self.org_sequence));
         let bytes = crate::json::canonicalize(&Value::Object(root)).unwrap_or_default();
         crate::encoding::sha256_hash(&bytes)
+    }
+}
+
+/// Idempotency receipts (§15.1) by actor, then Action ID: looked up with borrowed keys (no
+/// allocation per Command), and an actor's id is stored once, not once per receipt.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Receipts(BTreeMap<String, BTreeMap<String, Receipt>>);
+
+impl Receipts {
+    pub fn get(&self, actor: &str, action: &str) -> Option<&Receipt> {
+        self.0.get(actor)?.get(action)
+    }
+
+    pub fn contains(&self, actor: &str, action: &str) -> bool {
+        self.get(actor, action).is_some()
+    }
+
+    /// How many receipts there are.
+    pub fn len(&self) -> usize {
+        self.0.values().map(BTreeMap::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.values().all(BTreeMap::is_empty)
+    }
+
+    /// Records that (`actor`, `action`) appended the Event at `at` (the receipt is created
+    /// with `command_hash` by the Command's first Event).
+    pub fn record(&mut self, actor: &str, action: &str, command_hash: &str, at: EventRef) {
+        let new = || Receipt {
+            command_hash: command_hash.to_owned(),
+            events: Vec::new(),
+        };
+        if let Some(by_action) = self.0.get_mut(actor) {
+            by_action
+                .entry(action.to_owned())
+                .or_insert_with(new)
+                .events
+                .push(at);
+            return;
+        }
+        let mut receipt = new();
+        receipt.events.push(at);
+        self.0.insert(
+            actor.to_owned(),
+            BTreeMap::from([(action.to_owned(), receipt)]),
+        );
+    }
+
+    /// Every receipt in (actor, Action ID) order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &String, &Receipt)> {
+        self.0
+            .iter()
+            .flat_map(|(actor, m)| m.iter().map(move |(action, r)| (actor, action, r)))
     }
 }

@@ -267,7 +267,7 @@ impl<'a> Parser<'a> {
                     None => self.err(ParseErrorKind::UnexpectedEnd),
                 });
             }
-            let name = self.string()?;
+            let name = self.member_name()?;
             let duplicate = match &mut names {
                 Some(set) => !set.insert(&name),
                 None if self.members[base..].iter().any(|(k, _)| *k == name) => true,
@@ -375,6 +375,20 @@ impl<'a> Parser<'a> {
                 return Err(self.err(ParseErrorKind::InvalidEscape));
             }
         })
+    }
+
+    /// A member name: the protocol's common names (envelopes, actors, signatures, records) are
+    /// returned as borrowed literals, so parsing a Command allocates nothing for them.
+    fn member_name(&mut self) -> Result<JsonString, ParseError> {
+        let start = self.i + 1;
+        let run = plain_run(self.bytes().get(start..).unwrap_or_default());
+        if self.bytes().get(start + run) == Some(&b'"')
+            && let Some(known) = self.s.get(start..start + run).and_then(known_member_name)
+        {
+            self.i = start + run + 1;
+            return Ok(JsonString::from(known));
+        }
+        self.string()
     }
 
     /// Reads a string straight into UTF-8, copying unescaped runs whole. A lone surrogate
@@ -512,4 +526,43 @@ impl<'a> Parser<'a> {
             self.i += 1;
         }
     }
+}
+
+/// The member names that appear in nearly every Command, Event and admission record.
+fn known_member_name(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "protocolVersion" => "protocolVersion",
+        "actionId" => "actionId",
+        "actor" => "actor",
+        "type" => "type",
+        "id" => "id",
+        "kind" => "kind",
+        "correlationId" => "correlationId",
+        "issuedAt" => "issuedAt",
+        "payload" => "payload",
+        "signature" => "signature",
+        "algorithm" => "algorithm",
+        "createdAt" => "createdAt",
+        "keyId" => "keyId",
+        "value" => "value",
+        "groupId" => "groupId",
+        "sessionEpoch" => "sessionEpoch",
+        "membershipEpoch" => "membershipEpoch",
+        "coordinatorEpoch" => "coordinatorEpoch",
+        "expectedRevision" => "expectedRevision",
+        "conversationId" => "conversationId",
+        "workItemId" => "workItemId",
+        "missionId" => "missionId",
+        "messageId" => "messageId",
+        "content" => "content",
+        "eventId" => "eventId",
+        "sequence" => "sequence",
+        "aggregateRevision" => "aggregateRevision",
+        "cause" => "cause",
+        "occurredAt" => "occurredAt",
+        "acceptedBy" => "acceptedBy",
+        "commandHash" => "commandHash",
+        "extensions" => "extensions",
+        _ => return None,
+    })
 }

@@ -311,6 +311,13 @@ impl Object {
         Object::default()
     }
 
+    /// An empty object with room for `members` members (no regrowth while it is filled).
+    pub fn with_capacity(members: usize) -> Object {
+        Object {
+            members: Vec::with_capacity(members),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.members.len()
     }

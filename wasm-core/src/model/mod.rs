@@ -275,7 +275,7 @@ macro_rules! object {
         impl $crate::model::ToJson for $name {
             fn to_json(&self) -> $crate::json::Value {
                 #[allow(unused_mut)]
-                let mut obj = $crate::json::Object::new();
+                let mut obj = $crate::json::Object::with_capacity([$($json),*].len());
                 $( $crate::__field_emit!($req obj $json &self.$field); )*
                 $crate::json::Value::Object(obj)
             }

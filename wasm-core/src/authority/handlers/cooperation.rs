@@ -288,7 +288,7 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
     if cx
         .state
         .receipts
-        .contains_key(&(beneficiary.id.0.clone(), target_action.clone()))
+        .contains(&beneficiary.id.0, &target_action)
     {
         return Err(
             Rejection::transition("the beneficiary has already used the target Action ID")
