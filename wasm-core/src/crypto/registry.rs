@@ -72,7 +72,8 @@ impl KeyBinding {
 #[derive(Clone, Debug)]
 pub struct ValidatedRegistry {
     organization_id: String,
-    by_key_id: BTreeMap<String, KeyBinding>,
+    /// Shared with every [`super::Verified`] that used the binding (no copy per document).
+    by_key_id: BTreeMap<String, std::sync::Arc<KeyBinding>>,
 }
 
 impl ValidatedRegistry {
@@ -81,12 +82,12 @@ impl ValidatedRegistry {
     }
 
     /// Selects the binding for `key_id` (stage 4 selection, S-4); `None` is an unknown key.
-    pub fn binding(&self, key_id: &str) -> Option<&KeyBinding> {
+    pub fn binding(&self, key_id: &str) -> Option<&std::sync::Arc<KeyBinding>> {
         self.by_key_id.get(key_id)
     }
 
     pub fn bindings(&self) -> impl Iterator<Item = &KeyBinding> {
-        self.by_key_id.values()
+        self.by_key_id.values().map(|b| &**b)
     }
 }
 
@@ -244,7 +245,7 @@ impl RegistryEvidence {
                 self.organization_id
             ));
         }
-        let mut by_key_id: BTreeMap<String, KeyBinding> = BTreeMap::new();
+        let mut by_key_id: BTreeMap<String, std::sync::Arc<KeyBinding>> = BTreeMap::new();
         // public key bytes -> key id, to refuse reuse under another key ID or Principal.
         let mut by_public_key: BTreeMap<[u8; 32], String> = BTreeMap::new();
         for (i, b) in self.bindings.iter().enumerate() {
@@ -280,7 +281,7 @@ impl RegistryEvidence {
                 ));
             }
             by_public_key.insert(*binding.public_key.as_bytes(), binding.key_id.clone());
-            by_key_id.insert(binding.key_id.clone(), binding);
+            by_key_id.insert(binding.key_id.clone(), std::sync::Arc::new(binding));
         }
         Ok(ValidatedRegistry {
             organization_id: self.organization_id.clone(),

@@ -119,7 +119,7 @@ pub struct Verified {
     /// `signature.value` as received.
     pub signature: String,
     /// The selected binding's effective interval, for admission (§6.4).
-    pub binding: KeyBinding,
+    pub binding: std::sync::Arc<KeyBinding>,
     /// The typed Command when `kind` is `command` (stage 2 parsed it; kept so the authority
     /// does not parse it again).
     pub command: Option<Box<m::command::Command>>,
@@ -287,7 +287,7 @@ struct Checked<'k, S> {
     kind: DocumentKind,
     document: Value,
     registry: &'k ValidatedRegistry,
-    binding: &'k KeyBinding,
+    binding: &'k std::sync::Arc<KeyBinding>,
     key_id: String,
     protected_time: Timestamp,
     signing_bytes: Vec<u8>,
@@ -309,7 +309,7 @@ impl<S> Checked<'_, S> {
             signing_bytes: self.signing_bytes,
             signing_hash,
             signature: self.signature_text,
-            binding: self.binding.clone(),
+            binding: std::sync::Arc::clone(self.binding),
             document: self.document,
             command: self.command,
         }
