@@ -231,17 +231,7 @@ pub fn format_utc(seconds: i64) -> String {
 /// Appends `YYYY-MM-DDTHH:MM:SSZ` to `out` (digits written directly: every Event and admission
 /// record formats a time, and `format!` was a measurable part of deciding a Command).
 pub fn push_utc(out: &mut String, seconds: i64) {
-    let days = seconds.div_euclid(86_400);
-    let rem = seconds.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d, rem) = civil_from_seconds(seconds);
     if (0..=9999).contains(&y) {
         push_digits(out, y, 4);
     } else {
@@ -261,6 +251,22 @@ pub fn push_utc(out: &mut String, seconds: i64) {
     out.push('Z');
 }
 
+/// The proleptic Gregorian (year, month, day) of `seconds` since the Unix epoch, and the
+/// seconds into that day (the inverse of `days_from_civil`).
+fn civil_from_seconds(seconds: i64) -> (i64, i64, i64, i64) {
+    let days = seconds.div_euclid(86_400);
+    let rem = seconds.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d, rem)
+}
+
 /// Appends the `width` low decimal digits of `v` (0 <= v < 10^width), zero-padded.
 pub(crate) fn push_digits(out: &mut String, v: i64, width: u32) {
     let mut div = 10i64.pow(width.saturating_sub(1));
@@ -275,19 +281,9 @@ pub(crate) fn push_digits(out: &mut String, v: i64, width: u32) {
 mod format_tests {
     use super::*;
 
-    /// The formatter as first written (with `format!`), kept as the oracle.
+    /// The formatter as first written (with `format!`), kept as the oracle for the digits.
     fn oracle(seconds: i64) -> String {
-        let days = seconds.div_euclid(86_400);
-        let rem = seconds.rem_euclid(86_400);
-        let z = days + 719_468;
-        let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let d = doy - (153 * mp + 2) / 5 + 1;
-        let m = if mp < 10 { mp + 3 } else { mp - 9 };
-        let y = yoe + era * 400 + i64::from(m <= 2);
+        let (y, m, d, rem) = civil_from_seconds(seconds);
         format!(
             "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
             rem / 3600,

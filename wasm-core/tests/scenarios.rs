@@ -9,8 +9,8 @@ use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::scenario::{Answer, Coverage, Target, run, run_in_process};
 use wasm_core::json::Object;
 
-#[test]
-fn every_scenario_passes() {
+/// The scenario files, in name order.
+fn scenario_files() -> Vec<std::path::PathBuf> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -19,6 +19,12 @@ fn every_scenario_passes() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
+    files
+}
+
+#[test]
+fn every_scenario_passes() {
+    let files = scenario_files();
     assert!(!files.is_empty());
     let mut coverage = Coverage::default();
     let mut failures = Vec::new();
@@ -74,14 +80,7 @@ impl Target for Remote {
 
 #[test]
 fn the_runner_drives_any_target_through_the_trait() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
+    let files = scenario_files();
     let text = std::fs::read(&files[0]).unwrap();
     let local = run_in_process(&text);
     let mut opened = 0;
