@@ -7,6 +7,7 @@
 //! that the authority can decide the next batch while the disk makes the last one durable;
 //! what a batch's answers depend on is durable before any of them is sent.
 
+mod checkpointer;
 pub mod sqlite;
 mod syncer;
 

@@ -7,8 +7,11 @@
 //! done instead by the `Syncer` thread (`fdatasync` of the same WAL file), and nothing is
 //! acknowledged before it returns, so an acknowledged transaction survives a crash or power
 //! loss exactly as under FULL. The difference is only who waits: the authority's thread goes
-//! on deciding the next batch while the device flushes.
+//! on deciding the next batch while the device flushes. Checkpoints (copying the WAL into the
+//! database, with their two syncs) run on a third thread with its own connection
+//! (`checkpointer.rs`), so the authority's thread does not wait for them either.
 
+use super::checkpointer::Checkpointer;
 use super::syncer::Syncer;
 use super::{Store, StoreError, StoredAdmission, StoredEvent, Ticket};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -24,7 +27,15 @@ pub struct SqliteStore {
     /// Makes committed transactions durable (`Drop` waits for it before the connection
     /// closes).
     syncer: Syncer,
+    /// Copies the WAL into the database on its own thread (`None` in memory).
+    checkpointer: Option<Checkpointer>,
+    /// Bytes committed since the last checkpoint was asked for.
+    unchecked_bytes: usize,
 }
+
+/// Ask for a background checkpoint after about this much committed data: 64 WAL pages of
+/// 16 KiB, so each checkpoint's two syncs are short, and rare when traffic is light.
+const CHECKPOINT_BYTES: usize = 1 << 20;
 
 /// The in-memory Admission Log index, compact because it holds one entry per accepted Command
 /// (a million at 1M Events): Organizations are interned (a store usually serves one) and a
@@ -127,11 +138,15 @@ impl SqliteStore {
     }
 
     fn init(conn: Connection, path: Option<&Path>) -> Result<SqliteStore, StoreError> {
+        // A small page cache (2 MiB, 128 pages): appends touch only the right edge of each
+        // B-tree and admission lookups use the in-memory index, so a larger cache only kept
+        // written pages, each a fresh heap page to fault in and zero while the database grew
+        // (about 3 µs per Command under `perf` with 64 MiB; write 15.1-17.5 µs -> 12.8-13.7 µs).
         conn.execute_batch(
             "PRAGMA page_size = 16384;
              PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
-             PRAGMA cache_size = -65536;
+             PRAGMA cache_size = -2048;
              CREATE TABLE IF NOT EXISTS events (
                  position  INTEGER PRIMARY KEY,
                  group_id  TEXT NOT NULL,
@@ -176,10 +191,24 @@ impl SqliteStore {
             Some(path) => Some(wal_file(&conn, path)?),
             None => None,
         })?;
+        let checkpointer = match path {
+            Some(path) => {
+                conn.pragma_update(
+                    None,
+                    "wal_autocheckpoint",
+                    super::checkpointer::WRITER_CHECKPOINT_PAGES,
+                )
+                .map_err(err)?;
+                Some(Checkpointer::start(path)?)
+            }
+            None => None,
+        };
         Ok(SqliteStore {
             conn,
             admissions,
             syncer,
+            checkpointer,
+            unchecked_bytes: 0,
         })
     }
 }
@@ -278,6 +307,14 @@ impl Store for SqliteStore {
         }
         tx.commit().map_err(err)?;
         let ticket = self.syncer.request();
+        self.unchecked_bytes += events.iter().map(|e| e.jcs.len()).sum::<usize>()
+            + admissions.iter().map(|a| a.record.len()).sum::<usize>();
+        if self.unchecked_bytes >= CHECKPOINT_BYTES
+            && let Some(c) = &self.checkpointer
+        {
+            c.request();
+            self.unchecked_bytes = 0;
+        }
         for ((a, pos), key) in new_rows.into_iter().zip(keys) {
             let key = self.admissions.intern(&a.organization_id, key);
             self.admissions.positions.insert(key, pos);
@@ -488,6 +525,53 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .expect("mode");
         assert_eq!(mode, "wal");
+        drop(s);
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
+    }
+
+    #[test]
+    fn committed_data_reaches_the_database_file_through_the_background_checkpoint() {
+        let path = std::env::temp_dir().join(format!("weave-ckpt-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut s = SqliteStore::open(&path).expect("store");
+        let autocheckpoint: i64 = s
+            .conn
+            .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+            .expect("pragma");
+        assert_eq!(
+            autocheckpoint, 4000,
+            "the writer's checkpoint is only the backstop"
+        );
+        let db_len = || std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let before = db_len();
+        // 40 batches of 16 Events of 2 KiB: 1.25 MiB, past CHECKPOINT_BYTES once.
+        for b in 0..40u64 {
+            let events: Vec<StoredEvent> = (1..=16)
+                .map(|i| StoredEvent {
+                    jcs: vec![b'x'; 2048],
+                    ..ev(Some("g"), b * 16 + i)
+                })
+                .collect();
+            append(&mut s, &events, &[]).expect("append");
+        }
+        s.checkpointer
+            .as_ref()
+            .expect("a file store has one")
+            .wait_idle();
+        // The writer's backstop (4,000 pages) never ran, so only the background thread can
+        // have copied the pages into the database file.
+        assert!(
+            db_len() >= before + (1 << 20),
+            "database file {} bytes after the checkpoint, {before} before",
+            db_len()
+        );
+        drop(s);
+        // Reopened, everything is there exactly once.
+        let s = SqliteStore::open(&path).expect("reopen");
+        assert_eq!(s.event_count().expect("count"), 640);
+        assert_eq!(s.group_events("g", 600, 100).expect("page").len(), 40);
         drop(s);
         for ext in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{ext}", path.display()));

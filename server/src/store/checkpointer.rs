@@ -1,0 +1,142 @@
+//! Copying the write-ahead log back into the database off the authority's thread.
+//!
+//! Left to itself, SQLite checkpoints on the committing connection once the WAL holds 1,000
+//! pages: it copies them into the database file and, under `synchronous = NORMAL`, waits for
+//! an `fsync` of the WAL and then of the database (about 17 ms for 16 MiB here, every ~6,000
+//! Commands: about 3 µs per Command during which the authority decides nothing; `strace -T`,
+//! 2026-12-01).
+//!
+//! This thread runs `PRAGMA wal_checkpoint(PASSIVE)` on its own connection whenever the owner
+//! asks (every few batches). A passive checkpoint never blocks the writer, and SQLite's own
+//! protocol keeps it safe whoever runs it: pages are copied only from the durable part of the
+//! WAL (this connection syncs the WAL first), and a frame counts as copied only after the
+//! database file is synced. When a checkpoint has copied everything, the writer's next
+//! transaction rewinds the WAL. The writer's own automatic checkpoint stays on as a backstop,
+//! raised to [`WRITER_CHECKPOINT_PAGES`], for when the WAL cannot be rewound for a while.
+//!
+//! Measured (`bench authority`, 1k Events, three interleaved rounds): the write step went from
+//! 16.6-19.2 µs to 8.5-10.1 µs per Command. Each background checkpoint copied about 150 pages
+//! in 5-13 ms.
+//!
+//! A failed checkpoint loses nothing (the frames stay in the WAL, and the writer's checkpoint
+//! retries them); it is reported once on stderr.
+
+use super::StoreError;
+use rusqlite::Connection;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// The writer's automatic checkpoint (SQLite's default is 1,000 pages): 64 MiB of WAL.
+pub const WRITER_CHECKPOINT_PAGES: u32 = 4000;
+
+#[derive(Default)]
+struct State {
+    /// Checkpoints asked for, and run; a request while one runs is served by the next.
+    requested: u64,
+    done: u64,
+    stop: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Counters only: consistent even after a panic elsewhere.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+pub struct Checkpointer {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    /// Opens a second connection to the database at `path` (already in WAL mode) and starts
+    /// the thread.
+    pub fn start(path: &Path) -> Result<Checkpointer, StoreError> {
+        let conn = Connection::open(path)
+            .and_then(|c| {
+                // NORMAL: sync the WAL before copying and the database after (the default,
+                // FULL, would add nothing here: this connection never commits).
+                c.execute_batch("PRAGMA synchronous = NORMAL;")?;
+                Ok(c)
+            })
+            .map_err(|e| StoreError(format!("checkpoint connection: {e}")))?;
+        let shared = Arc::new(Shared::default());
+        let s = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("wal-checkpoint".into())
+            .spawn(move || run(&s, &conn))
+            .map_err(|e| StoreError(format!("cannot start the checkpoint thread: {e}")))?;
+        Ok(Checkpointer {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Asks for a checkpoint of everything committed so far; never blocks.
+    pub fn request(&self) {
+        let mut st = self.shared.lock();
+        st.requested += 1;
+        self.shared.changed.notify_all();
+    }
+
+    /// Blocks until every checkpoint asked for so far has run (tests).
+    #[cfg(test)]
+    pub fn wait_idle(&self) {
+        let mut st = self.shared.lock();
+        while st.done < st.requested {
+            st = self
+                .shared
+                .changed
+                .wait(st)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+fn run(shared: &Shared, conn: &Connection) {
+    let mut reported = false;
+    let mut st = shared.lock();
+    loop {
+        while st.done == st.requested && !st.stop {
+            st = shared.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if st.stop {
+            return;
+        }
+        let target = st.requested;
+        drop(st);
+        // (busy, frames in the WAL, frames copied); busy only means another checkpoint (the
+        // writer's backstop) ran at the same moment.
+        let result = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(0));
+        if let Err(e) = result
+            && !reported
+        {
+            eprintln!("store: background checkpoint failed (the writer's own will retry): {e}");
+            reported = true;
+        }
+        st = shared.lock();
+        st.done = target;
+        shared.changed.notify_all();
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        {
+            let mut st = self.shared.lock();
+            st.stop = true;
+            self.shared.changed.notify_all();
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
