@@ -15,7 +15,7 @@ use wasm_core::crypto::ed25519::{
     self, Signer, StrictPublicKey, StrictSignature, challenge, public_key_of, sign,
 };
 use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
-use wasm_core::crypto::tables::{KEY_TABLE_BYTES, KeyTables, VerifyTable, expected_r};
+use wasm_core::crypto::tables::{ExpectedR, KEY_TABLE_BYTES, KeyTables, VerifyTable, expected_r};
 use wasm_core::crypto::verify::KeyResolver;
 use wasm_core::crypto::{DocumentKind, sign_document, verify, verify_batch};
 use wasm_core::encoding::{b64url_decode, b64url_encode};
@@ -128,7 +128,7 @@ fn check_vector(seed: &[u8; 32], public: &[u8], message: &[u8], signature: &[u8]
     let k = challenge(&r_enc, &key, message);
     let table = VerifyTable::for_key(&key);
     for t in [None, Some(&table)] {
-        assert_eq!(expected_r(&key, t, &s, &k).compress().to_bytes(), r_enc);
+        assert_eq!(expected_r(&key, t, &s, &k).compress(), r_enc);
     }
 }
 
@@ -198,12 +198,24 @@ fn tables_match_scalar_multiplication() {
     let mut scalars = edge_scalars();
     scalars.extend((0..200u32).map(|i| scalar_from(&i.to_le_bytes())));
     for s in &scalars {
-        assert_eq!(b_table.mul(s), ED25519_BASEPOINT_POINT * s);
-        assert_eq!(a_table.mul(s), key.point() * s);
+        assert_eq!(
+            b_table.mul(s).compress(),
+            (ED25519_BASEPOINT_POINT * s).compress().to_bytes()
+        );
+        assert_eq!(
+            a_table.mul(s).compress(),
+            (key.point() * s).compress().to_bytes()
+        );
         for k in &scalars[..12] {
+            let standard = EdwardsPoint::vartime_double_scalar_mul_basepoint(k, &-key.point(), s);
+            let with_table = expected_r(&key, Some(&a_table), s, k);
+            assert!(matches!(with_table, ExpectedR::Table(_)));
+            assert_eq!(with_table.compress(), standard.compress().to_bytes());
+            // Batched encodings equal single ones, in order, whatever the mix of kinds.
+            let mixed = [with_table, expected_r(&key, None, s, k), with_table];
             assert_eq!(
-                expected_r(&key, Some(&a_table), s, k),
-                EdwardsPoint::vartime_double_scalar_mul_basepoint(k, &-key.point(), s)
+                ExpectedR::compress_all(&mixed),
+                vec![standard.compress().to_bytes(); 3]
             );
         }
     }
@@ -625,7 +637,7 @@ fn measure_signing_and_verification() {
         }
     }) / 64.0;
     let batch = |t: Option<&VerifyTable>| {
-        let pts: Vec<EdwardsPoint> = refs
+        let pts: Vec<ExpectedR> = refs
             .iter()
             .zip(&sigs)
             .map(|(m, s)| {
@@ -634,9 +646,9 @@ fn measure_signing_and_verification() {
                 expected_r(&key, t, &sc, &challenge(&r, &key, m))
             })
             .collect();
-        let enc = EdwardsPoint::compress_batch_alloc(&pts);
+        let enc = ExpectedR::compress_all(&pts);
         for (e, s) in enc.iter().zip(&sigs) {
-            assert_eq!(e.as_bytes(), &s[..32]);
+            assert_eq!(e.as_slice(), &s[..32]);
         }
     };
     let tabled = best_of(rounds, 1, || batch(Some(&table))) / 64.0;

@@ -2,6 +2,7 @@
 //! verification stages, signing and the signing hash.
 
 pub mod ed25519;
+pub mod field;
 pub mod profile;
 pub mod registry;
 pub mod tables;

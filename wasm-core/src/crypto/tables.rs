@@ -10,37 +10,35 @@
 //! addition per non-zero digit and no doublings. Negative digits subtract the entry (negating an
 //! Edwards point is free), which halves each row against unsigned digits.
 //!
-//! curve25519-dalek 5 keeps its cheaper addition forms (affine and projective Niels points) and
-//! its vartime window tables crate-private; the only public tables with Niels entries
-//! (`EdwardsBasepointTableRadix*`) select in constant time, which costs more than it saves here.
-//! So the entries are full `EdwardsPoint`s added with the public `EdwardsPoint + EdwardsPoint`.
+//! The entries are affine Niels points of our own variable-time arithmetic ([`super::field`]):
+//! curve25519-dalek keeps that form and its mixed addition crate-private, and with its public
+//! `EdwardsPoint + EdwardsPoint` an entry cost 9 multiplications and 160 bytes instead of 7
+//! and 128 (two aligned cache lines).
 //!
-//! Measured on the development machine (x86_64, one core): an addition 0.17 µs; `[S]B - [k]A`
-//! with the basepoint table and a key table about 11 µs in a tight loop, against 26 µs for
-//! `vartime_double_scalar_mul_basepoint` (plus 4 µs to decompress `R`, which the batch path in
-//! `verify::verify_batch` does not need). Inside the authority, between SQLite writes and
-//! signing, the tables are partly out of cache; gathering a scalar's entries before adding
-//! them (see [`VerifyTable::accumulate`]) overlaps those misses.
+//! Measured (`bench authority`, x86_64, one core): with `EdwardsPoint` entries the tables took
+//! about 11 µs per `[S]B - [k]A` in a tight loop against 26 µs for
+//! `vartime_double_scalar_mul_basepoint`, but 16-22 µs inside the authority, where they are
+//! partly out of cache (a third of it copying entries in). Gathering a scalar's entries before
+//! adding them (see [`VerifyTable::accumulate`]) overlaps those misses.
 
 use super::ed25519::StrictPublicKey;
+use super::field::{Niels, Point};
 use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
 use curve25519_dalek::edwards::EdwardsPoint;
 use curve25519_dalek::scalar::Scalar;
-use curve25519_dalek::traits::Identity;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// Window of the shared basepoint table: 24 rows of 1024 points, 3.75 MiB, built once (about
-/// 6 ms) on first use. In `bench authority`, windows (11, 8) verified about 1.3 µs faster per
+/// Window of the shared basepoint table: 24 rows of 1024 points, 3 MiB, built once on first
+/// use. In `bench authority`, windows (11, 8) verified about 1.3 µs faster per
 /// Command than (10, 7); beyond that the tables outgrow the caches.
 pub const BASEPOINT_WINDOW: u32 = 11;
 
-/// Window of a per-key table: 32 rows of 128 points, [`KEY_TABLE_BYTES`] (640 KiB), built in
-/// about 0.8 ms.
+/// Window of a per-key table: 32 rows of 128 points, [`KEY_TABLE_BYTES`] (512 KiB).
 pub const KEY_WINDOW: u32 = 8;
 
 /// Memory of one key table (entries only; the few bookkeeping bytes are not counted).
-pub const KEY_TABLE_BYTES: usize = table_entries(KEY_WINDOW) * size_of::<EdwardsPoint>();
+pub const KEY_TABLE_BYTES: usize = table_entries(KEY_WINDOW) * size_of::<Niels>();
 
 /// Scalars handled by the digit recoding are below `2^253`.
 const SCALAR_BITS: usize = 253;
@@ -59,7 +57,7 @@ const fn table_entries(window: u32) -> usize {
 pub struct VerifyTable {
     window: u32,
     /// `table_rows(window)` rows of `2^(window-1)` points, row-major.
-    entries: Vec<EdwardsPoint>,
+    entries: Vec<Niels>,
     /// The point itself, for the (unreachable with reduced scalars) fallback beyond `2^253`.
     point: EdwardsPoint,
 }
@@ -93,61 +91,60 @@ impl VerifyTable {
         debug_assert!((2..=16).contains(&window));
         let half = 1usize << (window - 1);
         let rows = table_rows(window);
-        let mut entries = Vec::with_capacity(rows * half);
-        let mut base = *point;
+        let mut points = Vec::with_capacity(rows * half);
+        // Our coordinates of a prime-order point that dalek holds: through its encoding.
+        let mut base = Point::from_bytes(&point.compress().to_bytes()).unwrap_or(Point::IDENTITY);
         for _ in 0..rows {
             let mut acc = base;
-            entries.push(acc);
+            points.push(acc);
             for _ in 1..half {
-                acc += base;
-                entries.push(acc);
+                acc = acc.add(&base);
+                points.push(acc);
             }
             // The next row's base: 2 * 2^(w-1) = 2^w times this row's.
-            base = acc + acc;
+            base = acc.add(&acc);
         }
         VerifyTable {
             window,
-            entries,
+            entries: Point::to_niels_batch(&points),
             point: *point,
         }
     }
 
     /// Bytes held by the entries.
     pub fn memory_bytes(&self) -> usize {
-        self.entries.len() * size_of::<EdwardsPoint>()
+        self.entries.len() * size_of::<Niels>()
     }
 
     /// `[s]P`, variable-time in `s`.
-    pub fn mul(&self, s: &Scalar) -> EdwardsPoint {
-        let mut acc = EdwardsPoint::identity();
+    pub fn mul(&self, s: &Scalar) -> Point {
+        let mut acc = Point::IDENTITY;
         self.accumulate(&mut acc, s, false);
         acc
     }
 
     /// `acc += [s]P`, or `acc -= [s]P` when `negate`; variable-time in `s`.
-    pub fn accumulate(&self, acc: &mut EdwardsPoint, s: &Scalar, negate: bool) {
+    pub fn accumulate(&self, acc: &mut Point, s: &Scalar, negate: bool) {
         let bytes = s.as_bytes();
         if bytes[31] >= 0x20 {
             // Not below 2^253: cannot come from reduced scalars, but stay correct anyway.
-            let p = self.point * s;
-            if negate {
-                *acc -= p;
+            let p = if negate {
+                -(self.point * s)
             } else {
-                *acc += p;
+                self.point * s
+            };
+            if let Some(p) = Point::from_bytes(&p.compress().to_bytes()) {
+                *acc = acc.add(&p);
             }
             return;
         }
         // Gather the entries first, then add: the loads are independent, so the CPU overlaps
         // their cache misses (the tables outgrow L2), instead of waiting for each in turn
         // inside the chain of additions.
-        let mut picked: Vec<(EdwardsPoint, bool)> = Vec::with_capacity(self.rows());
+        let mut picked: Vec<(Niels, bool)> = Vec::with_capacity(self.rows());
         self.pick(bytes, negate, &mut picked);
         for (entry, subtract) in &picked {
-            if *subtract {
-                *acc -= entry;
-            } else {
-                *acc += entry;
-            }
+            *acc = acc.add_niels(entry, *subtract);
         }
     }
 
@@ -157,7 +154,7 @@ impl VerifyTable {
 
     /// Copies the entry of every non-zero signed digit of `s` (below `2^253`) into `out`, with
     /// whether it is subtracted.
-    fn pick(&self, bytes: &[u8; 32], negate: bool, out: &mut Vec<(EdwardsPoint, bool)>) {
+    fn pick(&self, bytes: &[u8; 32], negate: bool, out: &mut Vec<(Niels, bool)>) {
         let w = self.window as usize;
         let half = 1i32 << (w - 1);
         let mask = (1u32 << w) - 1;
@@ -189,6 +186,49 @@ fn window_bits(bytes: &[u8; 32], bit: usize, mask: u32) -> u32 {
     (v >> (bit % 8)) & mask
 }
 
+/// A candidate `R'` of stage 6, in whichever arithmetic computed it.
+#[derive(Clone, Copy, Debug)]
+pub enum ExpectedR {
+    Table(Point),
+    Standard(EdwardsPoint),
+}
+
+impl ExpectedR {
+    pub fn compress(&self) -> [u8; 32] {
+        match self {
+            ExpectedR::Table(p) => p.compress(),
+            ExpectedR::Standard(p) => p.compress().to_bytes(),
+        }
+    }
+
+    /// The encodings of all candidates, each kind with one shared inversion.
+    pub fn compress_all(candidates: &[ExpectedR]) -> Vec<[u8; 32]> {
+        let ours: Vec<Point> = candidates
+            .iter()
+            .filter_map(|c| match c {
+                ExpectedR::Table(p) => Some(*p),
+                ExpectedR::Standard(_) => None,
+            })
+            .collect();
+        let theirs: Vec<EdwardsPoint> = candidates
+            .iter()
+            .filter_map(|c| match c {
+                ExpectedR::Standard(p) => Some(*p),
+                ExpectedR::Table(_) => None,
+            })
+            .collect();
+        let mut ours = Point::compress_batch(&ours).into_iter();
+        let mut theirs = EdwardsPoint::compress_batch_alloc(&theirs).into_iter();
+        candidates
+            .iter()
+            .map(|c| match c {
+                ExpectedR::Table(_) => ours.next().unwrap_or_default(),
+                ExpectedR::Standard(_) => theirs.next().map(|e| e.to_bytes()).unwrap_or_default(),
+            })
+            .collect()
+    }
+}
+
 /// `R' = [S]B - [k]A`: with `A`'s table when given, else the standard double-scalar method.
 /// Always in the prime-order subgroup, since `A` (stage 4) and `B` are.
 pub fn expected_r(
@@ -196,15 +236,19 @@ pub fn expected_r(
     table: Option<&VerifyTable>,
     s: &Scalar,
     k: &Scalar,
-) -> EdwardsPoint {
+) -> ExpectedR {
     match table {
         Some(t) => {
-            let mut acc = EdwardsPoint::identity();
+            let mut acc = Point::IDENTITY;
             VerifyTable::basepoint().accumulate(&mut acc, s, false);
             t.accumulate(&mut acc, k, true);
-            acc
+            ExpectedR::Table(acc)
         }
-        None => EdwardsPoint::vartime_double_scalar_mul_basepoint(k, &-key.point(), s),
+        None => ExpectedR::Standard(EdwardsPoint::vartime_double_scalar_mul_basepoint(
+            k,
+            &-key.point(),
+            s,
+        )),
     }
 }
 

@@ -14,13 +14,12 @@
 use super::ed25519::{self, EncodedRSignature, StrictSignature};
 use super::profile::{DocumentKind, SignerRule};
 use super::registry::{KeyBinding, ValidatedRegistry};
-use super::tables::{KeyTables, expected_r};
+use super::tables::{ExpectedR, KeyTables, expected_r};
 use crate::encoding::{b64url_decode, b64url_encode, sha256_hash};
 use crate::json::{self, JcsError, Object, Value};
 use crate::model::common::{Actor, ActorType};
 use crate::model::{self as m, Id};
 use crate::time::Timestamp;
-use curve25519_dalek::edwards::EdwardsPoint;
 use std::fmt;
 
 /// The semantic stages of §6.4 plus the separate `admission` layer, as the bundles spell them.
@@ -217,7 +216,7 @@ pub fn verify_batch(
             Err(_) => Some(verify(bytes, kind, keys)),
         });
     }
-    let candidates: Vec<EdwardsPoint> = pending
+    let candidates: Vec<ExpectedR> = pending
         .iter()
         .map(|(_, _, c)| {
             let key = &c.binding.public_key;
@@ -225,9 +224,9 @@ pub fn verify_batch(
             expected_r(key, tables.table_for(key), c.signature.s(), &k)
         })
         .collect();
-    let encodings = EdwardsPoint::compress_batch_alloc(&candidates);
+    let encodings = ExpectedR::compress_all(&candidates);
     for ((i, bytes, c), encoding) in pending.into_iter().zip(encodings) {
-        let outcome = if encoding.as_bytes() == c.signature.r_bytes() {
+        let outcome = if &encoding == c.signature.r_bytes() {
             Ok(c.into_verified())
         } else {
             verify(bytes, kind, keys)
