@@ -22,9 +22,10 @@
 //! retries them); it is reported once on stderr.
 
 use super::StoreError;
+use super::shared::Shared;
 use rusqlite::Connection;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// The writer's automatic checkpoint (SQLite's default is 1,000 pages): 64 MiB of WAL.
@@ -38,21 +39,8 @@ struct State {
     stop: bool,
 }
 
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Counters only: consistent even after a panic elsewhere.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 pub struct Checkpointer {
-    shared: Arc<Shared>,
+    shared: Arc<Shared<State>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -68,7 +56,7 @@ impl Checkpointer {
                 Ok(c)
             })
             .map_err(|e| StoreError(format!("checkpoint connection: {e}")))?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::<State>::default());
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("wal-checkpoint".into())
@@ -84,7 +72,7 @@ impl Checkpointer {
     pub fn request(&self) {
         let mut st = self.shared.lock();
         st.requested += 1;
-        self.shared.changed.notify_all();
+        self.shared.notify();
     }
 
     /// Blocks until every checkpoint asked for so far has run (tests).
@@ -92,21 +80,17 @@ impl Checkpointer {
     pub fn wait_idle(&self) {
         let mut st = self.shared.lock();
         while st.done < st.requested {
-            st = self
-                .shared
-                .changed
-                .wait(st)
-                .unwrap_or_else(|p| p.into_inner());
+            st = self.shared.wait(st);
         }
     }
 }
 
-fn run(shared: &Shared, conn: &Connection) {
+fn run(shared: &Shared<State>, conn: &Connection) {
     let mut reported = false;
     let mut st = shared.lock();
     loop {
         while st.done == st.requested && !st.stop {
-            st = shared.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = shared.wait(st);
         }
         if st.stop {
             return;
@@ -124,7 +108,7 @@ fn run(shared: &Shared, conn: &Connection) {
         }
         st = shared.lock();
         st.done = target;
-        shared.changed.notify_all();
+        shared.notify();
     }
 }
 
@@ -133,7 +117,7 @@ impl Drop for Checkpointer {
         {
             let mut st = self.shared.lock();
             st.stop = true;
-            self.shared.changed.notify_all();
+            self.shared.notify();
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();

@@ -8,6 +8,7 @@
 //! what a batch's answers depend on is durable before any of them is sent.
 
 mod checkpointer;
+mod shared;
 pub mod sqlite;
 mod syncer;
 

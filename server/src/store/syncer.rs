@@ -11,9 +11,10 @@
 //! dropped the dirty pages, so a retry could report success for data that is gone. Every
 //! later wait fails, and the owner must restart and rebuild from what is on disk.
 
+use super::shared::Shared;
 use super::{StoreError, Ticket};
 use std::fs::File;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 #[derive(Default)]
@@ -26,21 +27,8 @@ struct State {
     stop: bool,
 }
 
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding this lock leaves only counters behind: still consistent.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 pub struct Syncer {
-    shared: Arc<Shared>,
+    shared: Arc<Shared<State>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -48,7 +36,7 @@ impl Syncer {
     /// Starts the sync thread over `file` (`None`: nothing to sync, every ticket is durable
     /// when issued, as for an in-memory database).
     pub fn start(file: Option<File>) -> Result<Syncer, StoreError> {
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::<State>::default());
         let thread = match file {
             None => None,
             Some(file) => {
@@ -71,7 +59,7 @@ impl Syncer {
         if self.thread.is_none() {
             st.durable = st.requested;
         }
-        self.shared.changed.notify_all();
+        self.shared.notify();
         Ticket(st.requested)
     }
 
@@ -100,20 +88,16 @@ impl Syncer {
             if ticket.0 > st.requested {
                 return Err(StoreError(format!("no such ticket {}", ticket.0)));
             }
-            st = self
-                .shared
-                .changed
-                .wait(st)
-                .unwrap_or_else(|p| p.into_inner());
+            st = self.shared.wait(st);
         }
     }
 }
 
-fn run(shared: &Shared, file: &File) {
+fn run(shared: &Shared<State>, file: &File) {
     let mut st = shared.lock();
     loop {
         while st.requested == st.durable && !st.stop {
-            st = shared.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = shared.wait(st);
         }
         if st.requested == st.durable {
             return; // stopping, nothing left to sync
@@ -127,7 +111,7 @@ fn run(shared: &Shared, file: &File) {
             Ok(()) => st.durable = st.durable.max(target),
             Err(e) => st.failed = Some(e.to_string()),
         }
-        shared.changed.notify_all();
+        shared.notify();
         if st.failed.is_some() {
             return;
         }
@@ -140,7 +124,7 @@ impl Drop for Syncer {
         {
             let mut st = self.shared.lock();
             st.stop = true;
-            self.shared.changed.notify_all();
+            self.shared.notify();
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();

@@ -92,7 +92,9 @@ impl VerifyTable {
         let half = 1usize << (window - 1);
         let rows = table_rows(window);
         let mut points = Vec::with_capacity(rows * half);
-        // Our coordinates of a prime-order point that dalek holds: through its encoding.
+        // Our coordinates of a prime-order point that dalek holds: through its encoding, which
+        // always decodes. (Were it not to, the table would compute wrong `R'`s, every comparison
+        // in `verify_batch` would fail over to `verify`, and the answers would stay exact.)
         let mut base = Point::from_bytes(&point.compress().to_bytes()).unwrap_or(Point::IDENTITY);
         for _ in 0..rows {
             let mut acc = base;
@@ -133,6 +135,7 @@ impl VerifyTable {
             } else {
                 self.point * s
             };
+            // A valid point always decodes (see `build` for why a failure would stay exact).
             if let Some(p) = Point::from_bytes(&p.compress().to_bytes()) {
                 *acc = acc.add(&p);
             }
