@@ -22,7 +22,7 @@
 //! retries them); it is reported once on stderr.
 
 use super::StoreError;
-use super::shared::Shared;
+use super::shared::{Shared, Stop};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::Arc;
@@ -37,6 +37,12 @@ struct State {
     requested: u64,
     done: u64,
     stop: bool,
+}
+
+impl Stop for State {
+    fn stop(&mut self) {
+        self.stop = true;
+    }
 }
 
 pub struct Checkpointer {
@@ -114,13 +120,6 @@ fn run(shared: &Shared<State>, conn: &Connection) {
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
-        {
-            let mut st = self.shared.lock();
-            st.stop = true;
-            self.shared.notify();
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.shared.stop_and_join(self.thread.take());
     }
 }

@@ -2,6 +2,12 @@
 //! counters behind a mutex, and a condition variable signalled on every change.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// State with a flag that tells its thread to finish and return.
+pub trait Stop {
+    fn stop(&mut self);
+}
 
 #[derive(Default)]
 pub struct Shared<S> {
@@ -22,5 +28,16 @@ impl<S> Shared<S> {
 
     pub fn notify(&self) {
         self.changed.notify_all();
+    }
+}
+
+impl<S: Stop> Shared<S> {
+    /// Tells the thread to stop and waits for it (what each owner's `Drop` does).
+    pub fn stop_and_join(&self, thread: Option<JoinHandle<()>>) {
+        self.lock().stop();
+        self.notify();
+        if let Some(t) = thread {
+            let _ = t.join();
+        }
     }
 }

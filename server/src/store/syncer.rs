@@ -11,7 +11,7 @@
 //! dropped the dirty pages, so a retry could report success for data that is gone. Every
 //! later wait fails, and the owner must restart and rebuild from what is on disk.
 
-use super::shared::Shared;
+use super::shared::{Shared, Stop};
 use super::{StoreError, Ticket};
 use std::fs::File;
 use std::sync::Arc;
@@ -25,6 +25,12 @@ struct State {
     durable: u64,
     failed: Option<String>,
     stop: bool,
+}
+
+impl Stop for State {
+    fn stop(&mut self) {
+        self.stop = true;
+    }
 }
 
 pub struct Syncer {
@@ -121,14 +127,7 @@ fn run(shared: &Shared<State>, file: &File) {
 impl Drop for Syncer {
     /// Finishes the syncs already asked for, then stops the thread.
     fn drop(&mut self) {
-        {
-            let mut st = self.shared.lock();
-            st.stop = true;
-            self.shared.notify();
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.shared.stop_and_join(self.thread.take());
     }
 }
 

@@ -34,24 +34,12 @@ impl Fe {
         Fe::carry([v & MASK, v >> 51, 0, 0, 0])
     }
 
-    /// Propagates carries so every limb is below `2^51 + 2^13` (limbs in: below `2^63`).
+    /// Propagates carries so every limb is below `2^51 + 2^13` (limbs in: below `2^63`): the
+    /// carry out of the top limb (`2^255`) wraps around as 19.
     #[inline(always)]
     fn carry(mut l: [u64; 5]) -> Fe {
-        let c = l[0] >> 51;
-        l[0] &= MASK;
-        l[1] += c;
-        let c = l[1] >> 51;
-        l[1] &= MASK;
-        l[2] += c;
-        let c = l[2] >> 51;
-        l[2] &= MASK;
-        l[3] += c;
-        let c = l[3] >> 51;
-        l[3] &= MASK;
-        l[4] += c;
-        let c = l[4] >> 51;
-        l[4] &= MASK;
-        l[0] += c * 19;
+        let top = carry_up(&mut l);
+        l[0] += top * 19;
         Fe(l)
     }
 
@@ -160,15 +148,8 @@ impl Fe {
         q = (l[3] + q) >> 51;
         q = (l[4] + q) >> 51;
         l[0] += 19 * q;
-        l[1] += l[0] >> 51;
-        l[0] &= MASK;
-        l[2] += l[1] >> 51;
-        l[1] &= MASK;
-        l[3] += l[2] >> 51;
-        l[2] &= MASK;
-        l[4] += l[3] >> 51;
-        l[3] &= MASK;
-        l[4] &= MASK; // drops 2^255: value + 19 - 2^255 = value - p
+        // Dropping the carry out of the top limb subtracts 2^255: value + 19q - 2^255 q.
+        carry_up(&mut l);
         let words = [
             l[0] | (l[1] << 51),
             (l[1] >> 13) | (l[2] << 38),
@@ -182,7 +163,8 @@ impl Fe {
         out
     }
 
-    fn ct_eq_bytes(&self, o: &Fe) -> bool {
+    /// Equality of the values (of their canonical encodings).
+    fn same_value(&self, o: &Fe) -> bool {
         self.to_bytes() == o.to_bytes()
     }
 
@@ -219,6 +201,19 @@ impl Fe {
         let (t, _) = self.pow22501();
         t.square_n(2).mul(self)
     }
+}
+
+/// Carries each limb into the next, leaving every limb below `2^51`, and returns the carry out
+/// of the top limb (the multiple of `2^255` removed).
+#[inline(always)]
+fn carry_up(l: &mut [u64; 5]) -> u64 {
+    let mut c = 0;
+    for limb in l.iter_mut() {
+        *limb += c;
+        c = *limb >> 51;
+        *limb &= MASK;
+    }
+    c
 }
 
 struct Constants {
@@ -286,8 +281,8 @@ impl Point {
         let v7 = v3.square().mul(&v);
         let mut x = u.mul(&v3).mul(&u.mul(&v7).pow_p58());
         let vxx = v.mul(&x.square());
-        if vxx.ct_eq_bytes(&u) {
-        } else if vxx.ct_eq_bytes(&u.neg()) {
+        if vxx.same_value(&u) {
+        } else if vxx.same_value(&u.neg()) {
             x = x.mul(&c.sqrt_m1);
         } else {
             return None;

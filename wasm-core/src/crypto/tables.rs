@@ -206,20 +206,13 @@ impl ExpectedR {
 
     /// The encodings of all candidates, each kind with one shared inversion.
     pub fn compress_all(candidates: &[ExpectedR]) -> Vec<[u8; 32]> {
-        let ours: Vec<Point> = candidates
-            .iter()
-            .filter_map(|c| match c {
-                ExpectedR::Table(p) => Some(*p),
-                ExpectedR::Standard(_) => None,
-            })
-            .collect();
-        let theirs: Vec<EdwardsPoint> = candidates
-            .iter()
-            .filter_map(|c| match c {
-                ExpectedR::Standard(p) => Some(*p),
-                ExpectedR::Table(_) => None,
-            })
-            .collect();
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for c in candidates {
+            match c {
+                ExpectedR::Table(p) => ours.push(*p),
+                ExpectedR::Standard(p) => theirs.push(*p),
+            }
+        }
         let mut ours = Point::compress_batch(&ours).into_iter();
         let mut theirs = EdwardsPoint::compress_batch_alloc(&theirs).into_iter();
         candidates
