@@ -1,4 +1,5 @@
-//! Variable-time arithmetic on edwards25519 for the verification tables of [`super::tables`].
+//! Field and point arithmetic on edwards25519 for the verification tables of
+//! [`super::tables`] and the signing comb of [`super::comb`].
 //!
 //! Why our own: curve25519-dalek keeps its affine Niels points (`(y+x, y-x, 2dxy)`) and the
 //! mixed addition that uses them crate-private, so a table of public `EdwardsPoint`s costs a
@@ -6,12 +7,13 @@
 //! 7 and an entry fits two cache lines (120 bytes, padded to 128). The tables are read at random
 //! and mostly miss the caches, so the bytes count as much as the multiplications.
 //!
-//! Only public data goes through this module (the `S` and `k` of a signature, public keys, the
-//! base point), and the tables are indexed by it: variable-time by design. Signing keeps
-//! curve25519-dalek's constant-time `mul_base` (a constant-time comb on this arithmetic,
-//! radix 16 or 32, measured 6% slower than dalek's radix-32 table; not kept). Every result is
-//! checked against curve25519-dalek in `tests/ed25519_fast.rs` (tables against scalar
-//! multiplication, encodings against `compress`).
+//! Two kinds of function live here. `add`, `sub`, `neg`, `mul`, `invert`, `to_bytes`,
+//! `Point::add_niels` with a constant `negate`, `compress_batch` and the masked `Niels`
+//! operations have no branch or memory access that depends on the values: the signing comb
+//! uses them on its secret nonce. `Point::from_bytes`, `same_value` and the table code of
+//! [`super::tables`] branch on values and are used on public data only (signatures, public
+//! keys, the base point). Every result is checked against curve25519-dalek
+//! (`tests/ed25519_fast.rs`, and `comb`'s tests for signing).
 //!
 //! Field elements are five 51-bit limbs (`2^255 - 19`). Reduction is lazy, as in ref10 and
 //! curve25519-dalek: `mul` returns limbs below `2^51 + 2^13` and accepts limbs below `2^54`;
@@ -259,6 +261,52 @@ pub struct Niels {
     y_plus_x: Fe,
     y_minus_x: Fe,
     xy2d: Fe,
+}
+
+impl Niels {
+    /// The neutral element: `y + x = 1`, `y - x = 1`, `2dxy = 0`.
+    pub const IDENTITY: Niels = Niels {
+        y_plus_x: Fe::ONE,
+        y_minus_x: Fe::ONE,
+        xy2d: Fe::ZERO,
+    };
+
+    /// All limbs zero (not a point): the start of a masked selection.
+    pub const ZERO_LIMBS: Niels = Niels {
+        y_plus_x: Fe::ZERO,
+        y_minus_x: Fe::ZERO,
+        xy2d: Fe::ZERO,
+    };
+
+    /// `self |= o & mask`, limb by limb (constant-time selection with an all-ones or all-zero
+    /// mask).
+    #[inline(always)]
+    pub fn or_masked(&mut self, o: &Niels, mask: u64) {
+        for (a, b) in [
+            (&mut self.y_plus_x, &o.y_plus_x),
+            (&mut self.y_minus_x, &o.y_minus_x),
+            (&mut self.xy2d, &o.xy2d),
+        ] {
+            for (x, y) in a.0.iter_mut().zip(&b.0) {
+                *x |= y & mask;
+            }
+        }
+    }
+
+    /// Negates the point when `mask` is all ones (swaps `y + x` and `y - x`, negates `2dxy`),
+    /// without branching on it.
+    #[inline(always)]
+    pub fn negate_masked(&mut self, mask: u64) {
+        for (a, b) in self.y_plus_x.0.iter_mut().zip(self.y_minus_x.0.iter_mut()) {
+            let t = (*a ^ *b) & mask;
+            *a ^= t;
+            *b ^= t;
+        }
+        let neg = Fe::ZERO.sub(&self.xy2d);
+        for (x, n) in self.xy2d.0.iter_mut().zip(&neg.0) {
+            *x ^= (*x ^ n) & mask;
+        }
+    }
 }
 
 impl Point {

@@ -1,6 +1,7 @@
 //! The Signed Document Verification Profile (§6.4): strict Ed25519, Registry evidence, the six
 //! verification stages, signing and the signing hash.
 
+pub mod comb;
 pub mod ed25519;
 pub mod field;
 pub mod profile;

@@ -2,7 +2,7 @@
 //!
 //! Stage 6 runs on public data only (`S`, `k`, `A`, `B` are all in the signed document or the
 //! Registry), so table lookups indexed by the scalars may take variable time. Signing never uses
-//! these tables (it keeps the constant-time `EdwardsPoint::mul_base`).
+//! these tables (it has its own constant-time comb, [`super::comb`]).
 //!
 //! A [`VerifyTable`] is a signed-digit comb: a scalar below `2^253` (every reduced scalar; `L` is
 //! just above `2^252`) is written as `sum d_i 2^(w i)` with `-2^(w-1) < d_i <= 2^(w-1)`, and row
