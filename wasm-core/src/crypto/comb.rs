@@ -109,24 +109,36 @@ fn recode(s: &[u8; 32]) -> [i32; ROWS] {
     d
 }
 
-/// All ones when `x == 0`, else zero; hidden from the optimizer so that no branch is made of it.
+/// All ones when `x == 0`, else zero, by arithmetic only.
 #[inline(always)]
 fn zero_mask(x: u32) -> u64 {
     let x = u64::from(x);
-    std::hint::black_box(((x | x.wrapping_neg()) >> 63).wrapping_sub(1))
+    ((x | x.wrapping_neg()) >> 63).wrapping_sub(1)
 }
 
 /// The entry for digit `d` (the identity for 0, negated for `d < 0`), reading every entry.
+///
+/// The row's masks are computed first and passed through one `black_box`, so the optimizer
+/// cannot turn them back into a branch or an index. One barrier per row instead of one per
+/// entry: 128.2k instead of 132.8k instructions per `mul_base` under callgrind.
 #[inline(always)]
 fn select(row: &[Niels; HALF], d: i32) -> Niels {
     let negative = (d >> 31) as u32 & 1;
     let abs = ((d ^ -(negative as i32)) + negative as i32) as u32;
-    let mut out = Niels::ZERO_LIMBS;
-    for (j, entry) in (1u32..).zip(row) {
-        out.or_masked(entry, zero_mask(abs ^ j));
+    // Entries 1..=HALF, then the identity (abs == 0), then the negation (d < 0).
+    let mut masks = [0u64; HALF + 2];
+    for (j, m) in (1u32..).zip(masks.iter_mut()) {
+        *m = zero_mask(abs ^ j);
     }
-    out.or_masked(&Niels::IDENTITY, zero_mask(abs));
-    out.negate_masked(zero_mask(negative ^ 1));
+    masks[HALF] = zero_mask(abs);
+    masks[HALF + 1] = zero_mask(negative ^ 1);
+    let masks = std::hint::black_box(masks);
+    let mut out = Niels::ZERO_LIMBS;
+    for (entry, &m) in row.iter().zip(&masks) {
+        out.or_masked(entry, m);
+    }
+    out.or_masked(&Niels::IDENTITY, masks[HALF]);
+    out.negate_masked(masks[HALF + 1]);
     out
 }
 
