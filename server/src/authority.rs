@@ -135,7 +135,8 @@ impl AdmissionLog for StagedLog<'_> {
         if let Some(a) = self
             .staged
             .iter()
-            .find(|a| a.organization_id == organization_id && a.signing_hash == signing_hash)
+            // The hash first: hashes differ within a few bytes, Organizations rarely.
+            .find(|a| a.signing_hash == signing_hash && a.organization_id == organization_id)
         {
             return LookupOutcome::Found {
                 record: a.record.clone(),

@@ -397,19 +397,20 @@ impl Point {
         points
             .iter()
             .zip(inverses)
-            .map(|(p, zi)| {
-                let x = p.x.mul(&zi);
-                let mut bytes = p.y.mul(&zi).to_bytes();
-                bytes[31] |= u8::from(x.is_negative()) << 7;
-                bytes
-            })
+            .map(|(p, zi)| p.encode_with(&zi))
             .collect()
     }
 
+    /// The encoding of one point (one inversion, nothing allocated).
     pub fn compress(&self) -> [u8; 32] {
-        let [bytes] = Point::compress_batch(std::slice::from_ref(self))
-            .try_into()
-            .unwrap_or([[0; 32]]);
+        self.encode_with(&self.z.invert())
+    }
+
+    /// The encoding, given `1 / Z`.
+    fn encode_with(&self, z_inverse: &Fe) -> [u8; 32] {
+        let x = self.x.mul(z_inverse);
+        let mut bytes = self.y.mul(z_inverse).to_bytes();
+        bytes[31] |= u8::from(x.is_negative()) << 7;
         bytes
     }
 
