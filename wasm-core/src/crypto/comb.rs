@@ -169,9 +169,17 @@ mod tests {
             edge.push(Scalar::from(k));
             edge.push(-Scalar::from(k));
         }
-        // Every digit at 16 (the largest magnitude), and every digit at 17 (all carries).
-        let all = |byte: u8| Scalar::from_bytes_mod_order([byte; 32]);
-        edge.extend([all(0x42), all(0x84), all(0xff), all(0x10), all(0x21)]);
+        // Fifty equal 5-bit digits: 16 is the largest magnitude in every row, 17 and 31 carry
+        // into every row, 15 is the largest that needs no carry.
+        let repeated = |digit: u64| {
+            (0..50).fold(Scalar::ZERO, |acc, _| {
+                acc * Scalar::from(32u64) + Scalar::from(digit)
+            })
+        };
+        edge.extend([repeated(16), repeated(17), repeated(31), repeated(15)]);
+        // Repeated bytes, reduced mod L.
+        let bytes = |byte: u8| Scalar::from_bytes_mod_order([byte; 32]);
+        edge.extend([bytes(0x42), bytes(0x84), bytes(0xff)]);
         for s in edge.iter().chain(&scalars(300, 3)) {
             let want = EdwardsPoint::mul_base(s).compress().to_bytes();
             assert_eq!(mul_base(s).compress(), want, "{s:?}");
