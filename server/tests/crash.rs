@@ -271,7 +271,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     // The durable log: every acknowledged message.post exactly once, and no other.
     let db = rusqlite::Connection::open(data.join("authority.sqlite")).unwrap();
     let mut stmt = db
-        .prepare("SELECT jcs FROM events WHERE kind = 'message.posted'")
+        .prepare("SELECT jcs FROM log WHERE kind = 'message.posted'")
         .unwrap();
     let mut logged: Vec<String> = stmt
         .query_map([], |r| r.get::<_, Vec<u8>>(0))
@@ -297,7 +297,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     assert_eq!(logged, acked, "log and acknowledgements differ");
     // Sequences are gapless from 1 in the Group.
     let seqs: Vec<i64> = db
-        .prepare("SELECT sequence FROM events WHERE group_id = ?1 ORDER BY sequence")
+        .prepare("SELECT sequence FROM log WHERE group_id = ?1 ORDER BY sequence")
         .unwrap()
         .query_map([group], |r| r.get(0))
         .unwrap()

@@ -24,6 +24,10 @@ pub struct SqliteStore {
     /// keeps the table append-only (no random B-tree inserts, so the cost of a write does not
     /// grow with history).
     admissions: AdmissionIndex,
+    /// Each Group's Events by sequence: `groups[g][s - 1]` is the row of sequence `s`
+    /// (sequences are gapless from 1, §15.2). Kept in memory instead of a SQL index on
+    /// `(group_id, sequence)`, whose B-tree pages each commit rewrote whole.
+    groups: std::collections::HashMap<String, Vec<i64>>,
     /// Makes committed transactions durable (`Drop` waits for it before the connection
     /// closes).
     syncer: Syncer,
@@ -146,44 +150,50 @@ impl SqliteStore {
             "PRAGMA page_size = 16384;
              PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
-             PRAGMA cache_size = -2048;
-             CREATE TABLE IF NOT EXISTS events (
-                 position  INTEGER PRIMARY KEY,
-                 group_id  TEXT NOT NULL,
-                 sequence  INTEGER NOT NULL,
-                 kind      TEXT NOT NULL,
-                 jcs       BLOB NOT NULL,
-                 UNIQUE (group_id, sequence)
-             );
-             CREATE TABLE IF NOT EXISTS admissions (
-                 position        INTEGER PRIMARY KEY,
-                 organization_id TEXT NOT NULL,
-                 signing_hash    TEXT NOT NULL,
-                 record          BLOB NOT NULL
-             );",
+             PRAGMA cache_size = -2048;",
         )
         .map_err(err)?;
+        create_or_migrate(&conn)?;
         let mut admissions = AdmissionIndex::default();
+        let mut groups: std::collections::HashMap<String, Vec<i64>> = Default::default();
         {
             let mut stmt = conn
-                .prepare("SELECT position, organization_id, signing_hash FROM admissions")
+                .prepare(
+                    "SELECT position, group_id, sequence, organization_id, signing_hash FROM log
+                     ORDER BY position",
+                )
                 .map_err(err)?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })
-                .map_err(err)?;
-            for row in rows {
-                let (pos, org, hash) = row.map_err(err)?;
-                let key = admissions.key_or_add(&org, &hash);
-                if admissions.positions.insert(key, pos).is_some() {
-                    return Err(StoreError(format!(
-                        "two admission records for ({org}, {hash}): the log is corrupt"
-                    )));
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                let pos: i64 = row.get(0).map_err(err)?;
+                let group: Option<String> = row.get(1).map_err(err)?;
+                let sequence: Option<i64> = row.get(2).map_err(err)?;
+                let org: Option<String> = row.get(3).map_err(err)?;
+                let hash: Option<String> = row.get(4).map_err(err)?;
+                match (group, sequence, org, hash) {
+                    (Some(group), Some(sequence), None, None) => {
+                        let seqs = groups.entry(group).or_default();
+                        if usize::try_from(sequence).ok() != Some(seqs.len() + 1) {
+                            return Err(StoreError(format!(
+                                "row {pos}: sequence {sequence} after {} in its Group: the log is corrupt",
+                                seqs.len()
+                            )));
+                        }
+                        seqs.push(pos);
+                    }
+                    (None, None, Some(org), Some(hash)) => {
+                        let key = admissions.key_or_add(&org, &hash);
+                        if admissions.positions.insert(key, pos).is_some() {
+                            return Err(StoreError(format!(
+                                "two admission records for ({org}, {hash}): the log is corrupt"
+                            )));
+                        }
+                    }
+                    _ => {
+                        return Err(StoreError(format!(
+                            "row {pos} is neither an Event nor an admission record: the log is corrupt"
+                        )));
+                    }
                 }
             }
         }
@@ -206,11 +216,57 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn,
             admissions,
+            groups,
             syncer,
             checkpointer,
             unchecked_bytes: 0,
         })
     }
+}
+
+/// The one table of the log: Events and admission records in append order, each row one or
+/// the other. One B-tree, appended at its right edge: each commit rewrites fewer pages whole
+/// than with a table per kind and a `(group_id, sequence)` index.
+const LOG_TABLE: &str = "CREATE TABLE IF NOT EXISTS log (
+     position        INTEGER PRIMARY KEY,
+     group_id        TEXT,    -- an Event's Group ('' for the Organization); NULL for a record
+     sequence        INTEGER, -- an Event's sequence in its Group
+     kind            TEXT,    -- an Event's kind
+     organization_id TEXT,    -- an admission record's key; NULL for an Event
+     signing_hash    TEXT,
+     jcs             BLOB NOT NULL
+ )";
+
+/// Creates the log table, moving a store of the earlier layout (an `events` table with a
+/// `(group_id, sequence)` index and an `admissions` table) into it in one transaction: Events
+/// first, in their order, then the records.
+fn create_or_migrate(conn: &Connection) -> Result<(), StoreError> {
+    let old: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('events', 'admissions')",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    if old == 0 {
+        return conn.execute_batch(LOG_TABLE).map_err(err);
+    }
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         {LOG_TABLE};
+         CREATE TABLE IF NOT EXISTS events (position INTEGER PRIMARY KEY, group_id TEXT NOT NULL,
+             sequence INTEGER NOT NULL, kind TEXT NOT NULL, jcs BLOB NOT NULL);
+         CREATE TABLE IF NOT EXISTS admissions (position INTEGER PRIMARY KEY,
+             organization_id TEXT NOT NULL, signing_hash TEXT NOT NULL, record BLOB NOT NULL);
+         INSERT INTO log (group_id, sequence, kind, jcs)
+             SELECT group_id, sequence, kind, jcs FROM events ORDER BY position;
+         INSERT INTO log (organization_id, signing_hash, jcs)
+             SELECT organization_id, signing_hash, record FROM admissions ORDER BY position;
+         DROP TABLE events;
+         DROP TABLE admissions;
+         COMMIT;"
+    ))
+    .map_err(|e| StoreError(format!("moving the store to the one-table log: {e}")))
 }
 
 /// The WAL file of the database at `path`, for the sync thread. SQLite keeps it (the same
@@ -275,12 +331,30 @@ impl Store for SqliteStore {
             }
             keys.push(key);
         }
+        // Each Event continues its Group's sequence without a gap (checked before anything is
+        // written, so a refused batch leaves nothing behind).
+        let mut next: std::collections::HashMap<&str, u64> = Default::default();
+        for e in events {
+            let group = e.group_id.as_deref().unwrap_or(ORG);
+            let expected = next
+                .entry(group)
+                .or_insert_with(|| self.groups.get(group).map_or(0, |seqs| seqs.len() as u64) + 1);
+            if e.sequence != *expected {
+                return Err(StoreError(format!(
+                    "Event {} of Group {group:?} does not follow sequence {}",
+                    e.sequence,
+                    *expected - 1
+                )));
+            }
+            *expected += 1;
+        }
+        let mut event_rows = Vec::with_capacity(events.len());
         let mut new_rows = Vec::with_capacity(admissions.len());
         let tx = self.conn.transaction().map_err(err)?;
         {
             let mut ins = tx
                 .prepare_cached(
-                    "INSERT INTO events (group_id, sequence, kind, jcs) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO log (group_id, sequence, kind, jcs) VALUES (?1, ?2, ?3, ?4)",
                 )
                 .map_err(err)?;
             for e in events {
@@ -293,10 +367,11 @@ impl Store for SqliteStore {
                     e.jcs
                 ])
                 .map_err(err)?;
+                event_rows.push(tx.last_insert_rowid());
             }
             let mut adm = tx
                 .prepare_cached(
-                    "INSERT INTO admissions (organization_id, signing_hash, record) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO log (organization_id, signing_hash, jcs) VALUES (?1, ?2, ?3)",
                 )
                 .map_err(err)?;
             for a in admissions {
@@ -314,6 +389,15 @@ impl Store for SqliteStore {
         {
             c.request();
             self.unchecked_bytes = 0;
+        }
+        for (e, pos) in events.iter().zip(event_rows) {
+            let group = e.group_id.as_deref().unwrap_or(ORG);
+            match self.groups.get_mut(group) {
+                Some(seqs) => seqs.push(pos),
+                None => {
+                    self.groups.insert(group.to_owned(), vec![pos]);
+                }
+            }
         }
         for ((a, pos), key) in new_rows.into_iter().zip(keys) {
             let key = self.admissions.intern(&a.organization_id, key);
@@ -340,7 +424,7 @@ impl Store for SqliteStore {
     ) -> Result<u64, StoreError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT jcs FROM events ORDER BY position")
+            .prepare("SELECT jcs FROM log WHERE kind IS NOT NULL ORDER BY position")
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         let mut n = 0u64;
@@ -358,18 +442,22 @@ impl Store for SqliteStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<Vec<Vec<u8>>, StoreError> {
+        let Some(seqs) = self.groups.get(group_id) else {
+            return Ok(Vec::new());
+        };
+        let from = usize::try_from(after_sequence).unwrap_or(usize::MAX);
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT jcs FROM events WHERE group_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3",
-            )
+            .prepare_cached("SELECT jcs FROM log WHERE position = ?1")
             .map_err(err)?;
-        let after = i64::try_from(after_sequence).unwrap_or(i64::MAX);
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = stmt
-            .query_map(params![group_id, after, limit], |r| r.get::<_, Vec<u8>>(0))
-            .map_err(err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+        seqs.iter()
+            .skip(from)
+            .take(limit)
+            .map(|pos| {
+                stmt.query_row(params![pos], |r| r.get::<_, Vec<u8>>(0))
+                    .map_err(err)
+            })
+            .collect()
     }
 
     fn admission(
@@ -383,7 +471,7 @@ impl Store for SqliteStore {
         };
         self.conn
             .query_row(
-                "SELECT record FROM admissions WHERE position = ?1",
+                "SELECT jcs FROM log WHERE position = ?1",
                 params![pos],
                 |r| r.get::<_, Vec<u8>>(0),
             )
@@ -392,10 +480,7 @@ impl Store for SqliteStore {
     }
 
     fn event_count(&self) -> Result<u64, StoreError> {
-        self.conn
-            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))
-            .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(err)
+        Ok(self.groups.values().map(|seqs| seqs.len() as u64).sum())
     }
 }
 
@@ -572,6 +657,92 @@ mod tests {
         let s = SqliteStore::open(&path).expect("reopen");
         assert_eq!(s.event_count().expect("count"), 640);
         assert_eq!(s.group_events("g", 600, 100).expect("page").len(), 40);
+        drop(s);
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
+    }
+
+    #[test]
+    fn a_gap_in_a_group_sequence_is_refused_whole() {
+        let mut s = SqliteStore::in_memory().expect("store");
+        append(&mut s, &[ev(Some("g"), 1), ev(None, 1)], &[]).expect("append");
+        // g jumps from 1 to 3: the whole batch is refused, h's Event included.
+        let e = append(&mut s, &[ev(Some("h"), 1), ev(Some("g"), 3)], &[]).expect_err("gap");
+        assert!(e.0.contains("does not follow sequence 1"), "{e}");
+        assert!(
+            append(&mut s, &[ev(Some("k"), 2)], &[]).is_err(),
+            "a Group starts at 1"
+        );
+        assert_eq!(s.event_count().expect("count"), 2);
+        assert!(s.group_events("h", 0, 10).expect("page").is_empty());
+        append(
+            &mut s,
+            &[ev(Some("h"), 1), ev(Some("g"), 2), ev(Some("g"), 3)],
+            &[],
+        )
+        .expect("gapless");
+        assert_eq!(s.group_events("g", 1, 10).expect("page").len(), 2);
+        assert_eq!(s.group_events("g", 3, 10).expect("page").len(), 0);
+        assert_eq!(s.event_count().expect("count"), 5);
+    }
+
+    #[test]
+    fn a_store_of_the_two_table_layout_is_moved_into_the_log_on_open() {
+        let path =
+            std::env::temp_dir().join(format!("weave-migrate-{}.sqlite", std::process::id()));
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
+        {
+            // The layout of stores written before the one-table log.
+            let c = Connection::open(&path).expect("db");
+            c.execute_batch(
+                "CREATE TABLE events (position INTEGER PRIMARY KEY, group_id TEXT NOT NULL,
+                     sequence INTEGER NOT NULL, kind TEXT NOT NULL, jcs BLOB NOT NULL,
+                     UNIQUE (group_id, sequence));
+                 CREATE TABLE admissions (position INTEGER PRIMARY KEY,
+                     organization_id TEXT NOT NULL, signing_hash TEXT NOT NULL,
+                     record BLOB NOT NULL);
+                 INSERT INTO events (group_id, sequence, kind, jcs) VALUES
+                     ('g', 1, 'k.k', CAST('{\"s\":1}' AS BLOB)),
+                     ('', 1, 'k.k', CAST('{\"o\":1}' AS BLOB)),
+                     ('g', 2, 'k.k', CAST('{\"s\":2}' AS BLOB));
+                 INSERT INTO admissions (organization_id, signing_hash, record) VALUES
+                     ('urn:o', 'sha256:01', CAST('{\"r\":1}' AS BLOB));",
+            )
+            .expect("old layout");
+        }
+        let mut s = SqliteStore::open(&path).expect("moved");
+        let mut seen = Vec::new();
+        s.for_each_event(&mut |b| {
+            seen.push(String::from_utf8_lossy(b).into_owned());
+            Ok(())
+        })
+        .expect("replay");
+        assert_eq!(seen, ["{\"s\":1}", "{\"o\":1}", "{\"s\":2}"]);
+        assert_eq!(
+            s.group_events("g", 1, 10).expect("page"),
+            [b"{\"s\":2}".to_vec()]
+        );
+        assert_eq!(
+            s.admission("urn:o", "sha256:01").expect("get"),
+            Some(b"{\"r\":1}".to_vec())
+        );
+        let tables: i64 = s
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('events', 'admissions')",
+                [],
+                |r| r.get(0),
+            )
+            .expect("tables");
+        assert_eq!(tables, 0, "the old tables are gone");
+        // It goes on from where the old layout stopped, and reopens as the new one.
+        append(&mut s, &[ev(Some("g"), 3)], &[]).expect("append");
+        drop(s);
+        let s = SqliteStore::open(&path).expect("reopen");
+        assert_eq!(s.event_count().expect("count"), 4);
         drop(s);
         for ext in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
