@@ -251,6 +251,16 @@ fn create_or_migrate(conn: &Connection) -> Result<(), StoreError> {
     if old == 0 {
         return conn.execute_batch(LOG_TABLE).map_err(err);
     }
+    // A large store takes a while to copy: say what is happening.
+    let count = |table: &str| -> i64 {
+        conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap_or(0)
+    };
+    eprintln!(
+        "store: moving {} Events and {} admission records into the one-table log (once)",
+        count("events"),
+        count("admissions")
+    );
     conn.execute_batch(&format!(
         "BEGIN IMMEDIATE;
          {LOG_TABLE};
