@@ -508,6 +508,31 @@ mod tests {
         s.wait_durable(ticket)
     }
 
+    /// A database path in the temporary directory, leftovers of an earlier run removed.
+    fn temp_db(name: &str) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!("weave-{name}-{}.sqlite", std::process::id()));
+        remove_db(&path);
+        path
+    }
+
+    /// Removes a database with its WAL and shared-memory files.
+    fn remove_db(path: &Path) {
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+        }
+    }
+
+    /// Every Event's bytes as text, in replay order.
+    fn replayed(s: &SqliteStore) -> Vec<String> {
+        let mut seen = Vec::new();
+        s.for_each_event(&mut |b| {
+            seen.push(String::from_utf8_lossy(b).into_owned());
+            Ok(())
+        })
+        .expect("replay");
+        seen
+    }
+
     fn ev(g: Option<&str>, seq: u64) -> StoredEvent {
         StoredEvent {
             group_id: g.map(str::to_owned),
@@ -530,13 +555,7 @@ mod tests {
         assert!(append(&mut s, &[ev(Some("g"), 3), ev(Some("g"), 2)], &[]).is_err());
         assert_eq!(s.event_count().expect("count"), 3);
         assert_eq!(s.group_events("g", 1, 10).expect("page").len(), 1);
-        let mut seen = Vec::new();
-        s.for_each_event(&mut |b| {
-            seen.push(String::from_utf8_lossy(b).into_owned());
-            Ok(())
-        })
-        .expect("replay");
-        assert_eq!(seen, ["{\"s\":1}", "{\"s\":2}", "{\"s\":1}"]);
+        assert_eq!(replayed(&s), ["{\"s\":1}", "{\"s\":2}", "{\"s\":1}"]);
     }
 
     #[test]
@@ -607,8 +626,7 @@ mod tests {
 
     #[test]
     fn a_new_store_uses_16_kib_pages_and_wal() {
-        let path = std::env::temp_dir().join(format!("weave-page-{}.sqlite", std::process::id()));
-        let _ = std::fs::remove_file(&path);
+        let path = temp_db("page");
         let s = SqliteStore::open(&path).expect("store");
         let page: i64 = s
             .conn
@@ -621,15 +639,12 @@ mod tests {
             .expect("mode");
         assert_eq!(mode, "wal");
         drop(s);
-        for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
-        }
+        remove_db(&path);
     }
 
     #[test]
     fn committed_data_reaches_the_database_file_through_the_background_checkpoint() {
-        let path = std::env::temp_dir().join(format!("weave-ckpt-{}.sqlite", std::process::id()));
-        let _ = std::fs::remove_file(&path);
+        let path = temp_db("ckpt");
         let mut s = SqliteStore::open(&path).expect("store");
         let autocheckpoint: i64 = s
             .conn
@@ -668,9 +683,7 @@ mod tests {
         assert_eq!(s.event_count().expect("count"), 640);
         assert_eq!(s.group_events("g", 600, 100).expect("page").len(), 40);
         drop(s);
-        for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
-        }
+        remove_db(&path);
     }
 
     #[test]
@@ -699,11 +712,7 @@ mod tests {
 
     #[test]
     fn a_store_of_the_two_table_layout_is_moved_into_the_log_on_open() {
-        let path =
-            std::env::temp_dir().join(format!("weave-migrate-{}.sqlite", std::process::id()));
-        for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
-        }
+        let path = temp_db("migrate");
         {
             // The layout of stores written before the one-table log.
             let c = Connection::open(&path).expect("db");
@@ -724,13 +733,7 @@ mod tests {
             .expect("old layout");
         }
         let mut s = SqliteStore::open(&path).expect("moved");
-        let mut seen = Vec::new();
-        s.for_each_event(&mut |b| {
-            seen.push(String::from_utf8_lossy(b).into_owned());
-            Ok(())
-        })
-        .expect("replay");
-        assert_eq!(seen, ["{\"s\":1}", "{\"o\":1}", "{\"s\":2}"]);
+        assert_eq!(replayed(&s), ["{\"s\":1}", "{\"o\":1}", "{\"s\":2}"]);
         assert_eq!(
             s.group_events("g", 1, 10).expect("page"),
             [b"{\"s\":2}".to_vec()]
@@ -754,15 +757,12 @@ mod tests {
         let s = SqliteStore::open(&path).expect("reopen");
         assert_eq!(s.event_count().expect("count"), 4);
         drop(s);
-        for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
-        }
+        remove_db(&path);
     }
 
     #[test]
     fn the_admission_index_is_rebuilt_on_reopen() {
-        let path = std::env::temp_dir().join(format!("weave-adm-{}.sqlite", std::process::id()));
-        let _ = std::fs::remove_file(&path);
+        let path = temp_db("adm");
         {
             let mut s = SqliteStore::open(&path).expect("store");
             let a = StoredAdmission {
@@ -779,8 +779,6 @@ mod tests {
         );
         assert_eq!(s.admission("urn:o", "sha256:02").expect("get"), None);
         drop(s);
-        for ext in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
-        }
+        remove_db(&path);
     }
 }
