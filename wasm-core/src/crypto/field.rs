@@ -278,6 +278,14 @@ impl Niels {
         xy2d: Fe::ZERO,
     };
 
+    /// One word from each of the entry's two cache lines (bytes 0..8 and 112..120), XORed: reading
+    /// it brings the whole entry in. Variable-time tables use it to load all the entries of a
+    /// scalar at once, with their misses overlapping, before the additions need them.
+    #[inline(always)]
+    pub fn probe(&self) -> u64 {
+        self.y_plus_x.0[0] ^ self.xy2d.0[4]
+    }
+
     /// `self |= o & mask`, limb by limb (constant-time selection with an all-ones or all-zero
     /// mask).
     #[inline(always)]
