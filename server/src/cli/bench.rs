@@ -1,4 +1,5 @@
-//! `weave-console bench core [--ms N]`: the protocol core's throughput on one core, natively.
+//! `weave-console bench core [--ms N]`: the protocol core's throughput on one core, natively
+//! (`bench authority` is in `bench_authority.rs`).
 //! The same workloads run in Chromium through `scripts/bench-browser.sh` for the ratio.
 //! A benchmark, not a test: it prints figures and asserts nothing about time.
 
@@ -9,6 +10,8 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut budget_ms = 2000.0;
     let mut target: Option<&str> = None;
     let mut it = args.iter();
+    // `bench authority` takes its own flags: everything after its name is passed on.
+    let mut rest: &[String] = &[];
     while let Some(a) = it.next() {
         match super::split_flag(a) {
             ("--ms", inline) => match super::flag_value("--ms", inline, &mut it)
@@ -22,6 +25,7 @@ pub fn run(args: &[String]) -> ExitCode {
             (name, None) if !name.starts_with('-') && target.is_none() => {
                 target = Some(a);
                 if name == "authority" {
+                    rest = it.as_slice();
                     break;
                 }
             }
@@ -30,11 +34,11 @@ pub fn run(args: &[String]) -> ExitCode {
     }
     match target {
         Some("core") => core(budget_ms),
-        Some("authority") => super::bench_authority::run(&args[1..]),
-        Some(other) => {
-            crate::usage_error(&format!("bench: unknown benchmark `{other}` (try `core`)"))
-        }
-        None => crate::usage_error("bench: name a benchmark (`bench core`)"),
+        Some("authority") => super::bench_authority::run(rest),
+        Some(other) => crate::usage_error(&format!(
+            "bench: unknown benchmark `{other}` (`core` or `authority`)"
+        )),
+        None => crate::usage_error("bench: name a benchmark (`bench core` or `bench authority`)"),
     }
 }
 
