@@ -133,7 +133,7 @@ impl VerifyTable {
     /// `acc += [s]P`, or `acc -= [s]P` when `negate`; variable-time in `s`.
     pub fn accumulate(&self, acc: &mut Point, s: &Scalar, negate: bool) {
         let bytes = s.as_bytes();
-        if bytes[31] >= 0x20 {
+        if !below_2_253(s) {
             // Not below 2^253: cannot come from reduced scalars, but stay correct anyway.
             let p = if negate {
                 -(self.point * s)
@@ -201,8 +201,15 @@ impl VerifyTable {
     }
 }
 
+/// Whether the signed-digit recoding covers `s` (every reduced scalar is below `2^253`).
+fn below_2_253(s: &Scalar) -> bool {
+    s.as_bytes()[31] < 0x20
+}
+
 /// The entries a scalar selects from one table: at most one per row, on the stack (128 rows is
-/// the most any window from 2 up has).
+/// the most any window from 2 up has). Indices are below the table's length by construction; one
+/// dropped or skipped anyway would only make `verify_batch`'s comparison fail, and it then
+/// re-verifies that document the standard way, so answers stay exact.
 struct Picks {
     entries: [(u32, bool); 128],
     len: usize,
@@ -285,7 +292,7 @@ pub fn expected_r(
     k: &Scalar,
 ) -> ExpectedR {
     match table {
-        Some(t) if s.as_bytes()[31] < 0x20 && k.as_bytes()[31] < 0x20 => {
+        Some(t) if below_2_253(s) && below_2_253(k) => {
             // Both scalars' entries are read before any addition, so all their misses overlap.
             let b = VerifyTable::basepoint();
             let (mut from_b, mut from_key) = (Picks::new(), Picks::new());
