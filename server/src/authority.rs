@@ -23,9 +23,7 @@ use wasm_core::admission::{
     AdmissionLog, AppendOutcome, LookupOutcome, TrustedContext, first_admission,
 };
 use wasm_core::authority::{Accepted, Authority, AuthorityConfig, Micros, Rejection, Submitted};
-use wasm_core::crypto::{
-    DocumentKind, KeyTables, ValidatedRegistry, Verified, VerifyError, verify_batch,
-};
+use wasm_core::crypto::{DocumentKind, ValidatedRegistry, Verified, VerifyError, verify_batch};
 use wasm_core::json;
 use wasm_core::model::common::Actor;
 use wasm_core::model::error::ErrorCode;
@@ -113,8 +111,9 @@ pub struct AuthorityService {
     pub times: PhaseTimes,
     store: Box<dyn Store>,
     registry: ValidatedRegistry,
-    /// Verification tables of the busiest keys (bounded; see `KeyTables`).
-    key_tables: KeyTables,
+    /// Threads that verify Commands and sign Events (pure, independent per item); deciding,
+    /// sealing and writing stay on the owner, in the Group's serial order.
+    threads: usize,
     /// The Organization service that writes First-Admission Records.
     admission_service: Actor,
     /// Set when the store could not make a batch durable: the service refuses everything
@@ -187,7 +186,7 @@ impl AuthorityService {
             times: PhaseTimes::default(),
             store,
             registry,
-            key_tables: KeyTables::default(),
+            threads: available_threads(),
             admission_service,
             failed: None,
         })
@@ -195,6 +194,11 @@ impl AuthorityService {
 
     pub fn store(&self) -> &dyn Store {
         self.store.as_ref()
+    }
+
+    /// Sets how many threads verify and sign (at least one; the default is every core).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// Verifies, admits and decides each Command at `now`, signs the accepted Commands' Events
@@ -238,15 +242,13 @@ impl AuthorityService {
                 ticket: self.store.last_ticket(),
             };
         }
-        // Stages 1-6 for the whole batch: per-key tables and one shared inversion (§6.4).
+        // Stages 1-6 for the whole batch, spread over the threads (§6.4; pure per Command).
         let t = std::time::Instant::now();
         let docs: Vec<&[u8]> = commands.iter().map(Vec::as_slice).collect();
-        let verified = verify_batch(
-            &docs,
-            DocumentKind::Command,
-            &self.registry,
-            &mut self.key_tables,
-        );
+        let registry = &self.registry;
+        let verified = par_chunks(&docs, self.threads, &|chunk| {
+            verify_batch(chunk, DocumentKind::Command, registry)
+        });
         self.times.verify += t.elapsed();
         let mut admissions: Vec<StoredAdmission> = Vec::new();
         let decided: Vec<Result<Accepted, Rejection>> = verified
@@ -266,26 +268,31 @@ impl AuthorityService {
                 Err(r) => Some(r),
             })
             .collect();
-        let mut signed = self.authority.sign(accepted).into_iter();
-        let mut events: Vec<StoredEvent> = Vec::new();
-        let mut outcomes = Vec::with_capacity(commands.len());
-        for r in rejections {
-            outcomes.push(match r {
-                Some(r) => Err(r),
-                None => match signed.next() {
-                    Some(submitted) => {
-                        if let Submitted::Appended(es) = &submitted {
-                            events.extend(es.iter().map(stored));
-                        }
-                        Ok(submitted)
-                    }
-                    None => Err(Rejection::new(
-                        ErrorCode::InternalError,
-                        "an accepted Command lost its signed Events",
-                    )),
-                },
-            });
-        }
+        let signer = self.authority.signer();
+        let threads = self.threads;
+        let signed = self.authority.sign_with(accepted, &|messages| {
+            par_chunks(messages, threads, &|chunk| {
+                chunk.iter().map(|m| signer.sign(m)).collect()
+            })
+        });
+        // One signed outcome per accepted Command, in order; anything else (cannot happen:
+        // `sign_with` answers per Command or not at all) forgets the whole batch, because the
+        // state already applied Events that would then never be written.
+        let placed = match signed {
+            Ok(signed) => place(rejections, signed),
+            Err(r) => Err((rejections, r)),
+        };
+        let (outcomes, events) = match placed {
+            Ok(placed) => placed,
+            Err((rejections, r)) => {
+                self.times.sign += t.elapsed();
+                let outcomes = rejections
+                    .into_iter()
+                    .map(|o| o.map_or_else(|| Err(r.clone()), Err))
+                    .collect();
+                return self.forget_batch(outcomes, format!("signing failed: {}", r.message));
+            }
+        };
         self.times.sign += t.elapsed();
         if events.is_empty() && admissions.is_empty() {
             // Nothing new, but the answers may rest on earlier, still pending batches.
@@ -299,20 +306,27 @@ impl AuthorityService {
         self.times.store += t.elapsed();
         let ticket = match appended {
             Ok(ticket) => ticket,
-            Err(e) => return self.forget_batch(outcomes, &e),
+            Err(e) => {
+                return self.forget_batch(outcomes, format!("the store refused the batch: {e}"));
+            }
         };
         PendingBatch { outcomes, ticket }
     }
 
-    /// The store refused a batch: nothing of it is written, so it is forgotten in memory too
-    /// (rebuilt from the store) and its acceptances become `INTERNAL_ERROR`.
-    fn forget_batch(&mut self, outcomes: Vec<Outcome>, e: &StoreError) -> PendingBatch {
-        let mut fresh = Authority::new(self.authority.config.clone());
-        let rebuilt = replay(self.store.as_ref(), &mut fresh);
-        self.authority = fresh;
+    /// A batch that cannot be written (the store refused it, or its Events could not be
+    /// signed): nothing of it is written, so it is forgotten in memory too (rebuilt from the
+    /// store) and its acceptances become `INTERNAL_ERROR`.
+    fn forget_batch(&mut self, outcomes: Vec<Outcome>, cause: String) -> PendingBatch {
+        self.authority.reset_state();
+        let rebuilt = replay(self.store.as_ref(), &mut self.authority);
         let why = match rebuilt {
-            Ok(_) => format!("the store refused the batch: {e}"),
-            Err(r) => format!("the store refused the batch ({e}) and replay failed ({r})"),
+            Ok(_) => cause,
+            Err(r) => {
+                // The state may now be anything: refuse everything until restarted.
+                let why = format!("{cause}; replaying the store failed ({r})");
+                self.failed.get_or_insert(why.clone());
+                why
+            }
         };
         let outcomes = outcomes
             .into_iter()
@@ -381,6 +395,81 @@ impl AuthorityService {
         }
         Ok(outcome)
     }
+}
+
+/// Puts the signed outcomes back between the rejections (`None` marks an accepted Command),
+/// with the Events to write. Fails, returning the rejections, unless there is exactly one
+/// signed outcome per accepted Command.
+#[allow(clippy::type_complexity)]
+fn place(
+    rejections: Vec<Option<Rejection>>,
+    signed: Vec<Submitted>,
+) -> Result<(Vec<Outcome>, Vec<StoredEvent>), (Vec<Option<Rejection>>, Rejection)> {
+    let accepted = rejections.iter().filter(|r| r.is_none()).count();
+    if accepted != signed.len() {
+        let why = Rejection::new(
+            ErrorCode::InternalError,
+            format!(
+                "{} signed outcomes for {accepted} accepted Commands",
+                signed.len()
+            ),
+        );
+        return Err((rejections, why));
+    }
+    let mut signed = signed.into_iter();
+    let mut events = Vec::new();
+    let mut outcomes = Vec::with_capacity(rejections.len());
+    for r in rejections {
+        outcomes.push(match (r, signed.next()) {
+            (Some(r), _) => Err(r),
+            (None, Some(submitted)) => {
+                if let Submitted::Appended(es) = &submitted {
+                    events.extend(es.iter().map(stored));
+                }
+                Ok(submitted)
+            }
+            // Counted above: every `None` has its signed outcome.
+            (None, None) => Err(Rejection::new(
+                ErrorCode::InternalError,
+                "an accepted Command lost its signed Events",
+            )),
+        });
+    }
+    Ok((outcomes, events))
+}
+
+/// Every core the process may use (1 if unknown).
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// `f` over contiguous chunks of `items` on up to `threads` threads (the calling thread takes
+/// the first chunk), results concatenated in the order of `items`. Below two items per
+/// thread the work stays on the calling thread.
+pub fn par_chunks<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: &(dyn Fn(&[T]) -> Vec<R> + Sync),
+) -> Vec<R> {
+    let threads = threads.clamp(1, (items.len() / 2).max(1));
+    if threads == 1 {
+        return f(items);
+    }
+    let size = items.len().div_ceil(threads);
+    let mut chunks = items.chunks(size);
+    let first = chunks.next().unwrap_or_default();
+    std::thread::scope(|scope| {
+        let others: Vec<_> = chunks.map(|c| scope.spawn(move || f(c))).collect();
+        let mut out = f(first);
+        for h in others {
+            match h.join() {
+                Ok(part) => out.extend(part),
+                // A worker that panicked is a defect; re-raise it on the owner.
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        out
+    })
 }
 
 fn stored(e: &wasm_core::authority::SignedEvent) -> StoredEvent {
@@ -508,7 +597,7 @@ mod tests {
         };
         AuthorityService::open(
             Box::new(store),
-            h.authority.config.clone(),
+            h.authority.config.duplicate(),
             h.registry.clone(),
             h.actor("group-gateway"),
         )

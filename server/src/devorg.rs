@@ -4,12 +4,12 @@
 //! Registry evidence and keeps private keys where they belong (humans' in their browsers; see
 //! docs/authority.md).
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use wasm_core::authority::{AuthorityConfig, CooperationLimits};
-use wasm_core::crypto::ed25519;
+use wasm_core::crypto::SecretSeed;
 use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
-use wasm_core::encoding::{b64url_decode, b64url_encode};
+use wasm_core::encoding::b64url_encode;
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::{Actor, ActorType};
@@ -28,15 +28,16 @@ pub const PRINCIPALS: &[(&str, ActorType)] = &[
     ("reviewer", ActorType::Agent),
 ];
 
-#[derive(Clone, Debug)]
+/// A development Principal and its private key (not `Clone`; `{:?}` shows no key byte).
+#[derive(Debug)]
 pub struct DevPrincipal {
     pub name: String,
     pub actor: Actor,
     pub key_id: String,
-    pub seed: [u8; 32],
+    pub seed: SecretSeed,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct DevOrganization {
     pub organization_id: String,
     pub principals: Vec<DevPrincipal>,
@@ -56,7 +57,7 @@ impl DevOrganization {
         Ok(AuthorityConfig {
             accepted_by: gw.actor.clone(),
             key_id: gw.key_id.clone(),
-            seed: gw.seed,
+            seed: gw.seed.duplicate(),
             limits: CooperationLimits::default(),
         })
     }
@@ -70,12 +71,60 @@ impl DevOrganization {
     }
 }
 
-fn random_seed() -> Result<[u8; 32], String> {
+fn random_seed() -> Result<SecretSeed, String> {
     let mut seed = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut seed))
         .map_err(|e| format!("cannot read /dev/urandom for a new key: {e}"))?;
-    Ok(seed)
+    Ok(SecretSeed::take(&mut seed))
+}
+
+/// Writes a file that holds private keys: created new, readable and writable by the owner only
+/// (mode 0600 on Unix), so that no other account on the machine can read it.
+pub fn write_key_file(path: &Path, contents: &[u8]) -> Result<(), String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    file.write_all(contents)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads a file that holds private keys, warning on stderr when other accounts may read it
+/// (any group or other permission bit set).
+pub fn read_key_file(path: &Path) -> Result<Vec<u8>, String> {
+    if let Some(warning) = key_file_warning(path) {
+        eprintln!("weave-console: warning: {warning}");
+    }
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The warning for a key file that others can read, if it is one.
+pub fn key_file_warning(path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            return Some(format!(
+                "{} holds private keys but is readable by other accounts (mode {:o}); \
+                 restrict it with `chmod 600 {}`",
+                path.display(),
+                mode & 0o777,
+                path.display()
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    None
 }
 
 /// Loads `DIR/organization.json`, creating it with fresh keys on first run.
@@ -96,10 +145,10 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
                 "keyId",
                 Value::string(format!("urn:missionweaveprotocol:key:{name}")),
             );
-            p.insert("seed", Value::string(b64url_encode(&seed)));
+            p.insert("seed", Value::string(seed.to_b64url().to_string()));
             p.insert(
                 "publicKey",
-                Value::string(b64url_encode(&ed25519::public_key_of(&seed))),
+                Value::string(b64url_encode(&seed.public_key())),
             );
             list.push(Value::Object(p));
         }
@@ -113,10 +162,10 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
             Value::string("development Organization: private test seeds, never for production"),
         );
         o.insert("principals", Value::Array(list));
-        std::fs::write(&path, json::to_string(&Value::Object(o)))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = zeroize::Zeroizing::new(json::to_string(&Value::Object(o)));
+        write_key_file(&path, text.as_bytes())?;
     }
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = zeroize::Zeroizing::new(read_key_file(&path)?);
     let v = json::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let organization_id = v
         .pointer("/organizationId")
@@ -139,17 +188,15 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
                 false,
             )
             .map_err(|e| format!("organization.json: {e}"))?;
-            let seed: [u8; 32] = b64url_decode(&s("/seed")?)
-                .ok()
-                .and_then(|b| b.try_into().ok())
-                .ok_or("organization.json: bad seed")?;
+            let seed =
+                SecretSeed::from_b64url(&s("/seed")?).ok_or("organization.json: bad seed")?;
             let key_id = s("/keyId")?;
             bindings.push(BindingRecord {
                 key_id: key_id.clone(),
                 principal_type: actor.actor_type.as_str().into(),
                 principal_id: actor.id.0.clone(),
                 algorithm: "Ed25519".into(),
-                public_key: b64url_encode(&ed25519::public_key_of(&seed)),
+                public_key: b64url_encode(&seed.public_key()),
                 valid_from: "2020-01-01T00:00:00Z".into(),
                 validity_history: vec![],
             });
@@ -206,22 +253,25 @@ pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup
         let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
         json::parse(&bytes).map_err(|e| format!("{}: {e}", p.display()))
     };
+    let read_key = |p: &Path| -> Result<Value, String> {
+        let bytes = zeroize::Zeroizing::new(read_key_file(p)?);
+        json::parse(&bytes).map_err(|e| format!("{}: {e}", p.display()))
+    };
     let evidence = RegistryEvidence::from_fixture_json(&read(registry_file)?)
         .map_err(|e| format!("{}: {e}", registry_file.display()))?;
     let registry = evidence
         .validate()
         .map_err(|e| format!("{}: the Registry is invalid: {e}", registry_file.display()))?;
-    let key = read(key_file)?;
+    let key = read_key(key_file)?;
     let key_id = key
         .pointer("/keyId")
         .and_then(Value::as_str)
         .ok_or_else(|| format!("{}: no keyId", key_file.display()))?
         .to_owned();
-    let seed: [u8; 32] = key
+    let seed = key
         .pointer("/seed")
         .and_then(Value::as_str)
-        .and_then(|s| b64url_decode(s).ok())
-        .and_then(|b| b.try_into().ok())
+        .and_then(SecretSeed::from_b64url)
         .ok_or_else(|| format!("{}: seed must be 32 bytes of base64url", key_file.display()))?;
     let binding = registry
         .binding(&key_id)
@@ -232,7 +282,7 @@ pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup
             binding.principal.actor_type
         ));
     }
-    if binding.public_key.as_bytes() != &ed25519::public_key_of(&seed) {
+    if binding.public_key.as_bytes() != &seed.public_key() {
         return Err(format!(
             "{}: the seed does not match the Registry's key {key_id}",
             key_file.display()

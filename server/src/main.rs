@@ -24,7 +24,7 @@ Usage:
   weave-console conformance [--root DIR]
   weave-console scenarios [--dir DIR] [--verbose]
   weave-console bench core [--ms N]
-  weave-console bench authority [--sizes N,N,...] [--measure N] [--batch N]
+  weave-console bench authority [--sizes N,N,...] [--measure N] [--batch N] [--threads N]
   weave-console help
 
 Subcommands:
@@ -38,9 +38,11 @@ Subcommands:
                  --dir DIR         scenario files (default: wasm-core/tests/scenarios)
   bench        Run benchmarks; they print figures and assert nothing.
                  core       the protocol core's workloads on one core (--ms: time per workload)
-                 authority  accepted durable signed Commands per second on one core at each
-                            history size (default 1000,10000,100000,1000000 Events), against
-                            Ed25519 verifications per second measured in the same run;
+                 authority  accepted durable signed Commands per second at each history
+                            size (default 1000,10000,100000,1000000 Events), against Ed25519
+                            verifications per second on one core measured in the same run;
+                            rows for one thread (pinned to one core), then for --threads N
+                            (default: every core) verifying and signing;
                             --measure: Commands per row (default 4000), --batch: Commands per
                             transaction (default 64)
   help         Print this help.

@@ -11,7 +11,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wasm_core::crypto::{DocumentKind, sign_document};
-use wasm_core::encoding::b64url_decode;
 use wasm_core::json::{self, Object, Value};
 
 /// A Command whose outcome the client never heard: (Action ID, signed bytes).
@@ -20,7 +19,7 @@ type InFlight = (String, Vec<u8>);
 struct Principal {
     actor: Value,
     key_id: String,
-    seed: [u8; 32],
+    seed: wasm_core::crypto::SecretSeed,
 }
 
 fn principal(org: &Value, name: &str) -> Principal {
@@ -38,10 +37,10 @@ fn principal(org: &Value, name: &str) -> Principal {
             .and_then(Value::as_str)
             .unwrap()
             .to_owned(),
-        seed: b64url_decode(p.pointer("/seed").and_then(Value::as_str).unwrap())
-            .unwrap()
-            .try_into()
-            .unwrap(),
+        seed: wasm_core::crypto::SecretSeed::from_b64url(
+            p.pointer("/seed").and_then(Value::as_str).unwrap(),
+        )
+        .unwrap(),
     }
 }
 

@@ -102,7 +102,8 @@ fn command(
     o.insert("issuedAt", Value::string(wasm_core::time::format_utc(secs)));
     o.insert("payload", Value::Object(payload));
     let mut doc = Value::Object(o);
-    sign_document(&mut doc, DocumentKind::Command, &key.0, &key.1).unwrap();
+    let seed = wasm_core::crypto::SecretSeed::from_slice(&key.1).unwrap();
+    sign_document(&mut doc, DocumentKind::Command, &key.0, &seed).unwrap();
     json::to_string(&doc).into_bytes()
 }
 

@@ -8,7 +8,9 @@ use crate::encoding::b64url_encode;
 use crate::json::{self, Value};
 
 /// A deterministic test seed (never a real key).
-const SEED: [u8; 32] = [7u8; 32];
+fn seed() -> crate::crypto::SecretSeed {
+    crate::crypto::SecretSeed::take(&mut [7u8; 32])
+}
 const KEY_ID: &str = "urn:missionweaveprotocol:key:bench-worker";
 const AGENT: &str = "urn:missionweaveprotocol:agent:bench-worker";
 
@@ -27,7 +29,8 @@ pub fn typical_command() -> Result<(Vec<u8>, ValidatedRegistry), String> {
         "summary":"Parsed 14 of 20 input files; resumable from file 15."}},"progress":{{"completed":14,"total":20}}}}}}"#
     );
     let mut doc = json::parse_str(&text).map_err(|e| e.to_string())?;
-    sign_document(&mut doc, DocumentKind::Command, KEY_ID, &SEED).map_err(|e| e.to_string())?;
+    let seed = seed();
+    sign_document(&mut doc, DocumentKind::Command, KEY_ID, &seed).map_err(|e| e.to_string())?;
     let evidence = RegistryEvidence {
         organization_id: "urn:missionweaveprotocol:organization:bench".into(),
         bindings: vec![BindingRecord {
@@ -35,7 +38,7 @@ pub fn typical_command() -> Result<(Vec<u8>, ValidatedRegistry), String> {
             principal_type: "agent".into(),
             principal_id: AGENT.into(),
             algorithm: "Ed25519".into(),
-            public_key: b64url_encode(&ed25519::public_key_of(&SEED)),
+            public_key: b64url_encode(&seed.public_key()),
             valid_from: "2026-07-01T00:00:00Z".into(),
             validity_history: vec![],
         }],

@@ -25,7 +25,9 @@ use wasm_core::json::{self, Value};
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::first_admission_record::FirstAdmissionRecord;
 
-const SEED: [u8; 32] = [5; 32];
+fn seed() -> wasm_core::crypto::SecretSeed {
+    wasm_core::crypto::SecretSeed::take(&mut [5; 32])
+}
 
 fn service(id: &str) -> Actor {
     Actor::new(ActorType::Service, id)
@@ -39,7 +41,8 @@ fn verified(issued_at: &str, action: &str) -> Verified {
         "issuedAt":"{issued_at}","payload":{{"reason":"test"}}}}"#
     );
     let mut doc = json::parse_str(&text).unwrap();
-    sign_document(&mut doc, DocumentKind::Command, "urn:k:owner", &SEED).unwrap();
+    let seed = seed();
+    sign_document(&mut doc, DocumentKind::Command, "urn:k:owner", &seed).unwrap();
     let registry = RegistryEvidence {
         organization_id: "urn:org:acme".into(),
         bindings: vec![BindingRecord {
@@ -47,7 +50,7 @@ fn verified(issued_at: &str, action: &str) -> Verified {
             principal_type: "human".into(),
             principal_id: "urn:h:owner".into(),
             algorithm: "Ed25519".into(),
-            public_key: b64url_encode(&wasm_core::crypto::ed25519::public_key_of(&SEED)),
+            public_key: b64url_encode(&seed.public_key()),
             valid_from: "2026-07-01T00:00:00Z".into(),
             validity_history: vec![StatusRecord {
                 sequence: 1,

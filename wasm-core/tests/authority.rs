@@ -182,8 +182,8 @@ fn replay_rebuilds_identical_state() {
     let mut log: Vec<Value> = Vec::new();
     // Collect the bootstrap history by replaying what the authority appended so far is not
     // possible from the harness, so start a fresh authority and record everything.
-    let cfg = h.authority.config.clone();
-    h.authority = Authority::new(cfg.clone());
+    let cfg = h.authority.config.duplicate();
+    h.authority = h.authority.fresh();
     let mut record = |r: Submitted| {
         if let Submitted::Appended(es) = r {
             log.extend(es.into_iter().map(|e| e.value));
@@ -246,7 +246,7 @@ fn replay_rebuilds_identical_state() {
         format!("{:?}", h.authority.state)
     );
     // A gap is refused.
-    let mut gap = Authority::new(h.authority.config.clone());
+    let mut gap = h.authority.fresh();
     let second_group_event = log
         .iter()
         .find(|e| e.pointer("/sequence").is_some())

@@ -1923,7 +1923,7 @@ fn replay_reaches_identical_state() {
     w.post("worker", "urn:x:m:4", "after the window", at(120))
         .unwrap();
 
-    let mut fresh = wasm_core::authority::Authority::new(w.h.authority.config.clone());
+    let mut fresh = w.h.authority.fresh();
     for e in &w.log {
         fresh.replay(e).unwrap();
     }

@@ -10,7 +10,7 @@
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::projection::{Mission, WorkItem};
-use wasm_core::authority::{Authority, Micros, Rejection, Submitted};
+use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::crypto::{DocumentKind, ed25519, sign_document};
 use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
@@ -439,7 +439,7 @@ impl World {
 
     /// A fresh Authority replaying every appended Event reaches the identical state.
     fn assert_replays(&self) {
-        let mut fresh = Authority::new(self.h.authority.config.clone());
+        let mut fresh = self.h.authority.fresh();
         for e in &self.log {
             fresh.replay(e).unwrap();
         }

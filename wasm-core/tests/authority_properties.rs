@@ -144,7 +144,7 @@ fn evidence(success: bool) -> Value {
     ])])
 }
 
-fn sign_manifest(mut m: Object, seed: &[u8; 32]) -> Object {
+fn sign_manifest(mut m: Object, seed: &wasm_core::crypto::SecretSeed) -> Object {
     m.remove("signature");
     let bytes = json::canonicalize(&Value::Object(m.clone())).unwrap();
     m.insert("signature", s(&b64url_encode(&ed25519::sign(seed, &bytes))));
@@ -770,7 +770,7 @@ impl World {
     /// A fresh Authority (same config) that replayed the first `upto` logged Events, either
     /// the Event values the authority returned or (`from_bytes`) their stored JCS bytes.
     fn replay(&self, upto: usize, from_bytes: bool) -> Authority {
-        let mut fresh = Authority::new(self.h.authority.config.clone());
+        let mut fresh = self.h.authority.fresh();
         for i in 0..upto {
             let parsed;
             let ev = if from_bytes {

@@ -15,7 +15,7 @@ use wasm_core::authority::handlers::{payload, work_exec};
 use wasm_core::authority::harness::{Envelope, Harness, is};
 use wasm_core::authority::projection::WorkItem;
 use wasm_core::authority::state::Account;
-use wasm_core::authority::{Authority, Micros, Rejection, Submitted};
+use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::crypto::ed25519;
 use wasm_core::encoding::b64url_encode;
 use wasm_core::json::{Object, Value};
@@ -297,7 +297,7 @@ impl World {
     }
 }
 
-fn sign_manifest(mut m: Object, seed: &[u8; 32]) -> Object {
+fn sign_manifest(mut m: Object, seed: &wasm_core::crypto::SecretSeed) -> Object {
     m.remove("signature");
     let bytes = wasm_core::json::canonicalize(&Value::Object(m.clone())).unwrap();
     m.insert("signature", s(&b64url_encode(&ed25519::sign(seed, &bytes))));
@@ -391,7 +391,7 @@ fn refused(w: &World, r: &Result<Submitted, Rejection>, code: ErrorCode, seq: u6
 }
 
 fn assert_replays(w: &World) {
-    let mut fresh = Authority::new(w.h.authority.config.clone());
+    let mut fresh = w.h.authority.fresh();
     for e in &w.log {
         fresh.replay(e).unwrap();
     }

@@ -7,7 +7,7 @@
 
 use wasm_core::authority::handlers::{payload, work_plan};
 use wasm_core::authority::harness::{Envelope, Harness, is};
-use wasm_core::authority::{Authority, Micros, Rejection, Submitted};
+use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
@@ -281,7 +281,7 @@ fn num(v: &Value, p: &str) -> u64 {
 
 /// A fresh Authority replaying every appended Event reaches the identical state.
 fn assert_replays(w: &World) {
-    let mut fresh = Authority::new(w.h.authority.config.clone());
+    let mut fresh = w.h.authority.fresh();
     for e in &w.log {
         fresh.replay(e).unwrap();
     }
@@ -1429,7 +1429,7 @@ fn random_dependency_insertions_never_produce_a_cycle() {
             "{accepted} {refused_cycles}"
         );
         // Replay of this history reaches the same state.
-        let mut fresh = Authority::new(w.h.authority.config.clone());
+        let mut fresh = w.h.authority.fresh();
         for e in &w.log {
             fresh.replay(e).unwrap();
         }
@@ -1502,7 +1502,7 @@ fn replay_of_every_appended_event_rebuilds_identical_state() {
     );
     assert_eq!(w.work("urn:x:work:2").ownership_epoch, 3);
 
-    let mut fresh = Authority::new(w.h.authority.config.clone());
+    let mut fresh = w.h.authority.fresh();
     for e in &w.log {
         fresh.replay(e).unwrap();
     }

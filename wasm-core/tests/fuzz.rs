@@ -219,9 +219,8 @@ fn fuzz_signed_document_verification() {
         .expect("fixture")
         .validate();
     let mut batch_no = 0usize;
-    // Every 8 inputs also go through `verify_batch` (tables built on first use), which must
-    // agree with `verify` on each: same `Verified`, or the same stage and reason.
-    let mut tables = wasm_core::crypto::KeyTables::new(4, 0);
+    // Every 8 inputs also go through `verify_batch`, which must agree with `verify` on each:
+    // same `Verified`, or the same stage and reason.
     let mut pending: Vec<(Vec<u8>, String)> = Vec::new();
     fuzz("verify", |input| {
         let kind = DocumentKind::ALL[batch_no % DocumentKind::ALL.len()];
@@ -229,7 +228,7 @@ fn fuzz_signed_document_verification() {
         pending.push((input.to_vec(), format!("{single:?}")));
         if pending.len() == 8 {
             let docs: Vec<&[u8]> = pending.iter().map(|(d, _)| d.as_slice()).collect();
-            let batch = wasm_core::crypto::verify_batch(&docs, kind, &registry, &mut tables);
+            let batch = wasm_core::crypto::verify_batch(&docs, kind, &registry);
             for ((_, expected), got) in pending.iter().zip(&batch) {
                 assert_eq!(
                     &format!("{got:?}"),

@@ -236,7 +236,7 @@ cases! {
 
     // ---- §6.4 strict Ed25519 --------------------------------------------------------------------
     ed25519_public_keys_must_be_canonical_prime_order_and_not_identity {
-        let seed = [42u8; 32];
+        let seed = wasm_core::crypto::SecretSeed::take(&mut [42u8; 32]);
         let pk = wasm_core::crypto::ed25519::public_key_of(&seed);
         assert!(StrictPublicKey::from_bytes(&pk).is_ok());
         let mut identity = [0u8; 32];
@@ -265,7 +265,7 @@ cases! {
         assert_eq!(StrictPublicKey::from_bytes(&mixed).unwrap_err(), EncodingError::NotPrimeOrder);
     }
     ed25519_signature_encoding_rules {
-        let seed = [9u8; 32];
+        let seed = wasm_core::crypto::SecretSeed::take(&mut [9u8; 32]);
         let msg = b"signing bytes";
         let sig = sign(&seed, msg);
         let key = StrictPublicKey::from_bytes(&wasm_core::crypto::ed25519::public_key_of(&seed)).unwrap();
@@ -360,7 +360,9 @@ cases! {
 }
 
 fn evidence() -> RegistryEvidence {
-    let key = |seed: u8| b64url_encode(&wasm_core::crypto::ed25519::public_key_of(&[seed; 32]));
+    let key = |seed: u8| {
+        b64url_encode(&wasm_core::crypto::SecretSeed::take(&mut [seed; 32]).public_key())
+    };
     RegistryEvidence {
         organization_id: "urn:org:acme".into(),
         bindings: vec![

@@ -5,7 +5,7 @@
 
 use super::{Authority, AuthorityConfig, CooperationLimits, Micros, Rejection, Submitted};
 use crate::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
-use crate::crypto::{DocumentKind, ed25519, sign_document_with, verify};
+use crate::crypto::{DocumentKind, SecretSeed, ed25519, sign_document_with, verify};
 use crate::encoding::b64url_encode;
 use crate::json::{self, Object, Value};
 use crate::model::ToJson;
@@ -18,19 +18,21 @@ pub const GROUP_AUTHORITY: &str = "urn:missionweaveprotocol:service:group-gatewa
 /// The Organization registry service that registers Agent Cards.
 pub const REGISTRY_SERVICE: &str = "urn:missionweaveprotocol:service:organization-registry";
 
-/// A test Principal and its key.
-#[derive(Clone, Debug)]
+/// A test Principal and its key (neither `Clone` nor printable: it holds a private key).
+#[derive(Debug)]
 pub struct Principal {
     pub actor: Actor,
     pub key_id: String,
-    pub seed: [u8; 32],
+    pub seed: SecretSeed,
     pub signer: ed25519::Signer,
 }
 
 /// Derives a test seed from a name (never for production keys).
-pub fn test_seed(name: &str) -> [u8; 32] {
+pub fn test_seed(name: &str) -> SecretSeed {
     use sha2::Digest;
-    sha2::Sha256::digest(format!("missionweave test key {name}").as_bytes()).into()
+    let mut raw: [u8; 32] =
+        sha2::Sha256::digest(format!("missionweave test key {name}").as_bytes()).into();
+    SecretSeed::take(&mut raw)
 }
 
 /// An Organization with an Authority and a Registry.
@@ -88,8 +90,8 @@ impl Harness {
                 Principal {
                     actor: Actor::new(t, &id),
                     key_id,
-                    seed,
                     signer: ed25519::Signer::from_seed(&seed),
+                    seed,
                 },
             );
         }
@@ -104,7 +106,7 @@ impl Harness {
         let authority = Authority::new(AuthorityConfig {
             accepted_by: gw.actor.clone(),
             key_id: gw.key_id.clone(),
-            seed: gw.seed,
+            seed: gw.seed.duplicate(),
             limits: CooperationLimits::default(),
         });
         Harness {
@@ -226,7 +228,7 @@ impl Harness {
     pub fn bootstrap_agents(&mut self, agents: &[&str], now: Micros) -> Result<(), Rejection> {
         for a in agents {
             let agent_id = self.id(a);
-            let pk = b64url_encode(&ed25519::public_key_of(&self.principals[*a].seed));
+            let pk = b64url_encode(&self.principals[*a].signer.public_key());
             let card = super::handlers::payload(vec![
                 ("agentId", Value::string(agent_id.clone())),
                 ("version", Value::from(1u64)),

@@ -28,7 +28,7 @@ pub mod rejection;
 pub mod scenario;
 pub mod state;
 
-use crate::crypto::{Verified, ed25519};
+use crate::crypto::{SecretSeed, Verified, ed25519};
 use crate::encoding::{b64url_encode, sha256_hash};
 use crate::json::{self, Object, Value};
 use crate::model::command::Command;
@@ -40,15 +40,30 @@ pub use rejection::Rejection;
 pub use state::{EventRef, Receipt, State};
 
 /// The Group Authority's identity and policy (§5, §20).
-#[derive(Clone, Debug)]
+///
+/// Not `Clone`: it holds the authority's private key. `{:?}` prints no byte of the seed.
+#[derive(Debug)]
 pub struct AuthorityConfig {
     /// `acceptedBy` of every Event: the Organization service that accepts Commands.
     pub accepted_by: Actor,
     /// The Registry key ID bound to `accepted_by`.
     pub key_id: String,
-    /// The Ed25519 seed of that key (the caller keeps it; the core never generates keys).
-    pub seed: [u8; 32],
+    /// The Ed25519 seed of that key (the caller supplies it; the core never generates keys).
+    pub seed: SecretSeed,
     pub limits: CooperationLimits,
+}
+
+impl AuthorityConfig {
+    /// An explicit copy, seed included (e.g. for a second, fresh [`Authority`] that replays
+    /// the same log).
+    pub fn duplicate(&self) -> AuthorityConfig {
+        AuthorityConfig {
+            accepted_by: self.accepted_by.clone(),
+            key_id: self.key_id.clone(),
+            seed: self.seed.duplicate(),
+            limits: self.limits.clone(),
+        }
+    }
 }
 
 /// Cooperation limits (§20; payloads.md §7 defaults).
@@ -252,7 +267,7 @@ pub enum Submitted {
 }
 
 /// The Group Authority over one Organization's Groups.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Authority {
     pub state: State,
     pub config: AuthorityConfig,
@@ -268,18 +283,33 @@ impl Authority {
         }
     }
 
+    /// A new Authority with this one's configuration and an empty state, to replay a log into.
+    pub fn fresh(&self) -> Authority {
+        Authority::new(self.config.duplicate())
+    }
+
+    /// The Group Authority's signing key (the server signs a batch's Events on several threads).
+    pub fn signer(&self) -> &ed25519::Signer {
+        &self.signer
+    }
+
+    /// Forgets every applied Event (the state is rebuilt by replaying the log).
+    pub fn reset_state(&mut self) {
+        self.state = State::default();
+    }
+
     /// Accepts or rejects a verified Command at `now`. On rejection nothing changes.
     pub fn submit(&mut self, verified: Verified, now: Micros) -> Result<Submitted, Rejection> {
         let accepted = self.accept(verified, now)?;
-        self.sign(vec![accepted])
+        self.sign(vec![accepted])?
             .pop()
             .ok_or_else(|| Rejection::new(ErrorCode::InternalError, "signing returned no outcome"))
     }
 
     /// Decides, seals and applies a verified Command at `now`; its Events still need their
-    /// signature ([`Authority::sign`]). Splitting the two lets a batch of Commands be signed
-    /// together (one field inversion for all their `R` points) while each Command is still
-    /// decided against the state its predecessors left. On rejection nothing changes.
+    /// signature ([`Authority::sign`]). Splitting the two lets a batch's Events be signed
+    /// together (in parallel, by the server) while each Command is still decided against the
+    /// state its predecessors left. On rejection nothing changes.
     pub fn accept(&mut self, verified: Verified, now: Micros) -> Result<Accepted, Rejection> {
         let cmd = CommandView::from_owned(verified)?;
         // Idempotency before fencing (D-26): a byte-identical retry returns its Events.
@@ -314,9 +344,33 @@ impl Authority {
         Ok(Accepted::Appended(events))
     }
 
-    /// Signs the Events of accepted Commands with the Group Authority key, all in one pass.
-    pub fn sign(&self, accepted: Vec<Accepted>) -> Vec<Submitted> {
-        let refs: Vec<&[u8]> = accepted
+    /// Signs the Events of accepted Commands with the Group Authority key.
+    ///
+    /// On `Err` nothing is returned for the whole batch, and the state (which already applied
+    /// these Events in [`Authority::accept`]) is ahead of the log: the caller must rebuild it
+    /// from its store ([`Authority::reset_state`] and replay), as for a failed write.
+    pub fn sign(&self, accepted: Vec<Accepted>) -> Result<Vec<Submitted>, Rejection> {
+        self.sign_with(accepted, &|messages| {
+            messages.iter().map(|m| self.signer.sign(m)).collect()
+        })
+    }
+
+    /// [`Authority::sign`] with the signing of the batch's messages passed in: `sign_all` gets
+    /// each Event's JCS signing bytes and returns their signatures in order (the server spreads
+    /// them over its cores). Fails closed: an answer with too few or too many signatures, or an
+    /// Event whose signature cannot be spliced in, rejects the whole batch.
+    pub fn sign_with(
+        &self,
+        accepted: Vec<Accepted>,
+        sign_all: &dyn Fn(&[&[u8]]) -> Vec<[u8; 64]>,
+    ) -> Result<Vec<Submitted>, Rejection> {
+        let defect = |what: &str| {
+            Rejection::new(
+                ErrorCode::InternalError,
+                format!("the authority could not sign its Events: {what}"),
+            )
+        };
+        let messages: Vec<&[u8]> = accepted
             .iter()
             .flat_map(|a| match a {
                 Accepted::Appended(es) => es.as_slice(),
@@ -324,28 +378,42 @@ impl Authority {
             })
             .map(|e| e.jcs.bytes.as_slice())
             .collect();
-        let mut signatures = self.signer.sign_batch(&refs).into_iter();
-        accepted
-            .into_iter()
-            .map(|a| match a {
+        let signatures = sign_all(&messages);
+        if signatures.len() != messages.len() {
+            return Err(defect(&format!(
+                "{} signatures for {} Events",
+                signatures.len(),
+                messages.len()
+            )));
+        }
+        let mut signatures = signatures.into_iter();
+        let mut out = Vec::with_capacity(accepted.len());
+        for a in accepted {
+            out.push(match a {
                 Accepted::Duplicate(r) => Submitted::Duplicate(r),
-                Accepted::Appended(es) => Submitted::Appended(
-                    es.into_iter()
-                        .map(|e| {
-                            let sig = signatures.next().unwrap_or([0u8; 64]);
-                            self.attach_signature(e, &sig)
-                        })
-                        .collect(),
-                ),
-            })
-            .collect()
+                Accepted::Appended(es) => {
+                    let mut signed = Vec::with_capacity(es.len());
+                    for e in es {
+                        let sig = signatures
+                            .next()
+                            .ok_or_else(|| defect("a missing signature"))?;
+                        signed.push(self.attach_signature(e, &sig).map_err(|e| defect(&e))?);
+                    }
+                    Submitted::Appended(signed)
+                }
+            });
+        }
+        Ok(out)
     }
 
     /// Splices `signature` into a sealed Event's canonical members and value.
-    fn attach_signature(&self, e: UnsignedEvent, sig: &[u8; 64]) -> SignedEvent {
+    fn attach_signature(&self, e: UnsignedEvent, sig: &[u8; 64]) -> Result<SignedEvent, String> {
         let UnsignedEvent { at, mut value, jcs } = e;
         // `signature.createdAt` is the Event's own `occurredAt` (the protected time, §6.4).
-        let occurred_at = value.pointer("/occurredAt").cloned().unwrap_or(Value::Null);
+        let occurred_at = value
+            .pointer("/occurredAt")
+            .cloned()
+            .ok_or("an Event without occurredAt")?;
         let mut s = Object::new();
         // In JCS member order, like everything else in the value.
         s.insert("algorithm", Value::string("Ed25519"));
@@ -353,13 +421,13 @@ impl Authority {
         s.insert("keyId", Value::string(self.config.key_id.clone()));
         s.insert("value", Value::string(b64url_encode(sig)));
         let signature = Value::Object(s);
-        // The signature's members are plain strings: JCS cannot fail on them.
-        let jcs = jcs.fill(&signature).unwrap_or_default();
+        let jcs = jcs.fill(&signature).map_err(|e| e.to_string())?;
         // Member order as in the stored bytes (replay parses those); the rest is already sorted.
-        if let Value::Object(o) = &mut value {
-            o.insert_canonical("signature", signature);
+        match &mut value {
+            Value::Object(o) => o.insert_canonical("signature", signature),
+            _ => return Err("an Event that is not an object".into()),
         }
-        SignedEvent { at, value, jcs }
+        Ok(SignedEvent { at, value, jcs })
     }
 
     /// Applies a stored Event (replay after restart, or in the browser).

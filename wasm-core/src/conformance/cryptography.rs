@@ -88,7 +88,7 @@ pub(crate) fn load_registry(
 /// The test-only signing-key fixture (`signing-key-fixture.schema.json`).
 struct SigningKeyFixture {
     key_id: String,
-    seed: [u8; 32],
+    seed: crate::crypto::SecretSeed,
     public_key: String,
 }
 
@@ -110,11 +110,10 @@ fn load_signing_key(read: ReadFile, path: &str) -> Result<SigningKeyFixture, Str
     }
     let seed = b64url_decode(str_of(&v, "/seed").unwrap_or_default())
         .map_err(|e| format!("{path}: seed {e}"))?;
-    let seed: [u8; 32] = seed
-        .try_into()
-        .map_err(|_| format!("{path}: seed is not 32 bytes"))?;
+    let seed = crate::crypto::SecretSeed::from_slice(&seed)
+        .ok_or_else(|| format!("{path}: seed is not 32 bytes"))?;
     let public_key = str_of(&v, "/publicKey").unwrap_or_default().to_owned();
-    if crate::encoding::b64url_encode(&crate::crypto::ed25519::public_key_of(&seed)) != public_key {
+    if crate::encoding::b64url_encode(&seed.public_key()) != public_key {
         return Err(format!("{path}: publicKey does not belong to seed"));
     }
     Ok(SigningKeyFixture {

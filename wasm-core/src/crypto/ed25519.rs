@@ -1,20 +1,25 @@
-//! Strict Ed25519 as §6.4 states it (pure RFC 8032, no ctx/ph variants), on curve25519-dalek.
+//! Strict Ed25519 as §6.4 states it (pure RFC 8032, no ctx/ph variants), on the vetted dalek
+//! crates: signing is `ed25519-dalek`'s `SigningKey`, the verification equation is
+//! curve25519-dalek's `vartime_double_scalar_mul_basepoint`. This module adds only the
+//! protocol's stricter checks, on top of their public types:
 //!
-//! General-purpose verifiers (e.g. `ed25519-dalek`'s `verify_strict`) reject only small-order
-//! points; they neither reject mixed-order points nor reliably report a non-canonical `y >= p`
-//! at the normative stage. So the encodings are checked here, before the equation: decompress,
-//! re-compress and compare bytes (catches `y >= p` and negative zero), require `[L]P = I`
-//! (torsion-free), and, for a public key, not the identity. The equation `[S]B = R + [k]A` is
-//! then evaluated directly. Signing (RFC 8032 §5.1.6) is implemented here too, so no second
-//! Ed25519 crate is needed.
+//! - encodings are canonical (`y < p`, no negative zero), checked on the bytes;
+//! - `A` and `R` are in the prime-order subgroup (`[L]P = I`; `is_torsion_free`), which rejects
+//!   small-order *and* mixed-order points (ed25519-dalek's `verify_strict` rejects only
+//!   small-order ones);
+//! - `A` is not the identity; `S < L`, never reduced;
+//! - the equation is cofactorless: `R' = [S]B - [k]A` is encoded and compared byte for byte
+//!   with `Renc`.
+//!
+//! Curves, field arithmetic and scalar multiplication stay in the dalek crates.
 
-use super::field::Point;
+use super::secret::SecretSeed;
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
-use curve25519_dalek::scalar::{Scalar, clamp_integer};
+use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::IsIdentity;
+use ed25519_dalek::Signer as _;
 use sha2::{Digest, Sha512};
 use std::fmt;
-use zeroize::Zeroize;
 
 /// Why an encoded point or scalar was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,9 +50,9 @@ impl fmt::Display for EncodingError {
     }
 }
 
-/// Whether `bytes` is the canonical encoding of its point, checked on the bytes alone (no
-/// field inversion): `y < p = 2^255 - 19`, and no negative zero, i.e. the sign bit is not set
-/// on the two points with `x = 0`, `(0, 1)` and `(0, -1)`.
+/// Whether `bytes` is the canonical encoding of its point, checked on the bytes alone: `y < p =
+/// 2^255 - 19`, and no negative zero, i.e. the sign bit is not set on the two points with
+/// `x = 0`, `(0, 1)` and `(0, -1)`.
 pub fn is_canonical_encoding(bytes: &[u8; 32]) -> bool {
     let top = bytes[31] & 0x7f;
     let y_ge_p = top == 0x7f && bytes[1..31].iter().all(|b| *b == 0xff) && bytes[0] >= 0xed;
@@ -74,7 +79,7 @@ pub fn decode_prime_order_point(bytes: &[u8; 32]) -> Result<EdwardsPoint, Encodi
     Ok(point)
 }
 
-/// Decodes a point: canonical and on the curve (order not checked).
+/// Decodes a point: on the curve and canonical (order not checked).
 fn decode_canonical_point(bytes: &[u8; 32]) -> Result<EdwardsPoint, EncodingError> {
     let point = CompressedEdwardsY(*bytes)
         .decompress()
@@ -90,6 +95,8 @@ fn decode_canonical_point(bytes: &[u8; 32]) -> Result<EdwardsPoint, EncodingErro
 pub struct StrictPublicKey {
     bytes: [u8; 32],
     point: EdwardsPoint,
+    /// `-A`, kept so that each verification does not negate it again.
+    minus_point: EdwardsPoint,
 }
 
 impl StrictPublicKey {
@@ -99,7 +106,11 @@ impl StrictPublicKey {
         if point.is_identity() {
             return Err(EncodingError::Identity);
         }
-        Ok(StrictPublicKey { bytes, point })
+        Ok(StrictPublicKey {
+            bytes,
+            point,
+            minus_point: -point,
+        })
     }
 
     pub fn as_bytes(&self) -> &[u8; 32] {
@@ -133,14 +144,8 @@ impl StrictSignature {
     /// failure; on success it is implied, because `[S]B - [k]A` is always in the prime-order
     /// subgroup when `A` is, so the equation can only hold for a prime-order `R`.
     pub fn parse_deferring_order_check(bytes: &[u8]) -> Result<StrictSignature, EncodingError> {
-        let bytes: [u8; 64] = bytes.try_into().map_err(|_| EncodingError::WrongLength)?;
-        let mut r_bytes = [0u8; 32];
-        r_bytes.copy_from_slice(&bytes[..32]);
-        let mut s_bytes = [0u8; 32];
-        s_bytes.copy_from_slice(&bytes[32..]);
+        let (r_bytes, s) = split_signature(bytes)?;
         let r_point = decode_canonical_point(&r_bytes)?;
-        let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes))
-            .ok_or(EncodingError::ScalarOutOfRange)?;
         Ok(StrictSignature {
             r_bytes,
             r_point,
@@ -156,6 +161,22 @@ impl StrictSignature {
             Err(EncodingError::NotPrimeOrder)
         }
     }
+
+    pub fn r_bytes(&self) -> &[u8; 32] {
+        &self.r_bytes
+    }
+}
+
+/// 64 bytes split into `Renc` and a scalar `S` that is below `L` as given (`S >= L` is rejected,
+/// never reduced: §6.4 stage 3).
+fn split_signature(bytes: &[u8]) -> Result<([u8; 32], Scalar), EncodingError> {
+    let bytes: &[u8; 64] = bytes.try_into().map_err(|_| EncodingError::WrongLength)?;
+    let (r, s) = bytes.split_at(32);
+    let r_bytes: [u8; 32] = r.try_into().map_err(|_| EncodingError::WrongLength)?;
+    let s_bytes: [u8; 32] = s.try_into().map_err(|_| EncodingError::WrongLength)?;
+    let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes))
+        .ok_or(EncodingError::ScalarOutOfRange)?;
+    Ok((r_bytes, s))
 }
 
 /// A signature whose `S` passed the range check while `Renc` is kept as bytes, undecoded: for
@@ -172,13 +193,7 @@ pub struct EncodedRSignature {
 impl EncodedRSignature {
     /// 64 bytes and `0 <= S < L`; `Renc` is not examined.
     pub fn from_bytes(bytes: &[u8]) -> Result<EncodedRSignature, EncodingError> {
-        let bytes: [u8; 64] = bytes.try_into().map_err(|_| EncodingError::WrongLength)?;
-        let mut r_bytes = [0u8; 32];
-        r_bytes.copy_from_slice(&bytes[..32]);
-        let mut s_bytes = [0u8; 32];
-        s_bytes.copy_from_slice(&bytes[32..]);
-        let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes))
-            .ok_or(EncodingError::ScalarOutOfRange)?;
+        let (r_bytes, s) = split_signature(bytes)?;
         Ok(EncodedRSignature { r_bytes, s })
     }
 
@@ -200,131 +215,57 @@ pub fn challenge(r_bytes: &[u8; 32], key: &StrictPublicKey, message: &[u8]) -> S
     Scalar::from_bytes_mod_order_wide(&h.finalize().into())
 }
 
-/// Stage 6: `[S]B = R + [k]A` with `k = SHA-512(Renc || Aenc || M) mod L`.
+/// `R' = [S]B - [k]A`, curve25519-dalek's variable-time double-base multiplication (public
+/// inputs only). It is in the prime-order subgroup, because `B` and `A` are.
+pub fn expected_r(key: &StrictPublicKey, s: &Scalar, k: &Scalar) -> EdwardsPoint {
+    EdwardsPoint::vartime_double_scalar_mul_basepoint(k, &key.minus_point, s)
+}
+
+/// Stage 6: `[S]B = R + [k]A` with `k = SHA-512(Renc || Aenc || M) mod L`, cofactorless.
 ///
-/// Computed as `R' = [S]B - [k]A` and compared with the decoded `R` as points (projective
-/// equality, no inversion); `Renc` was checked canonical at stage 3, so this is the same as
-/// comparing encodings.
+/// Computed as `R' = [S]B - [k]A`, encoded, and compared byte for byte with `Renc`. `Renc` was
+/// checked canonical at stage 3, so equal bytes mean `R' = R`; and because `R'` has prime
+/// order, they also prove `[L]R = I`.
 pub fn verify(key: &StrictPublicKey, sig: &StrictSignature, message: &[u8]) -> bool {
     let k = challenge(&sig.r_bytes, key, message);
-    let r = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &(-key.point), &sig.s);
-    r == sig.r_point
+    expected_r(key, &sig.s, &k).compress().to_bytes() == sig.r_bytes
 }
 
-/// `[r]B` for a secret nonce: constant-time, with our comb of [`super::comb`] (about 104 KiB,
-/// built once). Measured 10.3 µs against 13.8 µs for curve25519-dalek's radix-32
-/// `mul_base`, the fastest of its tables (`cargo test --release -p wasm-core --lib comb_speed
-/// -- --ignored --nocapture`).
-fn nonce_point(r: &Scalar) -> Point {
-    super::comb::mul_base(r)
-}
-
-/// A signing key with its expanded secret, nonce prefix and public key computed once (the
-/// authority signs every Event with one key).
-///
-/// Pure RFC 8032 §5.1.6 signing: `h = SHA-512(seed)`, `s = clamp(h[..32]) mod L`,
-/// `prefix = h[32..]`, `A = [s]B`; per message `r = SHA-512(prefix || M) mod L`, `R = [r]B`,
-/// `k = SHA-512(R || A || M) mod L`, `S = r + k s mod L`. Every operation on `s` and `r` is
-/// constant-time (the comb's masked table reads, scalar arithmetic, the batch inversion);
-/// deterministic, so no randomness is needed. The secret parts are zeroized on drop.
-#[derive(Clone)]
+/// A signing key: `ed25519-dalek`'s `SigningKey` (RFC 8032 §5.1.6, deterministic, constant
+/// time, zeroized on drop), wrapped so that it is neither `Clone` nor printable: `{:?}` shows
+/// only the start of the public key.
 pub struct Signer {
-    /// `clamp(h[..32])` reduced mod `L`: the same point multiple as the clamped integer, because
-    /// `B` has order `L`.
-    scalar: Scalar,
-    prefix: [u8; 32],
-    public: [u8; 32],
-}
-
-impl Drop for Signer {
-    fn drop(&mut self) {
-        self.scalar.zeroize();
-        self.prefix.zeroize();
-    }
+    key: ed25519_dalek::SigningKey,
 }
 
 impl Signer {
-    pub fn from_seed(seed: &[u8; 32]) -> Signer {
-        let mut h: [u8; 64] = Sha512::digest(seed).into();
-        let mut lower = [0u8; 32];
-        lower.copy_from_slice(&h[..32]);
-        let mut prefix = [0u8; 32];
-        prefix.copy_from_slice(&h[32..]);
-        let scalar = Scalar::from_bytes_mod_order(clamp_integer(lower));
-        lower.zeroize();
-        h.zeroize();
-        let public = EdwardsPoint::mul_base(&scalar).compress().to_bytes();
+    pub fn from_seed(seed: &SecretSeed) -> Signer {
         Signer {
-            scalar,
-            prefix,
-            public,
+            key: ed25519_dalek::SigningKey::from_bytes(seed.expose()),
         }
     }
 
-    /// The nonce `r = SHA-512(prefix || M) mod L`.
-    fn nonce(&self, message: &[u8]) -> Scalar {
-        let mut h = Sha512::new();
-        h.update(self.prefix);
-        h.update(message);
-        Scalar::from_bytes_mod_order_wide(&h.finalize().into())
-    }
-
-    /// `S = r + k s` with `k = SHA-512(Renc || A || M) mod L`; returns `Renc || Senc`.
-    fn finish(&self, r: &Scalar, r_enc: &[u8; 32], message: &[u8]) -> [u8; 64] {
-        let mut h = Sha512::new();
-        h.update(r_enc);
-        h.update(self.public);
-        h.update(message);
-        let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
-        let s = k * self.scalar + r;
-        let mut out = [0u8; 64];
-        out[..32].copy_from_slice(r_enc);
-        out[32..].copy_from_slice(s.as_bytes());
-        out
-    }
-
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
-        let mut r = self.nonce(message);
-        let r_enc = nonce_point(&r).compress();
-        let sig = self.finish(&r, &r_enc, message);
-        r.zeroize();
-        sig
-    }
-
-    /// [`Self::sign`] for each message, with one shared field inversion for all the `R`
-    /// encodings (`compress` is an inversion, about 3.7 µs; in a batch it costs a few
-    /// multiplications). Outputs are identical to `sign`.
-    pub fn sign_batch(&self, messages: &[&[u8]]) -> Vec<[u8; 64]> {
-        let mut nonces: Vec<Scalar> = messages.iter().map(|m| self.nonce(m)).collect();
-        let points: Vec<Point> = nonces.iter().map(nonce_point).collect();
-        let encodings = Point::compress_batch(&points);
-        let out = messages
-            .iter()
-            .zip(&nonces)
-            .zip(&encodings)
-            .map(|((m, r), r_enc)| self.finish(r, r_enc, m))
-            .collect();
-        nonces.zeroize();
-        out
+        self.key.sign(message).to_bytes()
     }
 
     pub fn public_key(&self) -> [u8; 32] {
-        self.public
+        self.key.verifying_key().to_bytes()
     }
 }
 
-impl std::fmt::Debug for Signer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Signer(public key {:02x?})", &self.public_key()[..4])
+impl fmt::Debug for Signer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Signer(public key {:02x?}…)", &self.public_key()[..4])
     }
 }
 
-/// Signs `message` with the 32-byte RFC 8032 seed (deterministic; no randomness needed).
-pub fn sign(seed: &[u8; 32], message: &[u8]) -> [u8; 64] {
+/// Signs `message` with `seed` (deterministic; no randomness needed).
+pub fn sign(seed: &SecretSeed, message: &[u8]) -> [u8; 64] {
     Signer::from_seed(seed).sign(message)
 }
 
-/// The public key of a 32-byte seed.
-pub fn public_key_of(seed: &[u8; 32]) -> [u8; 32] {
+/// The public key of `seed`.
+pub fn public_key_of(seed: &SecretSeed) -> [u8; 32] {
     Signer::from_seed(seed).public_key()
 }

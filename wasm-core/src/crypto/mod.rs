@@ -1,17 +1,15 @@
-//! The Signed Document Verification Profile (§6.4): strict Ed25519, Registry evidence, the six
-//! verification stages, signing and the signing hash.
+//! The Signed Document Verification Profile (§6.4): strict Ed25519 on the dalek crates, Registry
+//! evidence, the six verification stages, signing and the signing hash.
 
-pub mod comb;
 pub mod ed25519;
-pub mod field;
 pub mod profile;
 pub mod registry;
-pub mod tables;
+pub mod secret;
 pub mod verify;
 
 pub use profile::{DocumentKind, SignerRule};
 pub use registry::{KeyBinding, RegistryEvidence, ValidatedRegistry};
-pub use tables::{KeyTables, VerifyTable};
+pub use secret::SecretSeed;
 pub use verify::{
     Stage, Verified, VerifyError, sign_document, sign_document_with, verify, verify_batch,
 };

@@ -14,12 +14,13 @@
 use super::ed25519::{self, EncodedRSignature, StrictSignature};
 use super::profile::{DocumentKind, SignerRule};
 use super::registry::{KeyBinding, ValidatedRegistry};
-use super::tables::{ExpectedR, KeyTables, expected_r};
+use super::secret::SecretSeed;
 use crate::encoding::{b64url_decode, b64url_encode, sha256_hash};
 use crate::json::{self, JcsError, Object, Value};
 use crate::model::common::{Actor, ActorType};
 use crate::model::{self as m, Id};
 use crate::time::Timestamp;
+use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use std::fmt;
 
 /// The semantic stages of §6.4 plus the separate `admission` layer, as the bundles spell them.
@@ -187,20 +188,38 @@ pub fn verify_value(
 /// Runs the six stages over each document; the results are exactly those of [`verify`] on each
 /// document (the same [`Verified`], the same stage and reason on failure).
 ///
-/// Stage 6 is batched: for every document that passed stages 1-5, `R' = [S]B - [k]A` is
-/// computed (with `A`'s table from `tables` once the key is hot, see [`KeyTables`]), all `R'`
-/// are compressed with one shared field inversion, and each encoding is compared with `Renc`.
-/// Equal bytes prove what stages 3 and 6 require of `R`: the encoding of `R'` is canonical and
-/// `R'` is on the curve and in the prime-order subgroup (`A` and `B` are), and `[S]B = R + [k]A`
-/// holds. So `R` is never decompressed on this path (4 µs saved). Any document that fails
-/// anywhere from stage 3 on is run through [`verify`] again, which reports the exact stage and
-/// reason (e.g. a malformed `R` at stage 3); stage 1-2 failures come from the very same code as
-/// in [`verify`] and are returned directly.
+/// Stage 6 shares one field inversion: for every document that passed stages 1-5,
+/// `R' = [S]B - [k]A` is computed (curve25519-dalek), all `R'` are encoded together
+/// (`compress_batch_alloc`), and each encoding is compared with `Renc`. Equal bytes prove what
+/// stages 3 and 6 require of `R`: the encoding of `R'` is canonical and `R'` is on the curve
+/// and in the prime-order subgroup (`A` and `B` are), and `[S]B = R + [k]A` holds. So `R` is
+/// never decompressed on this path. Any document that fails anywhere from stage 3 on is run
+/// through [`verify`] again, which reports the exact stage and reason (e.g. a malformed `R` at
+/// stage 3); stage 1-2 failures come from the very same code as in [`verify`] and are returned
+/// directly.
+///
+/// Pure and independent per document: callers may split a batch across threads.
 pub fn verify_batch(
     docs: &[&[u8]],
     kind: DocumentKind,
     keys: &dyn KeyResolver,
-    tables: &mut KeyTables,
+) -> Vec<Result<Verified, VerifyError>> {
+    verify_batch_with(docs, kind, keys, &|points| {
+        EdwardsPoint::compress_batch_alloc(points)
+    })
+}
+
+/// How [`verify_batch`] encodes the `R'` of a batch: curve25519-dalek's batch compression in
+/// the product; a test seam that returns too few, too many or wrong encodings shows that every
+/// such answer is a rejection or a full re-verification, never an acceptance.
+pub type EncodeBatch<'a> = &'a dyn Fn(&[EdwardsPoint]) -> Vec<CompressedEdwardsY>;
+
+/// [`verify_batch`] with the encoding step passed in (see [`EncodeBatch`]).
+pub fn verify_batch_with(
+    docs: &[&[u8]],
+    kind: DocumentKind,
+    keys: &dyn KeyResolver,
+    encode: EncodeBatch<'_>,
 ) -> Vec<Result<Verified, VerifyError>> {
     let mut results: Vec<Option<Result<Verified, VerifyError>>> = Vec::with_capacity(docs.len());
     let mut pending = Vec::with_capacity(docs.len());
@@ -209,32 +228,34 @@ pub fn verify_batch(
             parse_stage(bytes).and_then(|doc| stages_2_to_5::<EncodedRSignature>(doc, kind, keys));
         results.push(match checked {
             Ok(c) => {
-                pending.push((i, *bytes, c));
+                pending.push((i, c));
                 None
             }
             Err(e) if e.stage <= Stage::Schema => Some(Err(e)),
             Err(_) => Some(verify(bytes, kind, keys)),
         });
     }
-    let candidates: Vec<ExpectedR> = pending
+    let expected: Vec<EdwardsPoint> = pending
         .iter()
-        .map(|(_, _, c)| {
+        .map(|(_, c)| {
             let key = &c.binding.public_key;
             let k = ed25519::challenge(c.signature.r_bytes(), key, &c.signing_bytes);
-            expected_r(key, tables.table_for(key), c.signature.s(), &k)
+            ed25519::expected_r(key, c.signature.s(), &k)
         })
         .collect();
-    let encodings = ExpectedR::compress_all(&candidates);
-    for ((i, bytes, c), encoding) in pending.into_iter().zip(encodings) {
-        let outcome = if &encoding == c.signature.r_bytes() {
-            Ok(c.into_verified())
-        } else {
-            verify(bytes, kind, keys)
-        };
-        if let Some(slot) = results.get_mut(i) {
-            *slot = Some(outcome);
+    let encodings = encode(&expected);
+    if encodings.len() == pending.len() {
+        for ((i, c), encoding) in pending.into_iter().zip(encodings) {
+            if &encoding.to_bytes() == c.signature.r_bytes()
+                && let Some(slot) = results.get_mut(i)
+            {
+                *slot = Some(Ok(c.into_verified()));
+            }
         }
     }
+    // Every document not settled above (an encoding that differs from `Renc`, or a batch
+    // encoding that did not give one answer per signature) gets the single-document path,
+    // which decides it from scratch: nothing is accepted without its own equation.
     results
         .into_iter()
         .zip(docs)
@@ -479,7 +500,7 @@ pub fn sign_document(
     document: &mut Value,
     kind: DocumentKind,
     key_id: &str,
-    seed: &[u8; 32],
+    seed: &SecretSeed,
 ) -> Result<String, SignError> {
     sign_document_with(document, kind, key_id, &ed25519::Signer::from_seed(seed))
 }

@@ -183,7 +183,7 @@ pub fn decide_archive(cx: &Ctx) -> Decision {
         .and_then(Value::as_str)
         .unwrap_or_default();
     let verified = b64url_decode(value).ok().is_some_and(|raw| {
-        let key = ed25519::StrictPublicKey::from_bytes(&ed25519::public_key_of(&cx.config.seed));
+        let key = ed25519::StrictPublicKey::from_bytes(&cx.config.seed.public_key());
         let sig = ed25519::StrictSignature::from_bytes(&raw);
         matches!((key, sig), (Ok(k), Ok(s)) if ed25519::verify(&k, &s, &signing))
     });

@@ -1,23 +1,21 @@
-//! Our RFC 8032 signer and the table-based batch verification (§6.4 stage 6):
-//! RFC 8032 §7.1 vectors, vectors cross-checked with OpenSSL, `sign_batch == sign`, the comb
-//! tables against plain scalar multiplication, and `verify_batch == verify` differentially over
-//! the official cryptography cases and mutated signed Commands. Native only (proptest).
+//! Signing (ed25519-dalek) and the batch path of verification (§6.4 stage 6): RFC 8032 §7.1
+//! vectors, vectors cross-checked with OpenSSL, `verify_batch == verify` differentially over
+//! the official cryptography cases and mutated signed Commands, and the batch path failing
+//! closed when its encoding step misbehaves. Native only (proptest).
 
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used)]
 
-use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar;
 use proptest::prelude::*;
 use sha2::{Digest, Sha256, Sha512};
 use wasm_core::crypto::ed25519::{
-    self, Signer, StrictPublicKey, StrictSignature, challenge, public_key_of, sign,
+    self, Signer, StrictPublicKey, StrictSignature, challenge, expected_r, public_key_of, sign,
 };
 use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
-use wasm_core::crypto::tables::{ExpectedR, KEY_TABLE_BYTES, KeyTables, VerifyTable, expected_r};
-use wasm_core::crypto::verify::KeyResolver;
-use wasm_core::crypto::{DocumentKind, sign_document, verify, verify_batch};
+use wasm_core::crypto::verify::{KeyResolver, verify_batch_with};
+use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document, verify, verify_batch};
 use wasm_core::encoding::{b64url_decode, b64url_encode};
 use wasm_core::json::{self, Value};
 
@@ -114,22 +112,23 @@ const OPENSSL: [(usize, &str, &str); 9] = [
 
 /// Checks one known vector through every signing entry point and both verification paths.
 fn check_vector(seed: &[u8; 32], public: &[u8], message: &[u8], signature: &[u8]) {
-    let signer = Signer::from_seed(seed);
+    let seed = SecretSeed::from_slice(seed).unwrap();
+    let signer = Signer::from_seed(&seed);
     assert_eq!(signer.public_key().as_slice(), public);
-    assert_eq!(public_key_of(seed).as_slice(), public);
+    assert_eq!(public_key_of(&seed).as_slice(), public);
     assert_eq!(signer.sign(message).as_slice(), signature);
-    assert_eq!(sign(seed, message).as_slice(), signature);
-    assert_eq!(signer.sign_batch(&[message])[0].as_slice(), signature);
+    assert_eq!(sign(&seed, message).as_slice(), signature);
     let key = StrictPublicKey::from_bytes(public).unwrap();
     let sig = StrictSignature::from_bytes(signature).unwrap();
     assert!(ed25519::verify(&key, &sig, message));
     let r_enc = arr32(&signature[..32]);
     let s = Scalar::from_canonical_bytes(arr32(&signature[32..])).unwrap();
     let k = challenge(&r_enc, &key, message);
-    let table = VerifyTable::for_key(&key);
-    for t in [None, Some(&table)] {
-        assert_eq!(expected_r(&key, t, &s, &k).compress(), r_enc);
-    }
+    assert_eq!(expected_r(&key, &s, &k).compress().to_bytes(), r_enc);
+    // One flipped message bit and the equation fails.
+    let mut other = message.to_vec();
+    other.push(0);
+    assert!(!ed25519::verify(&key, &sig, &other));
 }
 
 #[test]
@@ -154,134 +153,23 @@ fn vectors_cross_checked_with_openssl() {
     }
 }
 
-#[test]
-fn sign_batch_equals_sign_per_message() {
-    let signer = Signer::from_seed(&[5u8; 32]);
-    assert!(signer.sign_batch(&[]).is_empty());
-    let messages: Vec<Vec<u8>> = (0..64usize)
-        .map(|i| (0..(i * 37) % 1500).map(|j| (i ^ j) as u8).collect())
-        .collect();
-    let refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
-    let batch = signer.sign_batch(&refs);
-    assert_eq!(batch.len(), 64);
-    for (m, sig) in refs.iter().zip(&batch) {
-        assert_eq!(*sig, signer.sign(m));
-    }
-}
-
-// ---- tables ----------------------------------------------------------------------------------
-
-fn scalar_from(bytes: &[u8]) -> Scalar {
-    Scalar::from_bytes_mod_order_wide(&Sha512::digest(bytes).into())
-}
-
-/// Scalars at the edges of the signed-digit recoding: 0, 1, L - 1, 2^252, all-digits-at-half.
-fn edge_scalars() -> Vec<Scalar> {
-    let mut v = vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE, -Scalar::from(2u8)];
-    let mut b = [0u8; 32];
-    b[31] = 0x10;
-    v.push(Scalar::from_canonical_bytes(b).unwrap()); // 2^252 < L
-    for fill in [0x40u8, 0x80, 0xff, 0x55, 0xaa] {
-        let mut b = [fill; 32];
-        b[31] &= 0x0f;
-        v.push(Scalar::from_canonical_bytes(b).unwrap());
-    }
-    v
-}
-
-#[test]
-fn tables_match_scalar_multiplication() {
-    let b_table = VerifyTable::basepoint();
-    let key = StrictPublicKey::from_bytes(&public_key_of(&[3u8; 32])).unwrap();
-    let a_table = VerifyTable::for_key(&key);
-    assert_eq!(a_table.memory_bytes(), KEY_TABLE_BYTES);
-    let mut scalars = edge_scalars();
-    scalars.extend((0..200u32).map(|i| scalar_from(&i.to_le_bytes())));
-    for s in &scalars {
-        assert_eq!(
-            b_table.mul(s).compress(),
-            (ED25519_BASEPOINT_POINT * s).compress().to_bytes()
-        );
-        assert_eq!(
-            a_table.mul(s).compress(),
-            (key.point() * s).compress().to_bytes()
-        );
-        for k in &scalars[..12] {
-            let standard = EdwardsPoint::vartime_double_scalar_mul_basepoint(k, &-key.point(), s);
-            let with_table = expected_r(&key, Some(&a_table), s, k);
-            assert!(matches!(with_table, ExpectedR::Table(_)));
-            assert_eq!(with_table.compress(), standard.compress().to_bytes());
-            // Batched encodings equal single ones, in order, whatever the mix of kinds.
-            let mixed = [with_table, expected_r(&key, None, s, k), with_table];
-            assert_eq!(
-                ExpectedR::compress_all(&mixed),
-                vec![standard.compress().to_bytes(); 3]
-            );
-        }
-    }
-}
-
-#[test]
-fn key_tables_are_lazy_and_bounded() {
-    let keys: Vec<StrictPublicKey> = (1..=4u8)
-        .map(|i| StrictPublicKey::from_bytes(&public_key_of(&[i; 32])).unwrap())
-        .collect();
-    let mut t = KeyTables::new(2, 3);
-    for _ in 0..3 {
-        assert!(t.table_for(&keys[0]).is_none(), "cold until used 3 times");
-    }
-    assert!(t.table_for(&keys[0]).is_some());
-    assert_eq!((t.tables(), t.memory_bytes()), (1, KEY_TABLE_BYTES));
-    for _ in 0..4 {
-        t.table_for(&keys[1]);
-    }
-    assert_eq!(t.tables(), 2);
-    t.table_for(&keys[0]); // keys[1] is now the least recently used
-    for _ in 0..4 {
-        t.table_for(&keys[2]);
-    }
-    assert_eq!(t.tables(), 2, "capacity holds");
-    assert!(t.table_for(&keys[0]).is_some());
-    assert!(
-        t.table_for(&keys[1]).is_none(),
-        "evicted; must earn its table again"
-    );
-    let mut off = KeyTables::new(0, 0);
-    assert!(off.table_for(&keys[3]).is_none());
-    // Many distinct keys: the counters stay bounded and nothing panics.
-    let mut small = KeyTables::new(1, 0);
-    for i in 0..40u8 {
-        let k = StrictPublicKey::from_bytes(&public_key_of(&[i.wrapping_add(9); 32])).unwrap();
-        assert!(small.table_for(&k).is_some());
-    }
-    assert_eq!(small.tables(), 1);
-}
-
 // ---- verify_batch == verify ------------------------------------------------------------------
 
 fn describe(r: &Result<wasm_core::crypto::Verified, wasm_core::crypto::VerifyError>) -> String {
     format!("{r:?}")
 }
 
-/// Runs `docs` through `verify_batch` under several table policies and compares each result
-/// with `verify` on that document alone.
+/// Runs `docs` through `verify_batch` and compares each result with `verify` on that document
+/// alone.
 fn assert_batch_matches(docs: &[&[u8]], kind: DocumentKind, keys: &dyn KeyResolver) {
     let single: Vec<String> = docs
         .iter()
         .map(|d| describe(&verify(d, kind, keys)))
         .collect();
-    for mut tables in [
-        KeyTables::default(),
-        KeyTables::new(64, 0),
-        KeyTables::new(1, 1),
-    ] {
-        for _ in 0..2 {
-            let batch = verify_batch(docs, kind, keys, &mut tables);
-            assert_eq!(batch.len(), docs.len());
-            for (i, (b, s)) in batch.iter().zip(&single).enumerate() {
-                assert_eq!(&describe(b), s, "document {i} of {}", docs.len());
-            }
-        }
+    let batch = verify_batch(docs, kind, keys);
+    assert_eq!(batch.len(), docs.len());
+    for (i, (b, s)) in batch.iter().zip(&single).enumerate() {
+        assert_eq!(&describe(b), s, "document {i} of {}", docs.len());
     }
 }
 
@@ -339,7 +227,7 @@ fn verify_batch_equals_verify_on_the_official_cases() {
         for d in &refs {
             assert_batch_matches(&[d], kind, &registry);
         }
-        // The whole group, three times over (so hot keys get tables within one batch).
+        // The whole group, three times over (duplicates in one batch).
         let tripled: Vec<&[u8]> = refs.iter().chain(&refs).chain(&refs).copied().collect();
         assert_batch_matches(&tripled, kind, &registry);
         all_docs += docs.len();
@@ -347,7 +235,9 @@ fn verify_batch_equals_verify_on_the_official_cases() {
     assert_eq!(all_docs, 61);
 }
 
-const SEEDS: [[u8; 32]; 3] = [[11u8; 32], [12u8; 32], [13u8; 32]];
+fn seeds(i: usize) -> SecretSeed {
+    SecretSeed::take(&mut [[11u8; 32], [12u8; 32], [13u8; 32]][i])
+}
 const AGENTS: [&str; 3] = [
     "urn:missionweaveprotocol:agent:a",
     "urn:missionweaveprotocol:agent:b",
@@ -368,7 +258,7 @@ fn registry() -> ValidatedRegistry {
                 principal_type: "agent".into(),
                 principal_id: AGENTS[i].into(),
                 algorithm: "Ed25519".into(),
-                public_key: b64url_encode(&public_key_of(&SEEDS[i])),
+                public_key: b64url_encode(&public_key_of(&seeds(i))),
                 valid_from: "2026-07-01T00:00:00Z".into(),
                 validity_history: vec![],
             })
@@ -394,7 +284,7 @@ fn command(actor: usize, key: usize, seed: usize, n: u32) -> String {
         AGENTS[actor]
     );
     let mut doc = json::parse_str(&text).unwrap();
-    sign_document(&mut doc, DocumentKind::Command, KEY_IDS[key], &SEEDS[seed]).unwrap();
+    sign_document(&mut doc, DocumentKind::Command, KEY_IDS[key], &seeds(seed)).unwrap();
     json::to_string(&doc)
 }
 
@@ -538,7 +428,7 @@ proptest! {
 }
 
 #[test]
-fn every_mutation_kind_against_a_hot_table() {
+fn every_mutation_kind_in_one_batch() {
     let registry = registry();
     let mut docs = Vec::new();
     for n in 0..3 {
@@ -576,7 +466,80 @@ fn every_mutation_kind_against_a_hot_table() {
     assert_batch_matches(&refs, DocumentKind::Command, &registry);
 }
 
-// ---- measurements (cargo test --release --test ed25519_fast -- --ignored --nocapture) --------
+fn scalar_from(bytes: &[u8]) -> Scalar {
+    Scalar::from_bytes_mod_order_wide(&Sha512::digest(bytes).into())
+}
+
+/// The batch path's "cannot happen" answers from the encoding step: too few encodings, too many,
+/// or wrong ones. Each must end as exactly what `verify` says of each document alone (here:
+/// valid ones still verify through the single path, invalid ones are still rejected), and never
+/// as an acceptance the single path would refuse.
+#[test]
+fn a_misbehaving_batch_encoding_never_accepts() {
+    let registry = registry();
+    let mut docs = Vec::new();
+    for n in 0..4 {
+        docs.push(mutated(n as usize % 3, n, &Mutation::None));
+        docs.push(mutated(
+            n as usize % 3,
+            10 + n,
+            &Mutation::FlipSignatureBit(3),
+        ));
+        docs.push(mutated(n as usize % 3, 20 + n, &Mutation::Payload));
+    }
+    let refs: Vec<&[u8]> = docs.iter().map(|d| d.as_bytes()).collect();
+    let single: Vec<String> = refs
+        .iter()
+        .map(|d| describe(&verify(d, DocumentKind::Command, &registry)))
+        .collect();
+    let honest = |p: &[EdwardsPoint]| EdwardsPoint::compress_batch_alloc(p);
+    let too_few = |p: &[EdwardsPoint]| {
+        let mut v = EdwardsPoint::compress_batch_alloc(p);
+        v.pop();
+        v
+    };
+    let too_many = |p: &[EdwardsPoint]| {
+        let mut v = EdwardsPoint::compress_batch_alloc(p);
+        v.push(CompressedEdwardsY([0u8; 32]));
+        v
+    };
+    let none = |_: &[EdwardsPoint]| Vec::new();
+    // Every encoding replaced by the identity's, as a zero `Z` in a batch inversion would give.
+    let identity = |p: &[EdwardsPoint]| {
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        vec![CompressedEdwardsY(one); p.len()]
+    };
+    // The invalid documents' own `Renc` echoed back: the equation must still be checked.
+    let echo = |p: &[EdwardsPoint]| {
+        let mut v = EdwardsPoint::compress_batch_alloc(p);
+        v.reverse();
+        v
+    };
+    type Encode<'a> = &'a dyn Fn(&[EdwardsPoint]) -> Vec<CompressedEdwardsY>;
+    let seams: [(&str, Encode); 6] = [
+        ("honest", &honest),
+        ("too few", &too_few),
+        ("too many", &too_many),
+        ("none", &none),
+        ("identity", &identity),
+        ("reordered", &echo),
+    ];
+    for (name, encode) in seams {
+        let got = verify_batch_with(&refs, DocumentKind::Command, &registry, encode);
+        assert_eq!(got.len(), refs.len(), "{name}");
+        for (i, (g, s)) in got.iter().zip(&single).enumerate() {
+            assert_eq!(&describe(g), s, "{name}: document {i}");
+        }
+        let accepted = got.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(
+            accepted, 4,
+            "{name}: only the four unmutated documents verify"
+        );
+    }
+}
+
+// ---- measurements (cargo test --release --test signatures -- --ignored --nocapture) ----------
 
 fn best_of<F: FnMut()>(rounds: usize, per_round: usize, mut f: F) -> f64 {
     f();
@@ -595,130 +558,53 @@ fn best_of<F: FnMut()>(rounds: usize, per_round: usize, mut f: F) -> f64 {
 #[ignore = "measurement; run with --release"]
 fn measure_signing_and_verification() {
     use std::hint::black_box;
-    let signer = Signer::from_seed(&[21u8; 32]);
+    let signer = Signer::from_seed(&SecretSeed::take(&mut [21u8; 32]));
     let messages: Vec<Vec<u8>> = (0..64u32)
         .map(|i| (0..1100u32).map(|j| (i * 7 + j) as u8).collect())
         .collect();
     let refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
     let key = StrictPublicKey::from_bytes(&signer.public_key()).unwrap();
-    let sigs = signer.sign_batch(&refs);
-
-    let t = std::time::Instant::now();
-    let b = VerifyTable::basepoint();
-    println!(
-        "basepoint table: build {:.2} ms, {} KiB",
-        t.elapsed().as_secs_f64() * 1e3,
-        b.memory_bytes() / 1024
-    );
-    let build = best_of(5, 4, || {
-        black_box(VerifyTable::for_key(&key));
-    });
-    println!(
-        "key table: build {:.2} ms, {} KiB",
-        build / 1e3,
-        KEY_TABLE_BYTES / 1024
-    );
-    let table = VerifyTable::for_key(&key);
-
+    let sigs: Vec<[u8; 64]> = refs.iter().map(|m| signer.sign(m)).collect();
     let (rounds, n) = (15, 20);
     let sign1 = best_of(rounds, n, || {
         black_box(signer.sign(black_box(refs[0])));
     });
-    let sign64 = best_of(rounds, 1, || {
-        black_box(signer.sign_batch(black_box(&refs)));
-    }) / 64.0;
     let sha = best_of(rounds, n, || {
         black_box(Sha512::digest(black_box(refs[0])));
     });
-    let old = best_of(rounds, 1, || {
+    let single = best_of(rounds, 1, || {
         for (m, s) in refs.iter().zip(&sigs) {
             let sig = StrictSignature::parse_deferring_order_check(s).unwrap();
             assert!(ed25519::verify(&key, &sig, m));
         }
     }) / 64.0;
-    let batch = |t: Option<&VerifyTable>| {
-        let pts: Vec<ExpectedR> = refs
-            .iter()
-            .zip(&sigs)
-            .map(|(m, s)| {
-                let r = arr32(&s[..32]);
-                let sc = Scalar::from_canonical_bytes(arr32(&s[32..])).unwrap();
-                expected_r(&key, t, &sc, &challenge(&r, &key, m))
-            })
-            .collect();
-        let enc = ExpectedR::compress_all(&pts);
-        for (e, s) in enc.iter().zip(&sigs) {
-            assert_eq!(e.as_slice(), &s[..32]);
-        }
-    };
-    let tabled = best_of(rounds, 1, || batch(Some(&table))) / 64.0;
-    let cold = best_of(rounds, 1, || batch(None)) / 64.0;
+    let (s1, k1) = (scalar_from(b"S"), scalar_from(b"k"));
+    let eq_double = best_of(rounds, n, || {
+        black_box(expected_r(&key, black_box(&s1), black_box(&k1)));
+    });
     let pts: Vec<EdwardsPoint> = (0..64u32)
         .map(|i| EdwardsPoint::mul_base(&Scalar::from(i + 1)))
         .collect();
     let inv = best_of(rounds, 1, || {
         black_box(EdwardsPoint::compress_batch_alloc(black_box(&pts)));
     }) / 64.0;
-    let (s1, k1) = (scalar_from(b"S"), scalar_from(b"k"));
-    let eq_tables = best_of(rounds, n, || {
-        black_box(expected_r(
-            &key,
-            Some(&table),
-            black_box(&s1),
-            black_box(&k1),
-        ));
-    });
-    let eq_double = best_of(rounds, n, || {
-        black_box(expected_r(&key, None, black_box(&s1), black_box(&k1)));
-    });
-    // As in the authority: every pair of scalars new, and the caches flushed between batches
-    // of 64 (a 32 MiB stream, as the rest of a Command's work does), so that most picked
-    // entries come from memory. Against `tables` above, which reuses one pair (all in L1).
-    let fresh: Vec<(Scalar, Scalar)> = (0..64 * 64u32)
-        .map(|i| {
-            (
-                scalar_from(&i.to_le_bytes()),
-                scalar_from(&(!i).to_le_bytes()),
-            )
-        })
-        .collect();
-    let flush = vec![1u8; 32 << 20];
-    let mut cold_secs = 0.0;
-    for batch in fresh.chunks(64) {
-        black_box(flush.iter().step_by(64).fold(0u8, |a, b| a ^ b));
-        let t = std::time::Instant::now();
-        for (s, k) in batch {
-            black_box(expected_r(&key, Some(&table), s, k));
-        }
-        cold_secs += t.elapsed().as_secs_f64();
-    }
-    let eq_cold = cold_secs * 1e6 / fresh.len() as f64;
-    // The six stages end to end on 64 typical Commands by one hot key.
     let registry = registry();
     let docs: Vec<String> = (0..64).map(|i| command(0, 0, 0, i)).collect();
     let doc_refs: Vec<&[u8]> = docs.iter().map(|d| d.as_bytes()).collect();
-    let mut tables = KeyTables::default();
-    for _ in 0..2 {
-        verify_batch(&doc_refs, DocumentKind::Command, &registry, &mut tables);
-    }
-    assert_eq!(tables.tables(), 1);
     let six_single = best_of(rounds, 1, || {
         for d in &doc_refs {
             assert!(verify(d, DocumentKind::Command, &registry).is_ok());
         }
     }) / 64.0;
     let six_batch = best_of(rounds, 1, || {
-        let r = verify_batch(&doc_refs, DocumentKind::Command, &registry, &mut tables);
+        let r = verify_batch(&doc_refs, DocumentKind::Command, &registry);
         assert!(r.iter().all(Result::is_ok));
     }) / 64.0;
     println!("SHA-512 of 1.1 KB: {sha:.2} µs");
-    println!("sign 1.1 KB: {sign1:.2} µs; sign_batch of 64: {sign64:.2} µs per message");
-    println!("(a) old single path (decode R, SHA-512, double-scalar, compare): {old:.2} µs");
-    println!("(b) batch of 64 with a key table: {tabled:.2} µs per signature");
-    println!("    batch of 64 without key table (cold key): {cold:.2} µs per signature");
+    println!("sign 1.1 KB (ed25519-dalek): {sign1:.2} µs");
+    println!("single path (decode R, SHA-512, double-scalar, encode, compare): {single:.2} µs");
+    println!("    [S]B - [k]A alone (curve25519-dalek double-scalar): {eq_double:.2} µs");
     println!("    batch compression share: {inv:.2} µs per point");
-    println!("    [S]B - [k]A alone: tables {eq_tables:.2} µs, double-scalar {eq_double:.2} µs");
-    println!("    [S]B - [k]A with tables, new scalars, caches flushed per 64: {eq_cold:.2} µs");
     println!(
         "six stages, typical Command ({} bytes): verify {six_single:.2} µs, verify_batch of 64 \
          {six_batch:.2} µs per document",
