@@ -121,6 +121,19 @@ pub struct AuthorityService {
     failed: Option<String>,
 }
 
+/// Shows the authority (its configuration prints no key byte: `SecretSeed`), the thread count
+/// and whether the service has failed; not the store.
+impl std::fmt::Debug for AuthorityService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthorityService")
+            .field("authority", &self.authority)
+            .field("threads", &self.threads)
+            .field("admission_service", &self.admission_service)
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The Admission Log over the store plus the records staged in the current batch.
 struct StagedLog<'a> {
     store: &'a dyn Store,
@@ -602,6 +615,45 @@ mod tests {
             h.actor("group-gateway"),
         )
         .expect("open")
+    }
+
+    /// No `{:?}` of the authority, its configuration, its signer or the service shows any
+    /// spelling of the Group Authority's seed (bytes as Debug prints them, hex, base64url).
+    #[test]
+    fn debug_output_never_shows_the_authority_seed() {
+        let mut h = Harness::new(&[("a1", ActorType::Agent)]);
+        let svc = service(
+            &mut h,
+            &Arc::new(AtomicBool::new(false)),
+            &Arc::new(AtomicBool::new(false)),
+        );
+        let seed = *svc.authority.config.seed.expose();
+        let spellings = [
+            format!("{seed:?}"),
+            format!("{seed:02x?}"),
+            format!("{:?}", &seed[..8]),
+            format!("{:02x?}", &seed[..8]),
+            seed.iter().map(|b| format!("{b:02x}")).collect::<String>()[..16].to_owned(),
+            wasm_core::encoding::b64url_encode(&seed)[..12].to_owned(),
+        ];
+        let shown = [
+            format!("{svc:?}"),
+            format!("{svc:#?}"),
+            format!("{:?}", svc.authority),
+            format!("{:#?}", svc.authority.config),
+            format!("{:?}", svc.authority.signer()),
+            format!("{:?}", h.principals["group-gateway"]),
+        ];
+        for text in &shown {
+            assert!(
+                text.contains("<redacted>") || text.contains("Signer("),
+                "{text}"
+            );
+            for s in &spellings {
+                assert!(!text.contains(s.as_str()), "{s} appears in {text}");
+            }
+        }
+        assert!(shown[0].contains("AuthorityService") && shown[0].contains("group-gateway"));
     }
 
     #[test]

@@ -300,3 +300,65 @@ pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup
         dev: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("weave-devorg-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_development_organization_is_written_0600_and_a_readable_key_file_is_warned_about() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir("modes");
+        let org = load_or_create(&dir).expect("created");
+        let file = dir.join("organization.json");
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(key_file_warning(&file), None);
+        // Loading it again gives the same keys.
+        let again = load_or_create(&dir).expect("loaded");
+        for (a, b) in org.principals.iter().zip(&again.principals) {
+            assert_eq!(a.seed.expose(), b.seed.expose());
+        }
+        // Readable by the group or others: a warning that names the file and the fix.
+        for loose in [0o640, 0o604, 0o644] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(loose)).expect("chmod");
+            let warning = key_file_warning(&file).expect("a warning");
+            assert!(warning.contains("organization.json") && warning.contains("chmod 600"));
+            assert!(warning.contains(&format!("{loose:o}")), "{warning}");
+        }
+        // A key file is never overwritten in place.
+        assert!(write_key_file(&file, b"{}").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn no_debug_of_the_organization_shows_a_seed() {
+        let dir = temp_dir("debug");
+        let org = load_or_create(&dir).expect("created");
+        let shown = format!("{org:?}");
+        for p in &org.principals {
+            let b64 = p.seed.to_b64url();
+            assert!(!shown.contains(&b64[..12]));
+            assert!(!shown.contains(&format!("{:?}", &p.seed.expose()[..6])));
+        }
+        assert!(shown.contains("<redacted>"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
