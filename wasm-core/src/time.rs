@@ -49,6 +49,8 @@ pub enum TimestampError {
     InvalidOffset,
     /// Profile: year `0000` (the profile allows `0001`..`9999`).
     YearZero,
+    /// RFC 3339 §5.7: a second of `60` anywhere but 23:59:60 UTC (after removing the offset).
+    MisplacedLeapSecond,
     /// Profile: leap-second spelling `:60`.
     LeapSecond,
     /// Profile: the unknown-local-offset spelling `-00:00`.
@@ -62,6 +64,9 @@ impl fmt::Display for TimestampError {
             TimestampError::InvalidDate => "not a valid Gregorian date",
             TimestampError::InvalidTime => "hour, minute or second out of range",
             TimestampError::InvalidOffset => "UTC offset out of range",
+            TimestampError::MisplacedLeapSecond => {
+                "a second of 60 is only valid at 23:59:60 UTC (RFC 3339 §5.7)"
+            }
             TimestampError::YearZero => "year 0000 is outside the timestamp profile (0001-9999)",
             TimestampError::LeapSecond => "leap seconds are not supported in v0.1",
             TimestampError::UnknownLocalOffset => "the -00:00 offset is not permitted",
@@ -72,7 +77,8 @@ impl fmt::Display for TimestampError {
 impl std::error::Error for TimestampError {}
 
 impl Timestamp {
-    /// Parses a generic RFC 3339 `date-time` (JSON Schema `format: date-time`).
+    /// Parses a generic RFC 3339 `date-time` (JSON Schema `format: date-time`, checked against
+    /// the JSON Schema Test Suite in `tests/formats.rs`).
     pub fn parse_rfc3339(text: &str) -> Result<Timestamp, TimestampError> {
         let b = text.as_bytes();
         let num = |range: std::ops::Range<usize>| -> Result<u32, TimestampError> {
@@ -132,6 +138,12 @@ impl Timestamp {
         }
         if hour > 23 || minute > 59 || second > 60 {
             return Err(TimestampError::InvalidTime);
+        }
+        // RFC 3339 §5.7 and appendix D: a leap second is the last second of a UTC day, so the
+        // local minute minus the offset must be 23:59 (which may be another local date).
+        if second == 60 && (i64::from(hour * 60 + minute) - offset_minutes).rem_euclid(1440) != 1439
+        {
+            return Err(TimestampError::MisplacedLeapSecond);
         }
         let days = days_from_civil(i64::from(year), month, day);
         let seconds =
@@ -316,5 +328,70 @@ mod format_tests {
         assert_eq!(format_utc(253_402_300_799), "9999-12-31T23:59:59Z");
         // Years outside 0000-9999 still print (validated elsewhere).
         assert_eq!(format_utc(253_402_300_800), oracle(253_402_300_800));
+    }
+}
+
+#[cfg(test)]
+mod leap_second_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `YYYY-MM-DDThh:mm:ss.5±hh:mm` (or `Z` when the offset is zero and `z` is set).
+    fn text(
+        (y, mo, d): (u32, u32, u32),
+        (h, mi, s): (u32, u32, u32),
+        offset: i64,
+        z: bool,
+    ) -> String {
+        let zone = if offset == 0 && z {
+            "Z".to_owned()
+        } else {
+            let sign = if offset < 0 { '-' } else { '+' };
+            format!("{sign}{:02}:{:02}", offset.abs() / 60, offset.abs() % 60)
+        };
+        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.5{zone}")
+    }
+
+    fn date() -> impl Strategy<Value = (u32, u32, u32)> {
+        (1u32..=9999, 1u32..=12).prop_flat_map(|(y, m)| (Just(y), Just(m), 1..=days_in_month(y, m)))
+    }
+
+    proptest! {
+        /// Seconds 00-59 always parse; a 60 parses exactly when the same text with 59 is
+        /// 23:59:59 UTC (RFC 3339 §5.7), and is then one second after it. Half of the cases
+        /// put the local time on 23:59 UTC for the drawn offset, so both answers are common.
+        #[test]
+        fn sixty_only_in_the_last_utc_minute(
+            day in date(),
+            (h, mi) in (0u32..24, 0u32..60),
+            offset in -1439i64..=1439,
+            on_utc_day_end in any::<bool>(),
+            z in any::<bool>(),
+            s in 0u32..60,
+        ) {
+            let (h, mi) = if on_utc_day_end {
+                let local = (1439 + offset).rem_euclid(1440);
+                (local as u32 / 60, local as u32 % 60)
+            } else {
+                (h, mi)
+            };
+            let plain = Timestamp::parse_rfc3339(&text(day, (h, mi, s), offset, z));
+            prop_assert!(plain.is_ok(), "{plain:?}");
+            let fifty_nine = Timestamp::parse_rfc3339(&text(day, (h, mi, 59), offset, z))
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let last_utc_second = fifty_nine.instant().seconds.rem_euclid(86_400) == 86_399;
+            let sixty = Timestamp::parse_rfc3339(&text(day, (h, mi, 60), offset, z));
+            match sixty {
+                Ok(t) => {
+                    prop_assert!(last_utc_second, "{t} accepted");
+                    prop_assert_eq!(t.instant().seconds, fifty_nine.instant().seconds + 1);
+                    prop_assert_eq!(t.check_profile(), Err(TimestampError::LeapSecond));
+                }
+                Err(e) => {
+                    prop_assert!(!last_utc_second, "refused: {e}");
+                    prop_assert_eq!(e, TimestampError::MisplacedLeapSecond);
+                }
+            }
+        }
     }
 }

@@ -154,8 +154,8 @@ fn str_of<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     v.pointer(ptr).and_then(Value::as_str)
 }
 
-/// The bundle embedded at build time (feature `embedded-bundle`), for runs without a file
-/// system such as the browser tests.
+/// The bundle, and the JSON Schema Test Suite's format files, embedded at build time (feature
+/// `embedded-bundle`), for runs without a file system such as the browser tests.
 #[cfg(feature = "embedded-bundle")]
 pub mod embedded {
     include!(concat!(env!("OUT_DIR"), "/bundle.rs"));
@@ -167,5 +167,20 @@ pub mod embedded {
             .find(|(p, _)| *p == path)
             .map(|(_, b)| b.to_vec())
             .ok_or_else(|| format!("{path}: not in the embedded bundle"))
+    }
+
+    /// Reads an embedded JSON Schema Test Suite file by its suite-relative path, e.g.
+    /// `draft2020-12/optional/format/uri.json` (for `tests/formats.rs` in the browser).
+    pub fn read_format_suite(path: &str) -> Result<Vec<u8>, String> {
+        FORMAT_SUITE_FILES
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, b)| b.to_vec())
+            .ok_or_else(|| {
+                format!(
+                    "{path}: not in the embedded JSON Schema Test Suite (build with \
+                     JSON_SCHEMA_TEST_SUITE_DIR set, or run scripts/setup.sh first)"
+                )
+            })
     }
 }
