@@ -8,6 +8,7 @@ mod cli;
 mod devorg;
 mod runtime;
 mod store;
+mod wire;
 
 use std::process::ExitCode;
 

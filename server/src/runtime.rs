@@ -6,6 +6,7 @@
 use crate::authority::{AuthorityService, Outcome, Pipeline};
 use crate::devorg::{DevOrganization, OrgSetup};
 use crate::store::sqlite::SqliteStore;
+use crate::wire::WireError;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,18 +14,29 @@ use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::crypto::{DocumentKind, sign_document};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
+use wasm_core::model::error::ErrorCode;
 
 /// At most this many Commands share one transaction.
 pub const MAX_BATCH: usize = 64;
 
-/// An HTTP-shaped answer computed on the authority thread.
+/// The owner thread's answer to one Command.
 #[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub body: String,
+pub enum Reply {
+    /// HTTP 200: `{"status": "accepted" | "duplicate", "events": […]}`, serialized on the
+    /// authority thread so the async runtime only copies it out.
+    Done(String),
+    /// A wire error (§19).
+    Refused(WireError),
 }
 
-type Request = (Vec<u8>, tokio::sync::oneshot::Sender<Reply>);
+/// One Command on its way to the owner thread, with where its answer goes.
+pub struct Request {
+    pub bytes: Vec<u8>,
+    pub reply: tokio::sync::oneshot::Sender<Reply>,
+}
+
+/// The owner thread's clock: the instant each batch is decided at.
+pub type Clock = Box<dyn Fn() -> Micros + Send>;
 
 #[derive(Clone)]
 pub struct AuthorityHandle {
@@ -35,7 +47,7 @@ impl AuthorityHandle {
     /// Submits signed Command bytes; resolves once the outcome is durable.
     pub async fn submit(&self, bytes: Vec<u8>) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        if self.tx.send((bytes, tx)).is_err() {
+        if self.tx.send(Request { bytes, reply: tx }).is_err() {
             return internal("the authority is not running");
         }
         rx.await
@@ -43,14 +55,11 @@ impl AuthorityHandle {
     }
 }
 
-fn internal(message: &str) -> Reply {
-    Reply {
-        status: 500,
-        body: error_body(&Rejection::new(
-            wasm_core::model::error::ErrorCode::InternalError,
-            message,
-        )),
-    }
+fn internal(cause: &str) -> Reply {
+    Reply::Refused(WireError::from_rejection(Rejection::new(
+        ErrorCode::InternalError,
+        cause,
+    )))
 }
 
 pub fn now() -> Micros {
@@ -60,20 +69,8 @@ pub fn now() -> Micros {
     Micros(i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
-fn error_body(r: &Rejection) -> String {
-    let mut e = Object::new();
-    e.insert("code", Value::string(r.code.as_str()));
-    e.insert("message", Value::string(r.message.clone()));
-    e.insert("retryable", Value::Bool(r.code.retry_generally_safe()));
-    if !r.details.is_empty() {
-        e.insert("details", Value::Object(r.details.clone()));
-    }
-    let mut o = Object::new();
-    o.insert("error", Value::Object(e));
-    json::to_string(&Value::Object(o))
-}
-
-fn reply(svc: &AuthorityService, outcome: Outcome) -> Reply {
+/// The answer to one Command; `bytes` name a refused Command in its error document.
+fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {
     let mut o = Object::new();
     match outcome {
         Ok(Submitted::Appended(events)) => {
@@ -98,27 +95,24 @@ fn reply(svc: &AuthorityService, outcome: Outcome) -> Reply {
             }
             o.insert("events", Value::Array(events));
         }
-        Err(r) => {
-            let status = if r.code == wasm_core::model::error::ErrorCode::InternalError {
-                500
-            } else {
-                422
-            };
-            return Reply {
-                status,
-                body: error_body(&r),
-            };
-        }
+        Err(r) => return Reply::Refused(WireError::from_rejection(r).about_command(bytes)),
     }
-    Reply {
-        status: 200,
-        body: json::to_string(&Value::Object(o)),
-    }
+    Reply::Done(json::to_string(&Value::Object(o)))
 }
 
 /// Opens the durable authority under `data_dir`, bootstraps the development Organization's
 /// Agents on first run, and starts the owner thread.
 pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> {
+    start_with_clock(data_dir, org, Box::new(now))
+}
+
+/// [`start`] with the owner thread deciding each batch at `clock()` (tests replay scenarios
+/// at their own times through the real thread and store).
+pub fn start_with_clock(
+    data_dir: &Path,
+    org: OrgSetup,
+    clock: Clock,
+) -> Result<AuthorityHandle, String> {
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
     let mut svc = AuthorityService::open(
@@ -152,7 +146,7 @@ pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> 
     let (tx, rx) = mpsc::channel::<Request>();
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || run(&mut svc, &rx))
+        .spawn(move || run(&mut svc, &rx, &clock))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle { tx })
 }
@@ -161,12 +155,13 @@ pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> 
 /// decided and written; each batch's senders are answered, in order, once it is durable
 /// (`Pipeline`). With nothing new to do, the oldest waiting batch is finished at once, so an
 /// answer never waits for more traffic.
-fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>) {
-    type Senders = Vec<tokio::sync::oneshot::Sender<Reply>>;
+fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>, clock: &Clock) {
+    // Each sender with its Command's bytes, kept to name a refused Command in its answer.
+    type Senders = Vec<(tokio::sync::oneshot::Sender<Reply>, Vec<u8>)>;
     let mut pipeline: Pipeline<Senders> = Pipeline::default();
     let answer = |svc: &AuthorityService, (outcomes, senders): (Vec<Outcome>, Senders)| {
-        for (outcome, sender) in outcomes.into_iter().zip(senders) {
-            let _ = sender.send(reply(svc, outcome));
+        for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
+            let _ = sender.send(reply(svc, outcome, &bytes));
         }
     };
     loop {
@@ -191,8 +186,12 @@ fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>) {
                 Err(_) => break,
             }
         }
-        let (commands, senders): (Vec<Vec<u8>>, Senders) = batch.into_iter().unzip();
-        let begun = svc.begin_batch(&commands, now());
+        let commands: Vec<Vec<u8>> = batch
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.bytes))
+            .collect();
+        let begun = svc.begin_batch(&commands, clock());
+        let senders: Senders = batch.into_iter().map(|r| r.reply).zip(commands).collect();
         for done in pipeline.push(svc, begun, senders) {
             answer(svc, done);
         }

@@ -6,10 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tower_http::services::ServeDir;
 
 use super::{flag_value, split_flag};
+use crate::runtime::{AuthorityHandle, Reply};
 use crate::usage_error;
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -187,20 +191,17 @@ pub fn conformance_json(root: Result<PathBuf, String>) -> String {
     wasm_core::json::to_string(&Value::Object(out))
 }
 
-async fn post_command(
-    axum::extract::State(handle): axum::extract::State<crate::runtime::AuthorityHandle>,
-    body: axum::body::Bytes,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let reply = handle.submit(body.to_vec()).await;
-    let status = axum::http::StatusCode::from_u16(reply.status)
-        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        status,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        reply.body,
-    )
-        .into_response()
+/// `POST /api/commands`: one signed Command in, its Events (once durable) or a wire error out.
+async fn post_command(State(handle): State<AuthorityHandle>, body: axum::body::Bytes) -> Response {
+    match handle.submit(body.to_vec()).await {
+        Reply::Done(body) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response(),
+        Reply::Refused(e) => e.into_response(),
+    }
 }
 
 fn router(
