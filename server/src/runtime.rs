@@ -2,6 +2,10 @@
 //! here; the thread drains what is waiting (up to one batch), submits it with one durable
 //! commit (group commit), and only then answers each sender. One thread owns the reducer, so
 //! per-Group order is simply arrival order.
+//!
+//! The queue in front of the thread is bounded ([`QUEUE_CAPACITY`]): a Command that finds it
+//! full is refused at once with `BACKPRESSURE` and a retry hint (§17.3, R-9) instead of
+//! waiting in memory, so a burst cannot grow the server without bound.
 
 use crate::authority::{AuthorityService, Outcome, Pipeline};
 use crate::devorg::{DevOrganization, OrgSetup};
@@ -18,6 +22,17 @@ use wasm_core::model::error::ErrorCode;
 
 /// At most this many Commands share one transaction.
 pub const MAX_BATCH: usize = 64;
+
+/// Commands waiting for the owner thread, at most: four batches. The owner takes up to
+/// [`MAX_BATCH`] at a time, so four waiting batches keep it busy while the disk flushes
+/// (about 20 ms of deciding; eight batches are about 40 ms, see `Pipeline::MAX_IN_FLIGHT`).
+/// A Command arriving at a full queue would wait longer than that: it is better told to
+/// retry. Queued memory is at most this many bodies of at most `MAX_COMMAND_BYTES` each.
+pub const QUEUE_CAPACITY: usize = 4 * MAX_BATCH;
+
+/// The retry hint sent with `BACKPRESSURE`: a full queue drains in about 20 ms, so 100 ms
+/// gives it room to drain several times over without clients retrying in a tight loop.
+pub const RETRY_AFTER_MS: u64 = 100;
 
 /// The owner thread's answer to one Command.
 #[derive(Debug)]
@@ -40,15 +55,29 @@ pub type Clock = Box<dyn Fn() -> Micros + Send>;
 
 #[derive(Clone)]
 pub struct AuthorityHandle {
-    tx: mpsc::Sender<Request>,
+    tx: mpsc::SyncSender<Request>,
 }
 
 impl AuthorityHandle {
-    /// Submits signed Command bytes; resolves once the outcome is durable.
+    /// Submits signed Command bytes; resolves once the outcome is durable, or at once with
+    /// `BACKPRESSURE` when the queue is full.
     pub async fn submit(&self, bytes: Vec<u8>) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        if self.tx.send(Request { bytes, reply: tx }).is_err() {
-            return internal("the authority is not running");
+        match self.tx.try_send(Request { bytes, reply: tx }) {
+            Ok(()) => {}
+            Err(mpsc::TrySendError::Full(_)) => {
+                tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
+                return Reply::Refused(
+                    WireError::new(
+                        ErrorCode::Backpressure,
+                        "the authority's queue is full; retry after retryAfterMs",
+                    )
+                    .retry_after(RETRY_AFTER_MS),
+                );
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => {
+                return internal("the authority is not running");
+            }
         }
         rx.await
             .unwrap_or_else(|_| internal("the authority stopped"))
@@ -143,7 +172,7 @@ pub fn start_with_clock(
         data_dir.join("authority.sqlite").display(),
         svc.authority.state.projection_hash()
     );
-    let (tx, rx) = mpsc::channel::<Request>();
+    let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
     std::thread::Builder::new()
         .name("authority".into())
         .spawn(move || run(&mut svc, &rx, &clock))

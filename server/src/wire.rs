@@ -78,6 +78,11 @@ impl WireError {
         e
     }
 
+    pub fn retry_after(mut self, ms: u64) -> WireError {
+        self.retry_after_ms = Some(ms);
+        self
+    }
+
     /// Names the refused Command (`relatedActionId`, `groupId`) when its bytes are a JSON
     /// object carrying them: the sender's own values, so nothing undisclosed is revealed.
     pub fn about_command(mut self, bytes: &[u8]) -> WireError {
@@ -220,6 +225,20 @@ mod tests {
         assert_eq!(
             v.pointer("/message").and_then(Value::as_str),
             Some("request refused")
+        );
+    }
+
+    #[test]
+    fn backpressure_has_a_retry_hint_in_the_document_and_the_header() {
+        let r = WireError::new(ErrorCode::Backpressure, "busy")
+            .retry_after(250)
+            .into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            r.headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|h| h.to_str().ok()),
+            Some("1")
         );
     }
 }
