@@ -78,6 +78,11 @@ impl WireError {
         e
     }
 
+    pub fn with_status(mut self, status: StatusCode) -> WireError {
+        self.status = status;
+        self
+    }
+
     pub fn retry_after(mut self, ms: u64) -> WireError {
         self.retry_after_ms = Some(ms);
         self
