@@ -40,6 +40,10 @@ pub const MAX_COMMAND_BYTES: usize = 100_000 * 12 + 64 * 1024;
 /// (or a slow-loris upload) cannot hold a connection open.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Said by `GET /api/core/conformance` when the bundle is missing; the reason (which names
+/// paths) goes to the log.
+const BUNDLE_MISSING: &str = "set MWP_PROTOCOL_DIR on the server (details in its log)";
+
 const HELP: &str = "\
 Usage: weave-console serve [--addr HOST:PORT] [--public DIR] [--data DIR]
 
@@ -170,16 +174,21 @@ fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), S
 }
 
 /// The protocol core's conformance, run once at start-up and shown on the console's front page:
-/// `{"protocolDir": …, "bundles": [{"bundle", "passed", "failed", "failures": [{case, expected,
-/// got}]}]}`, or `{"error": …}` when the bundle cannot be found.
+/// `{"bundles": [{"bundle", "passed", "failed", "failures": [{case, expected, got}]}]}`, or
+/// `{"error": …}` when the bundle cannot be found. No path reaches it: the bundle's location
+/// (and why it was not found) goes to the log, and any mention of it in a failure is replaced.
 pub fn conformance_json(root: Result<PathBuf, String>) -> String {
     use wasm_core::json::{Object, Value};
     let mut out = Object::new();
     match root {
-        Err(e) => out.insert("error", Value::string(e)),
+        Err(e) => {
+            tracing::warn!(reason = %e, "no protocol bundle: conformance not run");
+            out.insert("error", Value::string(BUNDLE_MISSING));
+        }
         Ok(root) => {
-            out.insert("protocolDir", Value::string(root.display().to_string()));
-            let read = super::conformance::reader(root);
+            tracing::info!(bundle = %root.display(), "running the protocol core's conformance");
+            let hide = |text: &str| hide_paths(text, &root);
+            let read = super::conformance::reader(root.clone());
             let reports = [
                 wasm_core::conformance::run_structural(&read),
                 wasm_core::conformance::run_cryptography(&read),
@@ -197,9 +206,9 @@ pub fn conformance_json(root: Result<PathBuf, String>) -> String {
                         .iter()
                         .map(|f| {
                             let mut o = Object::new();
-                            o.insert("case", Value::string(f.case.clone()));
-                            o.insert("expected", Value::string(f.expected.clone()));
-                            o.insert("got", Value::string(f.got.clone()));
+                            o.insert("case", Value::string(hide(&f.case)));
+                            o.insert("expected", Value::string(hide(&f.expected)));
+                            o.insert("got", Value::string(hide(&f.got)));
                             Value::Object(o)
                         })
                         .collect();
@@ -211,6 +220,19 @@ pub fn conformance_json(root: Result<PathBuf, String>) -> String {
         }
     }
     wasm_core::json::to_string(&Value::Object(out))
+}
+
+/// `text` with the bundle's location (as given and absolute) replaced by `<bundle>`.
+fn hide_paths(text: &str, root: &Path) -> String {
+    let mut out = text.to_owned();
+    let absolute = root.canonicalize().ok();
+    for p in [Some(root), absolute.as_deref()].into_iter().flatten() {
+        let p = p.display().to_string();
+        if !p.is_empty() && p != "." {
+            out = out.replace(&p, "<bundle>");
+        }
+    }
+    out
 }
 
 /// `POST /api/commands`: one signed Command in, its Events (once durable) or a wire error out.
