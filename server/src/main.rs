@@ -10,6 +10,9 @@ mod runtime;
 mod store;
 mod wire;
 
+#[cfg(test)]
+mod http_tests;
+
 use std::process::ExitCode;
 
 /// mimalloc: the authority allocates many short-lived JSON values per Command; the system

@@ -82,6 +82,14 @@ impl AuthorityHandle {
         rx.await
             .unwrap_or_else(|_| internal("the authority stopped"))
     }
+
+    /// A handle over a queue of `capacity` that the caller drains (or leaves full): tests of
+    /// the edge without an authority.
+    #[cfg(test)]
+    pub fn detached(capacity: usize) -> (AuthorityHandle, mpsc::Receiver<Request>) {
+        let (tx, rx) = mpsc::sync_channel(capacity);
+        (AuthorityHandle { tx }, rx)
+    }
 }
 
 fn internal(cause: &str) -> Reply {
