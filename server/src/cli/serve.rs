@@ -341,7 +341,7 @@ pub(crate) fn router(
                 .on_response(|r: &Response, latency: Duration, _: &tracing::Span| {
                     tracing::info!(
                         status = r.status().as_u16(),
-                        latency_ms = latency.as_secs_f64() * 1000.0,
+                        latency = ?latency,
                         "answered"
                     );
                 })
