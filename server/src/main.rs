@@ -8,6 +8,10 @@ mod cli;
 mod devorg;
 mod runtime;
 mod store;
+mod wire;
+
+#[cfg(test)]
+mod http_tests;
 
 use std::process::ExitCode;
 

@@ -2,10 +2,15 @@
 //! here; the thread drains what is waiting (up to one batch), submits it with one durable
 //! commit (group commit), and only then answers each sender. One thread owns the reducer, so
 //! per-Group order is simply arrival order.
+//!
+//! The queue in front of the thread is bounded ([`QUEUE_CAPACITY`]): a Command that finds it
+//! full is refused at once with `BACKPRESSURE` and a retry hint (§17.3, R-9) instead of
+//! waiting in memory, so a burst cannot grow the server without bound.
 
 use crate::authority::{AuthorityService, Outcome, Pipeline};
 use crate::devorg::{DevOrganization, OrgSetup};
 use crate::store::sqlite::SqliteStore;
+use crate::wire::WireError;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,44 +18,85 @@ use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::crypto::{DocumentKind, sign_document};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
+use wasm_core::model::error::ErrorCode;
 
 /// At most this many Commands share one transaction.
 pub const MAX_BATCH: usize = 64;
 
-/// An HTTP-shaped answer computed on the authority thread.
+/// Commands waiting for the owner thread, at most: four batches. The owner takes up to
+/// [`MAX_BATCH`] at a time, so four waiting batches keep it busy while the disk flushes
+/// (about 20 ms of deciding; eight batches are about 40 ms, see `Pipeline::MAX_IN_FLIGHT`).
+/// A Command arriving at a full queue would wait longer than that: it is better told to
+/// retry. Queued memory is at most this many bodies of at most `MAX_COMMAND_BYTES` each.
+pub const QUEUE_CAPACITY: usize = 4 * MAX_BATCH;
+
+/// The retry hint sent with `BACKPRESSURE`: a full queue drains in about 20 ms, so 100 ms
+/// gives it room to drain several times over without clients retrying in a tight loop.
+pub const RETRY_AFTER_MS: u64 = 100;
+
+/// The owner thread's answer to one Command.
 #[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub body: String,
+pub enum Reply {
+    /// HTTP 200: `{"status": "accepted" | "duplicate", "events": […]}`, serialized on the
+    /// authority thread so the async runtime only copies it out.
+    Done(String),
+    /// A wire error (§19).
+    Refused(WireError),
 }
 
-type Request = (Vec<u8>, tokio::sync::oneshot::Sender<Reply>);
+/// One Command on its way to the owner thread, with where its answer goes.
+pub struct Request {
+    pub bytes: Vec<u8>,
+    pub reply: tokio::sync::oneshot::Sender<Reply>,
+}
+
+/// The owner thread's clock: the instant each batch is decided at.
+pub type Clock = Box<dyn Fn() -> Micros + Send>;
 
 #[derive(Clone)]
 pub struct AuthorityHandle {
-    tx: mpsc::Sender<Request>,
+    tx: mpsc::SyncSender<Request>,
 }
 
 impl AuthorityHandle {
-    /// Submits signed Command bytes; resolves once the outcome is durable.
+    /// Submits signed Command bytes; resolves once the outcome is durable, or at once with
+    /// `BACKPRESSURE` when the queue is full.
     pub async fn submit(&self, bytes: Vec<u8>) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        if self.tx.send((bytes, tx)).is_err() {
-            return internal("the authority is not running");
+        match self.tx.try_send(Request { bytes, reply: tx }) {
+            Ok(()) => {}
+            Err(mpsc::TrySendError::Full(_)) => {
+                tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
+                return Reply::Refused(
+                    WireError::new(
+                        ErrorCode::Backpressure,
+                        "the authority's queue is full; retry after retryAfterMs",
+                    )
+                    .retry_after(RETRY_AFTER_MS),
+                );
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => {
+                return internal("the authority is not running");
+            }
         }
         rx.await
             .unwrap_or_else(|_| internal("the authority stopped"))
     }
+
+    /// A handle over a queue of `capacity` that the caller drains (or leaves full): tests of
+    /// the edge without an authority.
+    #[cfg(test)]
+    pub fn detached(capacity: usize) -> (AuthorityHandle, mpsc::Receiver<Request>) {
+        let (tx, rx) = mpsc::sync_channel(capacity);
+        (AuthorityHandle { tx }, rx)
+    }
 }
 
-fn internal(message: &str) -> Reply {
-    Reply {
-        status: 500,
-        body: error_body(&Rejection::new(
-            wasm_core::model::error::ErrorCode::InternalError,
-            message,
-        )),
-    }
+fn internal(cause: &str) -> Reply {
+    Reply::Refused(WireError::from_rejection(Rejection::new(
+        ErrorCode::InternalError,
+        cause,
+    )))
 }
 
 pub fn now() -> Micros {
@@ -60,20 +106,8 @@ pub fn now() -> Micros {
     Micros(i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
-fn error_body(r: &Rejection) -> String {
-    let mut e = Object::new();
-    e.insert("code", Value::string(r.code.as_str()));
-    e.insert("message", Value::string(r.message.clone()));
-    e.insert("retryable", Value::Bool(r.code.retry_generally_safe()));
-    if !r.details.is_empty() {
-        e.insert("details", Value::Object(r.details.clone()));
-    }
-    let mut o = Object::new();
-    o.insert("error", Value::Object(e));
-    json::to_string(&Value::Object(o))
-}
-
-fn reply(svc: &AuthorityService, outcome: Outcome) -> Reply {
+/// The answer to one Command; `bytes` name a refused Command in its error document.
+fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {
     let mut o = Object::new();
     match outcome {
         Ok(Submitted::Appended(events)) => {
@@ -98,27 +132,24 @@ fn reply(svc: &AuthorityService, outcome: Outcome) -> Reply {
             }
             o.insert("events", Value::Array(events));
         }
-        Err(r) => {
-            let status = if r.code == wasm_core::model::error::ErrorCode::InternalError {
-                500
-            } else {
-                422
-            };
-            return Reply {
-                status,
-                body: error_body(&r),
-            };
-        }
+        Err(r) => return Reply::Refused(WireError::from_rejection(r).about_command(bytes)),
     }
-    Reply {
-        status: 200,
-        body: json::to_string(&Value::Object(o)),
-    }
+    Reply::Done(json::to_string(&Value::Object(o)))
 }
 
 /// Opens the durable authority under `data_dir`, bootstraps the development Organization's
 /// Agents on first run, and starts the owner thread.
 pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> {
+    start_with_clock(data_dir, org, Box::new(now))
+}
+
+/// [`start`] with the owner thread deciding each batch at `clock()` (tests replay scenarios
+/// at their own times through the real thread and store).
+pub fn start_with_clock(
+    data_dir: &Path,
+    org: OrgSetup,
+    clock: Clock,
+) -> Result<AuthorityHandle, String> {
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
     let mut svc = AuthorityService::open(
@@ -149,10 +180,10 @@ pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> 
         data_dir.join("authority.sqlite").display(),
         svc.authority.state.projection_hash()
     );
-    let (tx, rx) = mpsc::channel::<Request>();
+    let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || run(&mut svc, &rx))
+        .spawn(move || run(&mut svc, &rx, &clock))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle { tx })
 }
@@ -161,12 +192,13 @@ pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> 
 /// decided and written; each batch's senders are answered, in order, once it is durable
 /// (`Pipeline`). With nothing new to do, the oldest waiting batch is finished at once, so an
 /// answer never waits for more traffic.
-fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>) {
-    type Senders = Vec<tokio::sync::oneshot::Sender<Reply>>;
+fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>, clock: &Clock) {
+    // Each sender with its Command's bytes, kept to name a refused Command in its answer.
+    type Senders = Vec<(tokio::sync::oneshot::Sender<Reply>, Vec<u8>)>;
     let mut pipeline: Pipeline<Senders> = Pipeline::default();
     let answer = |svc: &AuthorityService, (outcomes, senders): (Vec<Outcome>, Senders)| {
-        for (outcome, sender) in outcomes.into_iter().zip(senders) {
-            let _ = sender.send(reply(svc, outcome));
+        for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
+            let _ = sender.send(reply(svc, outcome, &bytes));
         }
     };
     loop {
@@ -191,8 +223,12 @@ fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>) {
                 Err(_) => break,
             }
         }
-        let (commands, senders): (Vec<Vec<u8>>, Senders) = batch.into_iter().unzip();
-        let begun = svc.begin_batch(&commands, now());
+        let commands: Vec<Vec<u8>> = batch
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.bytes))
+            .collect();
+        let begun = svc.begin_batch(&commands, clock());
+        let senders: Senders = batch.into_iter().map(|r| r.reply).zip(commands).collect();
         for done in pipeline.push(svc, begun, senders) {
             answer(svc, done);
         }

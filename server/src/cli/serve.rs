@@ -4,15 +4,45 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tower_http::services::ServeDir;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use wasm_core::model::error::ErrorCode;
 
 use super::{flag_value, split_flag};
+use crate::runtime::{AuthorityHandle, RETRY_AFTER_MS, Reply};
 use crate::usage_error;
+use crate::wire::WireError;
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// The largest request body `POST /api/commands` reads: 1,265,536 bytes. PROTOCOL.md sets no
+/// byte limit on a Command or a frame (§17.1 asks only for one JSON text per WebSocket
+/// message; §17.4 sends large content as an Artifact, by reference), and a Command's `payload`
+/// is an open object, so the bound comes from the schemas: the largest bounded string any
+/// document carries inline is a Message text part, 100,000 characters
+/// (`message.schema.json`); one character takes at most 12 bytes of JSON (an escaped
+/// surrogate pair, `\uD83D\uDE00`); the envelope around it (identifiers of at most 512
+/// characters, the actor, the signature) fits in 64 KiB. Larger bodies get 413 unread.
+pub const MAX_COMMAND_BYTES: usize = 100_000 * 12 + 64 * 1024;
+
+/// A request still unanswered after this long is cut with 408: long enough for a Command
+/// that waits behind a full queue and a slow disk flush, short enough that a stalled client
+/// (or a slow-loris upload) cannot hold a connection open.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Said by `GET /api/core/conformance` when the bundle is missing; the reason (which names
+/// paths) goes to the log.
+const BUNDLE_MISSING: &str = "set MWP_PROTOCOL_DIR on the server (details in its log)";
 
 const HELP: &str = "\
 Usage: weave-console serve [--addr HOST:PORT] [--public DIR] [--data DIR]
@@ -144,16 +174,21 @@ fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), S
 }
 
 /// The protocol core's conformance, run once at start-up and shown on the console's front page:
-/// `{"protocolDir": …, "bundles": [{"bundle", "passed", "failed", "failures": [{case, expected,
-/// got}]}]}`, or `{"error": …}` when the bundle cannot be found.
+/// `{"bundles": [{"bundle", "passed", "failed", "failures": [{case, expected, got}]}]}`, or
+/// `{"error": …}` when the bundle cannot be found. No path reaches it: the bundle's location
+/// (and why it was not found) goes to the log, and any mention of it in a failure is replaced.
 pub fn conformance_json(root: Result<PathBuf, String>) -> String {
     use wasm_core::json::{Object, Value};
     let mut out = Object::new();
     match root {
-        Err(e) => out.insert("error", Value::string(e)),
+        Err(e) => {
+            tracing::warn!(reason = %e, "no protocol bundle: conformance not run");
+            out.insert("error", Value::string(BUNDLE_MISSING));
+        }
         Ok(root) => {
-            out.insert("protocolDir", Value::string(root.display().to_string()));
-            let read = super::conformance::reader(root);
+            tracing::info!(bundle = %root.display(), "running the protocol core's conformance");
+            let hide = |text: &str| hide_paths(text, &root);
+            let read = super::conformance::reader(root.clone());
             let reports = [
                 wasm_core::conformance::run_structural(&read),
                 wasm_core::conformance::run_cryptography(&read),
@@ -171,9 +206,9 @@ pub fn conformance_json(root: Result<PathBuf, String>) -> String {
                         .iter()
                         .map(|f| {
                             let mut o = Object::new();
-                            o.insert("case", Value::string(f.case.clone()));
-                            o.insert("expected", Value::string(f.expected.clone()));
-                            o.insert("got", Value::string(f.got.clone()));
+                            o.insert("case", Value::string(hide(&f.case)));
+                            o.insert("expected", Value::string(hide(&f.expected)));
+                            o.insert("got", Value::string(hide(&f.got)));
                             Value::Object(o)
                         })
                         .collect();
@@ -187,27 +222,86 @@ pub fn conformance_json(root: Result<PathBuf, String>) -> String {
     wasm_core::json::to_string(&Value::Object(out))
 }
 
-async fn post_command(
-    axum::extract::State(handle): axum::extract::State<crate::runtime::AuthorityHandle>,
-    body: axum::body::Bytes,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let reply = handle.submit(body.to_vec()).await;
-    let status = axum::http::StatusCode::from_u16(reply.status)
-        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        status,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        reply.body,
-    )
-        .into_response()
+/// `text` with the bundle's location (as given and absolute) replaced by `<bundle>`.
+fn hide_paths(text: &str, root: &Path) -> String {
+    let mut out = text.to_owned();
+    let absolute = root.canonicalize().ok();
+    for p in [Some(root), absolute.as_deref()].into_iter().flatten() {
+        let p = p.display().to_string();
+        if !p.is_empty() && p != "." {
+            out = out.replace(&p, "<bundle>");
+        }
+    }
+    out
 }
 
-fn router(
+/// `POST /api/commands`: one signed Command in, its Events (once durable) or a wire error out.
+async fn post_command(
+    State(handle): State<AuthorityHandle>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return WireError::new(
+                ErrorCode::ProtocolViolation,
+                format!(
+                    "the request body is larger than {MAX_COMMAND_BYTES} bytes, the most a \
+                     Command may take"
+                ),
+            )
+            .with_status(StatusCode::PAYLOAD_TOO_LARGE)
+            .into_response();
+        }
+        Err(e) => {
+            tracing::warn!(cause = %e.body_text(), "a request body could not be read");
+            return WireError::new(
+                ErrorCode::ProtocolViolation,
+                "the request body could not be read",
+            )
+            .with_status(StatusCode::BAD_REQUEST)
+            .into_response();
+        }
+    };
+    match handle.submit(body.to_vec()).await {
+        Reply::Done(body) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response(),
+        Reply::Refused(e) => e.into_response(),
+    }
+}
+
+/// Gives the timeout layer's empty 408 a wire error document (retryable: an unchanged
+/// Command keeps its Action ID, so a retry is idempotent even if the first one went through).
+async fn timeout_document(timeout: Duration, response: Response) -> Response {
+    if response.status() == StatusCode::REQUEST_TIMEOUT
+        && !response.headers().contains_key(header::CONTENT_TYPE)
+    {
+        return WireError::new(
+            ErrorCode::Backpressure,
+            format!(
+                "the request was not answered within {} s; an unchanged retry is safe",
+                timeout.as_secs_f64()
+            ),
+        )
+        .retry_after(RETRY_AFTER_MS)
+        .with_status(StatusCode::REQUEST_TIMEOUT)
+        .into_response();
+    }
+    response
+}
+
+/// The console's routes, each request cut after `timeout` and logged (method, path, status,
+/// latency).
+pub(crate) fn router(
     public: &Path,
     style: Option<&Path>,
     conformance: String,
-    authority: Option<crate::runtime::AuthorityHandle>,
+    authority: Option<AuthorityHandle>,
+    timeout: Duration,
 ) -> Router {
     let conformance: std::sync::Arc<str> = conformance.into();
     let mut app = Router::new()
@@ -216,24 +310,54 @@ fn router(
             "/api/core/conformance",
             get(move || {
                 let body = conformance.to_string();
-                async move {
-                    (
-                        [(axum::http::header::CONTENT_TYPE, "application/json")],
-                        body,
-                    )
-                }
+                async move { ([(header::CONTENT_TYPE, "application/json")], body) }
             }),
         );
     if let Some(handle) = authority {
         app = app.route(
             "/api/commands",
-            axum::routing::post(post_command).with_state(handle),
+            axum::routing::post(post_command)
+                .with_state(handle)
+                .layer(DefaultBodyLimit::max(MAX_COMMAND_BYTES)),
         );
     }
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
     }
     app.fallback_service(ServeDir::new(public))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(axum::middleware::map_response(move |r: Response| {
+            timeout_document(timeout, r)
+        }))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &axum::http::Request<axum::body::Body>| {
+                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path())
+                })
+                .on_request(())
+                .on_response(|r: &Response, latency: Duration, _: &tracing::Span| {
+                    tracing::info!(
+                        status = r.status().as_u16(),
+                        latency = ?latency,
+                        "answered"
+                    );
+                })
+                .on_failure(()),
+        )
+}
+
+/// Logs to stderr (stdout keeps the lines scripts parse), filtered by `RUST_LOG`, default
+/// `info`.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 async fn shutdown_signal() {
@@ -301,6 +425,7 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    init_logging();
     let conformance = conformance_json(super::conformance::protocol_root(None));
     let org = match &opts.registry {
         Some((registry, key)) => crate::devorg::from_deployment(registry, key),
@@ -320,7 +445,13 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = router(&public, style.as_deref(), conformance, Some(authority));
+    let app = router(
+        &public,
+        style.as_deref(),
+        conformance,
+        Some(authority),
+        REQUEST_TIMEOUT,
+    );
     match runtime.block_on(serve(&opts.addr, app)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {

@@ -135,6 +135,22 @@ impl SqliteStore {
         Self::init(conn, Some(path))
     }
 
+    /// The number of Events in the store at `path`, read over a second, read-only connection
+    /// (tests watch the store of a running authority without going through its owner).
+    #[cfg(test)]
+    pub fn event_count_at(path: &Path) -> Result<u64, StoreError> {
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(err)?;
+        let n: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM log WHERE signing_hash IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     /// A throwaway in-memory store (tests): nothing to sync.
     #[cfg(test)]
     pub fn in_memory() -> Result<SqliteStore, StoreError> {
