@@ -101,7 +101,7 @@ pub fn write_key_file(path: &Path, contents: &[u8]) -> Result<(), String> {
 /// (any group or other permission bit set).
 pub fn read_key_file(path: &Path) -> Result<Vec<u8>, String> {
     if let Some(warning) = key_file_warning(path) {
-        eprintln!("weave-console: warning: {warning}");
+        tracing::warn!("{warning}");
     }
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -97,7 +97,7 @@ impl TestApp {
         let harness = Harness::new(principals);
         let dir = TempDir::new("app");
         let org = OrgSetup {
-            config: harness.authority.config.clone(),
+            config: harness.authority.config.duplicate(),
             registry: harness.registry.clone(),
             admission_service: harness.actor("group-gateway"),
             dev: None,

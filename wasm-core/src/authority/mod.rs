@@ -266,6 +266,9 @@ pub enum Submitted {
     Duplicate(Receipt),
 }
 
+/// Signs each Event's signing bytes, in order ([`Authority::sign_with`]).
+pub type SignAll<'a> = &'a dyn Fn(&[&[u8]]) -> Vec<[u8; 64]>;
+
 /// The Group Authority over one Organization's Groups.
 #[derive(Debug)]
 pub struct Authority {
@@ -362,7 +365,7 @@ impl Authority {
     pub fn sign_with(
         &self,
         accepted: Vec<Accepted>,
-        sign_all: &dyn Fn(&[&[u8]]) -> Vec<[u8; 64]>,
+        sign_all: SignAll<'_>,
     ) -> Result<Vec<Submitted>, Rejection> {
         let defect = |what: &str| {
             Rejection::new(
