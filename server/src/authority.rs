@@ -121,6 +121,38 @@ pub struct AuthorityService {
     failed: Option<String>,
 }
 
+/// Stages 1-6 of §6.4 for batches of Command bytes: pure, independent per Command, and
+/// independent of the authority's state, so it runs ahead of the owner on its own thread
+/// (`runtime::run`, `bench authority`) while the owner decides the previous batch.
+#[derive(Clone)]
+pub struct Verifier {
+    registry: ValidatedRegistry,
+    threads: usize,
+    /// Time spent verifying, in nanoseconds (read by `bench authority`).
+    busy: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Verifier {
+    /// Verifies `commands` on up to `threads` threads; results in the order of `commands`.
+    pub fn verify(&self, commands: &[Vec<u8>]) -> Vec<Result<Verified, VerifyError>> {
+        let t = std::time::Instant::now();
+        let docs: Vec<&[u8]> = commands.iter().map(Vec::as_slice).collect();
+        let registry = &self.registry;
+        let verified = par_chunks(&docs, self.threads, &|chunk| {
+            verify_batch(chunk, DocumentKind::Command, registry)
+        });
+        let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.busy
+            .fetch_add(nanos, std::sync::atomic::Ordering::Relaxed);
+        verified
+    }
+
+    /// Total time spent in [`Verifier::verify`] by this verifier and its clones.
+    pub fn busy(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.busy.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 /// Shows the authority (its configuration prints no key byte: `SecretSeed`), the thread count
 /// and whether the service has failed; not the store.
 impl std::fmt::Debug for AuthorityService {
@@ -209,9 +241,20 @@ impl AuthorityService {
         self.store.as_ref()
     }
 
-    /// Sets how many threads verify and sign (at least one; the default is every core).
+    /// Sets how many threads verify (in [`AuthorityService::begin_batch`]) and sign (at least
+    /// one; the default is every core).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+    }
+
+    /// A verifier over this service's Registry, using `threads` threads, for verifying
+    /// batches ahead of [`AuthorityService::begin_verified`].
+    pub fn verifier(&self, threads: usize) -> Verifier {
+        Verifier {
+            registry: self.registry.clone(),
+            threads: threads.max(1),
+            busy: std::sync::Arc::default(),
+        }
     }
 
     /// Verifies, admits and decides each Command at `now`, signs the accepted Commands' Events
@@ -257,12 +300,28 @@ impl AuthorityService {
         }
         // Stages 1-6 for the whole batch, spread over the threads (§6.4; pure per Command).
         let t = std::time::Instant::now();
-        let docs: Vec<&[u8]> = commands.iter().map(Vec::as_slice).collect();
-        let registry = &self.registry;
-        let verified = par_chunks(&docs, self.threads, &|chunk| {
-            verify_batch(chunk, DocumentKind::Command, registry)
-        });
+        let verified = self.verifier(self.threads).verify(commands);
         self.times.verify += t.elapsed();
+        self.begin_verified(verified, now)
+    }
+
+    /// [`AuthorityService::begin_batch`] for a batch already verified (by a [`Verifier`] of
+    /// this service, so with the same Registry), in the batch's order.
+    pub fn begin_verified(
+        &mut self,
+        verified: Vec<Result<Verified, VerifyError>>,
+        now: Micros,
+    ) -> PendingBatch {
+        if let Some(why) = &self.failed {
+            let outcomes = verified
+                .iter()
+                .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
+                .collect();
+            return PendingBatch {
+                outcomes,
+                ticket: self.store.last_ticket(),
+            };
+        }
         let mut admissions: Vec<StoredAdmission> = Vec::new();
         let decided: Vec<Result<Accepted, Rejection>> = verified
             .into_iter()
@@ -433,19 +492,21 @@ fn place(
     let mut events = Vec::new();
     let mut outcomes = Vec::with_capacity(rejections.len());
     for r in rejections {
-        outcomes.push(match (r, signed.next()) {
-            (Some(r), _) => Err(r),
-            (None, Some(submitted)) => {
-                if let Submitted::Appended(es) = &submitted {
-                    events.extend(es.iter().map(stored));
+        outcomes.push(match r {
+            Some(r) => Err(r),
+            None => match signed.next() {
+                Some(submitted) => {
+                    if let Submitted::Appended(es) = &submitted {
+                        events.extend(es.iter().map(stored));
+                    }
+                    Ok(submitted)
                 }
-                Ok(submitted)
-            }
-            // Counted above: every `None` has its signed outcome.
-            (None, None) => Err(Rejection::new(
-                ErrorCode::InternalError,
-                "an accepted Command lost its signed Events",
-            )),
+                // Counted above: every `None` has its signed outcome.
+                None => Err(Rejection::new(
+                    ErrorCode::InternalError,
+                    "an accepted Command lost its signed Events",
+                )),
+            },
         });
     }
     Ok((outcomes, events))
@@ -654,6 +715,87 @@ mod tests {
             }
         }
         assert!(shown[0].contains("AuthorityService") && shown[0].contains("group-gateway"));
+    }
+
+    /// `place` refuses any answer that is not one signed outcome per accepted Command, so a
+    /// batch is never written with an accepted Command missing or an extra one invented.
+    #[test]
+    fn place_needs_exactly_one_signed_outcome_per_accepted_command() {
+        let rejected = || Some(Rejection::new(ErrorCode::InvalidCommand, "no"));
+        let receipt = || {
+            Submitted::Duplicate(wasm_core::authority::Receipt {
+                command_hash: String::new(),
+                events: Vec::new(),
+            })
+        };
+        // Two accepted (None) around a rejection.
+        let slots = || vec![None, rejected(), None];
+        for signed in [
+            vec![],
+            vec![receipt()],
+            vec![receipt(), receipt(), receipt()],
+        ] {
+            let n = signed.len();
+            match place(slots(), signed) {
+                Err((back, why)) => {
+                    assert_eq!(back.len(), 3, "the rejections come back for the answers");
+                    assert_eq!(why.code, ErrorCode::InternalError);
+                }
+                Ok(_) => panic!("{n} signed outcomes for 2 accepted Commands were placed"),
+            }
+        }
+        let (outcomes, events) = place(slots(), vec![receipt(), receipt()]).expect("placed");
+        assert!(matches!(
+            outcomes.as_slice(),
+            [
+                Ok(Submitted::Duplicate(_)),
+                Err(_),
+                Ok(Submitted::Duplicate(_))
+            ]
+        ));
+        assert!(events.is_empty());
+    }
+
+    /// A batch that mixes acceptances and rejections answers each Command in its own place,
+    /// verified and signed on several threads, and writes exactly the accepted Commands' Events.
+    #[test]
+    fn a_mixed_batch_answers_each_command_in_place() {
+        let names: Vec<String> = (0..6).map(|i| format!("m{i}")).collect();
+        let agents: Vec<(&str, ActorType)> = names
+            .iter()
+            .map(|n| (n.as_str(), ActorType::Agent))
+            .collect();
+        let mut h = Harness::new(&agents);
+        let now = Micros::parse("2026-07-15T08:00:00Z").unwrap_or_default();
+        let no = Arc::new(AtomicBool::new(false));
+        for threads in [1, 2, 3] {
+            let mut svc = service(&mut h, &no, &no);
+            svc.set_threads(threads);
+            let mut batch = Vec::new();
+            for (i, name) in names.iter().enumerate() {
+                batch.push(register(&mut h, name, now));
+                if i % 2 == 0 {
+                    batch.push(b"{not json".to_vec());
+                }
+            }
+            // A byte-identical retry inside the batch is answered from the first one's receipt.
+            batch.push(batch[0].clone());
+            let before = svc.store().event_count().expect("count");
+            let out = svc.submit_batch(&batch, now);
+            assert_eq!(out.len(), batch.len());
+            let shape: String = out
+                .iter()
+                .map(|o| match o {
+                    Ok(Submitted::Appended(_)) => 'A',
+                    Ok(Submitted::Duplicate(_)) => 'D',
+                    Err(r) if r.code == ErrorCode::ProtocolViolation => 'x',
+                    Err(_) => '?',
+                })
+                .collect();
+            assert_eq!(shape, "AxAAxAAxAD", "{threads} threads");
+            let written = svc.store().event_count().expect("count") - before;
+            assert_eq!(written, 6, "one Event per accepted registration");
+        }
     }
 
     #[test]

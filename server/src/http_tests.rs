@@ -353,9 +353,9 @@ async fn a_full_queue_answers_backpressure_and_the_queued_commands_still_complet
     let owner = std::thread::spawn(move || {
         let mut n = 0;
         while let Ok(req) = rx.recv() {
-            let _ = req.reply.send(Reply::Done(
-                String::from_utf8_lossy(&req.bytes).into_owned(),
-            ));
+            let _ = req
+                .1
+                .send(Reply::Done(String::from_utf8_lossy(&req.0).into_owned()));
             n += 1;
         }
         n

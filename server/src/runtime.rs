@@ -1,13 +1,16 @@
-//! The authority's owner thread. HTTP (and later WebSocket) handlers send signed Command bytes
-//! here; the thread drains what is waiting (up to one batch), submits it with one durable
-//! commit (group commit), and only then answers each sender. One thread owns the reducer, so
-//! per-Group order is simply arrival order.
+//! The authority's two threads. HTTP (and later WebSocket) handlers send signed Command bytes
+//! here. The verify stage drains what is waiting (up to one batch) and runs the six §6.4 stages
+//! on it (pure, on its share of the cores); the owner thread then admits, decides, signs and
+//! writes that batch with one durable commit (group commit), and only then answers each
+//! sender. The verify stage works on the next batch while the owner decides the current one.
+//! One thread owns the reducer, and batches reach it in arrival order, so per-Group order is
+//! simply arrival order.
 //!
 //! The queue in front of the thread is bounded ([`QUEUE_CAPACITY`]): a Command that finds it
 //! full is refused at once with `BACKPRESSURE` and a retry hint (§17.3, R-9) instead of
 //! waiting in memory, so a burst cannot grow the server without bound.
 
-use crate::authority::{AuthorityService, Outcome, Pipeline};
+use crate::authority::{AuthorityService, Outcome, Pipeline, Verifier, available_threads};
 use crate::devorg::{DevOrganization, OrgSetup};
 use crate::store::sqlite::SqliteStore;
 use crate::wire::WireError;
@@ -34,6 +37,56 @@ pub const QUEUE_CAPACITY: usize = 4 * MAX_BATCH;
 /// gives it room to drain several times over without clients retrying in a tight loop.
 pub const RETRY_AFTER_MS: u64 = 100;
 
+/// Verified batches waiting for the owner, at most: the verify stage runs this far ahead.
+pub const VERIFIED_AHEAD: usize = 2;
+
+/// How the cores are shared: threads that verify (the verify stage) and threads that sign a
+/// batch's Events (the owner). Half each, at least one.
+pub fn split_threads(threads: usize) -> (usize, usize) {
+    if let Ok(v) = std::env::var("WEAVE_SPLIT_TMP") {
+        let mut it = v.split(',').map(|x| x.parse::<usize>().unwrap_or(1));
+        return (it.next().unwrap_or(1), it.next().unwrap_or(1));
+    }
+    let verify = threads.div_ceil(2).max(1);
+    (verify, threads.saturating_sub(verify).max(1))
+}
+
+/// A batch verified ahead of the owner: each Command's bytes, where its answer goes, and its
+/// verification, in arrival order.
+pub struct VerifiedBatch<T> {
+    pub commands: Vec<Vec<u8>>,
+    pub replies: Vec<T>,
+    pub verified: Vec<Result<wasm_core::crypto::Verified, wasm_core::crypto::VerifyError>>,
+}
+
+/// The verify stage: takes up to [`MAX_BATCH`] waiting requests at a time, verifies them and
+/// hands the batch on; returns when either side is gone.
+pub fn verify_stage<T>(
+    rx: &mpsc::Receiver<(Vec<u8>, T)>,
+    verifier: &Verifier,
+    out: &mpsc::SyncSender<VerifiedBatch<T>>,
+) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        let (commands, replies): (Vec<Vec<u8>>, Vec<T>) = batch.into_iter().unzip();
+        let verified = verifier.verify(&commands);
+        let batch = VerifiedBatch {
+            commands,
+            replies,
+            verified,
+        };
+        if out.send(batch).is_err() {
+            return;
+        }
+    }
+}
+
 /// The owner thread's answer to one Command.
 #[derive(Debug)]
 pub enum Reply {
@@ -44,11 +97,11 @@ pub enum Reply {
     Refused(WireError),
 }
 
-/// One Command on its way to the owner thread, with where its answer goes.
-pub struct Request {
-    pub bytes: Vec<u8>,
-    pub reply: tokio::sync::oneshot::Sender<Reply>,
-}
+/// Where the answer to one Command goes.
+pub type ReplyTo = tokio::sync::oneshot::Sender<Reply>;
+
+/// One Command on its way to the authority, with where its answer goes.
+pub type Request = (Vec<u8>, ReplyTo);
 
 /// The owner thread's clock: the instant each batch is decided at.
 pub type Clock = Box<dyn Fn() -> Micros + Send>;
@@ -63,7 +116,7 @@ impl AuthorityHandle {
     /// `BACKPRESSURE` when the queue is full.
     pub async fn submit(&self, bytes: Vec<u8>) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        match self.tx.try_send(Request { bytes, reply: tx }) {
+        match self.tx.try_send((bytes, tx)) {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full(_)) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
@@ -180,10 +233,18 @@ pub fn start_with_clock(
         data_dir.join("authority.sqlite").display(),
         svc.authority.state.projection_hash()
     );
+    let (verify_threads, sign_threads) = split_threads(available_threads());
+    svc.set_threads(sign_threads);
+    let verifier = svc.verifier(verify_threads);
     let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
+    let (vtx, vrx) = mpsc::sync_channel::<VerifiedBatch<ReplyTo>>(VERIFIED_AHEAD);
+    std::thread::Builder::new()
+        .name("authority-verify".into())
+        .spawn(move || verify_stage(&rx, &verifier, &vtx))
+        .map_err(|e| format!("cannot start the verify thread: {e}"))?;
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || run(&mut svc, &rx, &clock))
+        .spawn(move || run(&mut svc, &vrx, &clock))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle { tx })
 }
@@ -192,9 +253,9 @@ pub fn start_with_clock(
 /// decided and written; each batch's senders are answered, in order, once it is durable
 /// (`Pipeline`). With nothing new to do, the oldest waiting batch is finished at once, so an
 /// answer never waits for more traffic.
-fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>, clock: &Clock) {
+fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>, clock: &Clock) {
     // Each sender with its Command's bytes, kept to name a refused Command in its answer.
-    type Senders = Vec<(tokio::sync::oneshot::Sender<Reply>, Vec<u8>)>;
+    type Senders = Vec<(ReplyTo, Vec<u8>)>;
     let mut pipeline: Pipeline<Senders> = Pipeline::default();
     let answer = |svc: &AuthorityService, (outcomes, senders): (Vec<Outcome>, Senders)| {
         for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
@@ -202,12 +263,12 @@ fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>, clock: &Clock) 
         }
     };
     loop {
-        let first = if pipeline.is_empty() {
+        let next = if pipeline.is_empty() {
             rx.recv().ok()
         } else {
             rx.try_recv().ok()
         };
-        let Some(first) = first else {
+        let Some(batch) = next else {
             match pipeline.finish_oldest(svc) {
                 Some(done) => {
                     answer(svc, done);
@@ -216,19 +277,8 @@ fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<Request>, clock: &Clock) 
                 None => return, // every handle dropped
             }
         };
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
-            }
-        }
-        let commands: Vec<Vec<u8>> = batch
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.bytes))
-            .collect();
-        let begun = svc.begin_batch(&commands, clock());
-        let senders: Senders = batch.into_iter().map(|r| r.reply).zip(commands).collect();
+        let begun = svc.begin_verified(batch.verified, clock());
+        let senders: Senders = batch.replies.into_iter().zip(batch.commands).collect();
         for done in pipeline.push(svc, begun, senders) {
             answer(svc, done);
         }

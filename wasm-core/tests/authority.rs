@@ -390,3 +390,77 @@ fn returned_events_equal_their_canonical_bytes() {
         assert_eq!(sig, wasm_core::encoding::b64url_encode(&one));
     }
 }
+
+/// Signing fails closed: a signing step that answers too few or too many signatures rejects the
+/// whole batch with `INTERNAL_ERROR` (nothing half-signed comes out); the honest one gives Events
+/// whose signatures verify under the Group Authority's key.
+#[test]
+fn signing_that_does_not_answer_one_signature_per_event_rejects_the_batch() {
+    use wasm_core::authority::Accepted;
+    use wasm_core::crypto::{DocumentKind, verify};
+    let mut h = org();
+    let accept = |h: &mut Harness, n: u32| {
+        let bytes = h.command(
+            "owner",
+            "mission.create",
+            &Envelope {
+                group_id: Some(format!("urn:x:group:s{n}")),
+                ..Envelope::default()
+            },
+            create_payload(
+                h,
+                &format!("urn:x:mission:s{n}"),
+                &format!("urn:x:group:s{n}"),
+            ),
+            t0(),
+        );
+        let v = verify(&bytes, DocumentKind::Command, &h.registry).unwrap();
+        h.authority.accept(v, t0()).unwrap()
+    };
+    let signer = |h: &Harness, m: &[u8]| h.authority.signer().sign(m);
+    let events = |a: &[Accepted]| -> usize {
+        a.iter()
+            .map(|a| match a {
+                Accepted::Appended(es) => es.len(),
+                Accepted::Duplicate(_) => 0,
+            })
+            .sum()
+    };
+    // Too few, none, too many: each an INTERNAL_ERROR for the batch, never a partial answer.
+    for (name, delta) in [("too few", -1i64), ("none", i64::MIN), ("too many", 1)] {
+        let batch = vec![accept(&mut h, 1), accept(&mut h, 2)];
+        let n = events(&batch);
+        assert!(n >= 2);
+        let out = h.authority.sign_with(batch, &|msgs: &[&[u8]]| {
+            let want = match delta {
+                i64::MIN => 0,
+                d => usize::try_from(msgs.len() as i64 + d).unwrap(),
+            };
+            (0..want)
+                .map(|i| signer(&h, msgs[i % msgs.len()]))
+                .collect()
+        });
+        match out {
+            Err(r) => assert_eq!(r.code, ErrorCode::InternalError, "{name}"),
+            Ok(_) => panic!("{name}: a batch signed wrongly was answered"),
+        }
+        // The caller rebuilds the state after such a failure.
+        h.authority.reset_state();
+        h.bootstrap_agents(&["coord", "worker"], t0()).unwrap();
+    }
+    // The honest signer: every Event carries a signature that verifies (stage 6 of §6.4).
+    let batch = vec![accept(&mut h, 3)];
+    let signed = h
+        .authority
+        .sign_with(batch, &|msgs: &[&[u8]]| {
+            msgs.iter().map(|m| signer(&h, m)).collect()
+        })
+        .unwrap();
+    let Some(Submitted::Appended(es)) = signed.first() else {
+        panic!("expected Events");
+    };
+    for e in es {
+        let bytes = wasm_core::json::to_string(&e.value).into_bytes();
+        verify(&bytes, DocumentKind::Event, &h.registry).unwrap();
+    }
+}

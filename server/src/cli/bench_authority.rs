@@ -10,7 +10,8 @@
 //! writing stay serial.
 //! A benchmark, not a test: it prints figures and asserts nothing about time.
 
-use crate::authority::{AuthorityService, Pipeline};
+use crate::authority::{AuthorityService, Pipeline, Verifier};
+use crate::runtime::{VERIFIED_AHEAD, split_threads};
 use crate::store::sqlite::SqliteStore;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -205,13 +206,15 @@ fn pin_to_one_core() -> String {
     }
 }
 
-/// Submits `batches` pipelined as the server's owner loop does (`Pipeline`) and returns how
-/// many were accepted; each batch is counted only once it is durable, and all are durable when
-/// this returns.
+/// Submits `batches` as the server does and returns how many were accepted: with a
+/// `verifier`, a verify stage thread runs ahead of the owner (`runtime::verify_stage`),
+/// otherwise the owner verifies each batch itself; either way the owner's batches are pipelined
+/// (`Pipeline`), each counted only once it is durable, and all are durable when this returns.
 fn submit_pipelined(
     svc: &mut AuthorityService,
-    batches: impl Iterator<Item = (Vec<Vec<u8>>, Micros)>,
+    batches: Vec<(Vec<Vec<u8>>, Micros)>,
     what: &str,
+    verifier: Option<&Verifier>,
 ) -> Result<u64, String> {
     let mut accepted = 0u64;
     let mut count = |outcomes: Vec<crate::authority::Outcome>| -> Result<(), String> {
@@ -224,11 +227,32 @@ fn submit_pipelined(
         Ok(())
     };
     let mut pipeline: Pipeline<()> = Pipeline::default();
-    for (cmds, now) in batches {
-        let begun = svc.begin_batch(&cmds, now);
-        for (outcomes, ()) in pipeline.push(svc, begun, ()) {
-            count(outcomes)?;
+    match verifier {
+        None => {
+            for (cmds, now) in batches {
+                let begun = svc.begin_batch(&cmds, now);
+                for (outcomes, ()) in pipeline.push(svc, begun, ()) {
+                    count(outcomes)?;
+                }
+            }
         }
+        Some(verifier) => std::thread::scope(|scope| -> Result<(), String> {
+            let (tx, rx) = std::sync::mpsc::sync_channel(VERIFIED_AHEAD);
+            scope.spawn(move || {
+                for (cmds, now) in batches {
+                    if tx.send((verifier.verify(&cmds), now)).is_err() {
+                        return;
+                    }
+                }
+            });
+            for (verified, now) in rx {
+                let begun = svc.begin_verified(verified, now);
+                for (outcomes, ()) in pipeline.push(svc, begun, ()) {
+                    count(outcomes)?;
+                }
+            }
+            Ok(())
+        })?,
     }
     while let Some((outcomes, ())) = pipeline.finish_oldest(svc) {
         count(outcomes)?;
@@ -259,7 +283,16 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
     let mut svc =
         AuthorityService::open(Box::new(store), config, h.registry.clone(), service_actor)
             .map_err(|e| e.to_string())?;
-    svc.set_threads(opts.threads);
+    // One thread: the owner verifies, decides, signs and writes. More: the server's split, a
+    // verify stage running ahead of the owner, which signs on its share of the threads.
+    let verifier = (opts.threads > 1).then(|| {
+        let (verify, sign) = split_threads(opts.threads);
+        svc.set_threads(sign);
+        svc.verifier(verify)
+    });
+    if verifier.is_none() {
+        svc.set_threads(1);
+    }
     let mut setup = Vec::new();
     let card = wasm_core::authority::handlers::payload(vec![
         ("agentId", Value::string(h.id("coord"))),
@@ -348,7 +381,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
             let count = missing.div_ceil(opts.batch as u64).max(1);
             let batches = messages(&mut h, start, n, count.min(256), opts.batch);
             let submitted = (batches.len() * opts.batch) as u64;
-            submit_pipelined(&mut svc, batches.into_iter(), "fill")?;
+            submit_pipelined(&mut svc, batches, "fill", verifier.as_ref())?;
             n += submitted;
         }
         if n > before {
@@ -363,6 +396,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
         // rate, so the higher one is the closer and, for the ratio, the stricter estimate).
         let history_before = events_now(&svc);
         svc.times = Default::default();
+        let verify_before = verifier.as_ref().map(Verifier::busy);
         let mut ceilings = vec![ed25519_ceiling(CEILING_MS)];
         let mut paired = Vec::new();
         // The cost per Command of the fastest slice: noise only ever adds time, so the
@@ -373,7 +407,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
         while batches.peek().is_some() {
             let slice: Vec<_> = batches.by_ref().take(SLICE_BATCHES).collect();
             let t = Instant::now();
-            let got = submit_pipelined(&mut svc, slice.into_iter(), "measure")?;
+            let got = submit_pipelined(&mut svc, slice, "measure", verifier.as_ref())?;
             let elapsed = t.elapsed().as_secs_f64();
             let after = ed25519_ceiling(CEILING_MS);
             let before = ceilings.last().copied().unwrap_or(after);
@@ -412,9 +446,18 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
         );
         fastest_by_row.push((history_before, fastest));
         let per = |d: std::time::Duration| d.as_secs_f64() * 1e6 / accepted.max(1) as f64;
+        // With a verify stage, its time overlaps the owner's (it is not part of the sum).
+        if let (Some(v), Some(before)) = (&verifier, verify_before) {
+            svc.times.verify = v.busy().saturating_sub(before);
+        }
         println!(
-            "      per Command: verify {:.1} µs, admission {:.1} µs, decide+seal+apply {:.1} µs, sign {:.1} µs, write {:.1} µs, waiting for the disk {:.1} µs",
+            "      per Command: verify {:.1} µs{}, admission {:.1} µs, decide+seal+apply {:.1} µs, sign {:.1} µs, write {:.1} µs, waiting for the disk {:.1} µs",
             per(svc.times.verify),
+            if verifier.is_some() {
+                " (verify stage, alongside the owner)"
+            } else {
+                ""
+            },
             per(svc.times.admission),
             per(svc.times.decide_seal_evolve),
             per(svc.times.sign),
