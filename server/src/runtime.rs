@@ -43,10 +43,6 @@ pub const VERIFIED_AHEAD: usize = 2;
 /// How the cores are shared: threads that verify (the verify stage) and threads that sign a
 /// batch's Events (the owner). Half each, at least one.
 pub fn split_threads(threads: usize) -> (usize, usize) {
-    if let Ok(v) = std::env::var("WEAVE_SPLIT_TMP") {
-        let mut it = v.split(',').map(|x| x.parse::<usize>().unwrap_or(1));
-        return (it.next().unwrap_or(1), it.next().unwrap_or(1));
-    }
     let verify = threads.div_ceil(2).max(1);
     (verify, threads.saturating_sub(verify).max(1))
 }
