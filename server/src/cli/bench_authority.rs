@@ -20,6 +20,31 @@ use wasm_core::authority::{Micros, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 
+/// `weave-console bench authority`.
+#[derive(Debug, clap::Args)]
+pub struct AuthorityArgs {
+    /// History sizes (Events) at which a row is measured, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1000,10000,100000,1000000"
+    )]
+    pub sizes: Vec<u64>,
+    /// Commands per transaction.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch: u64,
+    /// Commands measured per row.
+    #[arg(long, default_value_t = 4000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub measure: u64,
+    /// Threads that verify and sign in the second set of rows (default: every core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub threads: Option<u64>,
+    /// Only the rows of --threads (how the one-thread rows run in their child process).
+    #[arg(long, hide = true)]
+    pub only_these_threads: bool,
+}
+
+/// The options as the bench uses them.
 struct Options {
     sizes: Vec<u64>,
     batch: usize,
@@ -30,55 +55,21 @@ struct Options {
     only: bool,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        sizes: vec![1_000, 10_000, 100_000, 1_000_000],
-        batch: 64,
-        measure: 4_000,
-        threads: crate::authority::available_threads(),
-        only: false,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match super::split_flag(a) {
-            ("--sizes", inline) => {
-                let v = super::flag_value("--sizes", inline, &mut it)?;
-                o.sizes = v
-                    .split(',')
-                    .map(|s| {
-                        s.trim()
-                            .parse::<u64>()
-                            .map_err(|_| format!("bad size {s:?}"))
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            ("--batch", inline) => {
-                o.batch = super::flag_value("--batch", inline, &mut it)?
-                    .parse()
-                    .ok()
-                    .filter(|b| *b > 0)
-                    .ok_or("--batch needs a positive number")?;
-            }
-            ("--measure", inline) => {
-                o.measure = super::flag_value("--measure", inline, &mut it)?
-                    .parse()
-                    .ok()
-                    .filter(|b| *b > 0)
-                    .ok_or("--measure needs a positive number")?;
-            }
-            ("--threads", inline) => {
-                o.threads = super::flag_value("--threads", inline, &mut it)?
-                    .parse()
-                    .ok()
-                    .filter(|t| *t > 0)
-                    .ok_or("--threads needs a positive number")?;
-            }
-            ("--only-these-threads", None) => o.only = true,
-            _ => return Err(format!("bench authority: unknown argument `{a}`")),
+impl Options {
+    fn from_args(a: &AuthorityArgs) -> Options {
+        let mut sizes = a.sizes.clone();
+        sizes.sort_unstable();
+        let usize_of = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Options {
+            sizes,
+            batch: usize_of(a.batch),
+            measure: usize_of(a.measure),
+            threads: a
+                .threads
+                .map_or_else(crate::authority::available_threads, usize_of),
+            only: a.only_these_threads,
         }
     }
-    o.sizes.sort_unstable();
-    Ok(o)
 }
 
 /// A message.post by `who` (owner or Coordinator) in the bench Mission's Conversation.
@@ -133,15 +124,12 @@ fn messages(
         .collect()
 }
 
-pub fn run(args: &[String]) -> ExitCode {
-    let opts = match parse(args) {
-        Ok(o) => o,
-        Err(e) => return crate::usage_error(&e),
-    };
+pub fn run(args: &AuthorityArgs) -> ExitCode {
+    let opts = Options::from_args(args);
     if !opts.only {
         // The one-thread rows first, in a child pinned to one core (affinity is inherited by
         // every thread a process starts, so it cannot be undone for the N-thread rows).
-        if let Err(e) = one_thread_child(args) {
+        if let Err(e) = one_thread_child(&opts) {
             eprintln!("bench authority: the one-thread rows failed: {e}");
             return ExitCode::FAILURE;
         }
@@ -165,28 +153,16 @@ pub fn run(args: &[String]) -> ExitCode {
     }
 }
 
-/// Runs `bench authority ARGS --threads 1 --only-these-threads` as a child process, its output
-/// going to ours.
-fn one_thread_child(args: &[String]) -> Result<(), String> {
+/// Runs `bench authority` with the same sizes, batch and measure, `--threads 1
+/// --only-these-threads`, as a child process whose output goes to ours.
+fn one_thread_child(opts: &Options) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut child_args: Vec<String> = vec!["bench".into(), "authority".into()];
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match super::split_flag(a) {
-            ("--threads", None) => {
-                it.next();
-            }
-            ("--threads", Some(_)) => {}
-            _ => child_args.push(a.clone()),
-        }
-    }
-    child_args.extend([
-        "--threads".into(),
-        "1".into(),
-        "--only-these-threads".into(),
-    ]);
+    let sizes: Vec<String> = opts.sizes.iter().map(u64::to_string).collect();
     let status = std::process::Command::new(exe)
-        .args(&child_args)
+        .args(["bench", "authority", "--sizes", &sizes.join(",")])
+        .args(["--batch", &opts.batch.to_string()])
+        .args(["--measure", &opts.measure.to_string()])
+        .args(["--threads", "1", "--only-these-threads"])
         .status()
         .map_err(|e| e.to_string())?;
     if status.success() {

@@ -45,23 +45,20 @@ pub fn reader(root: PathBuf) -> impl Fn(&str) -> Result<Vec<u8>, String> {
     }
 }
 
-pub fn run(args: &[String]) -> ExitCode {
-    let mut root: Option<&str> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match super::split_flag(a) {
-            ("--root", inline) => match super::flag_value("--root", inline, &mut it) {
-                Ok(d) => root = Some(d),
-                Err(e) => return crate::usage_error(&e),
-            },
-            _ => return crate::usage_error(&format!("conformance: unknown argument `{a}`")),
-        }
-    }
-    let root = match protocol_root(root) {
+/// `weave-console conformance`.
+#[derive(Debug, clap::Args)]
+pub struct ConformanceArgs {
+    /// The protocol bundle (default: env MWP_PROTOCOL_DIR, else ../shared/protocol).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<String>,
+}
+
+pub fn run(args: &ConformanceArgs) -> ExitCode {
+    let root = match protocol_root(args.root.as_deref()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("weave-console conformance: {e}");
-            return ExitCode::from(crate::EXIT_USAGE);
+            return ExitCode::from(2);
         }
     };
     let read = reader(root);

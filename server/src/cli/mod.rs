@@ -1,5 +1,6 @@
-//! Subcommands of `weave-console`. Each exposes `run(args) -> ExitCode`, where `args` are the
-//! arguments after the subcommand name.
+//! The command line of `weave-console`, parsed by `clap` (derive): one `Args` struct per
+//! subcommand, so help, errors (exit code 2) and environment fallbacks are uniform. Each
+//! subcommand module exposes `run(args) -> ExitCode`.
 
 pub mod bench;
 pub mod bench_authority;
@@ -7,27 +8,43 @@ pub mod conformance;
 pub mod scenarios;
 pub mod serve;
 
-/// Splits `--flag=value` into `("--flag", Some("value"))`; other arguments come back unchanged.
-pub fn split_flag(arg: &str) -> (&str, Option<&str>) {
-    match arg.split_once('=') {
-        Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-        _ => (arg, None),
-    }
+use clap::{Parser, Subcommand};
+
+/// The MissionWeave console and embedded protocol authority (MissionWeaveProtocol 0.1).
+#[derive(Debug, Parser)]
+#[command(
+    name = "weave-console",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_help = "Without a subcommand, `serve` runs (its flags may be given directly)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Flags of `serve`, the default subcommand.
+    #[command(flatten)]
+    pub serve: serve::ServeArgs,
 }
 
-/// Takes the value of `flag`: either the inline `--flag=value` part or the next argument.
-pub fn flag_value<'a>(
-    flag: &str,
-    inline: Option<&'a str>,
-    rest: &mut impl Iterator<Item = &'a String>,
-) -> Result<&'a str, String> {
-    match inline {
-        Some(v) if !v.is_empty() => Ok(v),
-        Some(_) => Err(format!("flag `{flag}` needs a value")),
-        None => rest
-            .next()
-            .map(String::as_str)
-            .ok_or_else(|| format!("flag `{flag}` needs a value")),
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the console with the embedded Group Authority (the default).
+    Serve(serve::ServeArgs),
+    /// Run the protocol core against the official conformance vectors.
+    Conformance(conformance::ConformanceArgs),
+    /// Run the behavioural scenarios (signed Commands and their expected Events or wire error
+    /// codes) against the embedded authority, with a coverage line.
+    Scenarios(scenarios::ScenariosArgs),
+    /// Run a benchmark; benchmarks print figures and assert nothing.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+impl Cli {
+    /// The subcommand to run: `serve` with the top-level flags when none is named.
+    pub fn into_command(self) -> Command {
+        self.command.unwrap_or(Command::Serve(self.serve))
     }
 }
 
@@ -35,22 +52,62 @@ pub fn flag_value<'a>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn split_flag_handles_inline_values() {
-        assert_eq!(
-            split_flag("--addr=1.2.3.4:5"),
-            ("--addr", Some("1.2.3.4:5"))
-        );
-        assert_eq!(split_flag("--addr"), ("--addr", None));
-        assert_eq!(split_flag("a=b"), ("a=b", None));
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once("weave-console").chain(args.iter().copied()))
+            .map(Cli::into_command)
     }
 
     #[test]
-    fn flag_value_takes_next_argument() {
-        let args = ["x".to_string()];
-        let mut it = args.iter();
-        assert_eq!(flag_value("--public", None, &mut it), Ok("x"));
-        assert!(flag_value("--public", None, &mut it).is_err());
-        assert!(flag_value("--public", Some(""), &mut it).is_err());
+    fn serve_is_the_default_and_takes_its_flags_at_the_top() {
+        for args in [&[][..], &["serve"][..]] {
+            assert!(matches!(parse(args), Ok(Command::Serve(_))), "{args:?}");
+        }
+        match parse(&["--addr", "127.0.0.1:9", "--data=d"]) {
+            Ok(Command::Serve(s)) => {
+                assert_eq!(s.addr, "127.0.0.1:9");
+                assert_eq!(s.data, std::path::PathBuf::from("d"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn usage_errors_exit_with_code_2() {
+        for args in [
+            &["nope"][..],
+            &["--bogus"][..],
+            &["serve", "stray"][..],
+            &["serve", "--addr"][..],
+            &["bench"][..],
+            &["bench", "nope"][..],
+            &["bench", "authority", "--threads", "0"][..],
+            &["bench", "authority", "--sizes", "1,x"][..],
+            &["conformance", "--root"][..],
+        ] {
+            let e = parse(args).expect_err(&format!("{args:?} must be refused"));
+            assert_eq!(e.exit_code(), 2, "{args:?}: {e}");
+        }
+        let help = parse(&["--help"]).expect_err("help is an early exit");
+        assert_eq!(help.exit_code(), 0);
+    }
+
+    #[test]
+    fn subcommands_parse_their_flags() {
+        match parse(&["bench", "authority", "--sizes", "1000,10", "--threads", "3"]) {
+            Ok(Command::Bench(bench::BenchCommand::Authority(a))) => {
+                assert_eq!(a.sizes, vec![1000, 10]);
+                assert_eq!(a.threads, Some(3));
+                assert_eq!(a.batch, 64);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse(&["bench", "core", "--ms", "5"]),
+            Ok(Command::Bench(bench::BenchCommand::Core(c))) if c.ms == 5.0
+        ));
+        assert!(matches!(
+            parse(&["scenarios", "--verbose"]),
+            Ok(Command::Scenarios(s)) if s.verbose
+        ));
     }
 }

@@ -1,9 +1,6 @@
 //! `weave-console scenarios [--dir DIR]`: runs the behavioural conformance suite (scenario
 //! files of signed-Command steps) against the embedded authority and prints
-//! `scenarios: N passed, M failed` (steps) and the coverage line. `--url` (a live server over
-//! WebSocket) arrives with the WebSocket binding: a client implementing
-//! `wasm_core::authority::scenario::Target` with the keys of the server's development
-//! Organization, passed to `scenario::run`.
+//! `scenarios: N passed, M failed` (steps) and the coverage line.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,28 +18,20 @@ fn default_dir() -> PathBuf {
     }
 }
 
-pub fn run(args: &[String]) -> ExitCode {
-    let mut dir: Option<String> = None;
-    let mut verbose = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match super::split_flag(a) {
-            ("--dir", inline) => match super::flag_value("--dir", inline, &mut it) {
-                Ok(d) => dir = Some(d.to_owned()),
-                Err(e) => return crate::usage_error(&e),
-            },
-            ("--url", _) => {
-                eprintln!(
-                    "weave-console scenarios: --url (a live server over WebSocket) needs the \
-                     WebSocket binding, which is not built yet; running in-process is the default"
-                );
-                return ExitCode::from(crate::EXIT_USAGE);
-            }
-            ("--verbose" | "-v", None) => verbose = true,
-            _ => return crate::usage_error(&format!("scenarios: unknown argument `{a}`")),
-        }
-    }
-    let dir = dir.map(PathBuf::from).unwrap_or_else(default_dir);
+/// `weave-console scenarios`.
+#[derive(Debug, clap::Args)]
+pub struct ScenariosArgs {
+    /// The scenario files (default: wasm-core/tests/scenarios).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// List every scenario and what is not covered yet.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+pub fn run(args: &ScenariosArgs) -> ExitCode {
+    let verbose = args.verbose;
+    let dir = args.dir.clone().unwrap_or_else(default_dir);
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
         Ok(rd) => rd
             .flatten()
@@ -54,7 +43,7 @@ pub fn run(args: &[String]) -> ExitCode {
                 "weave-console scenarios: cannot read {}: {e}",
                 dir.display()
             );
-            return ExitCode::from(crate::EXIT_USAGE);
+            return ExitCode::from(2);
         }
     };
     files.sort();

@@ -18,9 +18,7 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use wasm_core::model::error::ErrorCode;
 
-use super::{flag_value, split_flag};
 use crate::runtime::{AuthorityHandle, RETRY_AFTER_MS, Reply};
-use crate::usage_error;
 use crate::wire::WireError;
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -44,84 +42,28 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// paths) goes to the log.
 const BUNDLE_MISSING: &str = "set MWP_PROTOCOL_DIR on the server (details in its log)";
 
-const HELP: &str = "\
-Usage: weave-console serve [--addr HOST:PORT] [--public DIR] [--data DIR]
-
-  --addr HOST:PORT  listen address (default 127.0.0.1:8080, or env WEAVE_ADDR)
-  --public DIR      static files to serve (default: public/ of the workspace)
-  --data DIR        the embedded authority's durable store and the development
-                    Organization (default: ./data, or env WEAVE_DATA)
-  --registry FILE   a deployment's own Registry evidence (the bundle's Registry-fixture
-                    shape) instead of the development Organization; needs --authority-key
-  --authority-key FILE
-                    {keyId, seed}: the Group Authority key, bound in the Registry to
-                    an Organization service Principal
-
-POST /api/commands takes one signed Command (JSON) and answers, once durable, with the
-Events it appended (or the original ones for an exact retry) or a wire error.
-
-The style/ directory next to the public directory is served under /style.
-";
-
-#[derive(Debug, PartialEq)]
-struct Options {
-    addr: String,
-    public: Option<PathBuf>,
-    data: PathBuf,
-    registry: Option<(PathBuf, PathBuf)>,
-}
-
-enum Parsed {
-    Run(Options),
-    Help,
-}
-
-fn parse(args: &[String], env_addr: Option<String>) -> Result<Parsed, String> {
-    let mut addr = None;
-    let mut public = None;
-    let mut data = None;
-    let mut registry: Option<PathBuf> = None;
-    let mut authority_key: Option<PathBuf> = None;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = split_flag(arg);
-        match flag {
-            "-h" | "--help" => return Ok(Parsed::Help),
-            "--addr" => addr = Some(flag_value(flag, inline, &mut it)?.to_string()),
-            "--public" => public = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
-            "--data" => data = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
-            "--registry" => registry = Some(PathBuf::from(flag_value(flag, inline, &mut it)?)),
-            "--authority-key" => {
-                authority_key = Some(PathBuf::from(flag_value(flag, inline, &mut it)?));
-            }
-            other if other.starts_with('-') => {
-                return Err(format!("unknown flag `{other}` for `serve`"));
-            }
-            other => return Err(format!("unexpected argument `{other}` for `serve`")),
-        }
-    }
-    let addr = addr
-        .or(env_addr.filter(|a| !a.is_empty()))
-        .unwrap_or_else(|| DEFAULT_ADDR.to_string());
-    let data = data
-        .or_else(|| {
-            std::env::var("WEAVE_DATA")
-                .ok()
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from("data"));
-    let registry = match (registry, authority_key) {
-        (Some(r), Some(k)) => Some((r, k)),
-        (None, None) => None,
-        _ => return Err("--registry and --authority-key go together".into()),
-    };
-    Ok(Parsed::Run(Options {
-        addr,
-        public,
-        data,
-        registry,
-    }))
+/// `weave-console serve`: `POST /api/commands` takes one signed Command (JSON) and answers,
+/// once durable, with the Events it appended (or the original ones for an exact retry) or a
+/// wire error. The `style/` directory next to the public directory is served under `/style`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Listen address.
+    #[arg(long, value_name = "HOST:PORT", env = "WEAVE_ADDR", default_value = DEFAULT_ADDR)]
+    pub addr: String,
+    /// Static files to serve (default: public/ of the workspace).
+    #[arg(long, value_name = "DIR")]
+    pub public: Option<PathBuf>,
+    /// The embedded authority's durable store and the development Organization.
+    #[arg(long, value_name = "DIR", env = "WEAVE_DATA", default_value = "data")]
+    pub data: PathBuf,
+    /// A deployment's own Registry evidence (the bundle's Registry-fixture shape) instead of
+    /// the development Organization.
+    #[arg(long, value_name = "FILE", requires = "authority_key")]
+    pub registry: Option<PathBuf>,
+    /// `{keyId, seed}`: the Group Authority key, bound in the Registry to an Organization
+    /// service Principal.
+    #[arg(long, value_name = "FILE", requires = "registry")]
+    pub authority_key: Option<PathBuf>,
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -399,15 +341,7 @@ async fn serve(addr: &str, app: Router) -> Result<(), String> {
         .map_err(|e| format!("server error: {e}"))
 }
 
-pub fn run(args: &[String]) -> ExitCode {
-    let opts = match parse(args, std::env::var("WEAVE_ADDR").ok()) {
-        Ok(Parsed::Help) => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Ok(Parsed::Run(opts)) => opts,
-        Err(msg) => return usage_error(&msg),
-    };
+pub fn run(opts: ServeArgs) -> ExitCode {
     let (public, style) = match resolve_dirs(opts.public) {
         Ok(dirs) => dirs,
         Err(msg) => {
@@ -427,9 +361,9 @@ pub fn run(args: &[String]) -> ExitCode {
     };
     init_logging();
     let conformance = conformance_json(super::conformance::protocol_root(None));
-    let org = match &opts.registry {
-        Some((registry, key)) => crate::devorg::from_deployment(registry, key),
-        None => crate::devorg::load_or_create(&opts.data).and_then(|o| o.setup()),
+    let org = match (&opts.registry, &opts.authority_key) {
+        (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
+        _ => crate::devorg::load_or_create(&opts.data).and_then(|o| o.setup()),
     };
     let org = match org {
         Ok(o) => o,
@@ -465,49 +399,34 @@ pub fn run(args: &[String]) -> ExitCode {
 mod tests {
     use super::*;
 
-    fn strings(args: &[&str]) -> Vec<String> {
-        args.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn opts(args: &[&str], env: Option<&str>) -> Result<Options, String> {
-        match parse(&strings(args), env.map(str::to_string))? {
-            Parsed::Run(o) => Ok(o),
-            Parsed::Help => Err("help".into()),
+    fn opts(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            serve: ServeArgs,
         }
+        use clap::Parser;
+        Wrap::try_parse_from(std::iter::once("serve").chain(args.iter().copied())).map(|w| w.serve)
     }
 
     #[test]
-    fn defaults_and_env() {
+    fn defaults_flags_and_pairs() {
+        // (Environment fallbacks, WEAVE_ADDR and WEAVE_DATA, are clap's `env`; not set here.)
+        let o = opts(&[]).expect("defaults");
+        assert_eq!(o.addr, DEFAULT_ADDR);
+        assert_eq!(o.data, PathBuf::from("data"));
+        let o = opts(&["--addr=1.2.3.4:5", "--public", "x", "--data", "d"]).expect("flags");
         assert_eq!(
-            opts(&[], None).map(|o| o.addr),
-            Ok(DEFAULT_ADDR.to_string())
+            (o.addr.as_str(), o.public, o.data),
+            ("1.2.3.4:5", Some(PathBuf::from("x")), PathBuf::from("d"))
         );
-        assert_eq!(
-            opts(&[], Some("0.0.0.0:9")).map(|o| o.addr),
-            Ok("0.0.0.0:9".to_string())
-        );
-        assert_eq!(
-            opts(&["--addr", "127.0.0.1:1"], Some("0.0.0.0:9")).map(|o| o.addr),
-            Ok("127.0.0.1:1".to_string())
-        );
-    }
-
-    #[test]
-    fn flags() {
-        let o = opts(&["--addr=1.2.3.4:5", "--public", "x", "--data", "d"], None);
-        assert_eq!(
-            o,
-            Ok(Options {
-                addr: "1.2.3.4:5".into(),
-                public: Some(PathBuf::from("x")),
-                data: PathBuf::from("d"),
-                registry: None,
-            })
-        );
-        assert!(opts(&["--bogus"], None).is_err());
-        assert!(opts(&["stray"], None).is_err());
-        assert!(opts(&["--addr"], None).is_err());
-        assert_eq!(opts(&["--help"], None), Err("help".into()));
+        assert!(opts(&["--bogus"]).is_err());
+        assert!(opts(&["stray"]).is_err());
+        assert!(opts(&["--addr"]).is_err());
+        // --registry and --authority-key go together.
+        assert!(opts(&["--registry", "r"]).is_err());
+        assert!(opts(&["--authority-key", "k"]).is_err());
+        assert!(opts(&["--registry", "r", "--authority-key", "k"]).is_ok());
     }
 
     #[test]
