@@ -223,7 +223,7 @@ fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {
 
 /// Opens the durable authority under `data_dir`, bootstraps the development Organization's
 /// Agents on first run, and starts the owner thread.
-#[cfg_attr(not(test), allow(dead_code))]
+#[allow(dead_code)] // the plain authority, without a gateway (tools and tests)
 pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> {
     start_with_clock(data_dir, org, Box::new(now))
 }

@@ -22,8 +22,8 @@ use wasm_core::model::error::ErrorCode;
 use crate::gateway::tls::{self, TlsSetup};
 use crate::gateway::{Gateway, GatewayConfig, Hub, ServiceKey};
 use crate::runtime::{AuthorityHandle, RETRY_AFTER_MS, Reply};
-use std::sync::Arc;
 use crate::wire::WireError;
+use std::sync::Arc;
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 

@@ -2,7 +2,7 @@
 //! human `HELLO`, and frame I/O. The tests use it; so will the simulated Agents, the proxy and
 //! `scenarios --url`. Keys stay in the caller's `Signer`; only signatures leave it.
 
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::CertificateDer;
 use std::sync::Arc;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -46,11 +46,6 @@ pub fn tls_trusting(root: CertificateDer<'static>) -> Result<Arc<rustls::ClientC
     Ok(Arc::new(config))
 }
 
-/// The server name a `wss://` URL's host is checked against.
-pub fn server_name(host: &str) -> Option<ServerName<'static>> {
-    ServerName::try_from(host.trim_matches(['[', ']']).to_owned()).ok()
-}
-
 impl Client {
     /// Opens `url` (`ws://…/ws` or `wss://…/ws`, with `?principal=human` for a human).
     pub async fn connect(
@@ -60,6 +55,24 @@ impl Client {
         let connector = tls.map(Connector::Rustls);
         let (socket, _) =
             tokio_tungstenite::connect_async_tls_with_config(url, None, false, connector)
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+        Ok(Client {
+            socket,
+            session_epoch: None,
+            counter: 0,
+        })
+    }
+
+    /// [`Client::connect`] over a TCP stream the caller set up (socket options, tests).
+    pub async fn connect_stream(
+        url: &str,
+        stream: TcpStream,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> Result<Client, String> {
+        let connector = tls.map(Connector::Rustls);
+        let (socket, _) =
+            tokio_tungstenite::client_async_tls_with_config(url, stream, None, connector)
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         Ok(Client {
@@ -152,7 +165,10 @@ impl Client {
         o.insert("keyId", Value::string(s(init, "/keyId")?));
         o.insert("clientNonce", Value::string(s(init, "/clientNonce")?));
         o.insert("serverNonce", Value::string(s(challenge, "/serverNonce")?));
-        o.insert("challengeSignature", Value::string(b64url_encode(&signature)));
+        o.insert(
+            "challengeSignature",
+            Value::string(b64url_encode(&signature)),
+        );
         Ok(Value::Object(o))
     }
 

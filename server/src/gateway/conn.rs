@@ -126,7 +126,11 @@ async fn handshake(
     let ttl = gw.config.challenge_ttl + std::time::Duration::from_secs(1);
     let second = match tokio::time::timeout(ttl, next_value(socket)).await {
         Ok(v) => v?,
-        Err(_) => return Err(Some(GatewayError::Handshake("challenge expired").wire().fatal())),
+        Err(_) => {
+            return Err(Some(
+                GatewayError::Handshake("challenge expired").wire().fatal(),
+            ));
+        }
     };
     let response = match frame::decode_value(&second) {
         Ok(Frame::HelloClientResponse(r)) => r,
@@ -159,9 +163,11 @@ async fn next_value(socket: &mut WebSocket) -> Result<Value, Option<WireError>> 
             Some(Ok(Message::Text(t))) => {
                 return json::parse(t.as_bytes()).map_err(|e| {
                     Some(
-                        GatewayError::Framing(format!("the frame is not one strict JSON text: {e}"))
-                            .wire()
-                            .fatal(),
+                        GatewayError::Framing(format!(
+                            "the frame is not one strict JSON text: {e}"
+                        ))
+                        .wire()
+                        .fatal(),
                     )
                 });
             }

@@ -247,7 +247,10 @@ impl Conn {
     /// Room left in a replaying subscription's queue; `None` once it was replaced or dropped.
     pub(super) fn replay_room(&self, group: &str, generation: u64) -> Option<usize> {
         let inner = lock(&self.inner);
-        let sub = inner.subs.get(group).filter(|s| s.generation == generation)?;
+        let sub = inner
+            .subs
+            .get(group)
+            .filter(|s| s.generation == generation)?;
         Some(self.group_buffer.saturating_sub(sub.queue.len()))
     }
 
@@ -369,8 +372,10 @@ impl Conn {
 fn continuation(group: &str, last: u64, reason: &str, retry_after_ms: u64) -> String {
     let message = match reason {
         "replay_page" => "replay page complete; SUBSCRIBE again after resumeAfterSequence",
-        _ => "this Group's buffer is full and it is paused on this connection; SUBSCRIBE again \
-              after resumeAfterSequence",
+        _ => {
+            "this Group's buffer is full and it is paused on this connection; SUBSCRIBE again \
+              after resumeAfterSequence"
+        }
     };
     let e = WireError::new(ErrorCode::Backpressure, message)
         .retry_after(if reason == "replay_page" {
@@ -540,6 +545,16 @@ impl Hub {
         }
     }
 
+    /// The live connections of `principal` (tests and operators).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn connections_of(&self, principal: &str) -> Vec<Arc<Conn>> {
+        lock(&self.conns)
+            .values()
+            .filter(|c| c.principal.id == principal)
+            .cloned()
+            .collect()
+    }
+
     pub fn set_presence(&self, agent: &str, record: Value) {
         lock(&self.presence).insert(agent.to_owned(), record);
     }
@@ -706,11 +721,14 @@ impl Publish for Hub {
                                 });
                             }
                             None if kind == Some(SESSION_OPENED) => {
-                                let agent = e.value.pointer("/payload/agentId").and_then(Value::as_str);
-                                let epoch = e.value.pointer("/payload/sessionEpoch").and_then(|v| match v {
-                                    Value::Number(n) => n.as_safe_u64(),
-                                    _ => None,
-                                });
+                                let agent =
+                                    e.value.pointer("/payload/agentId").and_then(Value::as_str);
+                                let epoch = e.value.pointer("/payload/sessionEpoch").and_then(
+                                    |v| match v {
+                                        Value::Number(n) => n.as_safe_u64(),
+                                        _ => None,
+                                    },
+                                );
                                 if let (Some(a), Some(ep)) = (agent, epoch) {
                                     sessions.push((a.to_owned(), ep));
                                 }

@@ -108,10 +108,9 @@ async fn replay(
             .min(READ_CHUNK);
         let reader = Arc::clone(&gw);
         let g = group.clone();
-        let rows = tokio::task::spawn_blocking(move || {
-            reader.reader.group_events(&g, next - 1, want)
-        })
-        .await;
+        let rows =
+            tokio::task::spawn_blocking(move || reader.reader.group_events(&g, next - 1, want))
+                .await;
         let rows = match rows {
             Ok(Ok(rows)) if !rows.is_empty() => rows,
             other => {

@@ -57,17 +57,20 @@ pub(super) fn challenge(
         .filter(|b| b.principal.id == init.agent_id && b.principal.actor_type == kind)
         .filter(|b| timestamp(at).is_some_and(|t| b.valid_at(t.instant())));
     if binding.is_none() {
-        return Err(fail("unknown key ID for this principal")
-            .about_frame(Some(init.frame_id.as_str())));
+        return Err(
+            fail("unknown key ID for this principal").about_frame(Some(init.frame_id.as_str()))
+        );
     }
     let server_nonce = b64url_encode(&random::<32>());
-    let expires = Micros(
-        at.0 + i64::try_from(gw.config.challenge_ttl.as_micros()).unwrap_or(i64::MAX / 2),
-    );
+    let expires =
+        Micros(at.0 + i64::try_from(gw.config.challenge_ttl.as_micros()).unwrap_or(i64::MAX / 2));
     let mut t = Object::new();
     t.insert("agentId", Value::string(init.agent_id.as_str().to_owned()));
     t.insert("challengeId", Value::string(b64url_encode(&random::<18>())));
-    t.insert("clientNonce", Value::string(init.client_nonce.as_str().to_owned()));
+    t.insert(
+        "clientNonce",
+        Value::string(init.client_nonce.as_str().to_owned()),
+    );
     t.insert("expiresAt", Value::string(expires.format()));
     t.insert("keyId", Value::string(init.key_id.as_str().to_owned()));
     t.insert("principalType", Value::string(kind.as_str().to_owned()));
@@ -81,7 +84,10 @@ pub(super) fn challenge(
     f.insert("frameType", Value::string("HELLO"));
     f.insert("phase", Value::string("server_challenge"));
     f.insert("selectedVersion", Value::string("0.1"));
-    f.insert("clientNonce", Value::string(init.client_nonce.as_str().to_owned()));
+    f.insert(
+        "clientNonce",
+        Value::string(init.client_nonce.as_str().to_owned()),
+    );
     f.insert("serverNonce", Value::string(server_nonce.clone()));
     f.insert("challenge", Value::string(b64url_encode(&transcript)));
     let frame = json::to_string(&Value::Object(f));
@@ -128,9 +134,11 @@ pub(super) async fn accept(
     }
     let principal_id = c.init.agent_id.as_str().to_owned();
     let session_epoch = match kind {
-        ActorType::Agent => Some(open_session(gw, &principal_id).await.map_err(|e| {
-            e.fatal().about_frame(about)
-        })?),
+        ActorType::Agent => Some(
+            open_session(gw, &principal_id)
+                .await
+                .map_err(|e| e.fatal().about_frame(about))?,
+        ),
         _ => None,
     };
     let at = now();
@@ -142,7 +150,10 @@ pub(super) async fn accept(
     f.insert("phase", Value::string("server_accept"));
     f.insert("selectedVersion", Value::string("0.1"));
     // Opaque: the grant stays on the connection and the client never sends it back.
-    f.insert("sessionToken", Value::string(b64url_encode(&random::<32>())));
+    f.insert(
+        "sessionToken",
+        Value::string(b64url_encode(&random::<32>())),
+    );
     // Humans: 1, a placeholder the schema requires; never a Command's Session Epoch.
     f.insert("sessionEpoch", Value::from(session_epoch.unwrap_or(1)));
     f.insert("expiresAt", Value::string(expires.format()));
@@ -166,9 +177,14 @@ async fn open_session(gw: &Gateway, agent: &str) -> Result<u64, WireError> {
     o.insert("protocolVersion", Value::string("0.1"));
     o.insert(
         "actionId",
-        Value::string(format!("urn:missionweaveprotocol:action:session-open:{action}")),
+        Value::string(format!(
+            "urn:missionweaveprotocol:action:session-open:{action}"
+        )),
     );
-    o.insert("actor", wasm_core::model::ToJson::to_json(&gw.service.actor));
+    o.insert(
+        "actor",
+        wasm_core::model::ToJson::to_json(&gw.service.actor),
+    );
     o.insert(
         "kind",
         Value::string("ext.missionweaveprotocol.identity.session_open"),
@@ -190,8 +206,17 @@ async fn open_session(gw: &Gateway, agent: &str) -> Result<u64, WireError> {
         &gw.service.key_id,
         &gw.service.signer,
     )
-    .map_err(|_| WireError::new(wasm_core::model::error::ErrorCode::InternalError, "cannot sign"))?;
-    match gw.authority.submit(json::to_string(&doc).into_bytes()).await {
+    .map_err(|_| {
+        WireError::new(
+            wasm_core::model::error::ErrorCode::InternalError,
+            "cannot sign",
+        )
+    })?;
+    match gw
+        .authority
+        .submit(json::to_string(&doc).into_bytes())
+        .await
+    {
         Reply::Refused(e) => Err(e),
         Reply::Done(body) => json::parse_str(&body)
             .ok()

@@ -32,7 +32,10 @@ pub fn server_config(
     certs: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
 ) -> Result<TlsSetup, String> {
-    let leaf = certs.first().cloned().ok_or("the certificate file has no certificate")?;
+    let leaf = certs
+        .first()
+        .cloned()
+        .ok_or("the certificate file has no certificate")?;
     let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -101,8 +104,8 @@ pub async fn serve(
             listener
                 .set_nonblocking(true)
                 .map_err(|e| format!("listener: {e}"))?;
-            let listener =
-                tokio::net::TcpListener::from_std(listener).map_err(|e| format!("listener: {e}"))?;
+            let listener = tokio::net::TcpListener::from_std(listener)
+                .map_err(|e| format!("listener: {e}"))?;
             axum::serve(listener, app)
                 .with_graceful_shutdown(shutdown)
                 .await
