@@ -106,9 +106,9 @@ pub struct ReplyTo {
 }
 
 impl ReplyTo {
-    /// Answers the sender; gives the reply back if it has gone.
-    pub fn send(self, reply: Reply) -> Result<(), Reply> {
-        self.tx.send(reply)
+    /// Answers the sender; false if it has gone.
+    pub fn send(self, reply: Reply) -> bool {
+        self.tx.send(reply).is_ok()
     }
 }
 

@@ -502,6 +502,31 @@ mod tests {
         assert!(opts(&["--registry", "r"]).is_err());
         assert!(opts(&["--authority-key", "k"]).is_err());
         assert!(opts(&["--registry", "r", "--authority-key", "k"]).is_ok());
+        // TLS: --tls alone; --tls-cert and --tls-key together.
+        let o = opts(&["--tls"]).expect("tls");
+        assert!(o.tls && o.tls_cert.is_none());
+        assert!(!opts(&[]).expect("defaults").tls);
+        assert!(opts(&["--tls-cert", "c"]).is_err());
+        assert!(opts(&["--tls-key", "k"]).is_err());
+        let o = opts(&["--tls-cert", "c", "--tls-key", "k"]).expect("pair");
+        assert_eq!(o.tls_cert, Some(PathBuf::from("c")));
+    }
+
+    #[test]
+    fn tls_is_off_on_loopback_unless_asked_and_on_everywhere_else() {
+        let dir = std::env::temp_dir().join(format!("weave-serve-tls-{}", std::process::id()));
+        let data = dir.to_string_lossy().into_owned();
+        let lo: SocketAddr = "127.0.0.1:8080".parse().expect("addr");
+        let any: SocketAddr = "0.0.0.0:8080".parse().expect("addr");
+        let plain = opts(&["--data", &data]).expect("opts");
+        assert!(tls_for(&plain, &lo).expect("plain").is_none());
+        let forced = opts(&["--data", &data, "--tls"]).expect("opts");
+        assert!(tls_for(&forced, &lo).expect("tls").is_some());
+        let public = opts(&["--data", &data, "--addr", "0.0.0.0:8080"]).expect("opts");
+        assert!(tls_for(&public, &any).expect("tls").is_some());
+        // The development certificate was made once, under the data directory.
+        assert!(dir.join("tls").join("dev-cert.pem").is_file());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

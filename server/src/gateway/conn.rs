@@ -107,7 +107,7 @@ async fn handshake(
     let is_hello = first.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
     let decoded = frame::decode_value(&first);
     let init = match decoded {
-        Ok(f) => session::as_client_init(f).map_err(Some)?,
+        Ok(f) => session::as_client_init(f).map_err(|e| Some(*e))?,
         Err(_) if !is_hello => return Err(Some(GatewayError::NotAuthenticated.wire().fatal())),
         Err(e) => {
             return Err(Some(
@@ -118,7 +118,7 @@ async fn handshake(
             ));
         }
     };
-    let (challenge, frame) = session::challenge(gw, init, kind).map_err(Some)?;
+    let (challenge, frame) = session::challenge(gw, init, kind).map_err(|e| Some(*e))?;
     socket
         .send(Message::Text(frame.into()))
         .await

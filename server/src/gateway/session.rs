@@ -49,7 +49,7 @@ pub(super) fn challenge(
     gw: &Gateway,
     init: HelloClientInit,
     kind: ActorType,
-) -> Result<(Challenge, String), WireError> {
+) -> Result<(Challenge, String), Box<WireError>> {
     let at = now();
     let binding = gw
         .registry
@@ -57,9 +57,9 @@ pub(super) fn challenge(
         .filter(|b| b.principal.id == init.agent_id && b.principal.actor_type == kind)
         .filter(|b| timestamp(at).is_some_and(|t| b.valid_at(t.instant())));
     if binding.is_none() {
-        return Err(
-            fail("unknown key ID for this principal").about_frame(Some(init.frame_id.as_str()))
-        );
+        return Err(Box::new(
+            fail("unknown key ID for this principal").about_frame(Some(init.frame_id.as_str())),
+        ));
     }
     let server_nonce = b64url_encode(&random::<32>());
     let expires =
@@ -77,7 +77,7 @@ pub(super) fn challenge(
     t.insert("protocolVersion", Value::string("0.1"));
     t.insert("serverNonce", Value::string(server_nonce.clone()));
     let transcript = json::jcs::canonicalize(&Value::Object(t))
-        .map_err(|_| fail("the challenge could not be built"))?;
+        .map_err(|_| Box::new(fail("the challenge could not be built")))?;
     let mut f = Object::new();
     f.insert("protocolVersion", Value::string("0.1"));
     f.insert("frameId", Value::string(frame_id()));
@@ -256,12 +256,14 @@ pub(super) fn offers_no_common_version(v: &Value) -> bool {
 }
 
 /// The frame expected first: `HELLO/client_init`.
-pub(super) fn as_client_init(f: Frame) -> Result<HelloClientInit, WireError> {
+pub(super) fn as_client_init(f: Frame) -> Result<HelloClientInit, Box<WireError>> {
     match f {
         Frame::HelloClientInit(i) => Ok(i),
-        other => Err(GatewayError::NotAuthenticated
-            .wire()
-            .fatal()
-            .about_frame(Some(other.frame_id().as_str()))),
+        other => Err(Box::new(
+            GatewayError::NotAuthenticated
+                .wire()
+                .fatal()
+                .about_frame(Some(other.frame_id().as_str())),
+        )),
     }
 }
