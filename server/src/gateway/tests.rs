@@ -1040,3 +1040,114 @@ fn the_development_certificate_is_made_once_and_serves_tls13_only() {
         "WebSocket upgrades need HTTP/1.1"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archived_group_answers_cursor_too_old_below_its_snapshot() {
+    let dir = TempDir::new("archive");
+    let mut srv = Server::start(
+        &dir,
+        Options {
+            tls: false,
+            ..Options::default()
+        },
+    )
+    .await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let post = srv.post(GROUP, "owner", None);
+    srv.accepted(post).await;
+    let mut p = Object::new();
+    p.insert("reason", Value::string("done"));
+    let env = Envelope {
+        group_id: Some(GROUP.into()),
+        membership_epoch: Some(1),
+        ..Envelope::default()
+    };
+    let cancel = srv
+        .h
+        .command("owner", "mission.cancel", &env, p, runtime::now());
+    srv.accepted(cancel).await;
+    let through = srv.head(GROUP);
+    let ids: Vec<Value> = srv
+        .gw
+        .reader
+        .group_events(GROUP, 0, 1000)
+        .expect("history")
+        .iter()
+        .map(|b| {
+            let v = json::parse(b).expect("event");
+            Value::string(s(&v, "/eventId").to_owned())
+        })
+        .collect();
+    // The snapshot's createdAt (whole seconds) must not precede the last Event.
+    let start = runtime::now();
+    while runtime::now().0 / 1_000_000 == start.0 / 1_000_000 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let t = runtime::now().format_whole_seconds();
+    let mut entry = Object::new();
+    entry.insert("entryId", Value::string("urn:x:policy:1"));
+    entry.insert("decision", Value::string("Mission closed"));
+    entry.insert(
+        "actor",
+        wasm_core::model::ToJson::to_json(&srv.h.actor("owner")),
+    );
+    entry.insert("occurredAt", Value::string(t.clone()));
+    entry.insert("details", Value::Object(Object::new()));
+    let mut snap = Object::new();
+    snap.insert("snapshotId", Value::string("urn:x:snapshot:g"));
+    snap.insert("groupId", Value::string(GROUP));
+    snap.insert("throughSequence", Value::from(through));
+    snap.insert(
+        "stateHash",
+        Value::string(format!("sha256:{}", "0".repeat(64))),
+    );
+    snap.insert("policyLog", Value::Array(vec![Value::Object(entry)]));
+    snap.insert(
+        "createdBy",
+        wasm_core::model::ToJson::to_json(&srv.h.actor("group-gateway")),
+    );
+    snap.insert("createdAt", Value::string(t));
+    snap.insert("eventIds", Value::Array(ids));
+    let mut snap = Value::Object(snap);
+    let gw_key = &srv.h.principals["group-gateway"];
+    wasm_core::crypto::sign_document(
+        &mut snap,
+        wasm_core::crypto::DocumentKind::GroupSnapshot,
+        &gw_key.key_id,
+        &gw_key.seed,
+    )
+    .expect("signed snapshot");
+    let mut p = Object::new();
+    p.insert("snapshot", snap);
+    let env = Envelope {
+        group_id: Some(GROUP.into()),
+        ..Envelope::default()
+    };
+    let archive = srv.h.command(
+        "group-gateway",
+        "ext.missionweaveprotocol.core.group_archive",
+        &env,
+        p,
+        runtime::now(),
+    );
+    srv.accepted(archive).await;
+    assert_eq!(srv.head(GROUP), through + 2);
+
+    let mut owner = srv.session("owner").await;
+    let sub = owner.subscribe_frame(&[(GROUP, 0)]);
+    owner.send(&sub).await.expect("send");
+    let e = frame(&mut owner).await;
+    assert_eq!(code(&e), "CURSOR_TOO_OLD", "{}", json::to_string(&e));
+    assert_eq!(s(&e, "/error/groupId"), GROUP);
+    assert_eq!(n(&e, "/error/details/throughSequence"), through);
+    assert_eq!(n(&e, "/error/details/snapshotEventSequence"), through + 1);
+    assert_eq!(s(&e, "/error/details/snapshotId"), "urn:x:snapshot:g");
+    // From the snapshot's sequence: the signed snapshot reference, then the archive.
+    let sub = owner.subscribe_frame(&[(GROUP, through)]);
+    owner.send(&sub).await.expect("send");
+    let evs = events(&mut owner, GROUP, through, 2).await;
+    assert_eq!(s(&evs[0], "/event/kind"), "group.snapshot.created");
+    assert_eq!(s(&evs[1], "/event/kind"), "group.archived");
+    srv.stop().await;
+}
