@@ -6,6 +6,7 @@
 mod authority;
 mod cli;
 mod devorg;
+mod gateway;
 mod runtime;
 mod store;
 mod wire;

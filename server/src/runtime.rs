@@ -93,8 +93,38 @@ pub enum Reply {
     Refused(WireError),
 }
 
-/// Where the answer to one Command goes.
-pub type ReplyTo = tokio::sync::oneshot::Sender<Reply>;
+/// Which gateway connection sent a Command (`None`: the HTTP edge or the authority itself),
+/// so that its own Events reach it even where it has not subscribed (binding.md, "the
+/// sender's outcome").
+pub type Origin = Option<u64>;
+
+/// Where the answer to one Command goes, and who sent it.
+#[derive(Debug)]
+pub struct ReplyTo {
+    tx: tokio::sync::oneshot::Sender<Reply>,
+    pub origin: Origin,
+}
+
+impl ReplyTo {
+    /// Answers the sender; false if it has gone.
+    pub fn send(self, reply: Reply) -> bool {
+        self.tx.send(reply).is_ok()
+    }
+}
+
+/// Sees every batch once it is durable, on the owner thread, before its senders are
+/// answered: the gateway's fan-out hub (§16, §17.2). It must not block.
+pub trait Publish: Send + Sync {
+    /// Called once at start-up with the replayed state and store.
+    fn start(&self, state: &wasm_core::authority::state::State, store: &dyn crate::store::Store);
+    /// One durable batch: each outcome with the connection that sent its Command.
+    fn publish(
+        &self,
+        state: &wasm_core::authority::state::State,
+        store: &dyn crate::store::Store,
+        batch: &[(&Outcome, Origin)],
+    );
+}
 
 /// One Command on its way to the authority, with where its answer goes.
 pub type Request = (Vec<u8>, ReplyTo);
@@ -111,8 +141,13 @@ impl AuthorityHandle {
     /// Submits signed Command bytes; resolves once the outcome is durable, or at once with
     /// `BACKPRESSURE` when the queue is full.
     pub async fn submit(&self, bytes: Vec<u8>) -> Reply {
+        self.submit_from(bytes, None).await
+    }
+
+    /// [`AuthorityHandle::submit`] for a Command that came in on gateway connection `origin`.
+    pub async fn submit_from(&self, bytes: Vec<u8>, origin: Origin) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        match self.tx.try_send((bytes, tx)) {
+        match self.tx.try_send((bytes, ReplyTo { tx, origin })) {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full(_)) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
@@ -188,16 +223,37 @@ fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {
 
 /// Opens the durable authority under `data_dir`, bootstraps the development Organization's
 /// Agents on first run, and starts the owner thread.
+#[allow(dead_code)] // the plain authority, without a gateway (tools and tests)
 pub fn start(data_dir: &Path, org: OrgSetup) -> Result<AuthorityHandle, String> {
     start_with_clock(data_dir, org, Box::new(now))
 }
 
+/// [`start`] with every durable batch published to `publisher` (the gateway's hub).
+pub fn start_publishing(
+    data_dir: &Path,
+    org: OrgSetup,
+    publisher: std::sync::Arc<dyn Publish>,
+) -> Result<AuthorityHandle, String> {
+    start_full(data_dir, org, Box::new(now), Some(publisher))
+}
+
 /// [`start`] with the owner thread deciding each batch at `clock()` (tests replay scenarios
 /// at their own times through the real thread and store).
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn start_with_clock(
     data_dir: &Path,
     org: OrgSetup,
     clock: Clock,
+) -> Result<AuthorityHandle, String> {
+    start_full(data_dir, org, clock, None)
+}
+
+/// The authority at `clock()`, publishing each durable batch to `publisher` if any.
+pub fn start_full(
+    data_dir: &Path,
+    org: OrgSetup,
+    clock: Clock,
+    publisher: Option<std::sync::Arc<dyn Publish>>,
 ) -> Result<AuthorityHandle, String> {
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
@@ -229,6 +285,9 @@ pub fn start_with_clock(
         data_dir.join("authority.sqlite").display(),
         svc.authority.state.projection_hash()
     );
+    if let Some(p) = &publisher {
+        p.start(&svc.authority.state, svc.store());
+    }
     let (verify_threads, sign_threads) = split_threads(available_threads());
     svc.set_threads(sign_threads);
     let verifier = svc.verifier(verify_threads);
@@ -240,7 +299,7 @@ pub fn start_with_clock(
         .map_err(|e| format!("cannot start the verify thread: {e}"))?;
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || run(&mut svc, &vrx, &clock))
+        .spawn(move || run(&mut svc, &vrx, &clock, publisher.as_deref()))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle { tx })
 }
@@ -249,11 +308,25 @@ pub fn start_with_clock(
 /// decided and written; each batch's senders are answered, in order, once it is durable
 /// (`Pipeline`). With nothing new to do, the oldest waiting batch is finished at once, so an
 /// answer never waits for more traffic.
-fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>, clock: &Clock) {
+fn run(
+    svc: &mut AuthorityService,
+    rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>,
+    clock: &Clock,
+    publisher: Option<&dyn Publish>,
+) {
     // Each sender with its Command's bytes, kept to name a refused Command in its answer.
     type Senders = Vec<(ReplyTo, Vec<u8>)>;
     let mut pipeline: Pipeline<Senders> = Pipeline::default();
     let answer = |svc: &AuthorityService, (outcomes, senders): (Vec<Outcome>, Senders)| {
+        // Durable now: subscribers see the batch before any sender hears of it.
+        if let Some(p) = publisher {
+            let batch: Vec<(&Outcome, Origin)> = outcomes
+                .iter()
+                .zip(&senders)
+                .map(|(o, (s, _))| (o, s.origin))
+                .collect();
+            p.publish(&svc.authority.state, svc.store(), &batch);
+        }
         for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
             let _ = sender.send(reply(svc, outcome, &bytes));
         }

@@ -30,6 +30,12 @@ pub struct WireError {
     pub expected_revision: Option<u64>,
     pub current_revision: Option<u64>,
     pub retry_after_ms: Option<u64>,
+    /// The WebSocket frame refused (`relatedFrameId`, §19).
+    pub related_frame_id: Option<String>,
+    /// Set when the gateway closes the connection after this error.
+    pub fatal: Option<bool>,
+    /// `snapshotArtifactHash` of a `CURSOR_TOO_OLD` (§16).
+    pub snapshot_artifact_hash: Option<String>,
     /// When the server refused (`occurredAt`).
     pub at: Micros,
 }
@@ -53,6 +59,9 @@ impl WireError {
             expected_revision: None,
             current_revision: None,
             retry_after_ms: None,
+            related_frame_id: None,
+            fatal: None,
+            snapshot_artifact_hash: None,
             at: crate::runtime::now(),
         }
     }
@@ -88,6 +97,30 @@ impl WireError {
         self
     }
 
+    /// Names the refused frame (`relatedFrameId`).
+    pub fn about_frame(mut self, frame_id: Option<&str>) -> WireError {
+        self.related_frame_id = frame_id
+            .filter(|s| wasm_core::id::check_id(s).is_ok())
+            .map(str::to_owned);
+        self
+    }
+
+    /// Marks the error as closing the connection (`fatal: true`).
+    pub fn fatal(mut self) -> WireError {
+        self.fatal = Some(true);
+        self
+    }
+
+    pub fn in_group(mut self, group_id: &str) -> WireError {
+        self.group_id = Some(group_id.to_owned()).filter(|g| wasm_core::id::check_id(g).is_ok());
+        self
+    }
+
+    pub fn detail(mut self, name: &str, value: Value) -> WireError {
+        self.details.insert(name.to_owned(), value);
+        self
+    }
+
     /// Names the refused Command (`relatedActionId`, `groupId`) when its bytes are a JSON
     /// object carrying them: the sender's own values, so nothing undisclosed is revealed.
     pub fn about_command(mut self, bytes: &[u8]) -> WireError {
@@ -112,14 +145,17 @@ impl WireError {
             code: self.code,
             message: Str(bounded_message(&self.message)),
             retryable: self.code.retry_generally_safe(),
-            fatal: None,
-            related_frame_id: None,
+            fatal: self.fatal,
+            related_frame_id: id(&self.related_frame_id),
             related_action_id: id(&self.related_action_id),
             group_id: id(&self.group_id),
             expected_revision: self.expected_revision.map(SafeInt),
             current_revision: self.current_revision.map(SafeInt),
             retry_after_ms: self.retry_after_ms.map(SafeInt),
-            snapshot_artifact_hash: None,
+            snapshot_artifact_hash: self
+                .snapshot_artifact_hash
+                .clone()
+                .map(wasm_core::model::Sha256Hash),
             details: Some(self.details.clone()).filter(|d| !d.is_empty()),
             occurred_at,
         });

@@ -1,5 +1,6 @@
-//! `weave-console serve`: serves the static console (`public/`, plus `style/` under `/style`)
-//! and `GET /healthz`, until Ctrl-C or SIGTERM.
+//! `weave-console serve`: serves the static console (`public/`, plus `style/` under `/style`),
+//! `GET /healthz`, `POST /api/commands` and the WebSocket binding at `/ws` (§17; TLS 1.3 on
+//! every non-loopback address), until Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -18,8 +19,11 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use wasm_core::model::error::ErrorCode;
 
+use crate::gateway::tls::{self, TlsSetup};
+use crate::gateway::{Gateway, GatewayConfig, Hub, ServiceKey};
 use crate::runtime::{AuthorityHandle, RETRY_AFTER_MS, Reply};
 use crate::wire::WireError;
+use std::sync::Arc;
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 
@@ -64,6 +68,17 @@ pub struct ServeArgs {
     /// service Principal.
     #[arg(long, value_name = "FILE", requires = "registry")]
     pub authority_key: Option<PathBuf>,
+    /// Serve TLS 1.3 (`https://`, `wss://`) on a loopback address too; every other address
+    /// always gets TLS (§17.1).
+    #[arg(long)]
+    pub tls: bool,
+    /// PEM certificate chain for TLS (default: a development certificate generated under
+    /// the data directory, its SHA-256 fingerprint printed).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for `--tls-cert`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -238,11 +253,24 @@ async fn timeout_document(timeout: Duration, response: Response) -> Response {
 
 /// The console's routes, each request cut after `timeout` and logged (method, path, status,
 /// latency).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn router(
     public: &Path,
     style: Option<&Path>,
     conformance: String,
     authority: Option<AuthorityHandle>,
+    timeout: Duration,
+) -> Router {
+    router_with(public, style, conformance, authority, None, timeout)
+}
+
+/// [`router`] with the WebSocket binding at `/ws` (§17).
+pub(crate) fn router_with(
+    public: &Path,
+    style: Option<&Path>,
+    conformance: String,
+    authority: Option<AuthorityHandle>,
+    gateway: Option<Arc<Gateway>>,
     timeout: Duration,
 ) -> Router {
     let conformance: std::sync::Arc<str> = conformance.into();
@@ -262,6 +290,9 @@ pub(crate) fn router(
                 .with_state(handle)
                 .layer(DefaultBodyLimit::max(MAX_COMMAND_BYTES)),
         );
+    }
+    if let Some(gw) = gateway {
+        app = app.route("/ws", get(crate::gateway::upgrade).with_state(gw));
     }
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
@@ -327,22 +358,44 @@ async fn shutdown_signal() {
     eprintln!("weave-console: shutting down");
 }
 
-async fn serve(addr: &str, app: Router) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+/// How the listener is secured: TLS 1.3 on every non-loopback address, and on loopback with
+/// `--tls` (§17.1).
+fn tls_for(opts: &ServeArgs, local: &SocketAddr) -> Result<Option<TlsSetup>, String> {
+    if !opts.tls && opts.tls_cert.is_none() && tls::is_loopback(local) {
+        return Ok(None);
+    }
+    if let (Some(cert), Some(key)) = (&opts.tls_cert, &opts.tls_key) {
+        return tls::from_files(cert, key).map(Some);
+    }
+    let host = opts
+        .addr
+        .rsplit_once(':')
+        .map_or(opts.addr.as_str(), |(h, _)| h)
+        .trim_matches(['[', ']']);
+    let (setup, path, created) = tls::development(&opts.data, host)?;
+    println!(
+        "weave-console: TLS development certificate {}{}, SHA-256 fingerprint {}",
+        path.display(),
+        if created { " (new)" } else { "" },
+        tls::fingerprint(setup.leaf.as_ref())
+    );
+    Ok(Some(setup))
+}
+
+async fn serve(opts: &ServeArgs, app: Router) -> Result<(), String> {
+    let listener = std::net::TcpListener::bind(&opts.addr)
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
-    println!("weave-console listening on http://{local}");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| format!("server error: {e}"))
+    let tls = tls_for(opts, &local)?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    println!("weave-console listening on {scheme}://{local}");
+    tls::serve(listener, app, tls.map(|t| t.config), shutdown_signal()).await
 }
 
 pub fn run(opts: ServeArgs) -> ExitCode {
-    let (public, style) = match resolve_dirs(opts.public) {
+    let (public, style) = match resolve_dirs(opts.public.clone()) {
         Ok(dirs) => dirs,
         Err(msg) => {
             eprintln!("weave-console: {msg}");
@@ -372,21 +425,43 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let authority = match crate::runtime::start(&opts.data, org) {
+    let hub = Arc::new(Hub::new());
+    let registry = org.registry.clone();
+    let service = ServiceKey {
+        actor: org.config.accepted_by.clone(),
+        key_id: org.config.key_id.clone(),
+        signer: wasm_core::crypto::ed25519::Signer::from_seed(&org.config.seed),
+    };
+    let authority = match crate::runtime::start_publishing(&opts.data, org, hub.clone()) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("weave-console: cannot start the authority: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let app = router(
+    let gateway = match Gateway::new(
+        GatewayConfig::default(),
+        hub,
+        authority.clone(),
+        registry,
+        service,
+        &opts.data,
+    ) {
+        Ok(g) => Arc::new(g),
+        Err(e) => {
+            eprintln!("weave-console: cannot start the gateway: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = router_with(
         &public,
         style.as_deref(),
         conformance,
         Some(authority),
+        Some(gateway),
         REQUEST_TIMEOUT,
     );
-    match runtime.block_on(serve(&opts.addr, app)) {
+    match runtime.block_on(serve(&opts, app)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");
@@ -427,6 +502,31 @@ mod tests {
         assert!(opts(&["--registry", "r"]).is_err());
         assert!(opts(&["--authority-key", "k"]).is_err());
         assert!(opts(&["--registry", "r", "--authority-key", "k"]).is_ok());
+        // TLS: --tls alone; --tls-cert and --tls-key together.
+        let o = opts(&["--tls"]).expect("tls");
+        assert!(o.tls && o.tls_cert.is_none());
+        assert!(!opts(&[]).expect("defaults").tls);
+        assert!(opts(&["--tls-cert", "c"]).is_err());
+        assert!(opts(&["--tls-key", "k"]).is_err());
+        let o = opts(&["--tls-cert", "c", "--tls-key", "k"]).expect("pair");
+        assert_eq!(o.tls_cert, Some(PathBuf::from("c")));
+    }
+
+    #[test]
+    fn tls_is_off_on_loopback_unless_asked_and_on_everywhere_else() {
+        let dir = std::env::temp_dir().join(format!("weave-serve-tls-{}", std::process::id()));
+        let data = dir.to_string_lossy().into_owned();
+        let lo: SocketAddr = "127.0.0.1:8080".parse().expect("addr");
+        let any: SocketAddr = "0.0.0.0:8080".parse().expect("addr");
+        let plain = opts(&["--data", &data]).expect("opts");
+        assert!(tls_for(&plain, &lo).expect("plain").is_none());
+        let forced = opts(&["--data", &data, "--tls"]).expect("opts");
+        assert!(tls_for(&forced, &lo).expect("tls").is_some());
+        let public = opts(&["--data", &data, "--addr", "0.0.0.0:8080"]).expect("opts");
+        assert!(tls_for(&public, &any).expect("tls").is_some());
+        // The development certificate was made once, under the data directory.
+        assert!(dir.join("tls").join("dev-cert.pem").is_file());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! what a batch's answers depend on is durable before any of them is sent.
 
 mod checkpointer;
+pub mod cursors;
+pub mod reader;
 mod shared;
 pub mod sqlite;
 mod syncer;

@@ -1,0 +1,417 @@
+//! One WebSocket connection (§17.1): the handshake, then a reader (frames in, strictly
+//! framed) and a writer (the connection's queues out, `hub::Conn::next`). The writer alone
+//! waits on the socket, so a client that stops reading stalls only its own writer; its
+//! Groups fill their bounded queues and pause (§17.3) while every other socket and the
+//! authority go on.
+//!
+//! What closes the connection (binding.md, "Errors"): a failed handshake, a first frame that
+//! is not `HELLO`, a binary message, a fenced or expired session, and a client that leaves
+//! its replies unread. Everything else, a rejected Command included, is answered with an
+//! `ERROR` frame and the connection stays open.
+
+use super::hub::{Conn, Next, Principal};
+use super::session::{self, Established};
+use super::{Gateway, GatewayError, error_frame, replay};
+use crate::runtime::{Reply, now};
+use crate::wire::WireError;
+use axum::extract::ws::{Message, WebSocket};
+use futures_util::{SinkExt, StreamExt};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use wasm_core::frame::{self, Frame};
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::common::ActorType;
+use wasm_core::model::error::ErrorCode;
+
+/// Replies a client may leave unread before it is disconnected.
+const MAX_CONTROL: usize = 1024;
+
+/// What the reader does after a frame.
+enum Flow {
+    Continue,
+    Close,
+}
+
+/// Runs one connection to its end.
+pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType) {
+    let established = match handshake(&gw, &mut socket, kind).await {
+        Ok(e) => e,
+        Err(Some(e)) => {
+            let _ = socket.send(Message::Text(error_frame(&e).into())).await;
+            let _ = socket.send(Message::Close(None)).await;
+            return;
+        }
+        Err(None) => return,
+    };
+    let conn = Arc::new(Conn::new(
+        gw.conn_id(),
+        established.principal.clone(),
+        gw.config.group_buffer,
+        gw.config.retry_after_ms,
+    ));
+    gw.hub.register(Arc::clone(&conn));
+    if let Some(epoch) = established.principal.session_epoch {
+        gw.hub.fence_older(&established.principal.id, epoch);
+    }
+    if socket
+        .send(Message::Text(established.accept.clone().into()))
+        .await
+        .is_err()
+    {
+        gw.hub.unregister(&conn);
+        return;
+    }
+    let (sink, mut stream) = socket.split();
+    let writer = tokio::spawn(write_loop(Arc::clone(&conn), sink));
+    let in_flight = Arc::new(Semaphore::new(gw.config.commands_in_flight.max(1)));
+    while let Some(msg) = stream.next().await {
+        let flow = match msg {
+            Ok(Message::Text(t)) => on_text(&gw, &conn, &established, &in_flight, t.as_bytes()),
+            Ok(Message::Binary(_)) => {
+                conn.close_with(Some(error_frame(
+                    &GatewayError::Framing(
+                        "binary WebSocket messages carry no MissionWeaveProtocol frame (§17.1)"
+                            .into(),
+                    )
+                    .wire()
+                    .fatal(),
+                )));
+                Flow::Close
+            }
+            Ok(Message::Ping(_) | Message::Pong(_)) => Flow::Continue,
+            Ok(Message::Close(_)) | Err(_) => Flow::Close,
+        };
+        if matches!(flow, Flow::Close) || conn.is_closing() || conn.is_fenced() {
+            break;
+        }
+        if conn.control_len() > MAX_CONTROL {
+            tracing::warn!(conn = conn.id, "a client left its replies unread; closing");
+            break;
+        }
+    }
+    conn.close_with(None);
+    let _ = writer.await;
+    gw.hub.unregister(&conn);
+}
+
+/// `HELLO` in four steps; `Err(None)` when the client went away.
+async fn handshake(
+    gw: &Arc<Gateway>,
+    socket: &mut WebSocket,
+    kind: ActorType,
+) -> Result<Established, Option<WireError>> {
+    let first = next_value(socket).await?;
+    if session::offers_no_common_version(&first) {
+        return Err(Some(GatewayError::Version.wire().fatal()));
+    }
+    let is_hello = first.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
+    let decoded = frame::decode_value(&first);
+    let init = match decoded {
+        Ok(f) => session::as_client_init(f).map_err(|e| Some(*e))?,
+        Err(_) if !is_hello => return Err(Some(GatewayError::NotAuthenticated.wire().fatal())),
+        Err(e) => {
+            return Err(Some(
+                GatewayError::Schema(e.message)
+                    .wire()
+                    .fatal()
+                    .about_frame(e.frame_id.as_ref().map(|i| i.as_str())),
+            ));
+        }
+    };
+    let (challenge, frame) = session::challenge(gw, init, kind).map_err(|e| Some(*e))?;
+    socket
+        .send(Message::Text(frame.into()))
+        .await
+        .map_err(|_| None)?;
+    let ttl = gw.config.challenge_ttl + std::time::Duration::from_secs(1);
+    let second = match tokio::time::timeout(ttl, next_value(socket)).await {
+        Ok(v) => v?,
+        Err(_) => {
+            return Err(Some(
+                GatewayError::Handshake("challenge expired").wire().fatal(),
+            ));
+        }
+    };
+    let response = match frame::decode_value(&second) {
+        Ok(Frame::HelloClientResponse(r)) => r,
+        Ok(other) => {
+            return Err(Some(
+                GatewayError::Handshake("HELLO/client_init must be followed by client_response")
+                    .wire()
+                    .fatal()
+                    .about_frame(Some(other.frame_id().as_str())),
+            ));
+        }
+        Err(e) => {
+            return Err(Some(
+                GatewayError::Schema(e.message)
+                    .wire()
+                    .fatal()
+                    .about_frame(e.frame_id.as_ref().map(|i| i.as_str())),
+            ));
+        }
+    };
+    session::accept(gw, challenge, &response, kind)
+        .await
+        .map_err(Some)
+}
+
+/// The next frame as strict JSON during the handshake.
+async fn next_value(socket: &mut WebSocket) -> Result<Value, Option<WireError>> {
+    loop {
+        match socket.recv().await {
+            Some(Ok(Message::Text(t))) => {
+                return json::parse(t.as_bytes()).map_err(|e| {
+                    Some(
+                        GatewayError::Framing(format!(
+                            "the frame is not one strict JSON text: {e}"
+                        ))
+                        .wire()
+                        .fatal(),
+                    )
+                });
+            }
+            Some(Ok(Message::Binary(_))) => {
+                return Err(Some(
+                    GatewayError::Framing(
+                        "binary WebSocket messages carry no MissionWeaveProtocol frame (§17.1)"
+                            .into(),
+                    )
+                    .wire()
+                    .fatal(),
+                ));
+            }
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            _ => return Err(None),
+        }
+    }
+}
+
+/// Sends the connection's frames until it closes or is fenced.
+async fn write_loop(
+    conn: Arc<Conn>,
+    mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
+) {
+    loop {
+        let notified = conn.wake.notified();
+        match conn.next() {
+            Next::Frame(f) => {
+                if sink.send(Message::Text(f.as_ref().into())).await.is_err() {
+                    break;
+                }
+            }
+            Next::Idle => notified.await,
+            Next::Close => {
+                let _ = sink.send(Message::Close(None)).await;
+                break;
+            }
+        }
+    }
+}
+
+/// One text message from an authenticated client.
+fn on_text(
+    gw: &Arc<Gateway>,
+    conn: &Arc<Conn>,
+    session: &Established,
+    in_flight: &Arc<Semaphore>,
+    bytes: &[u8],
+) -> Flow {
+    // Duplicate members at any depth, a BOM, trailing data: PROTOCOL_VIOLATION (§17.4).
+    let v = match json::parse(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            conn.control(error_frame(
+                &GatewayError::Framing(format!("the frame is not one strict JSON text: {e}"))
+                    .wire(),
+            ));
+            return Flow::Continue;
+        }
+    };
+    // The session first, on every frame (§6.3): fenced or expired ends it. A fenced socket
+    // got nothing since the newer HELLO; this refusal is the last thing it gets.
+    if gw.hub.is_stale(conn) {
+        conn.fence();
+        let mut e = GatewayError::Fenced
+            .wire()
+            .fatal()
+            .about_frame(v.pointer("/frameId").and_then(Value::as_str));
+        if let Some(c) = v.pointer("/command") {
+            e = e.about_command(json::to_string(c).as_bytes());
+        }
+        conn.close_with(Some(error_frame(&e)));
+        return Flow::Close;
+    }
+    if now() > session.expires {
+        conn.close_with(Some(error_frame(&GatewayError::Expired.wire().fatal())));
+        return Flow::Close;
+    }
+    let f = match frame::decode_value(&v) {
+        Ok(f) => f,
+        Err(e) => {
+            conn.control(error_frame(
+                &GatewayError::Schema(e.message)
+                    .wire()
+                    .about_frame(e.frame_id.as_ref().map(|i| i.as_str())),
+            ));
+            return Flow::Continue;
+        }
+    };
+    let frame_id = f.frame_id().as_str().to_owned();
+    match f {
+        Frame::Subscribe(s) => replay::subscribe(gw, conn, &s),
+        Frame::Command(c) => command(gw, conn, in_flight, &frame_id, &c.command.value),
+        Frame::Ack(a) => ack(gw, conn, &frame_id, &a),
+        Frame::Ping(p) => ping(gw, conn, &frame_id, &p),
+        other => conn.control(error_frame(
+            &GatewayError::Framing(format!(
+                "a client may not send {} frames after authentication",
+                other.frame_type().as_str()
+            ))
+            .wire()
+            .about_frame(Some(&frame_id)),
+        )),
+    }
+    Flow::Continue
+}
+
+/// `COMMAND`: the Command goes to the authority as is; its Events come back through the hub
+/// (to subscribers, and to the sender by the rule of binding.md); a refusal comes back as an
+/// `ERROR` naming the frame and the Action ID, and the connection stays open.
+fn command(
+    gw: &Arc<Gateway>,
+    conn: &Arc<Conn>,
+    in_flight: &Arc<Semaphore>,
+    frame_id: &str,
+    command: &Value,
+) {
+    let bytes = json::to_string(command).into_bytes();
+    let actor_id = command.pointer("/actor/id").and_then(Value::as_str);
+    let actor_type = command.pointer("/actor/type").and_then(Value::as_str);
+    let p: &Principal = &conn.principal;
+    if actor_id != Some(p.id.as_str()) || actor_type != Some(p.kind.as_str()) {
+        conn.control(error_frame(
+            &GatewayError::NotSessionPrincipal
+                .wire()
+                .about_command(&bytes)
+                .about_frame(Some(frame_id)),
+        ));
+        return;
+    }
+    let Ok(permit) = Arc::clone(in_flight).try_acquire_owned() else {
+        conn.control(error_frame(
+            &WireError::new(
+                ErrorCode::Backpressure,
+                "too many Commands of this connection wait for the authority",
+            )
+            .retry_after(gw.config.retry_after_ms)
+            .about_command(&bytes)
+            .about_frame(Some(frame_id)),
+        ));
+        return;
+    };
+    let gw = Arc::clone(gw);
+    let conn = Arc::clone(conn);
+    let frame_id = frame_id.to_owned();
+    tokio::spawn(async move {
+        let reply = gw.authority.submit_from(bytes.clone(), Some(conn.id)).await;
+        drop(permit);
+        if let Reply::Refused(e) = reply
+            && !gw.hub.is_stale(&conn)
+        {
+            conn.control(error_frame(
+                &e.about_command(&bytes).about_frame(Some(&frame_id)),
+            ));
+        }
+    });
+}
+
+/// `ACK`: durable Cursors per principal and Group (§16), for Groups the principal is a
+/// member of, never past the durable head.
+fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame::Ack) {
+    let mut ok = Vec::new();
+    for item in a.acknowledgements.iter() {
+        let group = item.group_id.as_str();
+        if !gw.hub.has_membership(group, &conn.principal.id) {
+            conn.control(error_frame(
+                &GatewayError::GroupNotFound
+                    .wire()
+                    .in_group(group)
+                    .about_frame(Some(frame_id)),
+            ));
+            continue;
+        }
+        if item.sequence.0 > gw.hub.head(group) {
+            conn.control(error_frame(
+                &GatewayError::Framing(
+                    "the acknowledged sequence is beyond the Group's last Event".into(),
+                )
+                .wire()
+                .in_group(group)
+                .about_frame(Some(frame_id)),
+            ));
+            continue;
+        }
+        ok.push((group.to_owned(), item.sequence.0));
+    }
+    if ok.is_empty() {
+        return;
+    }
+    let gw = Arc::clone(gw);
+    let conn = Arc::clone(conn);
+    let frame_id = frame_id.to_owned();
+    tokio::spawn(async move {
+        let store = Arc::clone(&gw);
+        let principal = conn.principal.id.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            ok.iter()
+                .try_for_each(|(g, s)| store.cursors.advance(&principal, g, *s).map(|_| ()))
+        })
+        .await;
+        if !matches!(written, Ok(Ok(()))) {
+            tracing::error!(conn = conn.id, "an ACK could not be stored");
+            conn.control(error_frame(
+                &WireError::new(ErrorCode::InternalError, "the Cursor could not be stored")
+                    .about_frame(Some(&frame_id)),
+            ));
+        }
+    });
+}
+
+/// `PING`: echoed with a fresh nonce; a Presence Record about this session's Agent is kept
+/// (ephemeral, never a lease renewal, §6.2). A `PING` that answers ours is not echoed.
+fn ping(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, p: &wasm_core::frame::Ping) {
+    if let Some(presence) = &p.presence {
+        let mine = presence.agent_id.as_str() == conn.principal.id
+            && Some(presence.session_epoch.0) == conn.principal.session_epoch;
+        if mine {
+            gw.hub.set_presence(
+                &conn.principal.id,
+                wasm_core::model::ToJson::to_json(presence),
+            );
+        } else {
+            conn.control(error_frame(
+                &WireError::new(
+                    ErrorCode::AuthForbidden,
+                    "a Presence Record may only describe this session's Agent",
+                )
+                .about_frame(Some(frame_id)),
+            ));
+            return;
+        }
+    }
+    if p.reply_to_nonce.is_some() {
+        return;
+    }
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert("frameId", Value::string(super::frame_id()));
+    o.insert("frameType", Value::string("PING"));
+    o.insert(
+        "nonce",
+        Value::string(wasm_core::encoding::b64url_encode(&super::random::<18>())),
+    );
+    o.insert("replyToNonce", Value::string(p.nonce.as_str().to_owned()));
+    o.insert("sentAt", Value::string(now().format()));
+    conn.control(json::to_string(&Value::Object(o)));
+}

@@ -1,0 +1,845 @@
+//! The fan-out hub (§16, §17.2, §17.3). The authority's owner thread publishes every durable
+//! batch here (`runtime::Publish`) before answering its senders; the hub keeps what the
+//! gateway must know to authorize without asking the owner (each Group's durable head,
+//! Memberships and archive, each Agent's Session Epoch) and hands each Event to the
+//! connections subscribed to its Group, in sequence order.
+//!
+//! Publishing never blocks: each (connection, Group) has its own bounded queue. A queue that
+//! is full pauses that Group on that connection (a `BACKPRESSURE` error is queued after what
+//! is already there, saying where to resume), so a slow or stalled subscriber costs at most
+//! `group_buffer` frames per Group and never delays another Group or socket.
+
+use super::{error_frame, event_frame};
+use crate::authority::Outcome;
+use crate::runtime::{Origin, Publish};
+use crate::store::Store;
+use crate::wire::WireError;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::Notify;
+use wasm_core::authority::Submitted;
+use wasm_core::authority::state::State;
+use wasm_core::frame::Attention;
+use wasm_core::json::Value;
+use wasm_core::model::common::ActorType;
+use wasm_core::model::error::ErrorCode;
+
+/// The kind of the Event that opens a Session (payloads.md §6.34).
+pub const SESSION_OPENED: &str = "ext.missionweaveprotocol.identity.session_opened";
+const SNAPSHOT_CREATED: &str = "group.snapshot.created";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves plain data behind; keep serving it.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A principal's standing in one Group, as the gateway authorizes with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberView {
+    pub active: bool,
+    pub visibility_after: u64,
+}
+
+/// A Group archived with a signed final snapshot (§7.4; payloads.md §6.38).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchiveView {
+    pub snapshot_id: String,
+    /// The last sequence the snapshot covers.
+    pub through_sequence: u64,
+    /// The sequence of the signed `group.snapshot.created` Event (the snapshot reference).
+    pub reference_sequence: u64,
+    pub state_hash: Option<String>,
+}
+
+#[derive(Default)]
+struct GroupEntry {
+    /// The last durable sequence.
+    head: u64,
+    members: HashMap<String, MemberView>,
+    archive: Option<ArchiveView>,
+    subscribers: HashMap<u64, Arc<Conn>>,
+}
+
+/// Who is on the other end of a connection.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    pub id: String,
+    pub kind: ActorType,
+    /// The Agent's Session Epoch (humans have none, §6.3).
+    pub session_epoch: Option<u64>,
+}
+
+/// Where a subscription stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubState {
+    /// History is being read from the store; live Events wait for it.
+    Replaying,
+    /// Live Events are queued as they become durable.
+    Live,
+    /// Stopped (buffer full or replay page done) until the client subscribes again.
+    Paused,
+}
+
+struct Sub {
+    state: SubState,
+    queue: VecDeque<Arc<str>>,
+    attention: Option<Attention>,
+    /// The last sequence queued (or skipped by the filter).
+    last: u64,
+    generation: u64,
+    /// Wakes this Group's replay when the writer takes a frame.
+    space: Arc<Notify>,
+}
+
+#[derive(Default)]
+struct ConnInner {
+    subs: HashMap<String, Sub>,
+    /// Groups with queued frames, served in turn (fair between Groups).
+    ready: VecDeque<String>,
+    /// Frames of the connection's own Commands it would not get by subscription.
+    own: VecDeque<Arc<str>>,
+    /// Replies and errors.
+    control: VecDeque<Arc<str>>,
+    next_generation: u64,
+}
+
+/// One connection's queues, shared by the hub (producer) and its writer (consumer).
+pub struct Conn {
+    pub id: u64,
+    pub principal: Principal,
+    inner: Mutex<ConnInner>,
+    /// Wakes the writer.
+    pub wake: Notify,
+    fenced: AtomicBool,
+    /// Set to make the writer send what is in `control` and close.
+    closing: AtomicBool,
+    group_buffer: usize,
+    retry_after_ms: u64,
+    /// The most frames any one of its Group queues held (tests check memory is bounded).
+    pub high_water: AtomicUsize,
+}
+
+/// The next thing a writer sends.
+pub enum Next {
+    Frame(Arc<str>),
+    /// Nothing now; wait for `wake`.
+    Idle,
+    /// Send nothing more; close.
+    Close,
+}
+
+impl Conn {
+    pub fn new(id: u64, principal: Principal, group_buffer: usize, retry_after_ms: u64) -> Conn {
+        Conn {
+            id,
+            principal,
+            inner: Mutex::new(ConnInner::default()),
+            wake: Notify::new(),
+            fenced: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            group_buffer: group_buffer.max(1),
+            retry_after_ms,
+            high_water: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn is_fenced(&self) -> bool {
+        self.fenced.load(Ordering::SeqCst)
+    }
+
+    /// Fences the connection: nothing more is sent on it, not even queued frames (§6.3).
+    pub fn fence(&self) {
+        self.fenced.store(true, Ordering::SeqCst);
+        let mut inner = lock(&self.inner);
+        inner.subs.clear();
+        inner.ready.clear();
+        inner.own.clear();
+        inner.control.clear();
+        drop(inner);
+        self.wake.notify_one();
+    }
+
+    /// Queues a reply or an error.
+    pub fn control(&self, frame: String) {
+        lock(&self.inner).control.push_back(frame.into());
+        self.wake.notify_one();
+    }
+
+    /// Queues a last frame and closes after it.
+    pub fn close_with(&self, frame: Option<String>) {
+        if let Some(f) = frame {
+            lock(&self.inner).control.push_back(f.into());
+        }
+        self.closing.store(true, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
+    /// How many control frames wait (a client that never reads its replies is closed).
+    pub fn control_len(&self) -> usize {
+        lock(&self.inner).control.len()
+    }
+
+    /// The next frame to send: replies first, then the connection's own Events, then one
+    /// frame from each Group with frames, in turn.
+    pub fn next(&self) -> Next {
+        let mut inner = lock(&self.inner);
+        if let Some(f) = inner.control.pop_front() {
+            return Next::Frame(f);
+        }
+        if self.is_closing() {
+            return Next::Close;
+        }
+        if self.is_fenced() {
+            // Only the refusal of a frame it sends after fencing (`conn::on_text`).
+            return Next::Idle;
+        }
+        if let Some(f) = inner.own.pop_front() {
+            return Next::Frame(f);
+        }
+        while let Some(g) = inner.ready.pop_front() {
+            let Some(sub) = inner.subs.get_mut(&g) else {
+                continue;
+            };
+            let Some(f) = sub.queue.pop_front() else {
+                continue;
+            };
+            let more = !sub.queue.is_empty();
+            sub.space.notify_one();
+            if more {
+                inner.ready.push_back(g);
+            }
+            return Next::Frame(f);
+        }
+        Next::Idle
+    }
+
+    /// Starts (or restarts) a subscription in the `Replaying` state; returns its generation
+    /// and the Notify its replay waits on for room.
+    pub(super) fn begin_subscription(
+        &self,
+        group: &str,
+        attention: Option<Attention>,
+        after: u64,
+    ) -> (u64, Arc<Notify>) {
+        let mut inner = lock(&self.inner);
+        inner.next_generation += 1;
+        let generation = inner.next_generation;
+        let space = Arc::new(Notify::new());
+        inner.subs.insert(
+            group.to_owned(),
+            Sub {
+                state: SubState::Replaying,
+                queue: VecDeque::new(),
+                attention,
+                last: after,
+                generation,
+                space: Arc::clone(&space),
+            },
+        );
+        (generation, space)
+    }
+
+    /// Room left in a replaying subscription's queue; `None` once it was replaced or dropped.
+    pub(super) fn replay_room(&self, group: &str, generation: u64) -> Option<usize> {
+        let inner = lock(&self.inner);
+        let sub = inner
+            .subs
+            .get(group)
+            .filter(|s| s.generation == generation)?;
+        Some(self.group_buffer.saturating_sub(sub.queue.len()))
+    }
+
+    /// Queues replayed frames (the caller made room for them); false once replaced.
+    pub(super) fn push_replayed(
+        &self,
+        group: &str,
+        generation: u64,
+        frames: Vec<(u64, String)>,
+    ) -> bool {
+        let mut inner = lock(&self.inner);
+        let Some(sub) = inner
+            .subs
+            .get_mut(group)
+            .filter(|s| s.generation == generation && s.state == SubState::Replaying)
+        else {
+            return false;
+        };
+        let was_empty = sub.queue.is_empty();
+        for (seq, f) in frames {
+            sub.queue.push_back(f.into());
+            sub.last = seq;
+        }
+        let len = sub.queue.len();
+        self.high_water.fetch_max(len, Ordering::Relaxed);
+        if was_empty && len > 0 {
+            inner.ready.push_back(group.to_owned());
+        }
+        drop(inner);
+        self.wake.notify_one();
+        true
+    }
+
+    /// Pauses a subscription after its queued frames, with `BACKPRESSURE` saying where to
+    /// resume (binding.md, "Continuation").
+    pub(super) fn pause(&self, group: &str, generation: Option<u64>, reason: &str) {
+        let mut inner = lock(&self.inner);
+        let Some(sub) = inner
+            .subs
+            .get_mut(group)
+            .filter(|s| generation.is_none_or(|g| s.generation == g))
+        else {
+            return;
+        };
+        if sub.state == SubState::Paused {
+            return;
+        }
+        let was_empty = sub.queue.is_empty();
+        sub.state = SubState::Paused;
+        sub.queue
+            .push_back(continuation(group, sub.last, reason, self.retry_after_ms).into());
+        if was_empty {
+            inner.ready.push_back(group.to_owned());
+        }
+        drop(inner);
+        self.wake.notify_one();
+    }
+
+    /// Ends a subscription (unsubscribed, no longer a member).
+    fn drop_subscription(&self, group: &str) {
+        lock(&self.inner).subs.remove(group);
+    }
+
+    /// The state of this connection's subscription to `group`.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn subscription(&self, group: &str) -> Option<SubState> {
+        lock(&self.inner).subs.get(group).map(|s| s.state)
+    }
+
+    /// One live Event of `group`; returns whether the connection will see it through the
+    /// subscription (in order).
+    fn offer(&self, group: &str, seq: u64, frame: &Arc<str>, meta: &EventMeta, own: bool) -> bool {
+        let mut inner = lock(&self.inner);
+        let Some(sub) = inner.subs.get_mut(group) else {
+            return false;
+        };
+        match sub.state {
+            // The replay reads it from the store (the head already includes it).
+            SubState::Replaying => return true,
+            SubState::Paused => return false,
+            SubState::Live => {}
+        }
+        if seq <= sub.last {
+            return true;
+        }
+        sub.last = seq;
+        // Attention filters change live delivery only (§17.2); a sender always gets its own.
+        if !own
+            && let Some(a) = &sub.attention
+            && !meta.passes(a, &self.principal.id)
+        {
+            return false;
+        }
+        if sub.queue.len() >= self.group_buffer {
+            sub.last = seq - 1;
+            drop(inner);
+            self.pause(group, None, "buffer_full");
+            return false;
+        }
+        let was_empty = sub.queue.is_empty();
+        sub.queue.push_back(Arc::clone(frame));
+        let len = sub.queue.len();
+        self.high_water.fetch_max(len, Ordering::Relaxed);
+        if was_empty {
+            inner.ready.push_back(group.to_owned());
+        }
+        drop(inner);
+        self.wake.notify_one();
+        true
+    }
+
+    fn push_own(&self, frame: Arc<str>) {
+        lock(&self.inner).own.push_back(frame);
+        self.wake.notify_one();
+    }
+}
+
+/// The `BACKPRESSURE` error that pauses a Group: retry guidance, and where to resume.
+fn continuation(group: &str, last: u64, reason: &str, retry_after_ms: u64) -> String {
+    let message = match reason {
+        "replay_page" => "replay page complete; SUBSCRIBE again after resumeAfterSequence",
+        _ => {
+            "this Group's buffer is full and it is paused on this connection; SUBSCRIBE again \
+              after resumeAfterSequence"
+        }
+    };
+    let e = WireError::new(ErrorCode::Backpressure, message)
+        .retry_after(if reason == "replay_page" {
+            0
+        } else {
+            retry_after_ms
+        })
+        .in_group(group)
+        .detail("resumeAfterSequence", Value::from(last))
+        .detail("reason", Value::string(reason.to_owned()));
+    error_frame(&e)
+}
+
+/// What the attention filter looks at in an Event (payloads.md §10.3).
+#[derive(Default)]
+struct EventMeta {
+    kind: String,
+    conversation_id: Option<String>,
+    work_item_id: Option<String>,
+    mentions: Vec<String>,
+    announcement: bool,
+}
+
+impl EventMeta {
+    fn of(v: &Value) -> EventMeta {
+        let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+        let mut mentions = Vec::new();
+        for p in ["/payload/message/mentions", "/payload/mentions"] {
+            if let Some(Value::Array(items)) = v.pointer(p) {
+                mentions.extend(
+                    items
+                        .iter()
+                        .filter_map(|m| m.pointer("/id").and_then(Value::as_str))
+                        .map(str::to_owned),
+                );
+            }
+        }
+        EventMeta {
+            kind: s("/kind").unwrap_or_default(),
+            conversation_id: s("/conversationId"),
+            work_item_id: s("/workItemId"),
+            mentions,
+            announcement: v.pointer("/payload/announcement") == Some(&Value::Bool(true)),
+        }
+    }
+
+    /// The conditions combine with AND; an announcement passes when asked for.
+    fn passes(&self, a: &Attention, me: &str) -> bool {
+        if a.announcements == Some(true) && self.announcement {
+            return true;
+        }
+        if let Some(kinds) = &a.event_kinds
+            && !kinds.iter().any(|k| k.as_str() == self.kind)
+        {
+            return false;
+        }
+        if let Some(ids) = &a.conversation_ids
+            && !self
+                .conversation_id
+                .as_deref()
+                .is_some_and(|c| ids.iter().any(|i| i.as_str() == c))
+        {
+            return false;
+        }
+        if let Some(ids) = &a.work_item_ids
+            && !self
+                .work_item_id
+                .as_deref()
+                .is_some_and(|w| ids.iter().any(|i| i.as_str() == w))
+        {
+            return false;
+        }
+        if a.mentions_only == Some(true) && !self.mentions.iter().any(|m| m == me) {
+            return false;
+        }
+        true
+    }
+}
+
+/// What SUBSCRIBE learns about a Group for a principal.
+pub enum Access {
+    /// Unknown, or not visible to the principal: the same (§17.2).
+    Hidden,
+    Visible {
+        visibility_after: u64,
+        archive: Option<ArchiveView>,
+    },
+}
+
+/// Counters for tests and operators.
+#[derive(Default)]
+pub struct HubStats {
+    pub published: AtomicU64,
+}
+
+/// The hub: Group heads, the authorization view, subscribers and live connections.
+pub struct Hub {
+    groups: Mutex<HashMap<String, GroupEntry>>,
+    sessions: Mutex<HashMap<String, u64>>,
+    conns: Mutex<HashMap<u64, Arc<Conn>>>,
+    /// Latest Presence Record per Agent (ephemeral, §6.2).
+    presence: Mutex<HashMap<String, Value>>,
+    pub stats: HubStats,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub::new()
+    }
+}
+
+impl Hub {
+    pub fn new() -> Hub {
+        Hub {
+            groups: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::new()),
+            conns: Mutex::new(HashMap::new()),
+            presence: Mutex::new(HashMap::new()),
+            stats: HubStats::default(),
+        }
+    }
+
+    /// The durable Session Epoch of an Agent.
+    pub fn session_epoch(&self, agent: &str) -> Option<u64> {
+        lock(&self.sessions).get(agent).copied()
+    }
+
+    /// Whether a connection's session is fenced by a newer Session Epoch (§6.3).
+    pub fn is_stale(&self, conn: &Conn) -> bool {
+        conn.is_fenced()
+            || conn.principal.session_epoch.is_some_and(|e| {
+                self.session_epoch(&conn.principal.id)
+                    .is_some_and(|cur| cur > e)
+            })
+    }
+
+    pub fn register(&self, conn: Arc<Conn>) {
+        lock(&self.conns).insert(conn.id, conn);
+    }
+
+    /// Forgets a closed connection everywhere.
+    pub fn unregister(&self, conn: &Conn) {
+        lock(&self.conns).remove(&conn.id);
+        let mut groups = lock(&self.groups);
+        for g in groups.values_mut() {
+            g.subscribers.remove(&conn.id);
+        }
+    }
+
+    /// Fences every other connection of `agent` below `epoch`.
+    pub fn fence_older(&self, agent: &str, epoch: u64) {
+        {
+            let mut s = lock(&self.sessions);
+            let e = s.entry(agent.to_owned()).or_insert(0);
+            *e = (*e).max(epoch);
+        }
+        let stale: Vec<Arc<Conn>> = lock(&self.conns)
+            .values()
+            .filter(|c| {
+                c.principal.id == agent && c.principal.session_epoch.is_some_and(|e| e < epoch)
+            })
+            .cloned()
+            .collect();
+        for c in stale {
+            c.fence();
+            self.unregister(&c);
+        }
+    }
+
+    /// The live connections of `principal` (tests and operators).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn connections_of(&self, principal: &str) -> Vec<Arc<Conn>> {
+        lock(&self.conns)
+            .values()
+            .filter(|c| c.principal.id == principal)
+            .cloned()
+            .collect()
+    }
+
+    pub fn set_presence(&self, agent: &str, record: Value) {
+        lock(&self.presence).insert(agent.to_owned(), record);
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn presence(&self, agent: &str) -> Option<Value> {
+        lock(&self.presence).get(agent).cloned()
+    }
+
+    /// What `principal` may see of `group`.
+    pub fn access(&self, group: &str, principal: &str) -> Access {
+        let groups = lock(&self.groups);
+        match groups.get(group) {
+            Some(g) => match g.members.get(principal) {
+                Some(m) if m.active => Access::Visible {
+                    visibility_after: m.visibility_after,
+                    archive: g.archive.clone(),
+                },
+                _ => Access::Hidden,
+            },
+            None => Access::Hidden,
+        }
+    }
+
+    /// Whether `principal` holds any Membership record in `group`.
+    pub fn has_membership(&self, group: &str, principal: &str) -> bool {
+        lock(&self.groups)
+            .get(group)
+            .is_some_and(|g| g.members.contains_key(principal))
+    }
+
+    pub fn head(&self, group: &str) -> u64 {
+        lock(&self.groups).get(group).map_or(0, |g| g.head)
+    }
+
+    /// Registers `conn` as a subscriber of `group` (its subscription begins replaying).
+    pub(super) fn subscribe(&self, group: &str, conn: &Arc<Conn>) {
+        lock(&self.groups)
+            .entry(group.to_owned())
+            .or_default()
+            .subscribers
+            .insert(conn.id, Arc::clone(conn));
+    }
+
+    /// Ends a replay: goes live if it reached the durable head (atomically with publishing),
+    /// else returns the head to read up to.
+    pub(super) fn try_go_live(
+        &self,
+        group: &str,
+        conn: &Conn,
+        generation: u64,
+        next: u64,
+    ) -> Result<(), u64> {
+        let groups = lock(&self.groups);
+        let head = groups.get(group).map_or(0, |g| g.head);
+        if next <= head {
+            return Err(head);
+        }
+        let mut inner = lock(&conn.inner);
+        if let Some(sub) = inner
+            .subs
+            .get_mut(group)
+            .filter(|s| s.generation == generation && s.state == SubState::Replaying)
+        {
+            sub.state = SubState::Live;
+        }
+        Ok(())
+    }
+
+    /// Refreshes the authorization view of `group` from the authority's state.
+    fn refresh_group(entries: &mut HashMap<String, GroupEntry>, state: &State, group: &str) {
+        let Some(gs) = state.group(group) else {
+            return;
+        };
+        let e = entries.entry(group.to_owned()).or_default();
+        e.members = gs
+            .memberships
+            .iter()
+            .map(|(p, m)| {
+                (
+                    p.clone(),
+                    MemberView {
+                        active: m.is_active(),
+                        visibility_after: m.visibility_after_sequence,
+                    },
+                )
+            })
+            .collect();
+        match &gs.group.archive_snapshot_id {
+            None => e.archive = None,
+            Some(id) if e.archive.as_ref().is_none_or(|a| &a.snapshot_id != id) => {
+                // An archived Group is frozen: its last two Events are the archive's
+                // (`group.snapshot.created`, `group.archived`).
+                let reference = gs.last_sequence.saturating_sub(1);
+                e.archive = Some(ArchiveView {
+                    snapshot_id: id.clone(),
+                    through_sequence: reference.saturating_sub(1),
+                    reference_sequence: reference,
+                    state_hash: None,
+                });
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// One Event of a batch, ready to fan out.
+struct Live {
+    group: String,
+    seq: u64,
+    frame: Arc<str>,
+    meta: EventMeta,
+    origin: Origin,
+}
+
+impl Publish for Hub {
+    fn start(&self, state: &State, _store: &dyn Store) {
+        let mut groups = lock(&self.groups);
+        for (id, gs) in &state.groups {
+            Hub::refresh_group(&mut groups, state, id);
+            if let Some(e) = groups.get_mut(id) {
+                e.head = gs.last_sequence;
+            }
+        }
+        drop(groups);
+        let mut sessions = lock(&self.sessions);
+        for (agent, epoch) in &state.session_epochs {
+            sessions.insert(agent.clone(), *epoch);
+        }
+    }
+
+    fn publish(&self, state: &State, store: &dyn Store, batch: &[(&Outcome, Origin)]) {
+        let mut live: Vec<Live> = Vec::new();
+        let mut touched: HashSet<String> = HashSet::new();
+        let mut missions_changed = false;
+        let mut duplicates: Vec<(u64, Vec<(String, u64)>)> = Vec::new();
+        let mut sessions: Vec<(String, u64)> = Vec::new();
+        let mut archives: Vec<(String, u64, Option<String>)> = Vec::new();
+        for (outcome, origin) in batch {
+            match outcome {
+                Ok(Submitted::Appended(events)) => {
+                    for e in events {
+                        let kind = e.value.pointer("/kind").and_then(Value::as_str);
+                        match &e.at.group_id {
+                            Some(g) => {
+                                if kind.is_some_and(|k| k.starts_with("mission.")) {
+                                    missions_changed = true;
+                                }
+                                if kind == Some(SNAPSHOT_CREATED) {
+                                    let hash = e
+                                        .value
+                                        .pointer("/payload/stateHash")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_owned);
+                                    archives.push((g.clone(), e.at.sequence, hash));
+                                }
+                                touched.insert(g.clone());
+                                live.push(Live {
+                                    group: g.clone(),
+                                    seq: e.at.sequence,
+                                    frame: event_frame(&e.jcs).into(),
+                                    meta: EventMeta::of(&e.value),
+                                    origin: *origin,
+                                });
+                            }
+                            None if kind == Some(SESSION_OPENED) => {
+                                let agent =
+                                    e.value.pointer("/payload/agentId").and_then(Value::as_str);
+                                let epoch = e.value.pointer("/payload/sessionEpoch").and_then(
+                                    |v| match v {
+                                        Value::Number(n) => n.as_safe_u64(),
+                                        _ => None,
+                                    },
+                                );
+                                if let (Some(a), Some(ep)) = (agent, epoch) {
+                                    sessions.push((a.to_owned(), ep));
+                                }
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                Ok(Submitted::Duplicate(receipt)) => {
+                    if let Some(o) = origin {
+                        let refs = receipt
+                            .events
+                            .iter()
+                            .filter_map(|r| r.group_id.clone().map(|g| (g, r.sequence)))
+                            .collect();
+                        duplicates.push((*o, refs));
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        // Session Epochs first: a fenced connection gets nothing of this batch (§6.3).
+        for (agent, epoch) in &sessions {
+            self.fence_older(agent, *epoch);
+        }
+        let mut groups = lock(&self.groups);
+        let mut refresh: HashSet<String> = touched.clone();
+        if missions_changed {
+            // Coordinator replacement and cancellation change child Groups' Memberships
+            // without an Event there (payloads.md §12.6): refresh the children too.
+            let parents: HashSet<&str> = touched
+                .iter()
+                .filter_map(|g| state.group(g).map(|gs| gs.group.mission_id.as_str()))
+                .collect();
+            for m in state.missions.values() {
+                if m.parent_mission_id
+                    .as_deref()
+                    .is_some_and(|p| parents.contains(p))
+                {
+                    refresh.insert(m.group_id.clone());
+                }
+            }
+        }
+        for g in &refresh {
+            Hub::refresh_group(&mut groups, state, g);
+        }
+        for (g, seq, hash) in archives {
+            if let Some(a) = groups.get_mut(&g).and_then(|e| e.archive.as_mut()) {
+                a.reference_sequence = seq;
+                a.through_sequence = seq.saturating_sub(1);
+                a.state_hash = hash;
+            }
+        }
+        // Fan out in sequence order per Group (a batch's Events are in append order).
+        let mut own: Vec<(u64, String, Arc<str>)> = Vec::new();
+        for ev in &live {
+            let entry = groups.entry(ev.group.clone()).or_default();
+            entry.head = entry.head.max(ev.seq);
+            let members = &entry.members;
+            let mut gone = Vec::new();
+            let mut origin_served = false;
+            for (id, conn) in &entry.subscribers {
+                if self.is_stale(conn) {
+                    gone.push(*id);
+                    continue;
+                }
+                // Membership is re-checked at fan-out: an ended one stops delivery.
+                if !members.get(&conn.principal.id).is_some_and(|m| m.active) {
+                    conn.drop_subscription(&ev.group);
+                    gone.push(*id);
+                    continue;
+                }
+                let is_origin = ev.origin == Some(*id);
+                let seen = conn.offer(&ev.group, ev.seq, &ev.frame, &ev.meta, is_origin);
+                origin_served |= is_origin && seen;
+            }
+            for id in gone {
+                entry.subscribers.remove(&id);
+            }
+            if let Some(o) = ev.origin
+                && !origin_served
+            {
+                own.push((o, ev.group.clone(), Arc::clone(&ev.frame)));
+            }
+            self.stats.published.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(groups);
+        // The sender's outcome: its own Events in Groups where it holds a Membership
+        // (binding.md, "The sender's outcome").
+        let conns = lock(&self.conns);
+        for (o, group, frame) in own {
+            if let Some(c) = conns.get(&o)
+                && !self.is_stale(c)
+                && self.has_membership(&group, &c.principal.id)
+            {
+                c.push_own(frame);
+            }
+        }
+        // An exact retry: the original Events, to the sender only (D-12).
+        for (o, refs) in duplicates {
+            let Some(c) = conns.get(&o) else { continue };
+            for (g, seq) in refs {
+                if !self.has_membership(&g, &c.principal.id) {
+                    continue;
+                }
+                if let Ok(mut page) = store.group_events(&g, seq.saturating_sub(1), 1)
+                    && let Some(bytes) = page.pop()
+                {
+                    c.push_own(event_frame(&bytes).into());
+                }
+            }
+        }
+    }
+}

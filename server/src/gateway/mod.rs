@@ -1,0 +1,247 @@
+//! The live WebSocket binding of MissionWeaveProtocol 0.1 (§17) at `/ws`: the challenge
+//! handshake and Session Epoch fencing (§6.3, `session`), subscriptions with paged replay
+//! (§16, §17.2, `replay`), the fan-out hub fed by the authority's durable batches (`hub`),
+//! the per-connection loop with strict framing and per-Group backpressure (§17.1, §17.3,
+//! `conn`), TLS 1.3 (`tls`), and a reusable client (`client`). The transcript, the human
+//! profile, the paging continuation and the sender-outcome rule are in docs/binding.md.
+
+// The reusable client: the tests are its first users; the proxy, `scenarios --url` and the
+// simulated Agents come next.
+#[cfg_attr(not(test), allow(dead_code))]
+pub mod client;
+mod conn;
+pub mod hub;
+mod replay;
+mod session;
+pub mod tls;
+
+#[cfg(test)]
+mod tests;
+
+use crate::runtime::AuthorityHandle;
+use crate::store::cursors::CursorStore;
+use crate::store::reader::EventReader;
+use crate::wire::WireError;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{State, ws};
+use axum::http::Uri;
+use axum::response::Response;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use wasm_core::crypto::ValidatedRegistry;
+use wasm_core::crypto::ed25519::Signer;
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::common::{Actor, ActorType};
+use wasm_core::model::error::ErrorCode;
+
+pub use hub::Hub;
+
+/// The largest WebSocket message read: a COMMAND frame around the largest Command the HTTP
+/// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members.
+pub const MAX_FRAME_BYTES: usize = crate::cli::serve::MAX_COMMAND_BYTES + 4096;
+
+/// The bounds and lifetimes of the binding.
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    /// EVENT frames queued per connection and Group, at most; past it that Group is paused
+    /// on that connection with `BACKPRESSURE` (§17.3).
+    pub group_buffer: usize,
+    /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
+    pub replay_page: usize,
+    /// How long a `server_challenge` may be answered (payloads.md §10.1: 30 s).
+    pub challenge_ttl: Duration,
+    /// How long a session is valid (`expiresAt` of `server_accept`).
+    pub session_ttl: Duration,
+    /// Commands of one connection waiting for the authority, at most.
+    pub commands_in_flight: usize,
+    /// Retry guidance sent with `BACKPRESSURE`.
+    pub retry_after_ms: u64,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            group_buffer: 256,
+            replay_page: 1000,
+            challenge_ttl: Duration::from_secs(30),
+            session_ttl: Duration::from_secs(12 * 3600),
+            commands_in_flight: 64,
+            retry_after_ms: 250,
+        }
+    }
+}
+
+/// The Organization service that opens Sessions (`session_open`, payloads.md §6.34): the
+/// Group Authority's own Principal and key, through the normal authority path.
+pub struct ServiceKey {
+    pub actor: Actor,
+    pub key_id: String,
+    pub signer: Signer,
+}
+
+/// Everything a connection needs, shared.
+pub struct Gateway {
+    pub config: GatewayConfig,
+    pub hub: Arc<Hub>,
+    authority: AuthorityHandle,
+    registry: ValidatedRegistry,
+    service: ServiceKey,
+    cursors: CursorStore,
+    reader: EventReader,
+    next_conn: AtomicU64,
+}
+
+impl Gateway {
+    /// The gateway over a started authority whose store lives in `data_dir`, publishing to
+    /// `hub`. Cursors go to `data_dir/gateway.sqlite`.
+    pub fn new(
+        config: GatewayConfig,
+        hub: Arc<Hub>,
+        authority: AuthorityHandle,
+        registry: ValidatedRegistry,
+        service: ServiceKey,
+        data_dir: &Path,
+    ) -> Result<Gateway, String> {
+        let cursors = CursorStore::open(&data_dir.join("gateway.sqlite"))
+            .map_err(|e| format!("cannot open the cursor store: {e}"))?;
+        let reader = EventReader::open(&data_dir.join("authority.sqlite"))
+            .map_err(|e| format!("cannot open the replay reader: {e}"))?;
+        Ok(Gateway {
+            config,
+            hub,
+            authority,
+            registry,
+            service,
+            cursors,
+            reader,
+            next_conn: AtomicU64::new(1),
+        })
+    }
+
+    /// The stored `ACK` Cursor of `(principal, group)`.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn cursor(&self, principal: &str, group: &str) -> Option<u64> {
+        self.cursors.get(principal, group).ok().flatten()
+    }
+
+    fn conn_id(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// `GET /ws` (upgrade): an Agent connection, or a human one with `?principal=human` (the
+/// human profile of binding.md).
+pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgrade) -> Response {
+    let kind = match uri.query() {
+        Some(q) if q.split('&').any(|p| p == "principal=human") => ActorType::Human,
+        _ => ActorType::Agent,
+    };
+    ws.max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
+        .on_upgrade(move |socket: ws::WebSocket| conn::run(gw, socket, kind))
+}
+
+/// Random bytes from the operating system.
+pub(crate) fn random<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    if getrandom::fill(&mut b).is_err() {
+        // No randomness: fail closed (every challenge would be predictable).
+        panic!("the operating system's random source failed");
+    }
+    b
+}
+
+/// Frame identifiers: unique within this process and unpredictable across processes.
+pub(crate) fn frame_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let prefix = PREFIX.get_or_init(|| {
+        random::<8>()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    });
+    format!(
+        "urn:missionweaveprotocol:frame:{prefix}:{}",
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// An `ERROR` frame around a §19 document (`WireError::document`, schema-valid by
+/// construction).
+pub(crate) fn error_frame(e: &WireError) -> String {
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert("frameId", Value::string(frame_id()));
+    o.insert("frameType", Value::string("ERROR"));
+    o.insert("error", e.document());
+    json::to_string(&Value::Object(o))
+}
+
+/// An `EVENT` frame around stored JCS bytes, without re-parsing them.
+pub(crate) fn event_frame(jcs: &[u8]) -> String {
+    let event = String::from_utf8_lossy(jcs);
+    format!(
+        r#"{{"protocolVersion":"0.1","frameId":"{}","frameType":"EVENT","event":{event}}}"#,
+        frame_id()
+    )
+}
+
+/// What the gateway refuses with, by area (§19 codes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GatewayError {
+    /// The first frame is not `HELLO/client_init`.
+    NotAuthenticated,
+    /// A handshake step failed (signature, key, transcript, expiry).
+    Handshake(&'static str),
+    /// The session is fenced by a newer Session Epoch.
+    Fenced,
+    /// The session's lifetime is over.
+    Expired,
+    /// Unknown Group, or one the principal may not see: the same answer (§17.2).
+    GroupNotFound,
+    /// Framing: binary message, not strict JSON, duplicate members, a frame the client may
+    /// not send.
+    Framing(String),
+    /// A schema-invalid frame.
+    Schema(String),
+    /// Only `0.1` is spoken.
+    Version,
+    /// The Command's actor is not this session's principal.
+    NotSessionPrincipal,
+}
+
+impl GatewayError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            GatewayError::NotAuthenticated | GatewayError::Expired => ErrorCode::AuthRequired,
+            GatewayError::Handshake(_) => ErrorCode::AuthInvalidSignature,
+            GatewayError::Fenced => ErrorCode::AuthStaleSession,
+            GatewayError::GroupNotFound => ErrorCode::GroupNotFound,
+            GatewayError::Framing(_) => ErrorCode::ProtocolViolation,
+            GatewayError::Schema(_) => ErrorCode::SchemaValidationFailed,
+            GatewayError::Version => ErrorCode::UnsupportedVersion,
+            GatewayError::NotSessionPrincipal => ErrorCode::AuthForbidden,
+        }
+    }
+
+    pub fn wire(&self) -> WireError {
+        let message = match self {
+            GatewayError::NotAuthenticated => "the first frame must be HELLO/client_init".into(),
+            GatewayError::Handshake(m) => (*m).to_owned(),
+            GatewayError::Fenced => {
+                "this session's Session Epoch is fenced by a newer HELLO".to_owned()
+            }
+            GatewayError::Expired => "the session has expired; HELLO again".to_owned(),
+            GatewayError::GroupNotFound => "Group not found".to_owned(),
+            GatewayError::Framing(m) | GatewayError::Schema(m) => m.clone(),
+            GatewayError::Version => "no common protocol version: this server speaks 0.1".into(),
+            GatewayError::NotSessionPrincipal => {
+                "the Command's actor is not this session's principal".to_owned()
+            }
+        };
+        WireError::new(self.code(), message)
+    }
+}

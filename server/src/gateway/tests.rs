@@ -1,0 +1,1153 @@
+//! The binding over real sockets: a server on a loopback port (TLS 1.3 with a development
+//! certificate, or plain `ws://`), the real authority thread and SQLite store, and the
+//! reusable client. Every frame received is checked against `websocket-frame.schema.json`
+//! (wasm-core's validator), so every ERROR's document is a valid `error.schema.json`
+//! document. Waits are bounded only so that a failure cannot hang the suite; nothing here
+//! asserts a duration.
+
+use super::client::{Client, Incoming};
+use super::hub::SubState;
+use super::tls;
+use super::{Gateway, GatewayConfig, Hub, ServiceKey};
+use crate::cli::serve::{REQUEST_TIMEOUT, router_with};
+use crate::devorg::OrgSetup;
+use crate::runtime::{self, AuthorityHandle, Reply};
+use rustls::pki_types::CertificateDer;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tower::ServiceExt;
+use wasm_core::authority::harness::{Envelope, Harness};
+use wasm_core::crypto::ed25519::Signer;
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::common::ActorType;
+
+/// Long enough for a loaded 2-core machine; only a hang reaches it.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("weave-gw-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("public")).expect("temp dir");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const PRINCIPALS: &[(&str, ActorType)] = &[
+    ("owner", ActorType::Human),
+    ("stranger", ActorType::Human),
+    ("coord", ActorType::Agent),
+    ("outsider", ActorType::Agent),
+];
+const GROUP: &str = "urn:x:group:g";
+const GROUP_B: &str = "urn:x:group:b";
+
+struct Server {
+    url: String,
+    http: axum::Router,
+    gw: Arc<Gateway>,
+    handle: AuthorityHandle,
+    h: Harness,
+    root: Option<CertificateDer<'static>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    n: u64,
+}
+
+struct Options {
+    tls: bool,
+    config: GatewayConfig,
+    /// SO_SNDBUF of the listener (inherited by accepted sockets), to stall a slow reader
+    /// quickly.
+    send_buffer: Option<u32>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            tls: true,
+            config: GatewayConfig::default(),
+            send_buffer: None,
+        }
+    }
+}
+
+impl Server {
+    async fn start(dir: &TempDir, o: Options) -> Server {
+        let mut h = Harness::new(PRINCIPALS);
+        let mut config = h.authority.config.duplicate();
+        config.limits.message_rate_per_minute = 100_000;
+        h.authority.config.limits.message_rate_per_minute = 100_000;
+        let data = dir.0.join("data");
+        let org = OrgSetup {
+            config,
+            registry: h.registry.clone(),
+            admission_service: h.actor("group-gateway"),
+            dev: None,
+        };
+        let hub = Arc::new(Hub::new());
+        let service = ServiceKey {
+            actor: h.actor("group-gateway"),
+            key_id: h.principals["group-gateway"].key_id.clone(),
+            signer: Signer::from_seed(&h.principals["group-gateway"].seed),
+        };
+        let handle = runtime::start_full(&data, org, Box::new(runtime::now), Some(hub.clone()))
+            .expect("authority");
+        let gw = Arc::new(
+            Gateway::new(
+                o.config,
+                hub,
+                handle.clone(),
+                h.registry.clone(),
+                service,
+                &data,
+            )
+            .expect("gateway"),
+        );
+        let app = router_with(
+            &dir.0.join("public"),
+            None,
+            "{}".into(),
+            Some(handle.clone()),
+            Some(Arc::clone(&gw)),
+            REQUEST_TIMEOUT,
+        );
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        if let Some(b) = o.send_buffer {
+            socket.set_send_buffer_size(b).expect("SO_SNDBUF");
+        }
+        socket
+            .bind("127.0.0.1:0".parse().expect("addr"))
+            .expect("bind");
+        let listener = socket.listen(64).expect("listen").into_std().expect("std");
+        let addr = listener.local_addr().expect("addr");
+        let (setup, root) = if o.tls {
+            let (s, _, _) = tls::development(&data, "127.0.0.1").expect("certificate");
+            let leaf = s.leaf.clone();
+            (Some(s.config), Some(leaf))
+        } else {
+            (None, None)
+        };
+        let scheme = if o.tls { "wss" } else { "ws" };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn({
+            let app = app.clone();
+            async move {
+                let _ = tls::serve(listener, app, setup, async move {
+                    let _ = stopped.await;
+                })
+                .await;
+            }
+        });
+        let mut s = Server {
+            url: format!("{scheme}://127.0.0.1:{}/ws", addr.port()),
+            http: app,
+            gw,
+            handle,
+            h,
+            root,
+            stop: Some(stop),
+            task: Some(task),
+            n: 0,
+        };
+        s.bootstrap().await;
+        s
+    }
+
+    async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = tokio::time::timeout(PATIENCE, t).await;
+        }
+    }
+
+    /// Agent Cards for the Agents (an existing database keeps them).
+    async fn bootstrap(&mut self) {
+        for agent in ["coord", "outsider"] {
+            let id = self.h.id(agent);
+            if self.gw.hub.session_epoch(&id).is_some() || self.head(GROUP) > 0 {
+                return;
+            }
+            let mut card = Object::new();
+            card.insert("agentId", Value::string(id));
+            card.insert("version", Value::from(1u64));
+            card.insert("displayName", Value::string(agent.to_owned()));
+            card.insert("owner", Value::string("urn:x:human:ops"));
+            card.insert(
+                "publicKey",
+                Value::string(wasm_core::encoding::b64url_encode(
+                    &self.h.principals[agent].signer.public_key(),
+                )),
+            );
+            card.insert("capabilities", Value::Array(vec![]));
+            card.insert("issuedAt", Value::string(runtime::now().format()));
+            card.insert("signature", Value::string("test"));
+            let mut p = Object::new();
+            p.insert("card", Value::Object(card));
+            let bytes = self.h.command(
+                "organization-registry",
+                "ext.missionweaveprotocol.registry.agent_card_register",
+                &Envelope::default(),
+                p,
+                runtime::now(),
+            );
+            self.accepted(bytes).await;
+        }
+    }
+
+    fn head(&self, group: &str) -> u64 {
+        self.gw.hub.head(group)
+    }
+
+    async fn accepted(&self, bytes: Vec<u8>) -> Value {
+        match self.handle.submit(bytes).await {
+            Reply::Done(body) => json::parse_str(&body).expect("reply"),
+            Reply::Refused(e) => panic!("refused: {e:?}"),
+        }
+    }
+
+    /// `mission.create` by the human owner with `coord` as Coordinator.
+    fn create_mission(&mut self, group: &str, who: &str) -> Vec<u8> {
+        let mut p = Object::new();
+        for (k, v) in [
+            ("missionId", format!("{group}:mission")),
+            ("groupId", group.to_owned()),
+            ("title", "Gateway test".to_owned()),
+            ("objective", "Exercise the binding".to_owned()),
+            ("deadline", "2099-07-15T08:00:00Z".to_owned()),
+            ("coordinatorId", self.h.id("coord")),
+        ] {
+            p.insert(k, Value::string(v));
+        }
+        p.insert(
+            "definitionOfDone",
+            Value::Array(vec![Value::string("frames pass")]),
+        );
+        let env = Envelope {
+            group_id: Some(group.to_owned()),
+            ..Envelope::default()
+        };
+        self.h
+            .command(who, "mission.create", &env, p, runtime::now())
+    }
+
+    /// A Message in `group`'s planning Conversation by `who`.
+    fn post(&mut self, group: &str, who: &str, session_epoch: Option<u64>) -> Vec<u8> {
+        self.n += 1;
+        let mut p = Object::new();
+        p.insert(
+            "messageId",
+            Value::string(format!("{group}:message:{who}:{}", self.n)),
+        );
+        p.insert("conversationId", Value::string(format!("{group}:mission")));
+        p.insert(
+            "content",
+            Value::string(format!("note {} {}", self.n, "x".repeat(400))),
+        );
+        let env = Envelope {
+            group_id: Some(group.to_owned()),
+            membership_epoch: Some(1),
+            session_epoch,
+            ..Envelope::default()
+        };
+        self.h.command(who, "message.post", &env, p, runtime::now())
+    }
+
+    async fn client(&self, human: bool) -> Client {
+        let url = if human {
+            format!("{}?principal=human", self.url)
+        } else {
+            self.url.clone()
+        };
+        let tls = self
+            .root
+            .clone()
+            .map(|r| super::client::tls_trusting(r).expect("tls"));
+        Client::connect(&url, tls).await.expect("connect")
+    }
+
+    /// A connected client that completed HELLO as `name`.
+    async fn session(&self, name: &str) -> Client {
+        let human = self.h.principals[name].actor.actor_type == ActorType::Human;
+        let mut c = self.client(human).await;
+        let p = &self.h.principals[name];
+        c.hello(&self.h.id(name), &p.key_id, &p.signer)
+            .await
+            .unwrap_or_else(|e| panic!("HELLO of {name} failed: {}", json::to_string(&e)));
+        c
+    }
+
+    /// A session whose client reads through a tiny receive buffer (a slow reader).
+    async fn slow_session(&self, name: &str) -> Client {
+        let addr = self
+            .url
+            .trim_start_matches("ws://")
+            .trim_start_matches("wss://")
+            .trim_end_matches("/ws")
+            .to_owned();
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(2048).expect("SO_RCVBUF");
+        let stream = socket
+            .connect(addr.parse().expect("addr"))
+            .await
+            .expect("connect");
+        let tls = self
+            .root
+            .clone()
+            .map(|r| super::client::tls_trusting(r).expect("tls"));
+        let mut c = Client::connect_stream(&self.url, stream, tls)
+            .await
+            .expect("ws");
+        let p = &self.h.principals[name];
+        c.hello(&self.h.id(name), &p.key_id, &p.signer)
+            .await
+            .unwrap_or_else(|e| panic!("HELLO failed: {}", json::to_string(&e)));
+        c
+    }
+}
+
+/// The next frame, schema-checked.
+async fn recv(c: &mut Client) -> Incoming {
+    let got = tokio::time::timeout(PATIENCE, c.next())
+        .await
+        .expect("a frame or a close")
+        .expect("readable");
+    if let Incoming::Frame(v) = &got {
+        if let Err(e) = wasm_core::frame::validate(v, false) {
+            panic!(
+                "the server sent an invalid frame: {e}\n{}",
+                json::to_string(v)
+            );
+        }
+        if let Some(doc) = v.pointer("/error") {
+            wasm_core::model::error::validate(doc, true)
+                .unwrap_or_else(|e| panic!("invalid error document {e}: {}", json::to_string(doc)));
+        }
+    }
+    got
+}
+
+async fn frame(c: &mut Client) -> Value {
+    match recv(c).await {
+        Incoming::Frame(v) => v,
+        Incoming::Closed => panic!("the connection closed"),
+    }
+}
+
+async fn closed(c: &mut Client) {
+    match recv(c).await {
+        Incoming::Closed => {}
+        Incoming::Frame(v) => panic!("expected the close, got {}", json::to_string(&v)),
+    }
+}
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+fn n(v: &Value, p: &str) -> u64 {
+    match v.pointer(p) {
+        Some(Value::Number(x)) => x.as_safe_u64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn code(v: &Value) -> &str {
+    s(v, "/error/code")
+}
+
+fn action_of(bytes: &[u8]) -> String {
+    let v = json::parse(bytes).expect("command");
+    s(&v, "/actionId").to_owned()
+}
+
+/// `count` EVENT frames of `group`, in order, starting after `after`.
+async fn events(c: &mut Client, group: &str, after: u64, count: u64) -> Vec<Value> {
+    let mut out = Vec::new();
+    for i in 1..=count {
+        let f = frame(c).await;
+        assert_eq!(s(&f, "/frameType"), "EVENT", "{}", json::to_string(&f));
+        assert_eq!(s(&f, "/event/groupId"), group);
+        assert_eq!(n(&f, "/event/sequence"), after + i, "no gap, no reorder");
+        out.push(f);
+    }
+    out
+}
+
+async fn ping_pong(c: &mut Client) {
+    let ping = c.ping_frame(b"are-you-there", &runtime::now().format(), None);
+    c.send(&ping).await.expect("send");
+    let pong = frame(c).await;
+    assert_eq!(s(&pong, "/frameType"), "PING", "{}", json::to_string(&pong));
+    assert_eq!(
+        s(&pong, "/replyToNonce"),
+        wasm_core::encoding::b64url_encode(b"are-you-there")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_frame_type_over_tls_and_http_commands_fan_out() {
+    let dir = TempDir::new("frames");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let head = srv.head(GROUP);
+    assert!(head >= 1);
+
+    // HELLO: the accept carries the Session Epoch the authority issued.
+    let mut coord = srv.session("coord").await;
+    let epoch = coord.session_epoch.expect("an Agent gets a Session Epoch");
+    assert_eq!(srv.gw.hub.session_epoch(&srv.h.id("coord")), Some(epoch));
+
+    // SUBSCRIBE: replay from the start, then live.
+    let sub = coord.subscribe_frame(&[(GROUP, 0)]);
+    coord.send(&sub).await.expect("send");
+    events(&mut coord, GROUP, 0, head).await;
+
+    // COMMAND: the EVENT comes back with cause.id = the Action ID.
+    let post = srv.post(GROUP, "coord", Some(epoch));
+    let action = action_of(&post);
+    let cmd = coord.command_frame(&post).expect("frame");
+    coord.send(&cmd).await.expect("send");
+    let ev = events(&mut coord, GROUP, head, 1).await;
+    assert_eq!(s(&ev[0], "/event/cause/id"), action);
+    assert_eq!(s(&ev[0], "/event/kind"), "message.posted");
+
+    // A human Command over HTTP fans out to the subscriber.
+    let human = srv.post(GROUP, "owner", None);
+    let request = axum::http::Request::post("/api/commands")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(human.clone()))
+        .expect("request");
+    let r = srv.http.clone().oneshot(request).await.expect("http");
+    assert_eq!(r.status(), axum::http::StatusCode::OK);
+    let ev = events(&mut coord, GROUP, head + 1, 1).await;
+    assert_eq!(s(&ev[0], "/event/cause/id"), action_of(&human));
+
+    // PING: echoed; a Presence Record about this session is kept.
+    let mut presence = Object::new();
+    presence.insert("agentId", Value::string(srv.h.id("coord")));
+    presence.insert("sessionEpoch", Value::from(epoch));
+    presence.insert("status", Value::string("online"));
+    let mut capacity = Object::new();
+    for (k, v) in [
+        ("maxSlots", 2u64),
+        ("activeSlots", 0),
+        ("availableSlots", 2),
+        ("queuedItems", 0),
+    ] {
+        capacity.insert(k, Value::from(v));
+    }
+    presence.insert("capacity", Value::Object(capacity));
+    presence.insert("capabilityAvailability", Value::Array(vec![]));
+    let t = runtime::now();
+    presence.insert("lastHeartbeat", Value::string(t.format_whole_seconds()));
+    presence.insert(
+        "expiresAt",
+        Value::string(t.plus_seconds(60).format_whole_seconds()),
+    );
+    let ping = coord.ping_frame(b"nonce-1", &t.format(), Some(Value::Object(presence)));
+    coord.send(&ping).await.expect("send");
+    let pong = frame(&mut coord).await;
+    assert_eq!(s(&pong, "/replyToNonce"), "bm9uY2UtMQ");
+    assert!(srv.gw.hub.presence(&srv.h.id("coord")).is_some());
+
+    // ACK: the Cursor is stored.
+    let ack = coord.ack_frame(&[(GROUP, head + 2)], &runtime::now().format());
+    coord.send(&ack).await.expect("send");
+    ping_pong(&mut coord).await; // the ACK was handled before the PING
+    let mut stored = None;
+    for _ in 0..100 {
+        stored = srv.gw.cursor(&srv.h.id("coord"), GROUP);
+        if stored.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(stored, Some(head + 2));
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hello_refusals_close_the_connection_with_the_wire_code() {
+    let dir = TempDir::new("hello");
+    let mut config = GatewayConfig::default();
+    let srv = Server::start(
+        &dir,
+        Options {
+            config: config.clone(),
+            ..Options::default()
+        },
+    )
+    .await;
+    let coord = srv.h.id("coord");
+    let key = srv.h.principals["coord"].key_id.clone();
+    let wrong = &srv.h.principals["outsider"].signer;
+
+    // A bad signature.
+    let mut c = srv.client(false).await;
+    let e = c.hello(&coord, &key, wrong).await.expect_err("refused");
+    assert_eq!(
+        code(&e),
+        "AUTH_INVALID_SIGNATURE",
+        "{}",
+        json::to_string(&e)
+    );
+    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    closed(&mut c).await;
+
+    // A key that is not this principal's, and an Agent key on the human endpoint.
+    let mut c = srv.client(false).await;
+    let e = c
+        .hello(&coord, &srv.h.principals["outsider"].key_id, wrong)
+        .await
+        .expect_err("refused");
+    assert_eq!(code(&e), "AUTH_INVALID_SIGNATURE");
+    let mut c = srv.client(true).await;
+    let e = c
+        .hello(&coord, &key, &srv.h.principals["coord"].signer)
+        .await
+        .expect_err("refused");
+    assert_eq!(code(&e), "AUTH_INVALID_SIGNATURE");
+
+    // A wrong transcript (another server nonce), and a response replayed on a new connection.
+    let signer = &srv.h.principals["coord"].signer;
+    let mut first = srv.client(false).await;
+    let init = first.client_init(&coord, &key, b"nonce-a");
+    first.send(&init).await.expect("send");
+    let challenge = frame(&mut first).await;
+    let good = first
+        .client_response(&init, &challenge, signer)
+        .expect("response");
+    let mut wrong_nonce = good.clone();
+    if let Value::Object(o) = &mut wrong_nonce {
+        o.insert("serverNonce", Value::string("AAAAAAAAAAAA"));
+    }
+    first.send(&wrong_nonce).await.expect("send");
+    let e = frame(&mut first).await;
+    assert_eq!(code(&e), "AUTH_INVALID_SIGNATURE");
+    assert_eq!(
+        s(&e, "/error/message"),
+        "HELLO challenge transcript does not match"
+    );
+    closed(&mut first).await;
+    let mut second = srv.client(false).await;
+    second.send(&init).await.expect("send");
+    let _fresh = frame(&mut second).await;
+    second.send(&good).await.expect("send");
+    let e = frame(&mut second).await;
+    assert_eq!(
+        code(&e),
+        "AUTH_INVALID_SIGNATURE",
+        "a replayed response is refused"
+    );
+
+    // A first frame that is not HELLO; a binary first frame; a version we do not speak.
+    let mut c = srv.client(false).await;
+    let sub = c.subscribe_frame(&[(GROUP, 0)]);
+    c.send(&sub).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "AUTH_REQUIRED");
+    closed(&mut c).await;
+    let mut c = srv.client(false).await;
+    c.send_binary(b"{}".to_vec()).await.expect("send");
+    assert_eq!(code(&frame(&mut c).await), "PROTOCOL_VIOLATION");
+    closed(&mut c).await;
+    let mut c = srv.client(false).await;
+    let mut init = c.client_init(&coord, &key, b"nonce-v");
+    if let Value::Object(o) = &mut init {
+        o.insert(
+            "supportedVersions",
+            Value::Array(vec![Value::string("9.9")]),
+        );
+    }
+    c.send(&init).await.expect("send");
+    assert_eq!(code(&frame(&mut c).await), "UNSUPPORTED_VERSION");
+    srv.stop().await;
+
+    // An expired challenge: a server whose challenges expire at once.
+    config.challenge_ttl = Duration::ZERO;
+    let dir = TempDir::new("hello-expired");
+    let srv = Server::start(
+        &dir,
+        Options {
+            config,
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut c = srv.client(false).await;
+    let e = c
+        .hello(&coord, &key, &srv.h.principals["coord"].signer)
+        .await
+        .expect_err("expired");
+    assert_eq!(code(&e), "AUTH_INVALID_SIGNATURE");
+    assert_eq!(s(&e, "/error/message"), "challenge expired");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_hello_fences_the_older_socket_and_its_epoch() {
+    let dir = TempDir::new("fence");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let head = srv.head(GROUP);
+
+    let mut old = srv.session("coord").await;
+    let old_epoch = old.session_epoch.expect("epoch");
+    let sub = old.subscribe_frame(&[(GROUP, 0)]);
+    old.send(&sub).await.expect("send");
+    events(&mut old, GROUP, 0, head).await;
+
+    let mut new = srv.session("coord").await;
+    let new_epoch = new.session_epoch.expect("epoch");
+    assert_eq!(new_epoch, old_epoch + 1);
+    let sub = new.subscribe_frame(&[(GROUP, head)]);
+    new.send(&sub).await.expect("send");
+
+    // Live traffic reaches the new socket only.
+    let post = srv.post(GROUP, "owner", None);
+    srv.accepted(post).await;
+    events(&mut new, GROUP, head, 1).await;
+
+    // The old socket got nothing since: its next frame is the refusal of its own Command.
+    let stale = srv.post(GROUP, "coord", Some(old_epoch));
+    let cmd = old.command_frame(&stale).expect("frame");
+    old.send(&cmd).await.expect("send");
+    let e = frame(&mut old).await;
+    assert_eq!(code(&e), "AUTH_STALE_SESSION", "{}", json::to_string(&e));
+    assert_eq!(s(&e, "/error/relatedActionId"), action_of(&stale));
+    closed(&mut old).await;
+
+    // The old Session Epoch on the new socket: refused, and the socket stays open.
+    let stale = srv.post(GROUP, "coord", Some(old_epoch));
+    let cmd = new.command_frame(&stale).expect("frame");
+    new.send(&cmd).await.expect("send");
+    let e = frame(&mut new).await;
+    assert_eq!(code(&e), "AUTH_STALE_SESSION");
+    assert_eq!(s(&e, "/error/relatedActionId"), action_of(&stale));
+    ping_pong(&mut new).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_pages_past_the_cap_and_a_reconnect_resumes_without_a_gap() {
+    let dir = TempDir::new("replay");
+    let config = GatewayConfig {
+        replay_page: 5,
+        group_buffer: 3,
+        ..GatewayConfig::default()
+    };
+    let mut srv = Server::start(
+        &dir,
+        Options {
+            tls: false, // plain ws:// on loopback
+            config,
+            ..Options::default()
+        },
+    )
+    .await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    for _ in 0..11 {
+        let p = srv.post(GROUP, "owner", None);
+        srv.accepted(p).await;
+    }
+    let head = srv.head(GROUP);
+    assert!(head >= 12);
+
+    let mut c = srv.session("coord").await;
+    let mut after = 0;
+    let mut pages = 0;
+    loop {
+        let sub = c.subscribe_frame(&[(GROUP, after)]);
+        c.send(&sub).await.expect("send");
+        let want = (head - after).min(5);
+        events(&mut c, GROUP, after, want).await;
+        after += want;
+        pages += 1;
+        if after == head {
+            break;
+        }
+        let cont = frame(&mut c).await;
+        assert_eq!(code(&cont), "BACKPRESSURE", "{}", json::to_string(&cont));
+        assert_eq!(s(&cont, "/error/groupId"), GROUP);
+        assert_eq!(n(&cont, "/error/details/resumeAfterSequence"), after);
+        assert_eq!(cont.pointer("/error/retryable"), Some(&Value::Bool(true)));
+    }
+    assert_eq!(pages, head.div_ceil(5));
+    // Past the last page the subscription is live.
+    let p = srv.post(GROUP, "owner", None);
+    srv.accepted(p).await;
+    events(&mut c, GROUP, head, 1).await;
+    let last = head + 1;
+    drop(c);
+
+    // Disconnected: two more Events; a new connection resumes after the last one it had.
+    for _ in 0..2 {
+        let p = srv.post(GROUP, "owner", None);
+        srv.accepted(p).await;
+    }
+    let mut c = srv.session("coord").await;
+    let sub = c.subscribe_frame(&[(GROUP, last)]);
+    c.send(&sub).await.expect("send");
+    events(&mut c, GROUP, last, 2).await;
+    let p = srv.post(GROUP, "owner", None);
+    srv.accepted(p).await;
+    events(&mut c, GROUP, last + 2, 1).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_cursors_survive_a_restart() {
+    let dir = TempDir::new("ack");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let head = srv.head(GROUP);
+    let mut c = srv.session("coord").await;
+    let ack = c.ack_frame(&[(GROUP, head)], &runtime::now().format());
+    c.send(&ack).await.expect("send");
+    // Beyond the head: refused, nothing stored past it.
+    let ack = c.ack_frame(&[(GROUP, head + 50)], &runtime::now().format());
+    c.send(&ack).await.expect("send");
+    assert_eq!(code(&frame(&mut c).await), "PROTOCOL_VIOLATION");
+    ping_pong(&mut c).await;
+    let coord = srv.h.id("coord");
+    for _ in 0..100 {
+        if srv.gw.cursor(&coord, GROUP).is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(srv.gw.cursor(&coord, GROUP), Some(head));
+    drop(c);
+    srv.stop().await;
+
+    let srv = Server::start(&dir, Options::default()).await;
+    assert_eq!(
+        srv.gw.cursor(&coord, GROUP),
+        Some(head),
+        "durable across restart"
+    );
+    assert_eq!(srv.head(GROUP), head, "the history is replayed too");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_subscriber_is_paused_per_group_and_delays_no_one() {
+    let dir = TempDir::new("stall");
+    // Above the authority's batch (64 Events can become durable at once), so a reader that
+    // keeps up is never paused.
+    let buffer = 128;
+    let config = GatewayConfig {
+        group_buffer: buffer,
+        ..GatewayConfig::default()
+    };
+    let mut srv = Server::start(
+        &dir,
+        Options {
+            tls: false,
+            config,
+            send_buffer: Some(4096),
+        },
+    )
+    .await;
+    for g in [GROUP, GROUP_B] {
+        let create = srv.create_mission(g, "owner");
+        srv.accepted(create).await;
+    }
+    let (head_a, head_b) = (srv.head(GROUP), srv.head(GROUP_B));
+
+    // The stalled reader: subscribed to A and B, reading nothing from now on.
+    let mut slow = srv.slow_session("coord").await;
+    let sub = slow.subscribe_frame(&[(GROUP, head_a), (GROUP_B, head_b)]);
+    slow.send(&sub).await.expect("send");
+    // A healthy reader of both Groups on another socket.
+    let mut fast = srv.session("owner").await;
+    let sub = fast.subscribe_frame(&[(GROUP, head_a), (GROUP_B, head_b)]);
+    fast.send(&sub).await.expect("send");
+    let coord_conn = loop {
+        let conns = srv.gw.hub.connections_of(&srv.h.id("coord"));
+        if let Some(c) = conns.first()
+            && c.subscription(GROUP) == Some(SubState::Live)
+            && c.subscription(GROUP_B) == Some(SubState::Live)
+        {
+            break Arc::clone(c);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+
+    // A flood on Group A, then one Event on Group B, submitted while the healthy socket reads.
+    let flood = 400;
+    let mut commands: Vec<Vec<u8>> = (0..flood).map(|_| srv.post(GROUP, "owner", None)).collect();
+    commands.push(srv.post(GROUP_B, "owner", None));
+    let handle = srv.handle.clone();
+    let submitter = tokio::spawn(async move {
+        for c in commands {
+            assert!(matches!(handle.submit(c).await, Reply::Done(_)));
+        }
+    });
+
+    // The healthy socket gets everything, in order per Group, while the other is stalled.
+    let mut seen_a = 0;
+    let mut seen_b = 0;
+    while seen_a < flood || seen_b < 1 {
+        let f = frame(&mut fast).await;
+        assert_eq!(s(&f, "/frameType"), "EVENT", "{}", json::to_string(&f));
+        match s(&f, "/event/groupId") {
+            GROUP => {
+                seen_a += 1;
+                assert_eq!(n(&f, "/event/sequence"), head_a + seen_a);
+            }
+            GROUP_B => {
+                seen_b += 1;
+                assert_eq!(n(&f, "/event/sequence"), head_b + 1);
+            }
+            other => panic!("unexpected Group {other}"),
+        }
+    }
+    submitter.await.expect("submitted");
+    // The stalled socket's Group A is paused; its memory stayed within the bound.
+    assert_eq!(coord_conn.subscription(GROUP), Some(SubState::Paused));
+    assert!(coord_conn.high_water.load(Ordering::Relaxed) <= buffer);
+    assert_eq!(coord_conn.subscription(GROUP_B), Some(SubState::Live));
+
+    // Once it reads: A's Events up to the pause (contiguous), A's BACKPRESSURE, and B's Event.
+    let mut last_a = head_a;
+    let mut got_backpressure = false;
+    let mut got_b = false;
+    while !(got_backpressure && got_b) {
+        let f = frame(&mut slow).await;
+        match (s(&f, "/frameType"), s(&f, "/event/groupId")) {
+            ("EVENT", GROUP) => {
+                assert!(!got_backpressure, "nothing of A after its pause");
+                last_a += 1;
+                assert_eq!(n(&f, "/event/sequence"), last_a);
+            }
+            ("EVENT", GROUP_B) => got_b = true,
+            ("ERROR", _) => {
+                assert_eq!(code(&f), "BACKPRESSURE");
+                assert_eq!(s(&f, "/error/groupId"), GROUP);
+                assert!(n(&f, "/error/retryAfterMs") > 0);
+                assert_eq!(n(&f, "/error/details/resumeAfterSequence"), last_a);
+                got_backpressure = true;
+            }
+            _ => panic!("unexpected {}", json::to_string(&f)),
+        }
+    }
+    assert!(
+        last_a < head_a + flood,
+        "the flood did not fit in the buffer"
+    );
+    // Resuming from the continuation gets the rest without a gap.
+    let sub = slow.subscribe_frame(&[(GROUP, last_a)]);
+    slow.send(&sub).await.expect("send");
+    events(&mut slow, GROUP, last_a, head_a + flood - last_a).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_and_forbidden_groups_are_refused_alike() {
+    let dir = TempDir::new("hidden");
+    let mut srv = Server::start(
+        &dir,
+        Options {
+            tls: false,
+            ..Options::default()
+        },
+    )
+    .await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let mut c = srv.session("outsider").await;
+    let mut docs = Vec::new();
+    for g in [GROUP, "urn:x:group:nowhere"] {
+        let sub = c.subscribe_frame(&[(g, 0)]);
+        c.send(&sub).await.expect("send");
+        let e = frame(&mut c).await;
+        assert_eq!(code(&e), "GROUP_NOT_FOUND");
+        assert_eq!(s(&e, "/error/groupId"), g);
+        let mut doc = e.pointer("/error").cloned().expect("error");
+        if let Value::Object(o) = &mut doc {
+            for volatile in ["occurredAt", "groupId", "relatedFrameId"] {
+                o.remove(volatile);
+            }
+        }
+        docs.push(json::to_string(&doc));
+    }
+    assert_eq!(
+        docs[0], docs[1],
+        "the answers must not tell the Groups apart"
+    );
+    let ack = c.ack_frame(&[(GROUP, 1)], &runtime::now().format());
+    c.send(&ack).await.expect("send");
+    assert_eq!(code(&frame(&mut c).await), "GROUP_NOT_FOUND");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn framing_errors_and_rejected_commands_keep_the_socket_open() {
+    let dir = TempDir::new("framing");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let mut c = srv.session("coord").await;
+    let epoch = c.session_epoch.expect("epoch");
+
+    // Duplicate members, at depth.
+    let fid = c.frame_id();
+    c.send_text(format!(
+        r#"{{"protocolVersion":"0.1","frameId":"{fid}","frameType":"PING","nonce":"bm9uY2U","sentAt":"2026-07-15T08:00:00Z","presence":{{"a":1,"a":2}}}}"#
+    ))
+    .await
+    .expect("send");
+    assert_eq!(code(&frame(&mut c).await), "PROTOCOL_VIOLATION");
+    ping_pong(&mut c).await;
+
+    // A schema-invalid frame; an EVENT from a client.
+    c.send_text(r#"{"protocolVersion":"0.1","frameId":"urn:f:1","frameType":"NOPE"}"#.into())
+        .await
+        .expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "SCHEMA_VALIDATION_FAILED");
+    assert_eq!(s(&e, "/error/relatedFrameId"), "urn:f:1");
+    ping_pong(&mut c).await;
+
+    // A Command the authority refuses (a Membership Epoch it does not hold).
+    let mut bad = Object::new();
+    bad.insert("messageId", Value::string("urn:x:message:bad"));
+    bad.insert("conversationId", Value::string(format!("{GROUP}:mission")));
+    bad.insert("content", Value::string("stale"));
+    let env = Envelope {
+        group_id: Some(GROUP.into()),
+        membership_epoch: Some(9),
+        session_epoch: Some(epoch),
+        ..Envelope::default()
+    };
+    let cmd_bytes = srv
+        .h
+        .command("coord", "message.post", &env, bad, runtime::now());
+    let cmd = c.command_frame(&cmd_bytes).expect("frame");
+    let fid = s(&cmd, "/frameId").to_owned();
+    c.send(&cmd).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "MEMBERSHIP_STALE", "{}", json::to_string(&e));
+    assert_eq!(s(&e, "/error/relatedActionId"), action_of(&cmd_bytes));
+    assert_eq!(s(&e, "/error/relatedFrameId"), fid);
+    assert_eq!(s(&e, "/error/groupId"), GROUP);
+    ping_pong(&mut c).await;
+
+    // A Command signed by another principal than the session's.
+    let other = srv.post(GROUP, "owner", None);
+    let cmd = c.command_frame(&other).expect("frame");
+    c.send(&cmd).await.expect("send");
+    assert_eq!(code(&frame(&mut c).await), "AUTH_FORBIDDEN");
+    ping_pong(&mut c).await;
+
+    // A binary message ends the session.
+    c.send_binary(vec![1, 2, 3]).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "PROTOCOL_VIOLATION");
+    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    closed(&mut c).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_human_session_creates_a_mission_and_sees_its_own_events() {
+    let dir = TempDir::new("human");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let mut owner = srv.session("owner").await;
+    // Not subscribed to the new Group: the sender still gets its Command's Events.
+    let create = srv.create_mission(GROUP, "owner");
+    let cmd = owner.command_frame(&create).expect("frame");
+    owner.send(&cmd).await.expect("send");
+    let ev = frame(&mut owner).await;
+    assert_eq!(
+        s(&ev, "/event/kind"),
+        "mission.created",
+        "{}",
+        json::to_string(&ev)
+    );
+    assert_eq!(s(&ev, "/event/cause/id"), action_of(&create));
+    assert_eq!(s(&ev, "/event/actor/type"), "human");
+
+    // A human Command in the Group, carrying a Membership Epoch and no Session Epoch.
+    let sub = owner.subscribe_frame(&[(GROUP, srv.head(GROUP))]);
+    owner.send(&sub).await.expect("send");
+    let post = srv.post(GROUP, "owner", None);
+    let cmd = owner.command_frame(&post).expect("frame");
+    owner.send(&cmd).await.expect("send");
+    let ev = frame(&mut owner).await;
+    assert_eq!(s(&ev, "/event/kind"), "message.posted");
+    assert_eq!(s(&ev, "/event/cause/id"), action_of(&post));
+    // An exact retry: the original Event again, to the sender.
+    let cmd = owner.command_frame(&post).expect("frame");
+    owner.send(&cmd).await.expect("send");
+    let again = frame(&mut owner).await;
+    assert_eq!(s(&again, "/event/eventId"), s(&ev, "/event/eventId"));
+
+    // Another human's Command on this session is refused; the session goes on.
+    let theirs = srv.create_mission("urn:x:group:theirs", "stranger");
+    let cmd = owner.command_frame(&theirs).expect("frame");
+    owner.send(&cmd).await.expect("send");
+    assert_eq!(code(&frame(&mut owner).await), "AUTH_FORBIDDEN");
+    ping_pong(&mut owner).await;
+    srv.stop().await;
+}
+
+#[test]
+fn loopback_is_plain_by_default_and_every_other_address_gets_tls() {
+    let lo: std::net::SocketAddr = "127.0.0.1:8080".parse().expect("addr");
+    let v6: std::net::SocketAddr = "[::1]:8080".parse().expect("addr");
+    let any: std::net::SocketAddr = "0.0.0.0:8080".parse().expect("addr");
+    let lan: std::net::SocketAddr = "192.0.2.7:8080".parse().expect("addr");
+    assert!(tls::is_loopback(&lo) && tls::is_loopback(&v6));
+    assert!(!tls::is_loopback(&any) && !tls::is_loopback(&lan));
+}
+
+#[test]
+fn the_development_certificate_is_made_once_and_serves_tls13_only() {
+    let dir = TempDir::new("cert");
+    let (a, path, created) = tls::development(&dir.0, "example.test").expect("first");
+    assert!(created && path.is_file());
+    let (b, _, created) = tls::development(&dir.0, "example.test").expect("second");
+    assert!(!created, "kept under the data directory");
+    assert_eq!(
+        tls::fingerprint(a.leaf.as_ref()),
+        tls::fingerprint(b.leaf.as_ref())
+    );
+    assert_eq!(tls::fingerprint(a.leaf.as_ref()).len(), 32 * 3 - 1);
+    assert_eq!(
+        a.config.alpn_protocols,
+        vec![b"http/1.1".to_vec()],
+        "WebSocket upgrades need HTTP/1.1"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archived_group_answers_cursor_too_old_below_its_snapshot() {
+    let dir = TempDir::new("archive");
+    let mut srv = Server::start(
+        &dir,
+        Options {
+            tls: false,
+            ..Options::default()
+        },
+    )
+    .await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let post = srv.post(GROUP, "owner", None);
+    srv.accepted(post).await;
+    let mut p = Object::new();
+    p.insert("reason", Value::string("done"));
+    let env = Envelope {
+        group_id: Some(GROUP.into()),
+        membership_epoch: Some(1),
+        ..Envelope::default()
+    };
+    let cancel = srv
+        .h
+        .command("owner", "mission.cancel", &env, p, runtime::now());
+    srv.accepted(cancel).await;
+    let through = srv.head(GROUP);
+    let ids: Vec<Value> = srv
+        .gw
+        .reader
+        .group_events(GROUP, 0, 1000)
+        .expect("history")
+        .iter()
+        .map(|b| {
+            let v = json::parse(b).expect("event");
+            Value::string(s(&v, "/eventId").to_owned())
+        })
+        .collect();
+    // The snapshot's createdAt (whole seconds) must not precede the last Event.
+    let start = runtime::now();
+    while runtime::now().0 / 1_000_000 == start.0 / 1_000_000 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let t = runtime::now().format_whole_seconds();
+    let mut entry = Object::new();
+    entry.insert("entryId", Value::string("urn:x:policy:1"));
+    entry.insert("decision", Value::string("Mission closed"));
+    entry.insert(
+        "actor",
+        wasm_core::model::ToJson::to_json(&srv.h.actor("owner")),
+    );
+    entry.insert("occurredAt", Value::string(t.clone()));
+    entry.insert("details", Value::Object(Object::new()));
+    let mut snap = Object::new();
+    snap.insert("snapshotId", Value::string("urn:x:snapshot:g"));
+    snap.insert("groupId", Value::string(GROUP));
+    snap.insert("throughSequence", Value::from(through));
+    snap.insert(
+        "stateHash",
+        Value::string(format!("sha256:{}", "0".repeat(64))),
+    );
+    snap.insert("policyLog", Value::Array(vec![Value::Object(entry)]));
+    snap.insert(
+        "createdBy",
+        wasm_core::model::ToJson::to_json(&srv.h.actor("group-gateway")),
+    );
+    snap.insert("createdAt", Value::string(t));
+    snap.insert("eventIds", Value::Array(ids));
+    let mut snap = Value::Object(snap);
+    let gw_key = &srv.h.principals["group-gateway"];
+    wasm_core::crypto::sign_document(
+        &mut snap,
+        wasm_core::crypto::DocumentKind::GroupSnapshot,
+        &gw_key.key_id,
+        &gw_key.seed,
+    )
+    .expect("signed snapshot");
+    let mut p = Object::new();
+    p.insert("snapshot", snap);
+    let env = Envelope {
+        group_id: Some(GROUP.into()),
+        ..Envelope::default()
+    };
+    let archive = srv.h.command(
+        "group-gateway",
+        "ext.missionweaveprotocol.core.group_archive",
+        &env,
+        p,
+        runtime::now(),
+    );
+    srv.accepted(archive).await;
+    assert_eq!(srv.head(GROUP), through + 2);
+
+    let mut owner = srv.session("owner").await;
+    let sub = owner.subscribe_frame(&[(GROUP, 0)]);
+    owner.send(&sub).await.expect("send");
+    let e = frame(&mut owner).await;
+    assert_eq!(code(&e), "CURSOR_TOO_OLD", "{}", json::to_string(&e));
+    assert_eq!(s(&e, "/error/groupId"), GROUP);
+    assert_eq!(n(&e, "/error/details/throughSequence"), through);
+    assert_eq!(n(&e, "/error/details/snapshotEventSequence"), through + 1);
+    assert_eq!(s(&e, "/error/details/snapshotId"), "urn:x:snapshot:g");
+    // From the snapshot's sequence: the signed snapshot reference, then the archive.
+    let sub = owner.subscribe_frame(&[(GROUP, through)]);
+    owner.send(&sub).await.expect("send");
+    let evs = events(&mut owner, GROUP, through, 2).await;
+    assert_eq!(s(&evs[0], "/event/kind"), "group.snapshot.created");
+    assert_eq!(s(&evs[1], "/event/kind"), "group.archived");
+    srv.stop().await;
+}

@@ -1,0 +1,104 @@
+//! Durable `ACK` Cursors (§16): the highest contiguous sequence each principal reports as
+//! durably processed, per Group, in the gateway's own small database (`gateway.sqlite`
+//! beside the authority's store) so that they survive a restart without touching the
+//! authority's write path.
+
+use super::StoreError;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+use std::sync::Mutex;
+
+fn err(e: rusqlite::Error) -> StoreError {
+    StoreError(e.to_string())
+}
+
+pub struct CursorStore {
+    conn: Mutex<Connection>,
+}
+
+impl CursorStore {
+    pub fn open(path: &Path) -> Result<CursorStore, StoreError> {
+        let conn = Connection::open(path).map_err(err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = FULL;
+             CREATE TABLE IF NOT EXISTS cursors (
+                 principal_id TEXT NOT NULL,
+                 group_id     TEXT NOT NULL,
+                 sequence     INTEGER NOT NULL,
+                 PRIMARY KEY (principal_id, group_id)
+             ) WITHOUT ROWID;",
+        )
+        .map_err(err)?;
+        Ok(CursorStore {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
+        self.conn
+            .lock()
+            .map_err(|_| StoreError("the cursor store was poisoned".into()))
+    }
+
+    /// Raises the Cursor of `(principal, group)` to `sequence` (never lowers it) and returns
+    /// the Cursor now stored; durable when this returns.
+    pub fn advance(&self, principal: &str, group: &str, sequence: u64) -> Result<u64, StoreError> {
+        let seq = i64::try_from(sequence).map_err(|_| StoreError("sequence too large".into()))?;
+        let conn = self.conn()?;
+        conn.execute(
+            "INSERT INTO cursors (principal_id, group_id, sequence) VALUES (?1, ?2, ?3)
+             ON CONFLICT (principal_id, group_id)
+             DO UPDATE SET sequence = MAX(sequence, excluded.sequence)",
+            params![principal, group, seq],
+        )
+        .map_err(err)?;
+        let stored: i64 = conn
+            .query_row(
+                "SELECT sequence FROM cursors WHERE principal_id = ?1 AND group_id = ?2",
+                params![principal, group],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        Ok(u64::try_from(stored).unwrap_or(0))
+    }
+
+    /// The stored Cursor of `(principal, group)`, if any.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn get(&self, principal: &str, group: &str) -> Result<Option<u64>, StoreError> {
+        let conn = self.conn()?;
+        let v: Option<i64> = conn
+            .query_row(
+                "SELECT sequence FROM cursors WHERE principal_id = ?1 AND group_id = ?2",
+                params![principal, group],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        Ok(v.and_then(|s| u64::try_from(s).ok()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_only_rise_and_survive_reopening() {
+        let dir = std::env::temp_dir().join(format!("weave-cursors-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("gateway.sqlite");
+        {
+            let c = CursorStore::open(&path).expect("open");
+            assert_eq!(c.get("urn:a", "urn:g").expect("get"), None);
+            assert_eq!(c.advance("urn:a", "urn:g", 5).expect("advance"), 5);
+            assert_eq!(c.advance("urn:a", "urn:g", 3).expect("advance"), 5);
+            assert_eq!(c.advance("urn:b", "urn:g", 1).expect("advance"), 1);
+        }
+        let c = CursorStore::open(&path).expect("reopen");
+        assert_eq!(c.get("urn:a", "urn:g").expect("get"), Some(5));
+        assert_eq!(c.get("urn:b", "urn:g").expect("get"), Some(1));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
