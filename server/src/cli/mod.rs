@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod bench_authority;
 pub mod conformance;
+pub mod dev;
 pub mod scenarios;
 pub mod serve;
 
@@ -39,6 +40,10 @@ pub enum Command {
     /// Run a benchmark; benchmarks print figures and assert nothing.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Development tools against a running development server: the principals file for
+    /// external Agents, and the development human's decisions.
+    #[command(subcommand)]
+    Dev(dev::DevCommand),
 }
 
 impl Cli {

@@ -256,6 +256,7 @@ pub(crate) fn router(
             }),
         );
     if let Some(handle) = authority {
+        app = app.merge(crate::registry_api::routes(handle.public_registry()));
         app = app.route(
             "/api/commands",
             axum::routing::post(post_command)
