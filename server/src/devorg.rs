@@ -545,6 +545,88 @@ mod tests {
     }
 
     #[test]
+    fn a_new_organization_has_layout_2_and_every_principal() {
+        let dir = temp_dir("layout");
+        let org = load_or_create(&dir).expect("created");
+        assert_eq!(org.layout, LAYOUT);
+        assert_eq!(org.principals.len(), PRINCIPALS.len() + LOAD_AGENTS);
+        for name in ["worker", "outsider", "load-01", "load-32", "mission-owner"] {
+            assert!(org.principal(name).is_some(), "{name}");
+        }
+        // Within the Registry-fixture limit that GET /api/registry serves.
+        assert!(org.evidence.bindings.len() <= 64);
+        // `load` reads it and never creates one.
+        assert_eq!(
+            load(&dir).expect("loaded").principals.len(),
+            org.principals.len()
+        );
+        let empty = temp_dir("layout-empty");
+        let err = load(&empty).expect_err("no organization.json");
+        assert!(err.contains("holds no development Organization"), "{err}");
+        assert!(!empty.join("organization.json").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&empty);
+    }
+
+    #[test]
+    fn a_layout_1_file_still_loads() {
+        // An older weave-console's file: no layout, no createdAt, the first ten Principals.
+        let dir = temp_dir("layout1");
+        let mut list = Vec::new();
+        for (name, t) in &PRINCIPALS[..10] {
+            let seed = random_seed().expect("seed");
+            let mut p = Object::new();
+            p.insert("name", Value::string(*name));
+            p.insert(
+                "actor",
+                Actor::new(*t, &format!("urn:missionweaveprotocol:{t}:{name}")).to_json(),
+            );
+            p.insert(
+                "keyId",
+                Value::string(format!("urn:missionweaveprotocol:key:{name}")),
+            );
+            p.insert("seed", Value::string(seed.to_b64url().to_string()));
+            list.push(Value::Object(p));
+        }
+        let mut o = Object::new();
+        o.insert(
+            "organizationId",
+            Value::string("urn:missionweaveprotocol:organization:dev"),
+        );
+        o.insert("principals", Value::Array(list));
+        write_key_file(
+            &dir.join("organization.json"),
+            json::to_string(&Value::Object(o)).as_bytes(),
+        )
+        .expect("written");
+        let org = load_or_create(&dir).expect("a layout-1 file loads");
+        assert_eq!(org.layout, 1);
+        assert_eq!(org.principals.len(), 10);
+        assert!(org.principal("worker").is_none());
+        assert_eq!(
+            org.created_at,
+            Micros::parse(KEYS_VALID_FROM).expect("time")
+        );
+        // It registered placeholder cards, so it serves none rather than unregistered ones.
+        assert!(crate::cards::documents(&org).expect("cards").is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_key_file_is_replaced_atomically_and_stays_0600() {
+        let dir = temp_dir("replace");
+        let file = dir.join("p.json");
+        replace_key_file(&file, b"one").expect("first");
+        replace_key_file(&file, b"two").expect("second");
+        assert_eq!(std::fs::read(&file).expect("read"), b"two");
+        #[cfg(unix)]
+        assert_eq!(mode(&file), 0o600);
+        let left: Vec<_> = std::fs::read_dir(&dir).expect("dir").collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn no_debug_of_the_organization_shows_a_seed() {
         let dir = temp_dir("debug");
         let org = load_or_create(&dir).expect("created");
