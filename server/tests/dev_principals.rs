@@ -444,6 +444,51 @@ fn dev_principals_gives_an_external_agent_all_it_needs() {
     );
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("work.proposed"), "{body}");
+    // A WorkItem through offer and acceptance by the worker (its card's software.python
+    // matches the contract); its execution gate is the human's decision (`dev approve
+    // execution`, below).
+    let (status, body) = as_coordinator(
+        "work.authorize",
+        "urn:test:authorize",
+        jv(&format!(
+            r#"{{"workItemId":"urn:test:work:1","contract":{{"goal":"Deploy the parser",
+               "deliverables":["a staging deployment"],"acceptanceCriteria":["smoke test passes"],
+               "deadline":"{deadline}","sideEffectRisk":"external",
+               "executionApproval":"human_required",
+               "requiredCapabilities":[{{"id":"software.python","minimumVersion":1}}]}}}}"#
+        )),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = as_coordinator(
+        "work.offer",
+        "urn:test:offer",
+        jv(&format!(
+            r#"{{"workItemId":"urn:test:work:1","candidateAgentIds":["{worker}"],"selectionBasis":{{}}}}"#
+        )),
+    );
+    assert_eq!(status, 200, "{body}");
+    let worker_epoch = session(worker, 3);
+    let (status, body) = http(
+        &server.addr,
+        "POST",
+        "/api/commands",
+        &command(
+            ("agent", worker),
+            s(agents, "/worker/keyId"),
+            s(agents, "/worker/privateKey"),
+            "work.accept_offer",
+            "urn:test:accept",
+            &[
+                ("groupId", Value::string(group.to_owned())),
+                ("sessionEpoch", Value::from(worker_epoch)),
+                ("membershipEpoch", Value::from(1u64)),
+            ],
+            jv(r#"{"workItemId":"urn:test:work:1"}"#),
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("work.offer.accepted"), "{body}");
+
     // The outsider, with a Session of its own, is no member: to it the Group does not exist
     // (an absent and an undisclosed Group answer alike).
     let outsider_epoch = session(outsider, 2);
@@ -516,6 +561,43 @@ fn dev_principals_gives_an_external_agent_all_it_needs() {
     );
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no WorkItem urn:test:nope"));
+    // The execution gate of the accepted WorkItem, at its owner's ownership epoch; an
+    // operation outside the Mission's permissions is the authority's refusal.
+    let execution = |ops: &str| {
+        dev(
+            &[
+                "approve",
+                "execution",
+                "--work-item",
+                "urn:test:work:1",
+                "--operations",
+                ops,
+            ],
+            &server.addr,
+            &data,
+        )
+    };
+    let o = execution("launch.rockets");
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("refused: AUTH_FORBIDDEN"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = execution("repo.write,deploy.staging");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("approval.execution.granted"));
+    let state = state_of(&data);
+    let approvals: Vec<_> = state
+        .execution_approvals
+        .values()
+        .filter(|a| a.work_item_id == "urn:test:work:1")
+        .collect();
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(
+        approvals[0].ownership_epoch,
+        state.work_items["urn:test:work:1"].ownership_epoch
+    );
     let grant = |beneficiary: &str| {
         dev(
             &[
