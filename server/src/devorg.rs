@@ -6,7 +6,7 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use wasm_core::authority::{AuthorityConfig, CooperationLimits};
+use wasm_core::authority::{AuthorityConfig, CooperationLimits, Micros};
 use wasm_core::crypto::SecretSeed;
 use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
 use wasm_core::encoding::b64url_encode;
@@ -14,7 +14,8 @@ use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::{Actor, ActorType};
 
-/// The demo's Principals: (name, type).
+/// The demo's Principals: (name, type). A development Organization also holds
+/// [`LOAD_AGENTS`] load-test Agents, `load-01` … (see [`principal_names`]).
 pub const PRINCIPALS: &[(&str, ActorType)] = &[
     ("group-gateway", ActorType::Service),
     ("organization-registry", ActorType::Service),
@@ -26,7 +27,38 @@ pub const PRINCIPALS: &[(&str, ActorType)] = &[
     ("developer", ActorType::Agent),
     ("tester", ActorType::Agent),
     ("reviewer", ActorType::Agent),
+    // Layout 2: what `weave-console dev principals` hands to external Agents.
+    ("worker", ActorType::Agent),
+    ("outsider", ActorType::Agent),
 ];
+
+/// Load-test Agents in a development Organization (`load-01` … `load-32`). Bounded so that the
+/// whole Registry stays within the bundle's Registry-fixture limit of 64 bindings
+/// (`GET /api/registry` serves it in that shape).
+pub const LOAD_AGENTS: usize = 32;
+
+/// The layout of `organization.json` written by this version: 2 adds `worker`, `outsider`,
+/// the load Agents, `createdAt` (the Agent Cards' `issuedAt`) and this marker. A file without
+/// the marker (layout 1) still loads for `serve`; `dev principals` refuses it.
+pub const LAYOUT: u64 = 2;
+
+/// The name of load Agent `i` (1-based): `load-01`.
+pub fn load_agent_name(i: usize) -> String {
+    format!("load-{i:02}")
+}
+
+/// Every Principal of a new development Organization, in file order.
+pub fn principal_names() -> Vec<(String, ActorType)> {
+    let mut all: Vec<(String, ActorType)> = PRINCIPALS
+        .iter()
+        .map(|(n, t)| ((*n).to_owned(), *t))
+        .collect();
+    all.extend((1..=LOAD_AGENTS).map(|i| (load_agent_name(i), ActorType::Agent)));
+    all
+}
+
+/// When every development key becomes valid (the Registry's `validFrom`).
+pub const KEYS_VALID_FROM: &str = "2020-01-01T00:00:00Z";
 
 /// A development Principal and its private key (not `Clone`; `{:?}` shows no key byte).
 #[derive(Debug)]
@@ -41,12 +73,33 @@ pub struct DevPrincipal {
 pub struct DevOrganization {
     pub organization_id: String,
     pub principals: Vec<DevPrincipal>,
+    /// The Registry evidence as written (served by `GET /api/registry`).
+    pub evidence: RegistryEvidence,
     pub registry: ValidatedRegistry,
+    /// The file's layout ([`LAYOUT`]; 1 for a file without the marker).
+    pub layout: u64,
+    /// When the Organization was created: the `issuedAt` of its Agent Cards (layout 1 files,
+    /// which lack it, use [`KEYS_VALID_FROM`]).
+    pub created_at: Micros,
 }
 
 impl DevOrganization {
     pub fn principal(&self, name: &str) -> Option<&DevPrincipal> {
         self.principals.iter().find(|p| p.name == name)
+    }
+
+    /// The Principal `name`, or an error that names it.
+    pub fn require(&self, name: &str) -> Result<&DevPrincipal, String> {
+        self.principal(name).ok_or_else(|| {
+            format!("the development Organization has no Principal {name:?} (organization.json)")
+        })
+    }
+
+    /// The development Agents, in file order.
+    pub fn agents(&self) -> impl Iterator<Item = &DevPrincipal> {
+        self.principals
+            .iter()
+            .filter(|p| p.actor.actor_type == ActorType::Agent)
     }
 
     /// The Group Authority's configuration: `group-gateway` accepts and signs Events.
@@ -71,12 +124,46 @@ impl DevOrganization {
     }
 }
 
+/// A JSON integer in the safe range, if `v` is one.
+pub fn json_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_safe_u64(),
+        _ => None,
+    }
+}
+
+fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(buf))
+        .map_err(|e| format!("cannot read /dev/urandom: {e}"))
+}
+
 fn random_seed() -> Result<SecretSeed, String> {
     let mut seed = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut seed))
-        .map_err(|e| format!("cannot read /dev/urandom for a new key: {e}"))?;
+    random_bytes(&mut seed)?;
     Ok(SecretSeed::take(&mut seed))
+}
+
+/// A fresh random token (16 base64url characters, 96 bits) for new identifiers: Mission,
+/// Group and Approval IDs must be new Organization-wide (payloads.md §2.1).
+pub fn random_token() -> Result<String, String> {
+    let mut b = [0u8; 12];
+    random_bytes(&mut b)?;
+    Ok(b64url_encode(&b))
+}
+
+/// Writes a key file in place of `path` (which may exist): a new 0600 file beside it, then
+/// renamed over it, so a reader never sees a half-written or world-readable file.
+pub fn replace_key_file(path: &Path, contents: &[u8]) -> Result<(), String> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    write_key_file(&tmp, contents)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
 }
 
 /// Writes a file that holds private keys: created new, readable and writable by the owner only
@@ -132,14 +219,36 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
     let path = data_dir.join("organization.json");
     if !path.exists() {
         std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+        create(&path, crate::runtime::now())?;
+    }
+    load_file(&path)
+}
+
+/// Loads the development Organization of an existing data directory, refusing one that holds
+/// none (`dev` commands must never create keys a running server does not know).
+pub fn load(data_dir: &Path) -> Result<DevOrganization, String> {
+    let path = data_dir.join("organization.json");
+    if !path.is_file() {
+        return Err(format!(
+            "{} holds no development Organization (no organization.json): start \
+             `weave-console serve --data {}` first, or pass the data directory the server uses",
+            data_dir.display(),
+            data_dir.display()
+        ));
+    }
+    load_file(&path)
+}
+
+fn create(path: &Path, now: Micros) -> Result<(), String> {
+    {
         let mut list = Vec::new();
-        for (name, t) in PRINCIPALS {
+        for (name, t) in principal_names() {
             let seed = random_seed()?;
             let mut p = Object::new();
-            p.insert("name", Value::string(*name));
+            p.insert("name", Value::string(name.clone()));
             p.insert(
                 "actor",
-                Actor::new(*t, &format!("urn:missionweaveprotocol:{t}:{name}")).to_json(),
+                Actor::new(t, &format!("urn:missionweaveprotocol:{t}:{name}")).to_json(),
             );
             p.insert(
                 "keyId",
@@ -161,12 +270,26 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
             "warning",
             Value::string("development Organization: private test seeds, never for production"),
         );
+        o.insert("layout", Value::from(LAYOUT));
+        o.insert("createdAt", Value::string(now.format_whole_seconds()));
         o.insert("principals", Value::Array(list));
         let text = zeroize::Zeroizing::new(json::to_string(&Value::Object(o)));
-        write_key_file(&path, text.as_bytes())?;
+        write_key_file(path, text.as_bytes())?;
     }
-    let bytes = zeroize::Zeroizing::new(read_key_file(&path)?);
+    Ok(())
+}
+
+fn load_file(path: &Path) -> Result<DevOrganization, String> {
+    let bytes = zeroize::Zeroizing::new(read_key_file(path)?);
     let v = json::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let layout = match v.pointer("/layout") {
+        None => 1,
+        Some(l) => json_u64(l).ok_or("organization.json: layout must be a positive integer")?,
+    };
+    let created_at = match v.pointer("/createdAt").and_then(Value::as_str) {
+        Some(t) => Micros::parse(t).ok_or("organization.json: createdAt is not a timestamp")?,
+        None => Micros::parse(KEYS_VALID_FROM).ok_or("KEYS_VALID_FROM")?,
+    };
     let organization_id = v
         .pointer("/organizationId")
         .and_then(Value::as_str)
@@ -197,7 +320,7 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
                 principal_id: actor.id.0.clone(),
                 algorithm: "Ed25519".into(),
                 public_key: b64url_encode(&seed.public_key()),
-                valid_from: "2020-01-01T00:00:00Z".into(),
+                valid_from: KEYS_VALID_FROM.into(),
                 validity_history: vec![],
             });
             principals.push(DevPrincipal {
@@ -209,17 +332,81 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
         }
     }
     // The Registry is validated by the same Organization-wide checks as any evidence (§6.4).
-    let registry = RegistryEvidence {
+    let evidence = RegistryEvidence {
         organization_id: organization_id.clone(),
         bindings,
-    }
-    .validate()
-    .map_err(|e| format!("organization.json: the Registry is invalid: {e}"))?;
+    };
+    let registry = evidence
+        .validate()
+        .map_err(|e| format!("organization.json: the Registry is invalid: {e}"))?;
     Ok(DevOrganization {
         organization_id,
         principals,
+        evidence,
         registry,
+        layout,
+        created_at,
     })
+}
+
+/// Optional envelope members of a development Command (the rest are always present).
+#[derive(Clone, Debug, Default)]
+pub struct Envelope {
+    pub group_id: Option<String>,
+    pub session_epoch: Option<u64>,
+    pub membership_epoch: Option<u64>,
+    pub coordinator_epoch: Option<u64>,
+    pub work_item_id: Option<String>,
+    pub expected_revision: Option<u64>,
+}
+
+/// A Command signed by `who` (`command.schema.json`; protected time `issuedAt`, whole seconds
+/// in UTC with `Z`, §6.4), as the bytes to submit. The correlation ID is the action ID.
+pub fn signed_command(
+    who: &DevPrincipal,
+    kind: &str,
+    action_id: &str,
+    env: &Envelope,
+    payload: Object,
+    t: Micros,
+) -> Result<Vec<u8>, String> {
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert("actionId", Value::string(action_id.to_owned()));
+    o.insert("actor", who.actor.to_json());
+    for (k, v) in [
+        ("sessionEpoch", env.session_epoch),
+        ("membershipEpoch", env.membership_epoch),
+        ("coordinatorEpoch", env.coordinator_epoch),
+    ] {
+        if let Some(v) = v {
+            o.insert(k, Value::from(v));
+        }
+    }
+    for (k, v) in [
+        ("groupId", &env.group_id),
+        ("workItemId", &env.work_item_id),
+    ] {
+        if let Some(v) = v {
+            o.insert(k, Value::string(v.clone()));
+        }
+    }
+    o.insert("kind", Value::string(kind.to_owned()));
+    if let Some(r) = env.expected_revision {
+        o.insert("expectedRevision", Value::from(r));
+    }
+    o.insert("correlationId", Value::string(action_id.to_owned()));
+    o.insert("issuedAt", Value::string(t.format_whole_seconds()));
+    o.insert("payload", Value::Object(payload));
+    let mut doc = Value::Object(o);
+    wasm_core::crypto::sign_document(
+        &mut doc,
+        wasm_core::crypto::DocumentKind::Command,
+        &who.key_id,
+        &who.seed,
+    )
+    .map_err(|e| format!("{kind} cannot be signed: {e}"))?;
+    Ok(json::to_string(&doc).into_bytes())
 }
 
 /// What the authority needs from an Organization, wherever it comes from.
@@ -227,16 +414,23 @@ pub struct OrgSetup {
     pub config: AuthorityConfig,
     pub registry: ValidatedRegistry,
     pub admission_service: Actor,
+    /// What `GET /api/registry` serves.
+    pub public: crate::registry_api::PublicRegistry,
     /// Present for the development Organization (its Agents are bootstrapped on first run).
     pub dev: Option<DevOrganization>,
 }
 
 impl DevOrganization {
     pub fn setup(self) -> Result<OrgSetup, String> {
+        let public = crate::registry_api::PublicRegistry::new(
+            &self.evidence,
+            &crate::cards::documents(&self)?,
+        );
         Ok(OrgSetup {
             config: self.authority_config()?,
             registry: self.registry.clone(),
             admission_service: self.admission_service()?,
+            public,
             dev: Some(self),
         })
     }
@@ -297,6 +491,8 @@ pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup
         },
         admission_service: binding.principal.clone(),
         registry,
+        // A deployment registers its own Agent Cards; the server has none to serve.
+        public: crate::registry_api::PublicRegistry::new(&evidence, &[]),
         dev: None,
     })
 }
@@ -345,6 +541,88 @@ mod tests {
         }
         // A key file is never overwritten in place.
         assert!(write_key_file(&file, b"{}").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_new_organization_has_layout_2_and_every_principal() {
+        let dir = temp_dir("layout");
+        let org = load_or_create(&dir).expect("created");
+        assert_eq!(org.layout, LAYOUT);
+        assert_eq!(org.principals.len(), PRINCIPALS.len() + LOAD_AGENTS);
+        for name in ["worker", "outsider", "load-01", "load-32", "mission-owner"] {
+            assert!(org.principal(name).is_some(), "{name}");
+        }
+        // Within the Registry-fixture limit that GET /api/registry serves.
+        assert!(org.evidence.bindings.len() <= 64);
+        // `load` reads it and never creates one.
+        assert_eq!(
+            load(&dir).expect("loaded").principals.len(),
+            org.principals.len()
+        );
+        let empty = temp_dir("layout-empty");
+        let err = load(&empty).expect_err("no organization.json");
+        assert!(err.contains("holds no development Organization"), "{err}");
+        assert!(!empty.join("organization.json").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&empty);
+    }
+
+    #[test]
+    fn a_layout_1_file_still_loads() {
+        // An older weave-console's file: no layout, no createdAt, the first ten Principals.
+        let dir = temp_dir("layout1");
+        let mut list = Vec::new();
+        for (name, t) in &PRINCIPALS[..10] {
+            let seed = random_seed().expect("seed");
+            let mut p = Object::new();
+            p.insert("name", Value::string(*name));
+            p.insert(
+                "actor",
+                Actor::new(*t, &format!("urn:missionweaveprotocol:{t}:{name}")).to_json(),
+            );
+            p.insert(
+                "keyId",
+                Value::string(format!("urn:missionweaveprotocol:key:{name}")),
+            );
+            p.insert("seed", Value::string(seed.to_b64url().to_string()));
+            list.push(Value::Object(p));
+        }
+        let mut o = Object::new();
+        o.insert(
+            "organizationId",
+            Value::string("urn:missionweaveprotocol:organization:dev"),
+        );
+        o.insert("principals", Value::Array(list));
+        write_key_file(
+            &dir.join("organization.json"),
+            json::to_string(&Value::Object(o)).as_bytes(),
+        )
+        .expect("written");
+        let org = load_or_create(&dir).expect("a layout-1 file loads");
+        assert_eq!(org.layout, 1);
+        assert_eq!(org.principals.len(), 10);
+        assert!(org.principal("worker").is_none());
+        assert_eq!(
+            org.created_at,
+            Micros::parse(KEYS_VALID_FROM).expect("time")
+        );
+        // It registered placeholder cards, so it serves none rather than unregistered ones.
+        assert!(crate::cards::documents(&org).expect("cards").is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_key_file_is_replaced_atomically_and_stays_0600() {
+        let dir = temp_dir("replace");
+        let file = dir.join("p.json");
+        replace_key_file(&file, b"one").expect("first");
+        replace_key_file(&file, b"two").expect("second");
+        assert_eq!(std::fs::read(&file).expect("read"), b"two");
+        #[cfg(unix)]
+        assert_eq!(mode(&file), 0o600);
+        let left: Vec<_> = std::fs::read_dir(&dir).expect("dir").collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

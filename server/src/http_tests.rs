@@ -100,6 +100,10 @@ impl TestApp {
             config: harness.authority.config.duplicate(),
             registry: harness.registry.clone(),
             admission_service: harness.actor("group-gateway"),
+            public: crate::registry_api::PublicRegistry::new(
+                &crate::registry_api::evidence_of(&harness.registry),
+                &[],
+            ),
             dev: None,
         };
         let clock = Arc::new(AtomicI64::new(start.0));

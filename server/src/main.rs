@@ -1,12 +1,14 @@
 //! `weave-console`: the MissionWeave console's server and command-line tool.
 //!
-//! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `help`
+//! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `dev`, `help`
 //! (`cli::Cli`).
 
 mod authority;
+mod cards;
 mod cli;
 mod devorg;
 mod gateway;
+mod registry_api;
 mod runtime;
 mod store;
 mod wire;
@@ -28,5 +30,6 @@ fn main() -> ExitCode {
         cli::Command::Conformance(a) => cli::conformance::run(&a),
         cli::Command::Scenarios(a) => cli::scenarios::run(&a),
         cli::Command::Bench(b) => cli::bench::run(b),
+        cli::Command::Dev(d) => cli::dev::run(d),
     }
 }

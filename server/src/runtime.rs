@@ -18,9 +18,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use wasm_core::authority::{Micros, Rejection, Submitted};
-use wasm_core::crypto::{DocumentKind, sign_document};
 use wasm_core::json::{self, Object, Value};
-use wasm_core::model::ToJson;
 use wasm_core::model::error::ErrorCode;
 
 /// At most this many Commands share one transaction.
@@ -135,9 +133,16 @@ pub type Clock = Box<dyn Fn() -> Micros + Send>;
 #[derive(Clone)]
 pub struct AuthorityHandle {
     tx: mpsc::SyncSender<Request>,
+    /// The Organization's public Registry documents (`GET /api/registry`).
+    public: std::sync::Arc<crate::registry_api::PublicRegistry>,
 }
 
 impl AuthorityHandle {
+    /// What `GET /api/registry` serves for this authority's Organization.
+    pub fn public_registry(&self) -> &crate::registry_api::PublicRegistry {
+        &self.public
+    }
+
     /// Submits signed Command bytes; resolves once the outcome is durable, or at once with
     /// `BACKPRESSURE` when the queue is full.
     pub async fn submit(&self, bytes: Vec<u8>) -> Reply {
@@ -172,7 +177,18 @@ impl AuthorityHandle {
     #[cfg(test)]
     pub fn detached(capacity: usize) -> (AuthorityHandle, mpsc::Receiver<Request>) {
         let (tx, rx) = mpsc::sync_channel(capacity);
-        (AuthorityHandle { tx }, rx)
+        let evidence = wasm_core::crypto::registry::RegistryEvidence {
+            organization_id: "urn:missionweaveprotocol:organization:detached".into(),
+            bindings: vec![],
+        };
+        let public = crate::registry_api::PublicRegistry::new(&evidence, &[]);
+        (
+            AuthorityHandle {
+                tx,
+                public: std::sync::Arc::new(public),
+            },
+            rx,
+        )
     }
 }
 
@@ -256,6 +272,7 @@ pub fn start_full(
     publisher: Option<std::sync::Arc<dyn Publish>>,
 ) -> Result<AuthorityHandle, String> {
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+    let public = std::sync::Arc::new(org.public);
     let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
     let mut svc = AuthorityService::open(
         Box::new(store),
@@ -272,10 +289,7 @@ pub fn start_full(
         println!(
             "weave-console: new development Organization: {} Agents registered, Sessions opened \
              ({} Events)",
-            dev.principals
-                .iter()
-                .filter(|p| p.actor.actor_type == wasm_core::model::common::ActorType::Agent)
-                .count(),
+            dev.agents().count(),
             svc.store().event_count().map_err(|e| e.to_string())?
         );
     }
@@ -301,7 +315,7 @@ pub fn start_full(
         .name("authority".into())
         .spawn(move || run(&mut svc, &vrx, &clock, publisher.as_deref()))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
-    Ok(AuthorityHandle { tx })
+    Ok(AuthorityHandle { tx, public })
 }
 
 /// The owner loop, pipelined: while the disk makes earlier batches durable, the next one is
@@ -355,81 +369,32 @@ fn run(
 }
 
 /// Registers an Agent Card and opens a Session for every development Agent (signed by the
-/// Organization's services, through the normal durable path).
+/// Organization's services, through the normal durable path). The card registrations are the
+/// Commands `dev principals` sends again later ([`crate::cards::register_command`]), so those
+/// are exact retries.
 fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), String> {
     let t = now();
-    let registry = org
-        .principal("organization-registry")
-        .ok_or("no registry service")?;
-    let gateway = org.principal("group-gateway").ok_or("no gateway service")?;
+    let gateway = org.require("group-gateway")?;
     let mut commands = Vec::new();
-    for p in org
-        .principals
-        .iter()
-        .filter(|p| p.actor.actor_type == wasm_core::model::common::ActorType::Agent)
-    {
-        let mut card = Object::new();
-        card.insert("agentId", Value::string(p.actor.id.0.clone()));
-        card.insert("version", Value::from(1u64));
-        card.insert("displayName", Value::string(p.name.clone()));
-        card.insert("owner", Value::string(org.organization_id.clone()));
-        card.insert(
-            "publicKey",
-            Value::string(wasm_core::encoding::b64url_encode(
-                &wasm_core::crypto::ed25519::public_key_of(&p.seed),
-            )),
-        );
-        card.insert("capabilities", Value::Array(vec![]));
-        card.insert("issuedAt", Value::string(t.format_whole_seconds()));
-        card.insert("signature", Value::string("development"));
-        let mut payload = Object::new();
-        payload.insert("card", Value::Object(card));
-        commands.push(service_command(
-            registry,
-            "ext.missionweaveprotocol.registry.agent_card_register",
-            payload,
-            t,
-            &format!("bootstrap-card:{}", p.name),
-        )?);
+    for p in org.agents() {
+        commands.push(crate::cards::register_command(org, p)?);
         let mut payload = Object::new();
         payload.insert("agentId", Value::string(p.actor.id.0.clone()));
-        commands.push(service_command(
+        commands.push(crate::devorg::signed_command(
             gateway,
             "ext.missionweaveprotocol.identity.session_open",
+            &format!(
+                "urn:missionweaveprotocol:action:bootstrap-session:{}",
+                p.name
+            ),
+            &crate::devorg::Envelope::default(),
             payload,
             t,
-            &format!("bootstrap-session:{}", p.name),
         )?);
     }
+    // Cards first (in order), so that each Session finds its Agent's card.
     for o in svc.submit_batch(&commands, t) {
         o.map_err(|r| format!("bootstrap: {r}"))?;
     }
     Ok(())
-}
-
-fn service_command(
-    who: &crate::devorg::DevPrincipal,
-    kind: &str,
-    payload: Object,
-    t: Micros,
-    action: &str,
-) -> Result<Vec<u8>, String> {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "actionId",
-        Value::string(format!("urn:missionweaveprotocol:action:{action}")),
-    );
-    o.insert("actor", who.actor.to_json());
-    o.insert("kind", Value::string(kind.to_owned()));
-    o.insert(
-        "correlationId",
-        Value::string(format!("urn:missionweaveprotocol:correlation:{action}")),
-    );
-    o.insert("issuedAt", Value::string(t.format_whole_seconds()));
-    o.insert("payload", Value::Object(payload));
-    let mut doc = Value::Object(o);
-    sign_document(&mut doc, DocumentKind::Command, &who.key_id, &who.seed)
-        .map_err(|e| e.to_string())?;
-    Ok(json::to_string(&doc).into_bytes())
 }

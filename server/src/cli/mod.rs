@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod bench_authority;
 pub mod conformance;
+pub mod dev;
 pub mod scenarios;
 pub mod serve;
 
@@ -39,6 +40,10 @@ pub enum Command {
     /// Run a benchmark; benchmarks print figures and assert nothing.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Development tools against a running development server: the principals file for
+    /// external Agents, and the development human's decisions.
+    #[command(subcommand)]
+    Dev(dev::DevCommand),
 }
 
 impl Cli {
@@ -83,6 +88,39 @@ mod tests {
             &["bench", "authority", "--threads", "0"][..],
             &["bench", "authority", "--sizes", "1,x"][..],
             &["conformance", "--root"][..],
+            &["dev"][..],
+            &["dev", "principals"][..],
+            &["dev", "principals", "--out", "f", "--load-agents", "33"][..],
+            &["dev", "approve", "mission"][..],
+            &["dev", "approve", "execution", "--work-item", "w"][..],
+            &[
+                "dev",
+                "approve",
+                "mission",
+                "--mission",
+                "m",
+                "--request-changes",
+                "x",
+                "--comments",
+                "y",
+            ][..],
+            &[
+                "dev",
+                "approve",
+                "override",
+                "--mission",
+                "m",
+                "--beneficiary",
+                "a",
+                "--policy",
+                "nope",
+                "--target-kind",
+                "k",
+                "--target-action",
+                "t",
+                "--reason",
+                "r",
+            ][..],
         ] {
             let e = parse(args).expect_err(&format!("{args:?} must be refused"));
             assert_eq!(e.exit_code(), 2, "{args:?}: {e}");
@@ -108,6 +146,85 @@ mod tests {
         assert!(matches!(
             parse(&["scenarios", "--verbose"]),
             Ok(Command::Scenarios(s)) if s.verbose
+        ));
+    }
+
+    #[test]
+    fn dev_subcommands_parse_their_flags() {
+        match parse(&[
+            "dev",
+            "principals",
+            "--out",
+            "p.json",
+            "--url",
+            "http://h:1",
+            "--data",
+            "d",
+        ]) {
+            Ok(Command::Dev(dev::DevCommand::Principals(p))) => {
+                assert_eq!(p.out, std::path::PathBuf::from("p.json"));
+                assert_eq!((p.load_agents, p.missions), (1, 1));
+                assert_eq!(p.server.url, "http://h:1");
+                assert_eq!(p.server.data, std::path::PathBuf::from("d"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&[
+            "dev",
+            "principals",
+            "--out",
+            "p",
+            "--load-agents",
+            "32",
+            "--missions",
+            "0",
+        ]) {
+            Ok(Command::Dev(dev::DevCommand::Principals(p))) => {
+                assert_eq!((p.load_agents, p.missions), (32, 0));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&[
+            "dev",
+            "approve",
+            "execution",
+            "--work-item",
+            "w",
+            "--operations",
+            "a,b",
+        ]) {
+            Ok(Command::Dev(dev::DevCommand::Approve(dev::ApproveCommand::Execution(e)))) => {
+                assert_eq!(e.operations, ["a", "b"]);
+                assert_eq!(e.expires_in, 300);
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&[
+            "dev",
+            "approve",
+            "override",
+            "--mission",
+            "m",
+            "--beneficiary",
+            "a",
+            "--policy",
+            "active_work_items",
+            "--target-kind",
+            "work.start",
+            "--target-action",
+            "t",
+            "--reason",
+            "r",
+        ]) {
+            Ok(Command::Dev(dev::DevCommand::Approve(dev::ApproveCommand::Override(o)))) => {
+                assert_eq!(o.policy, dev::PolicyName::ActiveWorkItems);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse(&["dev", "approve", "mission", "--mission", "m", "--request-changes", "more tests"]),
+            Ok(Command::Dev(dev::DevCommand::Approve(dev::ApproveCommand::Mission(m))))
+                if m.request_changes.as_deref() == Some("more tests")
         ));
     }
 }

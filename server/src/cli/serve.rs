@@ -284,6 +284,7 @@ pub(crate) fn router_with(
             }),
         );
     if let Some(handle) = authority {
+        app = app.merge(crate::registry_api::routes(handle.public_registry()));
         app = app.route(
             "/api/commands",
             axum::routing::post(post_command)

@@ -95,6 +95,10 @@ impl Server {
             config,
             registry: h.registry.clone(),
             admission_service: h.actor("group-gateway"),
+            public: crate::registry_api::PublicRegistry::new(
+                &crate::registry_api::evidence_of(&h.registry),
+                &[],
+            ),
             dev: None,
         };
         let hub = Arc::new(Hub::new());

@@ -135,6 +135,28 @@ impl SqliteStore {
         Self::init(conn, Some(path))
     }
 
+    /// Calls `f` with every Event of the store at `path`, in append order, over a second,
+    /// read-only connection: tools (`dev approve`) fold the history of a running authority
+    /// without going through its owner (WAL readers never block the writer).
+    pub fn read_events_at(
+        path: &Path,
+        f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<u64, StoreError> {
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(err)?;
+        let mut stmt = conn
+            .prepare("SELECT jcs FROM log WHERE kind IS NOT NULL ORDER BY position")
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        let mut n = 0u64;
+        while let Some(row) = rows.next().map_err(err)? {
+            let bytes: Vec<u8> = row.get(0).map_err(err)?;
+            f(&bytes).map_err(|e| StoreError(format!("reading event {}: {e}", n + 1)))?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// The number of Events in the store at `path`, read over a second, read-only connection
     /// (tests watch the store of a running authority without going through its owner).
     #[cfg(test)]

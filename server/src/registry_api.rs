@@ -1,0 +1,229 @@
+//! `GET /api/registry` and `GET /api/registry/agent-cards`: the Organization's public Registry
+//! evidence, so that a client (an Agent in another language, the console) verifies Events and
+//! Commands (§6.4 stage 4) without rebuilding the Registry by hand.
+//!
+//! - `/api/registry` is exactly the bundle's Registry-fixture shape
+//!   (`cryptography/registry-fixture.schema.json`: `{organizationId, bindings: [{keyId,
+//!   principal, algorithm, publicKey, validFrom, validityHistory}]}`), which is closed, so it
+//!   parses with `RegistryEvidence::from_fixture_json` as it is.
+//! - `/api/registry/agent-cards` is `{organizationId, agentCards: [<signed Agent Card>]}`:
+//!   the Organization's Agent Cards as Signed Documents (`agent-card.schema.json`), each
+//!   verifiable against the Registry above (§6.1, §6.4).
+//!
+//! Both are built once at start-up from public material only: the evidence holds public keys
+//! and validity, the cards public keys and capabilities. No private key reaches either.
+
+use axum::Router;
+use axum::http::header;
+use axum::routing::get;
+use std::sync::Arc;
+use wasm_core::crypto::registry::RegistryEvidence;
+use wasm_core::json::{self, Object, Value};
+
+/// The two public documents, serialized once.
+#[derive(Clone, Debug)]
+pub struct PublicRegistry {
+    registry: Arc<str>,
+    agent_cards: Arc<str>,
+}
+
+impl PublicRegistry {
+    pub fn new(evidence: &RegistryEvidence, agent_cards: &[Value]) -> PublicRegistry {
+        let mut cards = Object::new();
+        cards.insert(
+            "organizationId",
+            Value::string(evidence.organization_id.clone()),
+        );
+        cards.insert("agentCards", Value::Array(agent_cards.to_vec()));
+        PublicRegistry {
+            registry: json::to_string(&fixture_json(evidence)).into(),
+            agent_cards: json::to_string(&Value::Object(cards)).into(),
+        }
+    }
+}
+
+/// Registry evidence in the bundle's Registry-fixture shape (the inverse of
+/// `RegistryEvidence::from_fixture_json`).
+pub fn fixture_json(evidence: &RegistryEvidence) -> Value {
+    let bindings = evidence
+        .bindings
+        .iter()
+        .map(|b| {
+            let mut principal = Object::new();
+            principal.insert("type", Value::string(b.principal_type.clone()));
+            principal.insert("id", Value::string(b.principal_id.clone()));
+            let history = b
+                .validity_history
+                .iter()
+                .map(|r| {
+                    let mut o = Object::new();
+                    o.insert("sequence", Value::from(r.sequence));
+                    o.insert("recordedAt", Value::string(r.recorded_at.clone()));
+                    if let Some(u) = &r.valid_until {
+                        o.insert("validUntil", Value::string(u.clone()));
+                    }
+                    if let Some(r) = &r.revoked_at {
+                        o.insert("revokedAt", Value::string(r.clone()));
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            let mut o = Object::new();
+            o.insert("keyId", Value::string(b.key_id.clone()));
+            o.insert("principal", Value::Object(principal));
+            o.insert("algorithm", Value::string(b.algorithm.clone()));
+            o.insert("publicKey", Value::string(b.public_key.clone()));
+            o.insert("validFrom", Value::string(b.valid_from.clone()));
+            o.insert("validityHistory", Value::Array(history));
+            Value::Object(o)
+        })
+        .collect();
+    let mut o = Object::new();
+    o.insert(
+        "organizationId",
+        Value::string(evidence.organization_id.clone()),
+    );
+    o.insert("bindings", Value::Array(bindings));
+    Value::Object(o)
+}
+
+/// The two routes, merged into the console's router (`serve::router`).
+pub fn routes(public: &PublicRegistry) -> Router {
+    let registry = Arc::clone(&public.registry);
+    let cards = Arc::clone(&public.agent_cards);
+    Router::new()
+        .route(
+            "/api/registry",
+            get(move || {
+                let body = registry.to_string();
+                async move { ([(header::CONTENT_TYPE, "application/json")], body) }
+            }),
+        )
+        .route(
+            "/api/registry/agent-cards",
+            get(move || {
+                let body = cards.to_string();
+                async move { ([(header::CONTENT_TYPE, "application/json")], body) }
+            }),
+        )
+}
+
+/// The evidence behind a validated Registry whose bindings have no validity history (test
+/// Organizations of the harness).
+#[cfg(test)]
+pub fn evidence_of(registry: &wasm_core::crypto::ValidatedRegistry) -> RegistryEvidence {
+    RegistryEvidence {
+        organization_id: registry.organization_id().to_owned(),
+        bindings: registry
+            .bindings()
+            .map(|b| wasm_core::crypto::registry::BindingRecord {
+                key_id: b.key_id.clone(),
+                principal_type: b.principal.actor_type.as_str().into(),
+                principal_id: b.principal.id.0.clone(),
+                algorithm: "Ed25519".into(),
+                public_key: b.public_key_text.clone(),
+                valid_from: b.valid_from.as_str().into(),
+                validity_history: vec![],
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt;
+    use wasm_core::crypto::{DocumentKind, verify};
+
+    fn bundle() -> std::path::PathBuf {
+        std::env::var("MWP_PROTOCOL_DIR").map_or_else(
+            |_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/protocol").into(),
+            Into::into,
+        )
+    }
+
+    async fn get_body(router: Router, path: &str) -> (StatusCode, Vec<u8>) {
+        let r = router
+            .oneshot(Request::get(path).body(Body::empty()).expect("request"))
+            .await
+            .expect("answer");
+        let status = r.status();
+        let bytes = axum::body::to_bytes(r.into_body(), 1 << 22)
+            .await
+            .expect("body");
+        (status, bytes.to_vec())
+    }
+
+    #[test]
+    fn the_fixture_shape_round_trips_the_bundles_registry() {
+        let text = std::fs::read(bundle().join("cryptography/keys/registry-valid.json"))
+            .expect("registry-valid.json");
+        let v = json::parse(&text).expect("json");
+        let evidence = RegistryEvidence::from_fixture_json(&v).expect("fixture");
+        let again = RegistryEvidence::from_fixture_json(&fixture_json(&evidence)).expect("again");
+        // Validity history included (the fixture has a validUntil record).
+        assert_eq!(again, evidence);
+        assert!(
+            again
+                .bindings
+                .iter()
+                .any(|b| !b.validity_history.is_empty())
+        );
+    }
+
+    #[tokio::test]
+    async fn the_development_registry_is_served_without_a_private_key() {
+        let dir = std::env::temp_dir().join(format!("weave-registry-api-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let org = crate::devorg::load_or_create(&dir).expect("organization");
+        let cards = crate::cards::documents(&org).expect("cards");
+        let public = PublicRegistry::new(&org.evidence, &cards);
+
+        let (status, body) = get_body(routes(&public), "/api/registry").await;
+        assert_eq!(status, StatusCode::OK);
+        let v = json::parse(&body).expect("json");
+        let evidence = RegistryEvidence::from_fixture_json(&v).expect("the fixture shape");
+        let registry = evidence.validate().expect("a valid Registry");
+        assert_eq!(registry.organization_id(), org.organization_id);
+        assert_eq!(evidence.bindings.len(), org.principals.len());
+        for p in &org.principals {
+            let b = registry.binding(&p.key_id).expect("every key is served");
+            assert_eq!(b.public_key.as_bytes(), &p.seed.public_key());
+        }
+
+        let (status, cards_body) = get_body(routes(&public), "/api/registry/agent-cards").await;
+        assert_eq!(status, StatusCode::OK);
+        let v = json::parse(&cards_body).expect("json");
+        let Some(Value::Array(served)) = v.pointer("/agentCards") else {
+            panic!("no agentCards: {v:?}");
+        };
+        assert_eq!(served.len(), org.agents().count());
+        for card in served {
+            // Each verifies against the served Registry alone.
+            verify(
+                json::to_string(card).as_bytes(),
+                DocumentKind::AgentCard,
+                &registry,
+            )
+            .expect("a signed Agent Card");
+        }
+
+        // No seed, in any spelling, appears in either document.
+        let texts = [
+            String::from_utf8(body).expect("utf-8"),
+            String::from_utf8(cards_body).expect("utf-8"),
+        ];
+        for p in &org.principals {
+            let seed = p.seed.to_b64url();
+            let hex: String = p.seed.expose().iter().map(|b| format!("{b:02x}")).collect();
+            for t in &texts {
+                assert!(!t.contains(seed.as_str()), "{}'s seed is served", p.name);
+                assert!(!t.contains(&hex), "{}'s seed is served", p.name);
+                assert!(!t.contains("\"seed\"") && !t.contains("privateKey"));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
