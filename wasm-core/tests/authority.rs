@@ -448,6 +448,30 @@ fn signing_that_does_not_answer_one_signature_per_event_rejects_the_batch() {
         h.authority.reset_state();
         h.bootstrap_agents(&["coord", "worker"], t0()).unwrap();
     }
+    // An Event the signature cannot be spliced into (no `occurredAt` for `createdAt`, or not
+    // an object): the batch is refused too, never answered with a half-built Event.
+    for broken in ["no occurredAt", "not an object"] {
+        let mut batch = vec![accept(&mut h, 4)];
+        if let Some(Accepted::Appended(es)) = batch.first_mut()
+            && let Some(e) = es.first_mut()
+        {
+            match (&mut e.value, broken) {
+                (Value::Object(o), "no occurredAt") => {
+                    o.remove("occurredAt");
+                }
+                (v, _) => *v = Value::Array(vec![]),
+            }
+        }
+        let out = h.authority.sign_with(batch, &|msgs: &[&[u8]]| {
+            msgs.iter().map(|m| signer(&h, m)).collect()
+        });
+        match out {
+            Err(r) => assert_eq!(r.code, ErrorCode::InternalError, "{broken}"),
+            Ok(_) => panic!("{broken}: a broken Event was signed"),
+        }
+        h.authority.reset_state();
+        h.bootstrap_agents(&["coord", "worker"], t0()).unwrap();
+    }
     // The honest signer: every Event carries a signature that verifies (stage 6 of §6.4).
     let batch = vec![accept(&mut h, 3)];
     let signed = h
