@@ -72,7 +72,8 @@ pub fn open_account(state: &mut State, id: &str, parent: Option<&str>, limit: Re
     );
 }
 
-fn ancestry(state: &State, id: &str) -> Vec<String> {
+/// `id` and its ancestor accounts, nearest first (the chain a charge books against, §12).
+pub fn ancestry(state: &State, id: &str) -> Vec<String> {
     let mut chain = Vec::new();
     let mut cur = Some(id.to_owned());
     while let Some(c) = cur {
