@@ -1715,3 +1715,67 @@ fn agents_show_cards_capabilities_sessions_and_a_presence_slot() {
     );
     let _ = Actor::new(ActorType::Agent, "x");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The laid-out DAG under live Events
+// ---------------------------------------------------------------------------------------------
+
+/// A WorkItem starting (a live Event) patches its node; every coordinate stays. Authorizing a
+/// new WorkItem changes the structure and lays the graph out again.
+#[test]
+fn live_events_patch_the_laid_out_dag_and_structure_changes_relayout() {
+    use wasm_core::views::layout::{CollapseOptions, LiveLayout, Refresh, Sugiyama};
+    let mut w = World::new();
+    w.authorize(G, "urn:x:w:1", vec![], vec![]);
+    w.authorize(
+        G,
+        "urn:x:w:2",
+        vec![],
+        vec![("dependencyIds", arr(&["urn:x:w:1"]))],
+    );
+    w.authorize(
+        G,
+        "urn:x:w:3",
+        vec![],
+        vec![("dependencyIds", arr(&["urn:x:w:1"]))],
+    );
+    w.queue(G, "urn:x:w:1", "worker");
+    let mut live =
+        LiveLayout::new(Sugiyama::default(), CollapseOptions::default(), w.dag(M)).unwrap();
+    let before: Vec<_> = live
+        .nodes
+        .iter()
+        .map(|n| (n.id.clone(), n.position))
+        .collect();
+    w.start(G, "urn:x:w:1", "worker", 600).unwrap();
+    assert_eq!(
+        live.refresh(w.dag(M)).unwrap(),
+        Refresh::Patched { changed: 1 }
+    );
+    let after: Vec<_> = live
+        .nodes
+        .iter()
+        .map(|n| (n.id.clone(), n.position))
+        .collect();
+    assert_eq!(before, after);
+    let n1 = live.attrs("urn:x:w:1").unwrap();
+    assert!(n1.running);
+    assert_eq!(
+        live.node_of("urn:x:w:1").unwrap().state,
+        NodeState::Work(WorkState::Active)
+    );
+    // Layers: w1 above its dependents.
+    fn y<L: wasm_core::views::layout::Layout>(live: &LiveLayout<L>, id: &str) -> i64 {
+        live.node_of(id).unwrap().position.y
+    }
+    assert!(y(&live, "urn:x:w:1") < y(&live, "urn:x:w:2"));
+    assert!(y(&live, "urn:x:w:1") < y(&live, "urn:x:w:3"));
+    w.authorize(
+        G,
+        "urn:x:w:4",
+        vec![],
+        vec![("dependencyIds", arr(&["urn:x:w:3"]))],
+    );
+    assert_eq!(live.refresh(w.dag(M)).unwrap(), Refresh::Relaid);
+    assert!(y(&live, "urn:x:w:3") < y(&live, "urn:x:w:4"));
+}

@@ -20,7 +20,7 @@
 //! ([`LayoutError::TooLarge`]); the UI lists it instead.
 //!
 //! **Update rule** ([`LiveLayout::refresh`], [`LiveLayout::update_node`]): the structure is the
-//! collapsed graph (its node ids, each node's members, its edges). When a new DAG has the same
+//! collapsed graph (its node ids, each node's members, its edges; not the states). When a new DAG has the same
 //! structure, only node attributes change and every coordinate stays; when the structure
 //! changed (a node or edge added or removed, or a state change that joins or leaves a group)
 //! the graph is laid out again.
@@ -480,6 +480,16 @@ pub fn collapse(dag: &DagView, max_siblings: usize) -> Collapsed {
     }
 }
 
+/// The same visual nodes (ids and members) and edges; states aside.
+fn same_structure(a: &Collapsed, b: &Collapsed) -> bool {
+    a.edges == b.edges
+        && a.nodes.len() == b.nodes.len()
+        && a.nodes
+            .iter()
+            .zip(&b.nodes)
+            .all(|(x, y)| x.0 == y.0 && x.1 == y.1)
+}
+
 /// A drawn node: one DAG node, or a group of `count` siblings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VisualNode {
@@ -610,7 +620,12 @@ impl<L: Layout> LiveLayout<L> {
             dag.nodes.len()
         };
         self.dag = dag;
-        if structure == self.structure {
+        if same_structure(&structure, &self.structure) {
+            // Only attributes changed: a single node's state is an attribute.
+            for (v, (_, _, state)) in self.nodes.iter_mut().zip(&structure.nodes) {
+                v.state = *state;
+            }
+            self.structure = structure;
             self.index_attrs();
             return Ok(Refresh::Patched { changed });
         }
