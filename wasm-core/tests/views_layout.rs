@@ -334,6 +334,21 @@ fn bench_layout_of_2000_work_items() {
     let t = std::time::Instant::now();
     let r = live.update_node(n).unwrap();
     println!("one-node update: {:?} ({r:?})", t.elapsed());
+    // A new DAG for the same graph with one node's state changed (a live Event, rebuilt view).
+    let mut d2 = live.dag().clone();
+    let i = d2
+        .nodes
+        .iter()
+        .position(|n| n.state == NodeState::Work(WorkState::Queued))
+        .unwrap();
+    d2.nodes[i].state = NodeState::Work(WorkState::Active);
+    let t = std::time::Instant::now();
+    let r = live.refresh(d2).unwrap();
+    println!(
+        "refresh with a whole new DAG: {:?} ({r:?}, {} layouts so far)",
+        t.elapsed(),
+        live.layouts
+    );
     // Without collapsing.
     let g = Graph {
         node_count: d.nodes.len(),

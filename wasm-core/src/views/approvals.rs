@@ -98,7 +98,6 @@ impl ApproverRule {
     }
 
     /// The rule in words.
-
     pub fn describe(self) -> &'static str {
         match self {
             ApproverRule::MissionOwner => {

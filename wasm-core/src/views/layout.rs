@@ -102,8 +102,8 @@ fn crossings(layers: &[Vec<usize>], down: &[Vec<usize>], pos: &[usize]) -> u64 {
         pairs.sort_unstable();
         let n = lower.len() + 1;
         let mut tree = vec![0u64; n + 1];
-        let mut seen = 0u64;
-        for &(_, p) in &pairs {
+        for (seen, &(_, p)) in pairs.iter().enumerate() {
+            let seen = seen as u64;
             // How many earlier edges end strictly to the right of p.
             let mut i = p + 1;
             let mut le = 0u64;
@@ -117,7 +117,6 @@ fn crossings(layers: &[Vec<usize>], down: &[Vec<usize>], pos: &[usize]) -> u64 {
                 tree[i] += 1;
                 i += i & i.wrapping_neg();
             }
-            seen += 1;
         }
     }
     total
@@ -282,11 +281,11 @@ impl Layout for Sugiyama {
             if best_c == 0 {
                 break;
             }
-            for l in 1..depth {
-                reorder(&mut layers[l], &up, &mut pos);
+            for layer in layers.iter_mut().skip(1) {
+                reorder(layer, &up, &mut pos);
             }
-            for l in (0..depth.saturating_sub(1)).rev() {
-                reorder(&mut layers[l], &down, &mut pos);
+            for layer in layers.iter_mut().rev().skip(1) {
+                reorder(layer, &down, &mut pos);
             }
             let c = crossings(&layers, &down, &pos);
             if c < best_c {
@@ -407,6 +406,12 @@ pub struct Collapsed {
     /// (visual id, member DAG node ids, state), in order of their first member in the DAG.
     pub nodes: Vec<(String, Vec<String>, NodeState)>,
     pub edges: Vec<(usize, usize)>,
+    /// For each DAG node (in `DagView::nodes` order): its visual node.
+    pub visual_of: Vec<usize>,
+    /// For each DAG node: how many siblings (itself included) share its predecessors and
+    /// successors, whatever their states. At most `max_siblings` means no state change can
+    /// collapse or expand it.
+    pub class_size: Vec<usize>,
 }
 
 /// Collapses sibling fan-outs of `dag` (module documentation).
@@ -432,12 +437,27 @@ pub fn collapse(dag: &DagView, max_siblings: usize) -> Collapsed {
         l.sort_unstable();
         l.dedup();
     }
-    let mut classes: BTreeMap<(&[usize], &[usize], NodeState), Vec<usize>> = BTreeMap::new();
+    // Siblings: same predecessors, same successors, same state.
+    type Class<'a> = (&'a [usize], &'a [usize], NodeState);
+    let mut classes: BTreeMap<Class, Vec<usize>> = BTreeMap::new();
     for (i, node) in dag.nodes.iter().enumerate() {
         classes
             .entry((&preds[i], &succs[i], node.state))
             .or_default()
             .push(i);
+    }
+    let mut class_size = vec![0usize; n];
+    {
+        let mut sizes: BTreeMap<(&[usize], &[usize]), usize> = BTreeMap::new();
+        for i in 0..n {
+            *sizes.entry((&preds[i], &succs[i])).or_default() += 1;
+        }
+        for (i, c) in class_size.iter_mut().enumerate() {
+            *c = sizes
+                .get(&(&preds[i][..], &succs[i][..]))
+                .copied()
+                .unwrap_or(1);
+        }
     }
     let mut visual_of = vec![usize::MAX; n];
     let mut firsts: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -477,6 +497,8 @@ pub fn collapse(dag: &DagView, max_siblings: usize) -> Collapsed {
     Collapsed {
         nodes,
         edges: vedges,
+        visual_of,
+        class_size,
     }
 }
 
@@ -546,6 +568,8 @@ impl<L: Layout> LiveLayout<L> {
             structure: Collapsed {
                 nodes: Vec::new(),
                 edges: Vec::new(),
+                visual_of: Vec::new(),
+                class_size: Vec::new(),
             },
             nodes: Vec::new(),
             edges: Vec::new(),
@@ -634,13 +658,34 @@ impl<L: Layout> LiveLayout<L> {
     }
 
     /// Changes one node's attributes (matched by id). Re-lays out only if the change alters
-    /// the collapsed structure (its state joins or leaves a sibling group).
+    /// the collapsed structure (its state joins or leaves a sibling group). Collapsing depends
+    /// only on edges and states, so a change that keeps the state, or a state change of a node
+    /// with at most `max_siblings` siblings, is patched in place without looking at the rest
+    /// of the graph.
     pub fn update_node(&mut self, node: DagNode) -> Result<Refresh, LayoutError> {
         let Some(&i) = self.attrs.get(&node.id) else {
             let mut dag = self.dag.clone();
             dag.nodes.push(node);
             return self.refresh(dag);
         };
+        let old_state = self.dag.nodes[i].state;
+        let small_class = self
+            .structure
+            .class_size
+            .get(i)
+            .is_some_and(|&c| c <= self.options.max_siblings);
+        if node.state == old_state || small_class {
+            let changed = usize::from(self.dag.nodes[i] != node);
+            if let Some(v) = self.structure.visual_of.get(i).copied()
+                && let (Some(vn), Some(sn)) =
+                    (self.nodes.get_mut(v), self.structure.nodes.get_mut(v))
+            {
+                vn.state = node.state;
+                sn.2 = node.state;
+            }
+            self.dag.nodes[i] = node;
+            return Ok(Refresh::Patched { changed });
+        }
         let mut dag = self.dag.clone();
         dag.nodes[i] = node;
         self.refresh(dag)

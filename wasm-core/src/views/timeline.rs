@@ -217,7 +217,7 @@ impl TimeTravel {
                 .map_err(|reason| TimeTravelError::Replay { position, reason })?;
             self.cursor += 1;
             self.applied += 1;
-            if self.cursor % CHECKPOINT_EVERY == 0
+            if self.cursor.is_multiple_of(CHECKPOINT_EVERY)
                 && self
                     .checkpoints
                     .last()

@@ -237,15 +237,13 @@ pub fn decide_start(cx: &Ctx) -> Decision {
             Value::Array(pending.into_iter().map(Value::string).collect()),
         )
     })?;
-    if execution_approval_required(w) {
-        if current_execution_approval(cx.state, w, cx.now).is_none() {
-            return Err(Rejection::new(
-                ErrorCode::ApprovalRequired,
-                "WorkItem requires a current Execution Approval",
-            )
-            .detail("workItemId", w.id.as_str())
-            .detail("executionApproval", w.contract.execution_approval.as_str()));
-        }
+    if execution_approval_required(w) && current_execution_approval(cx.state, w, cx.now).is_none() {
+        return Err(Rejection::new(
+            ErrorCode::ApprovalRequired,
+            "WorkItem requires a current Execution Approval",
+        )
+        .detail("workItemId", w.id.as_str())
+        .detail("executionApproval", w.contract.execution_approval.as_str()));
     }
     let Some(session_epoch) = cmd.session_epoch() else {
         return Err(Rejection::invalid(
