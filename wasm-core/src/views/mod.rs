@@ -176,7 +176,18 @@ impl Views {
     /// Event log as well and are built on demand ([`dag::DagView::build`],
     /// [`ledger::LedgerView::build`], [`timeline::Timeline::build`]).
     pub fn build(state: &State, viewer: &Viewer, now: Micros) -> Views {
-        let approvals = approvals::ApprovalInbox::build(state, viewer, &[], now);
+        Views::build_with_rejections(state, viewer, &[], now)
+    }
+
+    /// [`Views::build`] with the rejections the client saw (cooperation override requests
+    /// and budget escalations in the inbox, §12, §20).
+    pub fn build_with_rejections(
+        state: &State,
+        viewer: &Viewer,
+        seen: &[SeenRejection],
+        now: Micros,
+    ) -> Views {
+        let approvals = approvals::ApprovalInbox::build(state, viewer, seen, now);
         Views {
             board: board::MissionBoard::build(state, viewer, &approvals, now),
             agents: agents::AgentsView::build(state, viewer),
