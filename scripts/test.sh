@@ -121,7 +121,7 @@ BROWSER_ENV=(
   CHROMEDRIVER=/usr/bin/chromedriver
   WASM_BINDGEN_TEST_TIMEOUT=300
 )
-BROWSER_TESTS=(--test rules --test bundles --test admission --test formats --test ed25519_edge)
+BROWSER_TESTS=(--test rules --test bundles --test admission --test formats --test ed25519_edge --test views_browser)
 
 # The wasm build of wasm-core, and the sans-IO check: the browser-test module (which links the
 # whole core: parser, JCS, models, verification, admission, conformance runners) may import
@@ -130,12 +130,16 @@ step_wasm() {
   cargo build -p wasm-core --target wasm32-unknown-unknown --release
   env "${BROWSER_ENV[@]}" cargo test -p wasm-core --target wasm32-unknown-unknown \
     --features embedded-bundle "${BROWSER_TESTS[@]}" --no-run
-  local f found=0
-  for f in $(ls -t "$TARGET_DIR"/wasm32-unknown-unknown/debug/deps/bundles-*.wasm 2>/dev/null | head -n1); do
-    found=1
-    bash scripts/check-wasm-imports.sh "$f"
+  local f m found
+  # The bundles module links the protocol core; views_browser links the console's view models.
+  for m in bundles views_browser; do
+    found=0
+    for f in $(ls -t "$TARGET_DIR"/wasm32-unknown-unknown/debug/deps/"$m"-*.wasm 2>/dev/null | head -n1); do
+      found=1
+      bash scripts/check-wasm-imports.sh "$f"
+    done
+    [ "$found" = 1 ] || { echo "wasm: no $m-*.wasm test module was built" >&2; return 1; }
   done
-  [ "$found" = 1 ] || { echo "wasm: no bundles-*.wasm test module was built" >&2; return 1; }
 }
 
 step_test() { cargo test --workspace; }

@@ -16,6 +16,7 @@ pub mod id;
 pub mod json;
 pub mod model;
 pub mod time;
+pub mod views;
 
 /// The 27 wire codes of §19: every rejection in the core carries one of these.
 pub use model::error::{ErrorCode, ProtocolError};

@@ -6,7 +6,7 @@ use super::clock::Micros;
 use super::projection::{ExecutionLease, Membership, Mission, WorkItem};
 use super::rejection::Rejection;
 use super::state::{GroupState, State};
-use crate::model::common::ActorType;
+use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
 
 /// Kinds that create their own Group and so carry no Membership Epoch (§7.1).
@@ -124,7 +124,12 @@ pub fn active_member<'s>(
     g: &'s GroupState,
     cmd: &CommandView,
 ) -> Result<&'s Membership, Rejection> {
-    match g.memberships.get(cmd.actor.id.as_str()) {
+    active_member_of(g, &cmd.actor)
+}
+
+/// **active-member** for any Principal (the console asks it of a would-be approver).
+pub fn active_member_of<'s>(g: &'s GroupState, who: &Actor) -> Result<&'s Membership, Rejection> {
+    match g.memberships.get(who.id.as_str()) {
         Some(m) if m.is_active() => Ok(m),
         Some(_) => Err(Rejection::new(
             ErrorCode::MembershipRequired,
@@ -136,10 +141,16 @@ pub fn active_member<'s>(
 
 /// **owner**: the actor is the MissionOwner, with an active `mission_owner` Membership.
 pub fn owner(g: &GroupState, mission: &Mission, cmd: &CommandView) -> Result<(), Rejection> {
-    if cmd.actor != mission.owner {
+    owner_principal(g, mission, &cmd.actor)
+}
+
+/// **owner** for any Principal: the rule [`owner`] applies to a Command's actor, asked of
+/// `who` (the console shows who may approve with it).
+pub fn owner_principal(g: &GroupState, mission: &Mission, who: &Actor) -> Result<(), Rejection> {
+    if *who != mission.owner {
         return Err(Rejection::forbidden("only the MissionOwner may do this"));
     }
-    let m = active_member(g, cmd)?;
+    let m = active_member_of(g, who)?;
     if !m.has_role("mission_owner") {
         return Err(Rejection::forbidden(
             "the Membership lacks the mission_owner role",
@@ -275,13 +286,25 @@ pub fn work_owner(
                 .detail("receivedOwnershipEpoch", epoch),
         );
     }
-    if w.ownership_lease_expires_at.is_none_or(|t| t <= now) {
+    if !ownership_lease_live(w, now) {
         return Err(Rejection::new(
             ErrorCode::WorkLeaseExpired,
             "the ownership lease has expired",
         ));
     }
     Ok(())
+}
+
+/// Whether the WorkItem's ownership lease runs past `now` (§10.3): the lease half of
+/// **work-owner**, and what makes an owner "live" for `work.offer` and `work.unblock`.
+pub fn ownership_lease_live(w: &WorkItem, now: Micros) -> bool {
+    w.ownership_lease_expires_at.is_some_and(|t| t > now)
+}
+
+/// Whether an Execution Lease is still usable at `now` (§11.3): the expiry half of
+/// **exec-lease**.
+pub fn execution_lease_live(lease: &ExecutionLease, now: Micros) -> bool {
+    lease.state == "active" && lease.expires_at > now
 }
 
 /// **exec-lease(id)**: the WorkItem's current, live Execution Lease, held by the actor in its
@@ -326,7 +349,7 @@ pub fn exec_lease<'s>(
             "the Execution Lease belongs to another Session",
         ));
     }
-    if lease.state != "active" || lease.expires_at <= now {
+    if !execution_lease_live(lease, now) {
         return Err(expired("the Execution Lease has expired"));
     }
     if w.execution_lease_expires_at != Some(lease.expires_at) {

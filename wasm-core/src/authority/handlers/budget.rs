@@ -72,7 +72,8 @@ pub fn open_account(state: &mut State, id: &str, parent: Option<&str>, limit: Re
     );
 }
 
-fn ancestry(state: &State, id: &str) -> Vec<String> {
+/// `id` and its ancestor accounts, nearest first (the chain a charge books against, §12).
+pub fn ancestry(state: &State, id: &str) -> Vec<String> {
     let mut chain = Vec::new();
     let mut cur = Some(id.to_owned());
     while let Some(c) = cur {
@@ -139,6 +140,27 @@ pub fn check_charge(
         external_actions: remaining[5],
     };
     Ok((ResourceUsage::from_array(total), budget))
+}
+
+/// What `account` can still take: its total and its remaining budget over the whole ancestry
+/// (`null` where an account grants nothing). This is [`check_charge`] of an empty delta, so a
+/// view shows exactly the headroom the ledger enforces (§12).
+pub fn headroom(
+    state: &State,
+    account: &str,
+) -> Result<(ResourceUsage, ResourceBudget), Rejection> {
+    check_charge(state, account, &ResourceUsage::default())
+}
+
+/// Whether one more unit of dimension `i` can be charged to `account`; `Err` is the
+/// `BUDGET_EXCEEDED` rejection the ledger would give (its details name the account and
+/// dimension that bind).
+pub fn unit_charge(state: &State, account: &str, i: usize) -> Result<(), Rejection> {
+    let mut d = [0u64; 6];
+    if let Some(x) = d.get_mut(i) {
+        *x = 1;
+    }
+    check_charge(state, account, &ResourceUsage::from_array(d)).map(|_| ())
 }
 
 /// Books a charge (apply side): the account's direct and total usage, and every ancestor's

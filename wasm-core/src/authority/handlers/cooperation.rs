@@ -211,6 +211,20 @@ pub fn apply_consumption(state: &mut State, ev: &EventView) {
 
 pub const GRANTED: &str = "policy.cooperation_override.granted";
 
+/// Who may issue a Cooperation Override Grant (§20): an Organization service, or the
+/// MissionOwner through an active `mission_owner` Membership (**owner**).
+pub fn override_approver(
+    g: &crate::authority::state::GroupState,
+    mission: &crate::authority::projection::Mission,
+    who: &crate::model::common::Actor,
+) -> Result<(), Rejection> {
+    if is_service(who) {
+        Ok(())
+    } else {
+        guards::owner_principal(g, mission, who)
+    }
+}
+
 pub fn decide(cx: &Ctx) -> Option<Decision> {
     Some(match cx.cmd.kind.as_str() {
         "policy.grant_cooperation_override" => decide_grant(cx),
@@ -255,9 +269,7 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
         ));
     };
     let (g, mission) = guards::group(cx.state, cmd)?;
-    if !is_service(&cmd.actor) {
-        guards::owner(g, mission, cmd)?;
-    }
+    override_approver(g, mission, &cmd.actor)?;
     guards::non_terminal_mission(mission)?;
     guards::revision(cmd, mission.revision)?;
     guards::new_id(cx.state, "Cooperation Override Grant", &grant_id)?;

@@ -15,12 +15,12 @@
 use super::{Ctx, Decision, embedded, payload};
 use crate::authority::evolve::EventView;
 use crate::authority::payload::Reader;
-use crate::authority::projection::{ExecutionApproval, ResourceBudget};
+use crate::authority::projection::{ExecutionApproval, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;
-use crate::authority::state::State;
+use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards};
 use crate::model::ToJson;
-use crate::model::common::ActorType;
+use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
 
 pub const GRANTED: &str = "approval.execution.granted";
@@ -37,6 +37,17 @@ pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
         GRANTED => apply_granted(state, ev),
         _ => return None,
     })
+}
+
+/// Who may grant an Execution Approval (§12): the human MissionOwner, through an active
+/// `mission_owner` Membership (**owner**).
+pub fn execution_approver(g: &GroupState, mission: &Mission, who: &Actor) -> Result<(), Rejection> {
+    if who.actor_type != ActorType::Human {
+        return Err(Rejection::forbidden(
+            "Execution Approval requires a human MissionOwner",
+        ));
+    }
+    guards::owner_principal(g, mission, who)
 }
 
 fn sorted_unique(mut v: Vec<String>) -> Vec<String> {
@@ -79,12 +90,7 @@ pub fn decide_grant_execution(cx: &Ctx) -> Decision {
     r.finish(&cmd.kind)?;
 
     let (g, mission) = guards::group(cx.state, cmd)?;
-    if cmd.actor.actor_type != ActorType::Human {
-        return Err(Rejection::forbidden(
-            "Execution Approval requires a human MissionOwner",
-        ));
-    }
-    guards::owner(g, mission, cmd)?;
+    execution_approver(g, mission, &cmd.actor)?;
     guards::active_mission(mission)?;
     // D-24: an Approval compares expectedRevision with the Mission's revision when sent.
     guards::revision(cmd, mission.revision)?;

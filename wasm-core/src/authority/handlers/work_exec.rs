@@ -237,20 +237,13 @@ pub fn decide_start(cx: &Ctx) -> Decision {
             Value::Array(pending.into_iter().map(Value::string).collect()),
         )
     })?;
-    if w.contract.execution_approval != "not_required" {
-        let approved = cx.state.execution_approvals.values().any(|a| {
-            a.work_item_id == w.id
-                && a.ownership_epoch == w.ownership_epoch
-                && a.expires_at > cx.now
-        });
-        if !approved {
-            return Err(Rejection::new(
-                ErrorCode::ApprovalRequired,
-                "WorkItem requires a current Execution Approval",
-            )
-            .detail("workItemId", w.id.as_str())
-            .detail("executionApproval", w.contract.execution_approval.as_str()));
-        }
+    if execution_approval_required(w) && current_execution_approval(cx.state, w, cx.now).is_none() {
+        return Err(Rejection::new(
+            ErrorCode::ApprovalRequired,
+            "WorkItem requires a current Execution Approval",
+        )
+        .detail("workItemId", w.id.as_str())
+        .detail("executionApproval", w.contract.execution_approval.as_str()));
     }
     let Some(session_epoch) = cmd.session_epoch() else {
         return Err(Rejection::invalid(
@@ -293,6 +286,24 @@ pub fn decide_start(cx: &Ctx) -> Decision {
         ]),
     );
     Ok(vec![cooperation::consume(draft, grant)])
+}
+
+/// Whether the Work Contract gates `work.start` on an Execution Approval (§12: anything but
+/// `not_required`).
+pub fn execution_approval_required(w: &WorkItem) -> bool {
+    w.contract.execution_approval != "not_required"
+}
+
+/// The Execution Approval that satisfies the `work.start` gate of `w` at `now`: one for this
+/// WorkItem and its current Ownership Epoch that has not expired (§12; it is not consumed).
+pub fn current_execution_approval<'s>(
+    state: &'s State,
+    w: &WorkItem,
+    now: Micros,
+) -> Option<&'s crate::authority::projection::ExecutionApproval> {
+    state.execution_approvals.values().find(|a| {
+        a.work_item_id == w.id && a.ownership_epoch == w.ownership_epoch && a.expires_at > now
+    })
 }
 
 fn work_mut<'s>(state: &'s mut State, id: &str, kind: &str) -> Result<&'s mut WorkItem, String> {
@@ -614,8 +625,7 @@ pub fn decide_unblock(cx: &Ctx) -> Decision {
                 .detail("childMissionId", child_id.as_str()),
         );
     }
-    let live_owner =
-        w.assignee_id.is_some() && w.ownership_lease_expires_at.is_some_and(|t| t > cx.now);
+    let live_owner = super::work_plan::is_live_owner(w, cx.now);
     let status = if live_owner { "queued" } else { "open" };
     Ok(vec![EventDraft::group(
         &w.group_id,

@@ -564,8 +564,46 @@ pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String>
 // work.offer (§10.2 row 3; payloads.md §6.20).
 // ---------------------------------------------------------------------------------------------
 
-fn is_live_owner(w: &WorkItem, now: Micros) -> bool {
-    w.assignee_id.is_some() && w.ownership_lease_expires_at.is_some_and(|t| t > now)
+/// Whether `w` has an owner whose ownership lease is still running (§10.3): such a WorkItem
+/// cannot be offered, and unblocks to `queued` rather than `open`.
+pub fn is_live_owner(w: &WorkItem, now: Micros) -> bool {
+    w.assignee_id.is_some() && guards::ownership_lease_live(w, now)
+}
+
+/// Whether Agent `agent_id` may be offered `w` in Group `g` (§10.3): a non-ended Agent
+/// Membership with the `worker` role and a registered Agent Card meeting every required
+/// capability at its minimum version. `work.offer` refuses a candidate that is not.
+pub fn offer_candidate(
+    state: &State,
+    g: &GroupState,
+    agent_id: &str,
+    w: &WorkItem,
+) -> Result<BTreeMap<String, u64>, Rejection> {
+    if !g
+        .memberships
+        .get(agent_id)
+        .is_some_and(|m| m.status != "ended" && m.principal.actor_type == ActorType::Agent)
+    {
+        return Err(
+            Rejection::forbidden("the candidate is not a Group member").detail("agentId", agent_id)
+        );
+    }
+    if !g
+        .memberships
+        .get(agent_id)
+        .is_some_and(|m| m.has_role("worker"))
+    {
+        return Err(
+            Rejection::forbidden("the candidate lacks the worker role").detail("agentId", agent_id)
+        );
+    }
+    let card = guards::card(state, agent_id)?;
+    card_capability_versions(card, &w.contract.required_capabilities).map_err(|why| {
+        Rejection::forbidden(format!(
+            "the candidate does not satisfy the Work Contract: {why}"
+        ))
+        .detail("agentId", agent_id)
+    })
 }
 
 /// `work.offer`: the Coordinator, or a delegate citing a Grant, offers a WorkItem to candidate
@@ -638,24 +676,7 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
         merged.extend(w.offered_agent_ids.iter().cloned());
     }
     for agent_id in &candidates {
-        let m = match g.memberships.get(agent_id) {
-            Some(m) if m.status != "ended" && m.principal.actor_type == ActorType::Agent => m,
-            _ => {
-                return Err(Rejection::forbidden("the candidate is not a Group member")
-                    .detail("agentId", agent_id.as_str()));
-            }
-        };
-        if !m.has_role("worker") {
-            return Err(Rejection::forbidden("the candidate lacks the worker role")
-                .detail("agentId", agent_id.as_str()));
-        }
-        let card = guards::card(cx.state, agent_id)?;
-        if let Err(why) = card_capability_versions(card, &w.contract.required_capabilities) {
-            return Err(Rejection::forbidden(format!(
-                "the candidate does not satisfy the Work Contract: {why}"
-            ))
-            .detail("agentId", agent_id.as_str()));
-        }
+        offer_candidate(cx.state, g, agent_id, w)?;
         merged.insert(agent_id.clone());
     }
     let offer_expires_at = cx.now.plus_seconds(expires_in);

@@ -1,0 +1,178 @@
+//! Conversations (§9): each Conversation's Messages with their correction, retraction and
+//! redaction chains (`State.messages`, `State.amendments`; amendments are new facts, never
+//! rewrites, §4 invariant 6) and the latest effective content.
+//!
+//! **Invariant: a Message is never rendered as an action** (§4 invariant 2, §9: "Interfaces MUST
+//! NOT present a Message as an executable assignment"). [`MessageView`] has no member that names
+//! a Command, a WorkItem to start or an approval to give; the UI can only show text. A test
+//! destructures the type exhaustively, so adding such a member breaks the build of the tests.
+//! A redacted Message carries no content at all in the view.
+
+use super::Viewer;
+use crate::authority::clock::Micros;
+use crate::authority::state::State;
+use crate::model::common::Actor;
+
+/// An amendment's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AmendmentKind {
+    Correction,
+    Retraction,
+    Redaction,
+}
+
+impl AmendmentKind {
+    fn parse(s: &str) -> Option<AmendmentKind> {
+        match s {
+            "correction" => Some(AmendmentKind::Correction),
+            "retraction" => Some(AmendmentKind::Retraction),
+            "redaction" => Some(AmendmentKind::Redaction),
+            _ => None,
+        }
+    }
+}
+
+/// One link of a Message's amendment chain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AmendmentView {
+    pub id: String,
+    pub kind: AmendmentKind,
+    pub actor: Actor,
+    pub created_at: Micros,
+    pub reason: String,
+    /// A correction's new text (`None` once the Message is redacted).
+    pub replacement: Option<String>,
+}
+
+/// What to show for a Message now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effective {
+    Original(String),
+    /// The latest correction's text.
+    Corrected(String),
+    Retracted,
+    Redacted,
+}
+
+/// One Message: text and its history, nothing actionable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageView {
+    pub id: String,
+    pub author: Actor,
+    pub created_at: Micros,
+    pub mentions: Vec<Actor>,
+    /// The posted text (`None` once redacted).
+    pub original: Option<String>,
+    pub effective: Effective,
+    /// Oldest first.
+    pub chain: Vec<AmendmentView>,
+}
+
+/// One Conversation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConversationView {
+    pub conversation_id: String,
+    pub group_id: String,
+    pub mission_id: String,
+    /// Oldest first.
+    pub messages: Vec<MessageView>,
+}
+
+impl ConversationView {
+    /// Every Conversation of every Mission `viewer` sees, in id order.
+    pub fn all(state: &State, viewer: &Viewer) -> Vec<ConversationView> {
+        let mut out = Vec::new();
+        for m in state.missions.values().filter(|m| viewer.sees(state, m)) {
+            if let Some(g) = state.groups.get(&m.group_id) {
+                for c in &g.conversations {
+                    out.push(ConversationView::build(state, &m.group_id, c));
+                }
+            }
+        }
+        out
+    }
+
+    /// Conversation `conversation_id` of Group `group_id`.
+    pub fn build(state: &State, group_id: &str, conversation_id: &str) -> ConversationView {
+        let mut messages: Vec<MessageView> = state
+            .messages
+            .values()
+            .filter(|m| m.group_id == group_id && m.conversation_id == conversation_id)
+            .map(|m| message_view(state, m))
+            .collect();
+        messages.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        ConversationView {
+            conversation_id: conversation_id.to_owned(),
+            group_id: group_id.to_owned(),
+            mission_id: state
+                .groups
+                .get(group_id)
+                .map(|g| g.group.mission_id.clone())
+                .unwrap_or_default(),
+            messages,
+        }
+    }
+}
+
+/// A Message with its chain: redaction hides every text, retraction withdraws it, and
+/// otherwise the latest correction is the effective text.
+pub fn message_view(state: &State, m: &crate::authority::projection::Message) -> MessageView {
+    let mut amendments: Vec<_> = state
+        .amendments
+        .values()
+        .filter(|a| a.message_id == m.id && a.group_id == m.group_id)
+        .filter_map(|a| AmendmentKind::parse(&a.kind).map(|k| (k, a)))
+        .collect();
+    amendments.sort_by(|a, b| {
+        a.1.created_at
+            .cmp(&b.1.created_at)
+            .then_with(|| a.1.id.cmp(&b.1.id))
+    });
+    let redacted = amendments
+        .iter()
+        .any(|(k, _)| *k == AmendmentKind::Redaction);
+    let retracted = amendments
+        .iter()
+        .any(|(k, _)| *k == AmendmentKind::Retraction);
+    let latest_correction = amendments
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == AmendmentKind::Correction)
+        .and_then(|(_, a)| a.replacement_content.clone());
+    let effective = if redacted {
+        Effective::Redacted
+    } else if retracted {
+        Effective::Retracted
+    } else if let Some(text) = latest_correction {
+        Effective::Corrected(text)
+    } else {
+        Effective::Original(m.content.clone())
+    };
+    MessageView {
+        id: m.id.clone(),
+        author: m.author.clone(),
+        created_at: m.created_at,
+        mentions: m.mentions.clone(),
+        original: (!redacted).then(|| m.content.clone()),
+        effective,
+        chain: amendments
+            .into_iter()
+            .map(|(kind, a)| AmendmentView {
+                id: a.id.clone(),
+                kind,
+                actor: a.actor.clone(),
+                created_at: a.created_at,
+                reason: a.reason.clone(),
+                replacement: if redacted {
+                    None
+                } else {
+                    a.replacement_content.clone()
+                },
+            })
+            .collect(),
+    }
+}
