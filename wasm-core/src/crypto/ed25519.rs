@@ -116,11 +116,6 @@ impl StrictPublicKey {
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.bytes
     }
-
-    /// The decoded point (prime order, not the identity).
-    pub fn point(&self) -> &EdwardsPoint {
-        &self.point
-    }
 }
 
 /// A signature whose `R` and `S` passed the stage-3 encoding checks.
@@ -160,10 +155,6 @@ impl StrictSignature {
         } else {
             Err(EncodingError::NotPrimeOrder)
         }
-    }
-
-    pub fn r_bytes(&self) -> &[u8; 32] {
-        &self.r_bytes
     }
 }
 
