@@ -56,7 +56,7 @@ files_of() {
 tests_of() {
   local common="--lib --test rules --test bundles --test fuzz"
   case $1 in
-    crypto) echo "$common --test admission --test signatures --test ed25519_edge --test authority" ;;
+    crypto) echo "$common --test admission --test signatures --test ed25519_edge --test registry_fixture --test authority" ;;
     admission) echo "$common --test admission --test signatures" ;;
     guards) echo "--lib --test authority --test authority_membership --test authority_mission \
 --test authority_work_exec --test authority_work_plan --test authority_properties --test scenarios" ;;
