@@ -37,6 +37,44 @@ macro_rules! cases {
 }
 
 cases! {
+    agent_cards_need_an_organization_service_signer {
+        // §6.4: an Agent Card's expected signer is any Organization service Principal. The
+        // bundle's valid card re-signed by the registry service verifies; the same card signed
+        // by the Agent's own (valid, registered) key is refused at key resolution.
+        use wasm_core::crypto::{DocumentKind, SecretSeed, Stage, sign_document, verify};
+        use wasm_core::crypto::registry::RegistryEvidence;
+        use wasm_core::json::{self, Value};
+        let registry = RegistryEvidence::from_fixture_json(
+            &json::parse(&read("cryptography/keys/registry-valid.json").unwrap()).unwrap(),
+        )
+        .unwrap()
+        .validate()
+        .unwrap();
+        let key = |name: &str| {
+            let v = json::parse(&read(&format!("cryptography/keys/signing-{name}.json")).unwrap())
+                .unwrap();
+            let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap().to_owned();
+            (s("/keyId"), SecretSeed::from_b64url(&s("/seed")).unwrap())
+        };
+        let card = read("cryptography/vectors/signed-documents/valid/agent-card.json").unwrap();
+        let signed_by = |name: &str| {
+            let (key_id, seed) = key(name);
+            let mut doc = json::parse(&card).unwrap();
+            sign_document(&mut doc, DocumentKind::AgentCard, &key_id, &seed).unwrap();
+            json::to_string(&doc).into_bytes()
+        };
+        let by_service = verify(&signed_by("organization-registry"), DocumentKind::AgentCard, &registry)
+            .unwrap();
+        assert_eq!(by_service.principal.actor_type.as_str(), "service");
+        let by_agent = verify(&signed_by("developer-one"), DocumentKind::AgentCard, &registry)
+            .expect_err("an Agent may not sign its own card");
+        assert_eq!(by_agent.stage, Stage::KeyResolution, "{by_agent}");
+        assert!(by_agent.reason.contains("service"), "{by_agent}");
+        // And a human's key is refused the same way.
+        let by_human = verify(&signed_by("mission-owner"), DocumentKind::AgentCard, &registry)
+            .expect_err("a human may not sign an Agent Card");
+        assert_eq!(by_human.stage, Stage::KeyResolution, "{by_human}");
+    }
     cryptography_bundle_62_of_62 {
         let r = run_cryptography(&read);
         show(&r);
