@@ -209,3 +209,98 @@ fn one_key_id_is_one_logical_binding() {
     ids.sort_unstable();
     assert_eq!(ids, ["urn:k:a", "urn:k:b"]);
 }
+
+/// A binding whose history is `records` (`(recordedAt, validUntil, revokedAt)`).
+fn with_history(records: &[(&str, Option<&str>, Option<&str>)]) -> String {
+    let list: Vec<String> = records
+        .iter()
+        .enumerate()
+        .map(|(i, (at, until, revoked))| {
+            let mut s = format!(r#"{{"sequence":{},"recordedAt":"{at}""#, i + 1);
+            if let Some(u) = until {
+                s.push_str(&format!(r#","validUntil":"{u}""#));
+            }
+            if let Some(r) = revoked {
+                s.push_str(&format!(r#","revokedAt":"{r}""#));
+            }
+            s.push('}');
+            s
+        })
+        .collect();
+    let one = binding("urn:k:a", 1);
+    let start = one.find("\"validityHistory\":[").unwrap() + "\"validityHistory\":[".len();
+    let end = one.rfind(']').unwrap();
+    fixture(&[format!(
+        "{}{}{}",
+        &one[..start],
+        list.join(","),
+        &one[end..]
+    )])
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn validity_history_boundaries() {
+    const T1: &str = "2026-07-02T00:00:00Z";
+    const T2: &str = "2026-07-03T00:00:00Z";
+    const U1: &str = "2026-08-01T00:00:00Z";
+    const U2: &str = "2026-08-02T00:00:00Z";
+    let validate = |records: &[(&str, Option<&str>, Option<&str>)]| {
+        read(&with_history(records)).unwrap().validate()
+    };
+    let until_of = |records: &[(&str, Option<&str>, Option<&str>)]| {
+        let r = validate(records).unwrap();
+        let b = r.binding("urn:k:a").unwrap();
+        (
+            b.valid_until.as_ref().map(ToString::to_string),
+            b.revoked_at.as_ref().map(ToString::to_string),
+        )
+    };
+    // recordedAt may repeat (equal instants), never go back.
+    assert!(validate(&[(T1, None, None), (T1, Some(U1), None)]).is_ok());
+    assert!(validate(&[(T2, None, None), (T1, Some(U1), None)]).is_err());
+    // A boundary restated at the same instant, or moved earlier, is allowed; moved later is
+    // not (the whole evidence is then invalid: fail closed).
+    for name in ["validUntil", "revokedAt"] {
+        let rec = |t: &'static str,
+                   b: &'static str|
+         -> (&'static str, Option<&'static str>, Option<&'static str>) {
+            if name == "validUntil" {
+                (t, Some(b), None)
+            } else {
+                (t, None, Some(b))
+            }
+        };
+        assert!(
+            validate(&[rec(T1, U1), rec(T2, U1)]).is_ok(),
+            "{name} restated"
+        );
+        let earlier = until_of(&[rec(T1, U2), rec(T2, U1)]);
+        let got = if name == "validUntil" {
+            earlier.0
+        } else {
+            earlier.1
+        };
+        assert_eq!(
+            got.as_deref(),
+            Some(U1),
+            "{name} moved earlier takes effect"
+        );
+        let later = validate(&[rec(T1, U1), rec(T2, U2)]).expect_err(name);
+        assert!(later.contains("later"), "{name}: {later}");
+    }
+    // A later record without a boundary leaves the boundary unchanged.
+    assert_eq!(
+        until_of(&[(T1, Some(U1), None), (T2, None, None)])
+            .0
+            .as_deref(),
+        Some(U1)
+    );
+    // Sequences are contiguous from 1.
+    let gap = with(
+        &with_history(&[(T1, None, None), (T2, None, None)]),
+        "\"sequence\":2",
+        "\"sequence\":3",
+    );
+    assert!(read(&gap).unwrap().validate().is_err());
+}
