@@ -26,6 +26,15 @@ pub const PRINCIPALS: &[(&str, ActorType)] = &[
     ("developer", ActorType::Agent),
     ("tester", ActorType::Agent),
     ("reviewer", ActorType::Agent),
+    // The §22 demo's further cast (`wasm_core::agents::plan::CAST`): the control plane that
+    // replaces a failed Coordinator, a second Mission's Coordinator and its standby, the child
+    // security Mission's Coordinator and Worker, and a second developer whose lease lapses.
+    ("control-plane", ActorType::Service),
+    ("coordinator-b", ActorType::Agent),
+    ("coordinator-standby", ActorType::Agent),
+    ("security-lead", ActorType::Agent),
+    ("security-auditor", ActorType::Agent),
+    ("developer-b", ActorType::Agent),
 ];
 
 /// A development Principal and its private key (not `Clone`; `{:?}` shows no key byte).

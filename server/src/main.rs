@@ -3,6 +3,7 @@
 //! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `help`
 //! (`cli::Cli`).
 
+mod agents;
 mod authority;
 mod cli;
 mod devorg;

@@ -102,6 +102,12 @@ pub type Request = (Vec<u8>, ReplyTo);
 /// The owner thread's clock: the instant each batch is decided at.
 pub type Clock = Box<dyn Fn() -> Micros + Send>;
 
+/// Called on the owner thread, once a batch is durable and before its senders are answered,
+/// with the canonical bytes of every Event the batch appended, in commit order. The in-process
+/// demo (`crate::agents`) follows the log through it; the WebSocket binding's fan-out can hang
+/// off the same point.
+pub type EventHook = Box<dyn Fn(Vec<Vec<u8>>) + Send>;
+
 #[derive(Clone)]
 pub struct AuthorityHandle {
     tx: mpsc::SyncSender<Request>,
@@ -199,6 +205,16 @@ pub fn start_with_clock(
     org: OrgSetup,
     clock: Clock,
 ) -> Result<AuthorityHandle, String> {
+    start_with(data_dir, org, clock, None)
+}
+
+/// [`start_with_clock`] with a hook that sees every durable Event ([`EventHook`]).
+pub fn start_with(
+    data_dir: &Path,
+    org: OrgSetup,
+    clock: Clock,
+    hook: Option<EventHook>,
+) -> Result<AuthorityHandle, String> {
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
     let mut svc = AuthorityService::open(
@@ -240,7 +256,7 @@ pub fn start_with_clock(
         .map_err(|e| format!("cannot start the verify thread: {e}"))?;
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || run(&mut svc, &vrx, &clock))
+        .spawn(move || run(&mut svc, &vrx, &clock, hook.as_ref()))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle { tx })
 }
@@ -249,11 +265,30 @@ pub fn start_with_clock(
 /// decided and written; each batch's senders are answered, in order, once it is durable
 /// (`Pipeline`). With nothing new to do, the oldest waiting batch is finished at once, so an
 /// answer never waits for more traffic.
-fn run(svc: &mut AuthorityService, rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>, clock: &Clock) {
+fn run(
+    svc: &mut AuthorityService,
+    rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>,
+    clock: &Clock,
+    hook: Option<&EventHook>,
+) {
     // Each sender with its Command's bytes, kept to name a refused Command in its answer.
     type Senders = Vec<(ReplyTo, Vec<u8>)>;
     let mut pipeline: Pipeline<Senders> = Pipeline::default();
     let answer = |svc: &AuthorityService, (outcomes, senders): (Vec<Outcome>, Senders)| {
+        if let Some(hook) = hook {
+            let events: Vec<Vec<u8>> = outcomes
+                .iter()
+                .filter_map(|o| match o {
+                    Ok(Submitted::Appended(es)) => Some(es),
+                    _ => None,
+                })
+                .flatten()
+                .map(|e| e.jcs.clone())
+                .collect();
+            if !events.is_empty() {
+                hook(events);
+            }
+        }
         for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
             let _ = sender.send(reply(svc, outcome, &bytes));
         }

@@ -64,6 +64,9 @@ pub struct ServeArgs {
     /// service Principal.
     #[arg(long, value_name = "FILE", requires = "registry")]
     pub authority_key: Option<PathBuf>,
+    /// Do not run the §22 demo (simulated Agents on two Missions) in the server.
+    #[arg(long)]
+    pub no_demo: bool,
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -342,6 +345,7 @@ async fn serve(addr: &str, app: Router) -> Result<(), String> {
 }
 
 pub fn run(opts: ServeArgs) -> ExitCode {
+    let started = std::time::Instant::now();
     let (public, style) = match resolve_dirs(opts.public) {
         Ok(dirs) => dirs,
         Err(msg) => {
@@ -372,7 +376,12 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let authority = match crate::runtime::start(&opts.data, org) {
+    let authority = if opts.no_demo {
+        crate::runtime::start(&opts.data, org)
+    } else {
+        crate::agents::start(&opts.data, org, &runtime, started)
+    };
+    let authority = match authority {
         Ok(h) => h,
         Err(e) => {
             eprintln!("weave-console: cannot start the authority: {e}");
@@ -415,6 +424,8 @@ mod tests {
         let o = opts(&[]).expect("defaults");
         assert_eq!(o.addr, DEFAULT_ADDR);
         assert_eq!(o.data, PathBuf::from("data"));
+        assert!(!o.no_demo, "the demo runs by default");
+        assert!(opts(&["--no-demo"]).expect("--no-demo").no_demo);
         let o = opts(&["--addr=1.2.3.4:5", "--public", "x", "--data", "d"]).expect("flags");
         assert_eq!(
             (o.addr.as_str(), o.public, o.data),

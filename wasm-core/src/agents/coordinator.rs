@@ -364,7 +364,7 @@ impl Coordinator {
             return None;
         }
         let lease = self.plan.coordinator_lease_seconds;
-        if expires <= now.plus_seconds(lease / 3) {
+        if expires <= now.plus_micros(renew_margin(lease)) {
             let env = self.env(&g, true, None);
             let p = obj(vec![("leaseSeconds", Value::from(lease))]);
             return self.send(Intent::Renew, "mission.renew_coordinator", env, p, now);
@@ -676,6 +676,16 @@ impl Coordinator {
     }
 }
 
+/// A Coordinator renews its lease when a third of it is left.
+fn renew_margin(lease_seconds: u64) -> Micros {
+    Micros(
+        i64::try_from(lease_seconds)
+            .unwrap_or(i64::MAX / 2)
+            .saturating_mul(Micros::PER_SECOND)
+            / 3,
+    )
+}
+
 impl Agent for Coordinator {
     fn name(&self) -> &str {
         &self.me.name
@@ -764,7 +774,9 @@ impl Agent for Coordinator {
             && !m.is_terminal()
             && let Some(exp) = m.coordinator_lease_expires_at
         {
-            t.push(exp.minus_seconds(self.plan.coordinator_lease_seconds / 3));
+            t.push(Micros(
+                exp.0 - renew_margin(self.plan.coordinator_lease_seconds).0,
+            ));
             for w in self.work_items() {
                 if matches!(w.status.as_str(), "queued" | "active")
                     && let Some(o) = w.ownership_lease_expires_at

@@ -108,7 +108,7 @@ pub enum Directive {
 }
 
 /// One Agent: a sans-IO state machine.
-pub trait Agent {
+pub trait Agent: Send {
     /// The principal name (development Organization name, e.g. `reviewer`).
     fn name(&self) -> &str;
     /// The Agent's Principal id.
@@ -188,10 +188,29 @@ impl Default for Pace {
             short_coordinator_lease_seconds: 12,
             flaky_lease_seconds: 3,
             stall: Micros::from_seconds(4),
-            lease_grace: Micros::from_seconds(2),
+            lease_grace: Micros::from_seconds(3),
             retry: Micros(250_000),
             disconnect: Micros::from_seconds(3),
             restart_after: Micros(600_000),
+        }
+    }
+}
+
+impl Pace {
+    /// A brisk pace for tests that run the demo in real time (the protocol's lease durations
+    /// are whole seconds, so the lapses still take a second or two).
+    pub fn brisk() -> Pace {
+        Pace {
+            step: Micros(50_000),
+            execution_lease_seconds: 10,
+            short_coordinator_lease_seconds: 3,
+            flaky_lease_seconds: 1,
+            stall: Micros(1_300_000),
+            lease_grace: Micros(1_500_000),
+            retry: Micros(100_000),
+            disconnect: Micros(500_000),
+            restart_after: Micros(100_000),
+            ..Pace::default()
         }
     }
 }
