@@ -218,6 +218,8 @@ pub struct RunResult {
     /// Every Command the runner submitted, and Events the demo was given.
     pub submitted: u64,
     pub delivered: u64,
+    /// Duplicate deliveries the Agents' inboxes dropped.
+    pub duplicates_dropped: u64,
     pub view_errors: u64,
 }
 
@@ -304,6 +306,7 @@ pub async fn run<T: Transport>(
                 record: demo.record().clone(),
                 submitted,
                 delivered,
+                duplicates_dropped: demo.duplicates_dropped(),
                 view_errors: demo.view_errors(),
             });
         }
@@ -319,6 +322,7 @@ pub async fn run<T: Transport>(
                         record: demo.record().clone(),
                         submitted,
                         delivered,
+                        duplicates_dropped: demo.duplicates_dropped(),
                         view_errors: demo.view_errors(),
                     });
                 };
@@ -377,12 +381,13 @@ pub fn start(
     runtime.spawn(async move {
         match run(transport, rx, keys, RunOptions::live(started)).await {
             Ok(r) => println!(
-                "demo: {}: {} Commands submitted, {} Events followed, {} duplicate deliveries \
-                 dropped by the Agents, {} views out of step",
+                "demo: {}: {} Commands submitted, {} Events followed, {} deliveries duplicated \
+                 on purpose and {} duplicates dropped by the Agents' inboxes, {} views out of step",
                 if r.finished { "finished" } else { "stopped" },
                 r.submitted,
                 r.delivered,
                 r.record.duplicate_deliveries,
+                r.duplicates_dropped,
                 r.view_errors
             ),
             Err(e) => println!("demo: cannot start: {e}"),
@@ -572,6 +577,7 @@ mod tests {
             [(plan::TESTER.to_owned(), "work.submit".to_owned(), true)]
         );
         assert!(rec.duplicate_deliveries > 0);
+        assert!(result.duplicates_dropped >= rec.duplicate_deliveries);
         assert!(
             rec.rejections
                 .iter()

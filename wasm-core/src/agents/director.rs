@@ -1020,8 +1020,11 @@ impl Demo {
                 let who = str_at(e, "/actor/id").unwrap_or_default().to_owned();
                 self.say(format!("demo: {kind} by {who}"));
             }
-            "work.result.accepted" | "mission.submitted_for_approval" => {
-                self.say(format!("demo: {kind} {work}"));
+            "work.result.accepted" => self.say(format!("demo: {kind} {work}")),
+            "mission.submitted_for_approval" => {
+                let mission = str_at(e, "/payload/missionId").unwrap_or_default();
+                let revision = u64_at(e, "/payload/missionRevision").unwrap_or(0);
+                self.say(format!("demo: {kind} {mission} (revision {revision})"));
             }
             _ => {}
         }
