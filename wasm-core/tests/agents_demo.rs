@@ -417,6 +417,16 @@ fn the_two_mission_demo_runs_to_approval_with_every_failure_injection() {
         );
     }
 
+    // Multiple execution slots: the analyst ran both Missions' requirements at once.
+    let (ra, rb) = (a.work_id("requirements"), b.work_id("requirements"));
+    let both_started = run
+        .first("work.started", &ra)
+        .max(run.first("work.started", &rb));
+    let first_done = run
+        .first("work.submitted", &ra)
+        .min(run.first("work.submitted", &rb));
+    assert!(both_started < first_done, "two slots in use at once");
+
     // Lease expiry and reassignment: the flaky developer's renewal came too late.
     let bimp = b.work_id("implementation");
     assert!(rec.rejections.iter().any(|r| r.agent == plan::DEVELOPER_B
@@ -567,4 +577,43 @@ fn the_two_mission_demo_runs_to_approval_with_every_failure_injection() {
             state.missions.get(&p.mission_id())
         );
     }
+}
+
+#[test]
+fn a_forged_event_never_reaches_an_agent() {
+    let mut run = Run::new();
+    // Run until Checkout's Group has a few Events.
+    let group = run.demo.plans().a.group_id();
+    while run
+        .log
+        .iter()
+        .filter(|e| st(e, "/groupId") == group)
+        .count()
+        < 3
+    {
+        let reqs = run.demo.requests(run.now);
+        assert!(!reqs.is_empty(), "the demo started");
+        for r in reqs {
+            run.handle(r);
+        }
+    }
+    let genuine = run
+        .log
+        .iter()
+        .find(|e| st(e, "/groupId") == group && st(e, "/kind") == "mission.created")
+        .cloned()
+        .unwrap();
+    // The same Event with its title changed: the authority's signature no longer holds.
+    let text = wasm_core::json::to_string(&genuine).replace("Checkout service", "Forged service");
+    let err = run.demo.deliver(text.as_bytes(), run.now).unwrap_err();
+    assert!(err.contains("verification"), "{err}");
+    assert_eq!(
+        run.demo.view().missions[&run.demo.plans().a.mission_id()].title,
+        "Checkout service"
+    );
+    // A genuine Event delivered again is a duplicate: nothing changes.
+    let before = run.demo.view().groups[&group].last_sequence;
+    let bytes = wasm_core::json::canonicalize(&genuine).unwrap();
+    run.demo.deliver(&bytes, run.now).unwrap();
+    assert_eq!(run.demo.view().groups[&group].last_sequence, before);
 }

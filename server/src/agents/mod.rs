@@ -370,8 +370,11 @@ pub fn start(
     };
     let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let hook: crate::runtime::EventHook = Box::new(move |batch| {
-        for e in batch {
-            let _ = tx.send(e);
+        // Once the demo is over nobody listens: nothing more is queued.
+        if !tx.is_closed() {
+            for e in batch {
+                let _ = tx.send(e);
+            }
         }
     });
     let handle = crate::runtime::start_with(data, org, Box::new(crate::runtime::now), Some(hook))?;

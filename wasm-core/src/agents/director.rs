@@ -296,20 +296,13 @@ impl Demo {
         }
         let plans = Plans::new(&cfg.run, cfg.start, &cfg.pace);
         let groups = plans.all().iter().map(|p| p.group_id()).collect();
-        let human = Identity::new(
-            plan::HUMAN,
-            ActorType::Human,
-            &keys[plan::HUMAN],
-            &cfg.run,
-            1,
-        );
-        let control = Identity::new(
-            plan::CONTROL_PLANE,
-            ActorType::Service,
-            &keys[plan::CONTROL_PLANE],
-            &cfg.run,
-            1,
-        );
+        let identity = |name: &str, t: ActorType| {
+            keys.get(name)
+                .map(|seed| Identity::new(name, t, seed, &cfg.run, 1))
+                .ok_or_else(|| format!("the Organization has no key for {name}"))
+        };
+        let human = identity(plan::HUMAN, ActorType::Human)?;
+        let control = identity(plan::CONTROL_PLANE, ActorType::Service)?;
         let mut demo = Demo {
             bus: Bus::new(cfg.duplicate_every),
             last_now: cfg.start,
@@ -434,6 +427,11 @@ impl Demo {
                     after_steps: 1,
                     duration: p.stall,
                 });
+            }
+            plan::ANALYST => {
+                // Two isolated execution slots: both Missions' requirements run side by side.
+                cfg.slots = 2;
+                cfg.evidence_kind = "requirements-analysis".into();
             }
             plan::TESTER => cfg.evidence_kind = "deterministic-tests".into(),
             plan::REVIEWER => cfg.evidence_kind = "code-review".into(),
@@ -828,20 +826,22 @@ impl Demo {
     /// sees, in commit order; others' Events are ignored).
     pub fn deliver(&mut self, bytes: &[u8], now: Micros) -> Result<(), String> {
         self.last_now = self.last_now.max(now);
+        // Others' Groups are skipped before the (costlier) signature check.
+        let parsed = crate::json::parse(bytes).map_err(|e| e.to_string())?;
+        let Some(group) = str_at(&parsed, "/groupId").map(str::to_owned) else {
+            return Ok(()); // Organization-scoped: Sessions are answered through outcomes
+        };
+        if !self.groups.contains(&group) {
+            return Ok(());
+        }
         let event = match &self.registry {
             Some(r) => {
                 verify(bytes, DocumentKind::Event, r)
                     .map_err(|e| format!("an Event failed verification: {e}"))?
                     .document
             }
-            None => crate::json::parse(bytes).map_err(|e| e.to_string())?,
+            None => parsed,
         };
-        let Some(group) = str_at(&event, "/groupId").map(str::to_owned) else {
-            return Ok(()); // Organization-scoped: Sessions are answered through outcomes
-        };
-        if !self.groups.contains(&group) {
-            return Ok(());
-        }
         let ready = self
             .bus
             .append(&group, event)

@@ -19,6 +19,16 @@ pub enum InboxError {
     Conflict { sequence: u64 },
 }
 
+impl InboxError {
+    /// The wire code a peer sending such an Event stream would get (§19).
+    pub fn wire_code(&self) -> crate::model::error::ErrorCode {
+        match self {
+            InboxError::Malformed => crate::model::error::ErrorCode::SchemaValidationFailed,
+            InboxError::Conflict { .. } => crate::model::error::ErrorCode::ProtocolViolation,
+        }
+    }
+}
+
 impl std::fmt::Display for InboxError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -601,7 +601,11 @@ impl Worker {
         let waiting = self.startable(now);
         let keys: Vec<(String, String)> = self.running.keys().cloned().collect();
         for (g, w) in keys {
-            if self.running[&(g.clone(), w.clone())].preempt {
+            if self
+                .running
+                .get(&(g.clone(), w.clone()))
+                .is_none_or(|r| r.preempt)
+            {
                 continue;
             }
             let Some(i) = self.item(&g, &w) else { continue };
