@@ -1,10 +1,14 @@
-//! The §22 proof of concept end to end, natively: the demo's Agents against the in-process
-//! authority (`Harness`: every Command built, signed, verified in six stages and submitted),
-//! every Event delivered to the demo (some twice), the human decisions played by the test, on
-//! a simulated clock the test advances (no sleeps). Asserts the story's milestones and each
-//! failure injection's effect.
+//! The §22 proof of concept end to end: the demo's Agents against the in-process authority
+//! (`Harness`: every Command built, signed, verified in six stages and submitted), every Event
+//! delivered to the demo (some twice), the human decisions played by the test, on a simulated
+//! clock the test advances (no sleeps). Asserts the story's milestones and each failure
+//! injection's effect. Runs natively and, through wasm-bindgen-test, in headless Chromium: the
+//! same Agents and authority, entirely in a browser tab.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use std::collections::BTreeMap;
 use wasm_core::agents::director::{Demo, DemoConfig, HumanGate, Request};
@@ -288,7 +292,8 @@ impl Run {
     }
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn the_two_mission_demo_runs_to_approval_with_every_failure_injection() {
     let mut run = Run::new();
     run.run();
@@ -579,7 +584,8 @@ fn the_two_mission_demo_runs_to_approval_with_every_failure_injection() {
     }
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn a_forged_event_never_reaches_an_agent() {
     let mut run = Run::new();
     // Run until Checkout's Group has a few Events.
