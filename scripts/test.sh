@@ -121,7 +121,8 @@ BROWSER_ENV=(
   CHROMEDRIVER=/usr/bin/chromedriver
   WASM_BINDGEN_TEST_TIMEOUT=300
 )
-BROWSER_TESTS=(--test rules --test bundles --test admission --test formats --test ed25519_edge --test registry_fixture --test views_browser)
+BROWSER_TESTS=(--test rules --test bundles --test admission --test formats --test ed25519_edge
+  --test registry_fixture --test views_browser --test agents_demo)
 
 # The wasm build of wasm-core, and the sans-IO check: the browser-test module (which links the
 # whole core: parser, JCS, models, verification, admission, conformance runners) may import

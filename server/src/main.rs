@@ -3,6 +3,7 @@
 //! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `dev`, `help`
 //! (`cli::Cli`).
 
+mod agents;
 mod authority;
 mod cards;
 mod cli;

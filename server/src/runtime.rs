@@ -130,6 +130,12 @@ pub type Request = (Vec<u8>, ReplyTo);
 /// The owner thread's clock: the instant each batch is decided at.
 pub type Clock = Box<dyn Fn() -> Micros + Send>;
 
+/// Called on the owner thread, once a batch is durable and before its senders are answered,
+/// with the canonical bytes of every Event the batch appended, in commit order. The in-process
+/// demo (`crate::agents`) follows the log through it; the WebSocket binding's fan-out can hang
+/// off the same point.
+pub type EventHook = Box<dyn Fn(Vec<Vec<u8>>) + Send>;
+
 #[derive(Clone)]
 pub struct AuthorityHandle {
     tx: mpsc::SyncSender<Request>,
@@ -250,7 +256,7 @@ pub fn start_publishing(
     org: OrgSetup,
     publisher: std::sync::Arc<dyn Publish>,
 ) -> Result<AuthorityHandle, String> {
-    start_full(data_dir, org, Box::new(now), Some(publisher))
+    start_full(data_dir, org, Box::new(now), Some(publisher), None)
 }
 
 /// [`start`] with the owner thread deciding each batch at `clock()` (tests replay scenarios
@@ -261,15 +267,28 @@ pub fn start_with_clock(
     org: OrgSetup,
     clock: Clock,
 ) -> Result<AuthorityHandle, String> {
-    start_full(data_dir, org, clock, None)
+    start_full(data_dir, org, clock, None, None)
 }
 
-/// The authority at `clock()`, publishing each durable batch to `publisher` if any.
+/// [`start_with_clock`] with a hook that sees every durable Event ([`EventHook`]).
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn start_with(
+    data_dir: &Path,
+    org: OrgSetup,
+    clock: Clock,
+    hook: Option<EventHook>,
+) -> Result<AuthorityHandle, String> {
+    start_full(data_dir, org, clock, None, hook)
+}
+
+/// The authority at `clock()`, publishing each durable batch to `publisher` (the WebSocket
+/// binding's fan-out) and to `hook` (the in-process demo), when given.
 pub fn start_full(
     data_dir: &Path,
     org: OrgSetup,
     clock: Clock,
     publisher: Option<std::sync::Arc<dyn Publish>>,
+    hook: Option<EventHook>,
 ) -> Result<AuthorityHandle, String> {
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let public = std::sync::Arc::new(org.public);
@@ -313,7 +332,7 @@ pub fn start_full(
         .map_err(|e| format!("cannot start the verify thread: {e}"))?;
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || run(&mut svc, &vrx, &clock, publisher.as_deref()))
+        .spawn(move || run(&mut svc, &vrx, &clock, publisher.as_deref(), hook.as_ref()))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle { tx, public })
 }
@@ -327,6 +346,7 @@ fn run(
     rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>,
     clock: &Clock,
     publisher: Option<&dyn Publish>,
+    hook: Option<&EventHook>,
 ) {
     // Each sender with its Command's bytes, kept to name a refused Command in its answer.
     type Senders = Vec<(ReplyTo, Vec<u8>)>;
@@ -340,6 +360,20 @@ fn run(
                 .map(|(o, (s, _))| (o, s.origin))
                 .collect();
             p.publish(&svc.authority.state, svc.store(), &batch);
+        }
+        if let Some(hook) = hook {
+            let events: Vec<Vec<u8>> = outcomes
+                .iter()
+                .filter_map(|o| match o {
+                    Ok(Submitted::Appended(es)) => Some(es),
+                    _ => None,
+                })
+                .flatten()
+                .map(|e| e.jcs.clone())
+                .collect();
+            if !events.is_empty() {
+                hook(events);
+            }
         }
         for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
             let _ = sender.send(reply(svc, outcome, &bytes));

@@ -104,6 +104,8 @@ fn start(data: &std::path::Path) -> (Child, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_weave-console"))
         .args([
             "serve",
+            // The demo's Agents would add their own Messages to the log this test counts.
+            "--no-demo",
             "--addr",
             "127.0.0.1:0",
             "--public",

@@ -79,6 +79,9 @@ pub struct ServeArgs {
     /// PEM private key for `--tls-cert`.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Do not run the §22 demo (simulated Agents on two Missions) in the server.
+    #[arg(long)]
+    pub no_demo: bool,
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -396,6 +399,7 @@ async fn serve(opts: &ServeArgs, app: Router) -> Result<(), String> {
 }
 
 pub fn run(opts: ServeArgs) -> ExitCode {
+    let started = std::time::Instant::now();
     let (public, style) = match resolve_dirs(opts.public.clone()) {
         Ok(dirs) => dirs,
         Err(msg) => {
@@ -433,7 +437,13 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         key_id: org.config.key_id.clone(),
         signer: wasm_core::crypto::ed25519::Signer::from_seed(&org.config.seed),
     };
-    let authority = match crate::runtime::start_publishing(&opts.data, org, hub.clone()) {
+    let publisher: Arc<dyn crate::runtime::Publish> = hub.clone();
+    let authority = if opts.no_demo {
+        crate::runtime::start_publishing(&opts.data, org, publisher)
+    } else {
+        crate::agents::start(&opts.data, org, &runtime, started, Some(publisher))
+    };
+    let authority = match authority {
         Ok(h) => h,
         Err(e) => {
             eprintln!("weave-console: cannot start the authority: {e}");
@@ -491,6 +501,8 @@ mod tests {
         let o = opts(&[]).expect("defaults");
         assert_eq!(o.addr, DEFAULT_ADDR);
         assert_eq!(o.data, PathBuf::from("data"));
+        assert!(!o.no_demo, "the demo runs by default");
+        assert!(opts(&["--no-demo"]).expect("--no-demo").no_demo);
         let o = opts(&["--addr=1.2.3.4:5", "--public", "x", "--data", "d"]).expect("flags");
         assert_eq!(
             (o.addr.as_str(), o.public, o.data),

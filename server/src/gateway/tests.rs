@@ -107,8 +107,9 @@ impl Server {
             key_id: h.principals["group-gateway"].key_id.clone(),
             signer: Signer::from_seed(&h.principals["group-gateway"].seed),
         };
-        let handle = runtime::start_full(&data, org, Box::new(runtime::now), Some(hub.clone()))
-            .expect("authority");
+        let handle =
+            runtime::start_full(&data, org, Box::new(runtime::now), Some(hub.clone()), None)
+                .expect("authority");
         let gw = Arc::new(
             Gateway::new(
                 o.config,

@@ -61,6 +61,11 @@ impl Micros {
         )
     }
 
+    /// `self` later by `d` (saturating).
+    pub fn plus_micros(self, d: Micros) -> Micros {
+        Micros(self.0.saturating_add(d.0))
+    }
+
     /// `YYYY-MM-DDTHH:MM:SSZ`, dropping any fraction (for signed times in tests and tools).
     pub fn format_whole_seconds(self) -> String {
         format_utc(self.0.div_euclid(Self::PER_SECOND))

@@ -5,6 +5,7 @@
 
 use super::{Authority, AuthorityConfig, CooperationLimits, Micros, Rejection, Submitted};
 use crate::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
+use crate::crypto::verify::SignError;
 use crate::crypto::{DocumentKind, SecretSeed, ed25519, sign_document_with, verify};
 use crate::encoding::b64url_encode;
 use crate::json::{self, Object, Value};
@@ -159,48 +160,14 @@ impl Harness {
     ) -> Vec<u8> {
         self.counter += 1;
         let p = &self.principals[who];
-        let mut o = Object::new();
-        o.insert("protocolVersion", Value::string("0.1"));
         let action = env
             .action_id
             .clone()
             .unwrap_or_else(|| format!("urn:missionweaveprotocol:action:{}", self.counter));
-        o.insert("actionId", Value::string(action.clone()));
-        o.insert("actor", p.actor.to_json());
-        let opt = |o: &mut Object, k: &'static str, v: &Option<u64>| {
-            if let Some(v) = v {
-                o.insert(k, Value::from(*v));
-            }
-        };
-        opt(&mut o, "sessionEpoch", &env.session_epoch);
-        opt(&mut o, "membershipEpoch", &env.membership_epoch);
-        opt(&mut o, "coordinatorEpoch", &env.coordinator_epoch);
-        for (k, v) in [
-            ("groupId", &env.group_id),
-            ("conversationId", &env.conversation_id),
-            ("workItemId", &env.work_item_id),
-            (
-                "cooperationOverrideGrantId",
-                &env.cooperation_override_grant_id,
-            ),
-        ] {
-            if let Some(v) = v {
-                o.insert(k, Value::string(v.clone()));
-            }
-        }
-        o.insert("kind", Value::string(kind.to_owned()));
-        opt(&mut o, "expectedRevision", &env.expected_revision);
-        o.insert("correlationId", Value::string(action));
-        o.insert("issuedAt", Value::string(issued_at.format_whole_seconds()));
-        o.insert("payload", Value::Object(payload));
-        if let Some(x) = &env.extensions {
-            o.insert("extensions", x.clone());
-        }
-        let mut doc = Value::Object(o);
-        if let Err(e) = sign_document_with(&mut doc, DocumentKind::Command, &p.key_id, &p.signer) {
-            panic!("test Command cannot be signed: {e}");
-        }
-        json::to_string(&doc).into_bytes()
+        signed_command(
+            &p.actor, &p.key_id, &p.signer, &action, kind, env, payload, issued_at,
+        )
+        .unwrap_or_else(|e| panic!("test Command cannot be signed: {e}"))
     }
 
     /// Verifies (six stages) and submits signed bytes at `now`.
@@ -261,6 +228,58 @@ impl Harness {
         }
         Ok(())
     }
+}
+
+/// Builds a Command document from `env` (every member it sets; the Action ID doubles as the
+/// correlation ID), signs it as `actor` with `key_id` (§6.4, §15.1) and returns its wire bytes.
+/// The harness and the simulated Agents (`crate::agents`) build their Commands here.
+#[allow(clippy::too_many_arguments)]
+pub fn signed_command(
+    actor: &Actor,
+    key_id: &str,
+    signer: &ed25519::Signer,
+    action_id: &str,
+    kind: &str,
+    env: &Envelope,
+    payload: Object,
+    issued_at: Micros,
+) -> Result<Vec<u8>, SignError> {
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert("actionId", Value::string(action_id.to_owned()));
+    o.insert("actor", actor.to_json());
+    let opt = |o: &mut Object, k: &'static str, v: &Option<u64>| {
+        if let Some(v) = v {
+            o.insert(k, Value::from(*v));
+        }
+    };
+    opt(&mut o, "sessionEpoch", &env.session_epoch);
+    opt(&mut o, "membershipEpoch", &env.membership_epoch);
+    opt(&mut o, "coordinatorEpoch", &env.coordinator_epoch);
+    for (k, v) in [
+        ("groupId", &env.group_id),
+        ("conversationId", &env.conversation_id),
+        ("workItemId", &env.work_item_id),
+        (
+            "cooperationOverrideGrantId",
+            &env.cooperation_override_grant_id,
+        ),
+    ] {
+        if let Some(v) = v {
+            o.insert(k, Value::string(v.clone()));
+        }
+    }
+    o.insert("kind", Value::string(kind.to_owned()));
+    opt(&mut o, "expectedRevision", &env.expected_revision);
+    o.insert("correlationId", Value::string(action_id.to_owned()));
+    o.insert("issuedAt", Value::string(issued_at.format_whole_seconds()));
+    o.insert("payload", Value::Object(payload));
+    if let Some(x) = &env.extensions {
+        o.insert("extensions", x.clone());
+    }
+    let mut doc = Value::Object(o);
+    sign_document_with(&mut doc, DocumentKind::Command, key_id, signer)?;
+    Ok(json::to_string(&doc).into_bytes())
 }
 
 /// Whether `r` carries `code` (for tests).
