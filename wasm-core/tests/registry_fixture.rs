@@ -105,20 +105,8 @@ fn binding_and_status_record_counts() {
     assert_eq!(sixty_four.bindings.len(), 64);
     assert!(read(&fixture(&many(65))).is_err(), "65 bindings");
     // Status records: 0 and 64 are allowed, 65 are not.
-    let records = |n: usize| -> String {
-        let list: Vec<String> = (1..=n)
-            .map(|s| format!(r#"{{"sequence":{s},"recordedAt":"2026-07-02T00:00:00Z"}}"#))
-            .collect();
-        let one = binding("urn:k:a", 1);
-        let start = one.find("\"validityHistory\":[").unwrap() + "\"validityHistory\":[".len();
-        let end = one.rfind(']').unwrap();
-        fixture(&[format!(
-            "{}{}{}",
-            &one[..start],
-            list.join(","),
-            &one[end..]
-        )])
-    };
+    let records =
+        |n: usize| -> String { with_history(&vec![("2026-07-02T00:00:00Z", None, None); n]) };
     assert!(read(&records(0)).is_ok());
     let r = read(&records(64)).unwrap();
     assert_eq!(r.bindings[0].validity_history.len(), 64);
