@@ -6,8 +6,10 @@
 mod authority;
 mod cards;
 mod cli;
+mod devclock;
 mod devorg;
 mod gateway;
+mod proxy;
 mod registry_api;
 mod runtime;
 mod store;

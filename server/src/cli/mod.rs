@@ -6,6 +6,7 @@ pub mod bench;
 pub mod bench_authority;
 pub mod conformance;
 pub mod dev;
+pub mod live;
 pub mod scenarios;
 pub mod serve;
 

@@ -79,6 +79,21 @@ pub struct ServeArgs {
     /// PEM private key for `--tls-cert`.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Relay `/ws` to this MissionWeaveProtocol endpoint (`wss://HOST/ws`) instead of running
+    /// an authority here: frames are copied unchanged both ways, `/api/commands` answers 503,
+    /// static files are still served (docs/binding.md, "The proxy").
+    #[arg(long, value_name = "URL", conflicts_with_all = ["registry", "authority_key", "dev_clock"])]
+    pub upstream: Option<String>,
+    /// The PEM certificate(s) to trust for a `wss://` upstream (a development server's
+    /// `DATA/tls/dev-cert.pem`).
+    #[arg(long, value_name = "FILE", requires = "upstream")]
+    pub upstream_ca: Option<PathBuf>,
+    /// Development only: the authority decides at a clock set by `PUT /api/dev/clock`
+    /// (`scenarios --url` replays the behavioural suite at its own times). Loopback addresses
+    /// and the development Organization only; a new data directory also gets the scenario
+    /// pool of Principals (README, "The behavioural suite over the binding").
+    #[arg(long, conflicts_with_all = ["registry", "authority_key"])]
+    pub dev_clock: bool,
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -273,6 +288,39 @@ pub(crate) fn router_with(
     gateway: Option<Arc<Gateway>>,
     timeout: Duration,
 ) -> Router {
+    router_full(
+        public,
+        style,
+        conformance,
+        authority,
+        gateway,
+        Router::new(),
+        timeout,
+    )
+}
+
+/// The routes of a proxy (`--upstream`): `/ws` relays, `/api/commands` answers that there is
+/// no authority here, the rest is static.
+pub(crate) fn proxy_routes(upstream: Arc<crate::proxy::Upstream>) -> Router {
+    Router::new()
+        .route("/ws", get(crate::proxy::relay))
+        .route(
+            "/api/commands",
+            axum::routing::any(crate::proxy::no_authority),
+        )
+        .with_state(upstream)
+}
+
+/// [`router_with`] plus `extra` routes (the proxy's, the development clock).
+pub(crate) fn router_full(
+    public: &Path,
+    style: Option<&Path>,
+    conformance: String,
+    authority: Option<AuthorityHandle>,
+    gateway: Option<Arc<Gateway>>,
+    extra: Router,
+    timeout: Duration,
+) -> Router {
     let conformance: std::sync::Arc<str> = conformance.into();
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -295,6 +343,7 @@ pub(crate) fn router_with(
     if let Some(gw) = gateway {
         app = app.route("/ws", get(crate::gateway::upgrade).with_state(gw));
     }
+    app = app.merge(extra);
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
     }
@@ -389,10 +438,51 @@ async fn serve(opts: &ServeArgs, app: Router) -> Result<(), String> {
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    if opts.dev_clock && !tls::is_loopback(&local) {
+        return Err(format!(
+            "--dev-clock lets any client set the authority's time: loopback addresses only, \
+             not {local}"
+        ));
+    }
     let tls = tls_for(opts, &local)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     println!("weave-console listening on {scheme}://{local}");
     tls::serve(listener, app, tls.map(|t| t.config), shutdown_signal()).await
+}
+
+/// `serve --upstream`: static files and the relay; no authority, no keys, no data directory.
+fn run_proxy(
+    opts: &ServeArgs,
+    runtime: &tokio::runtime::Runtime,
+    url: &str,
+    public: &Path,
+    style: Option<&Path>,
+    conformance: String,
+) -> ExitCode {
+    let upstream = match crate::proxy::Upstream::new(url, opts.upstream_ca.as_deref()) {
+        Ok(u) => Arc::new(u),
+        Err(e) => {
+            eprintln!("weave-console: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("weave-console: relaying /ws to {url} (no authority here)");
+    let app = router_full(
+        public,
+        style,
+        conformance,
+        None,
+        None,
+        proxy_routes(upstream),
+        REQUEST_TIMEOUT,
+    );
+    match runtime.block_on(serve(opts, app)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("weave-console: {msg}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 pub fn run(opts: ServeArgs) -> ExitCode {
@@ -415,9 +505,12 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     };
     init_logging();
     let conformance = conformance_json(super::conformance::protocol_root(None));
+    if let Some(url) = &opts.upstream {
+        return run_proxy(&opts, &runtime, url, &public, style.as_deref(), conformance);
+    }
     let org = match (&opts.registry, &opts.authority_key) {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
-        _ => crate::devorg::load_or_create(&opts.data).and_then(|o| o.setup()),
+        _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock).and_then(|o| o.setup()),
     };
     let org = match org {
         Ok(o) => o,
@@ -433,7 +526,23 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         key_id: org.config.key_id.clone(),
         signer: wasm_core::crypto::ed25519::Signer::from_seed(&org.config.seed),
     };
-    let authority = match crate::runtime::start_publishing(&opts.data, org, hub.clone()) {
+    let clock = Arc::new(crate::devclock::DevClock::default());
+    let started = if opts.dev_clock {
+        println!(
+            "weave-console: development clock: the authority decides at the time set by PUT \
+             /api/dev/clock (development only)"
+        );
+        let c = Arc::clone(&clock);
+        crate::runtime::start_full(
+            &opts.data,
+            org,
+            Box::new(move || c.now()),
+            Some(hub.clone()),
+        )
+    } else {
+        crate::runtime::start_publishing(&opts.data, org, hub.clone())
+    };
+    let authority = match started {
         Ok(h) => h,
         Err(e) => {
             eprintln!("weave-console: cannot start the authority: {e}");
@@ -454,12 +563,18 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = router_with(
+    let extra = if opts.dev_clock {
+        crate::devclock::routes(clock)
+    } else {
+        Router::new()
+    };
+    let app = router_full(
         &public,
         style.as_deref(),
         conformance,
         Some(authority),
         Some(gateway),
+        extra,
         REQUEST_TIMEOUT,
     );
     match runtime.block_on(serve(&opts, app)) {
