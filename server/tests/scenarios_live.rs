@@ -35,7 +35,10 @@ fn temp(name: &str) -> PathBuf {
 fn serve(data: &Path, extra: &[&str]) -> Server {
     let mut child = Command::new(BIN)
         .args(["serve", "--addr", "127.0.0.1:0", "--tls"])
-        .args(["--public", concat!(env!("CARGO_MANIFEST_DIR"), "/../public")])
+        .args([
+            "--public",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
+        ])
         .arg("--data")
         .arg(data)
         .args(extra)

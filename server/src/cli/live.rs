@@ -291,11 +291,44 @@ impl Endpoint {
     }
 }
 
+/// How the run's steps travelled (printed by `scenarios --url`).
+#[derive(Debug, Default, Clone)]
+pub struct Transport {
+    pub agent_sessions: usize,
+    pub human_sessions: usize,
+    /// Service steps (`POST /api/commands`).
+    pub services: usize,
+    /// Agent steps without a session of ours (no card, or fenced by a scenario's Session).
+    pub agents_over_http: usize,
+    /// Accepted over a socket without a frame for the sender (read from the receipt).
+    pub quiet: usize,
+    /// Accepted over a socket: the sender's own `EVENT` frames came first.
+    pub own_events: usize,
+}
+
+impl Transport {
+    pub fn line(&self) -> String {
+        format!(
+            "live: {} steps over Agent sessions, {} over human sessions, {} service steps and \
+             {} Agent steps without a session over POST /api/commands; accepted over a socket: \
+             {} announced by the sender's own EVENT frames, {} without a frame for the sender",
+            self.agent_sessions,
+            self.human_sessions,
+            self.services,
+            self.agents_over_http,
+            self.own_events,
+            self.quiet
+        )
+    }
+}
+
 /// The pool Principals handed out in this run (fresh ones only: an Agent the server already
 /// knows, that is one whose HELLO succeeds, was used by an earlier run).
 #[derive(Default)]
 pub struct Allocator {
     used: BTreeSet<String>,
+    /// Every finished scenario adds its [`Transport`] here.
+    pub transport: Arc<std::sync::Mutex<Transport>>,
 }
 
 impl Allocator {
@@ -494,6 +527,8 @@ pub struct LiveTarget<'o> {
     accepted: BTreeSet<(String, String)>,
     clock: Option<Micros>,
     counter: u64,
+    transport: Transport,
+    totals: Arc<std::sync::Mutex<Transport>>,
 }
 
 impl<'o> LiveTarget<'o> {
@@ -592,6 +627,8 @@ impl<'o> LiveTarget<'o> {
             accepted: BTreeSet::new(),
             clock: None,
             counter: 0,
+            transport: Transport::default(),
+            totals: Arc::clone(&alloc.transport),
         })
     }
 
@@ -728,6 +765,7 @@ impl<'o> LiveTarget<'o> {
         loop {
             // Quiet for a while: decided without a frame for the sender.
             let Ok(next) = tokio::time::timeout(QUIET, client.next()).await else {
+                self.transport.quiet += 1;
                 break;
             };
             match next? {
@@ -743,7 +781,10 @@ impl<'o> LiveTarget<'o> {
                                 None,
                             ));
                         }
-                        Some("EVENT") if s("/event/cause/id") == Some(action) => break,
+                        Some("EVENT") if s("/event/cause/id") == Some(action) => {
+                            self.transport.own_events += 1;
+                            break;
+                        }
                         // Late frames of earlier Commands.
                         _ => {}
                     }
@@ -772,7 +813,22 @@ impl<'o> LiveTarget<'o> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
+        let kind = v.pointer("/actor/type").and_then(Value::as_str);
+        // A human's session opens at its first step (no Session Epoch exists for humans).
+        if kind == Some("human")
+            && !self.sessions.contains_key(&actor)
+            && let Some(p) = self.org.principals.iter().find(|p| p.id == actor)
+        {
+            self.hello(p).await?;
+        }
         let over_socket = self.sessions.contains_key(&actor) && !self.fenced.contains(&actor);
+        let t = &mut self.transport;
+        match (over_socket, kind) {
+            (true, Some("human")) => t.human_sessions += 1,
+            (true, _) => t.agent_sessions += 1,
+            (false, Some("agent")) => t.agents_over_http += 1,
+            (false, _) => t.services += 1,
+        }
         let (answer, duplicate) = if over_socket {
             self.over_socket(&actor, &action, bytes).await?
         } else {
@@ -931,6 +987,20 @@ impl<'o> LiveTarget<'o> {
         )
         .map_err(|e| format!("{kind} cannot be signed: {e}"))?;
         Ok(json::to_string(&doc).into_bytes())
+    }
+}
+
+impl Drop for LiveTarget<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut t) = self.totals.lock() {
+            let mine = &self.transport;
+            t.agent_sessions += mine.agent_sessions;
+            t.human_sessions += mine.human_sessions;
+            t.services += mine.services;
+            t.agents_over_http += mine.agents_over_http;
+            t.quiet += mine.quiet;
+            t.own_events += mine.own_events;
+        }
     }
 }
 

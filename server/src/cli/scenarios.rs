@@ -91,6 +91,11 @@ impl Where {
     }
 
     fn finish(&self) {
+        if let Where::Live { alloc, .. } = self
+            && let Ok(t) = alloc.transport.lock()
+        {
+            println!("{}", t.line());
+        }
         if let Where::Live { ep, .. } = self
             && let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -156,12 +161,12 @@ pub fn run(args: &ScenariosArgs) -> ExitCode {
             println!("    FAIL {fail}");
         }
     }
-    target.finish();
     println!(
         "scenarios: {passed} passed, {failed} failed ({} files)",
         files.len()
     );
     println!("{}", coverage.line());
+    target.finish();
     if verbose {
         for m in coverage.missing() {
             println!("  not covered: {m}");
