@@ -231,7 +231,7 @@ impl Endpoint {
     }
 
     /// A connected socket (`?principal=human` for a human).
-    async fn socket(&self, human: bool) -> Result<Client, String> {
+    pub async fn socket(&self, human: bool) -> Result<Client, String> {
         let url = if human {
             format!("{}?principal=human", self.ws)
         } else {

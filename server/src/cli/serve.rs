@@ -94,6 +94,12 @@ pub struct ServeArgs {
     /// pool of Principals (README, "The behavioural suite over the binding").
     #[arg(long, conflicts_with_all = ["registry", "authority_key"])]
     pub dev_clock: bool,
+    /// The development Organization's Message rate limit per actor and Group (§20
+    /// cooperation limits; default 120). `bench gateway` lifts it so its load is not
+    /// throttled, as `bench authority` does.
+    #[arg(long, value_name = "N", conflicts_with_all = ["registry", "authority_key"],
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub message_rate_per_minute: Option<u64>,
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -512,13 +518,16 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
         _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock).and_then(|o| o.setup()),
     };
-    let org = match org {
+    let mut org = match org {
         Ok(o) => o,
         Err(e) => {
             eprintln!("weave-console: {e}");
             return ExitCode::FAILURE;
         }
     };
+    if let Some(rate) = opts.message_rate_per_minute {
+        org.config.limits.message_rate_per_minute = usize::try_from(rate).unwrap_or(usize::MAX);
+    }
     let hub = Arc::new(Hub::new());
     let registry = org.registry.clone();
     let service = ServiceKey {

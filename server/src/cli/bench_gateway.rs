@@ -1,0 +1,652 @@
+//! `weave-console bench gateway`: the authority behind the WebSocket binding, end to end. N
+//! Agents (the development Organization's load Agents) each hold a TLS session on loopback
+//! and send signed `message.post` Commands in a closed loop (the next one when the previous
+//! one's own `EVENT` is back, binding.md's sender-outcome rule) over G Groups; the row is
+//! the accepted Commands per second and the latency from send to own Event (p50, p99), as
+//! the history grows. Meanwhile 100 subscribers (human sessions) are subscribed to every
+//! Group and never read: the server's resident memory is printed as the rows go (§17.3: a
+//! stalled reader holds at most `group_buffer` frames per Group). Then the fan-out latency
+//! from one Command to 1,000 subscribed sockets. For comparison, `bench authority` (the same
+//! authority in process, no sockets) is measured first in the same run.
+//!
+//! The server is a child process (`serve --tls` on a fresh data directory, the Message rate
+//! limit lifted as `bench authority` lifts it) so that its memory is its own; `--url` and
+//! `--data` use an existing development server instead (its Message rate limit must allow the
+//! load; its memory is then not measured). A benchmark, not a test: it prints figures and
+//! asserts nothing.
+
+use crate::devorg::{self, DevOrganization, DevPrincipal, Envelope};
+use crate::gateway::client::{Client, Incoming};
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::{Child, ExitCode};
+use std::time::{Duration, Instant};
+use wasm_core::json::{self, Object, Value};
+
+use super::live::Endpoint;
+
+/// `weave-console bench gateway`.
+#[derive(Debug, clap::Args)]
+pub struct GatewayArgs {
+    /// Agents sending in closed loops (load Agents, at most 32).
+    #[arg(long, default_value_t = 32,
+          value_parser = clap::value_parser!(u16).range(1..=devorg::LOAD_AGENTS as i64))]
+    pub agents: u16,
+    /// Groups (one Mission each) the Agents are spread over.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub groups: u16,
+    /// History sizes (Events in the Groups) at which a row is measured.
+    #[arg(long, value_delimiter = ',', default_value = "5000,25000,50000")]
+    pub sizes: Vec<u64>,
+    /// Commands measured per row.
+    #[arg(long, default_value_t = 4000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub measure: u64,
+    /// Subscribed sockets for the fan-out latency.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=5000))]
+    pub subscribers: u64,
+    /// Commands whose fan-out is timed.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub fanout_commands: u64,
+    /// Subscribers that never read while the rows run.
+    #[arg(long, default_value_t = 100)]
+    pub stalled: u64,
+    /// An existing development server (`wss://HOST:PORT/ws`) instead of a child.
+    #[arg(long, value_name = "URL", requires = "data")]
+    pub url: Option<String>,
+    /// That server's data directory (its keys and development certificate).
+    #[arg(long, value_name = "DIR", requires = "url")]
+    pub data: Option<PathBuf>,
+}
+
+/// The server: a child we started, or one given by `--url`.
+struct Target {
+    ep: Endpoint,
+    org: DevOrganization,
+    child: Option<Child>,
+    dir: Option<PathBuf>,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+impl Target {
+    fn rss_mb(&self) -> Option<f64> {
+        let pid = self.child.as_ref()?.id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let kb: f64 = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        Some(kb / 1024.0)
+    }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn start(args: &GatewayArgs) -> Result<Target, String> {
+    if let (Some(url), Some(data)) = (&args.url, &args.data) {
+        let org = devorg::load(data)?;
+        let pem = std::fs::read_to_string(data.join("tls").join("dev-cert.pem")).ok();
+        return Ok(Target {
+            ep: Endpoint::new(url, pem.as_deref())?,
+            org,
+            child: None,
+            dir: None,
+        });
+    }
+    let dir = std::env::temp_dir().join(format!("weave-bench-gw-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let public = dir.join("public");
+    std::fs::create_dir_all(&public).map_err(|e| format!("{}: {e}", public.display()))?;
+    let data = dir.join("data");
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut child = std::process::Command::new(exe)
+        .args(["serve", "--tls", "--addr", "127.0.0.1:0"])
+        .args(["--message-rate-per-minute", "1000000000"])
+        .arg("--public")
+        .arg(&public)
+        .arg("--data")
+        .arg(&data)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let addr = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(a) = line.split("listening on https://").nth(1) {
+                    break a.trim().to_owned();
+                }
+            }
+            _ => {
+                let _ = child.kill();
+                return Err("the server exited before listening".into());
+            }
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let org = devorg::load(&data)?;
+    let pem = std::fs::read_to_string(data.join("tls").join("dev-cert.pem"))
+        .map_err(|e| format!("the development certificate: {e}"))?;
+    Ok(Target {
+        ep: Endpoint::new(&format!("wss://{addr}/ws"), Some(&pem))?,
+        org,
+        child: Some(child),
+        dir: Some(dir),
+    })
+}
+
+/// `POST /api/commands`; the Events of an accepted Command.
+async fn submit(ep: &Endpoint, bytes: &[u8]) -> Result<Vec<Value>, String> {
+    let (status, body) = ep.http("POST", "/api/commands", bytes).await?;
+    let v = json::parse(&body).map_err(|e| e.to_string())?;
+    if status != 200 {
+        return Err(format!("refused: {}", String::from_utf8_lossy(&body)));
+    }
+    match v.pointer("/events") {
+        Some(Value::Array(e)) => Ok(e.clone()),
+        _ => Err("no events".into()),
+    }
+}
+
+/// One Mission per Group, created by the development human with `coordinator`, and the
+/// load Agents as members (Agent `i` in Group `i % G`).
+async fn setup(
+    t: &Target,
+    groups: usize,
+    agents: &[&DevPrincipal],
+    token: &str,
+) -> Result<Vec<String>, String> {
+    let owner = t.org.require("mission-owner")?;
+    let coordinator = t.org.require("coordinator")?;
+    let now = crate::runtime::now();
+    let mut ids = Vec::new();
+    for g in 0..groups {
+        let group = format!("urn:missionweaveprotocol:group:bench-{token}-{g}");
+        let mut p = Object::new();
+        for (k, v) in [
+            (
+                "missionId",
+                format!("urn:missionweaveprotocol:mission:bench-{token}-{g}"),
+            ),
+            ("groupId", group.clone()),
+            ("coordinatorId", coordinator.actor.id.0.clone()),
+            ("title", format!("Gateway benchmark {g}")),
+            ("objective", "Measure the binding".to_owned()),
+            (
+                "deadline",
+                now.plus_seconds(28 * 24 * 3600).format_whole_seconds(),
+            ),
+        ] {
+            p.insert(k, Value::string(v));
+        }
+        p.insert(
+            "definitionOfDone",
+            Value::Array(vec![Value::string("figures printed")]),
+        );
+        let env = Envelope {
+            group_id: Some(group.clone()),
+            ..Envelope::default()
+        };
+        let bytes = devorg::signed_command(
+            owner,
+            "mission.create",
+            &format!("urn:missionweaveprotocol:action:bench-{token}-create-{g}"),
+            &env,
+            p,
+            now,
+        )?;
+        submit(&t.ep, &bytes).await?;
+        ids.push(group);
+    }
+    for (i, a) in agents.iter().enumerate() {
+        let group = &ids[i % groups];
+        let mut principal = Object::new();
+        principal.insert("type", Value::string("agent"));
+        principal.insert("id", Value::string(a.actor.id.0.clone()));
+        let mut p = Object::new();
+        p.insert("principal", Value::Object(principal));
+        p.insert("roles", Value::Array(vec![Value::string("worker")]));
+        let env = Envelope {
+            group_id: Some(group.clone()),
+            membership_epoch: Some(1),
+            ..Envelope::default()
+        };
+        let bytes = devorg::signed_command(
+            owner,
+            "membership.change",
+            &format!("urn:missionweaveprotocol:action:bench-{token}-member-{i}"),
+            &env,
+            p,
+            now,
+        )?;
+        submit(&t.ep, &bytes).await?;
+    }
+    Ok(ids)
+}
+
+/// An Agent's session and what it posts with.
+struct Sender {
+    client: Client,
+    principal: usize,
+    group: String,
+    epoch: u64,
+    /// The sequence of the latest own Event (the Group's history as this Agent saw it).
+    last_sequence: u64,
+}
+
+/// `count` Messages of one Agent, signed before the clock starts.
+fn presign(
+    p: &DevPrincipal,
+    s: &Sender,
+    token: &str,
+    first: u64,
+    count: u64,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let now = crate::runtime::now();
+    (first..first + count)
+        .map(|n| {
+            let action = format!(
+                "urn:missionweaveprotocol:action:bench-{token}-{}-{n}",
+                p.name
+            );
+            let mut body = Object::new();
+            body.insert(
+                "messageId",
+                Value::string(format!("{}:message:{}:{n}", s.group, p.name)),
+            );
+            body.insert(
+                "conversationId",
+                Value::string(format!("{}:mission", s.group)),
+            );
+            body.insert(
+                "content",
+                Value::string(format!("progress note {n}: parsed 14 of 20 files")),
+            );
+            let env = Envelope {
+                group_id: Some(s.group.clone()),
+                session_epoch: Some(s.epoch),
+                membership_epoch: Some(1),
+                ..Envelope::default()
+            };
+            let bytes = devorg::signed_command(p, "message.post", &action, &env, body, now)?;
+            Ok((action, bytes))
+        })
+        .collect()
+}
+
+/// Sends `commands` one at a time, each after the previous one's own Event; the latency of
+/// each (send → own Event) and the refusals.
+async fn closed_loop(
+    client: &mut Client,
+    commands: Vec<(String, Vec<u8>)>,
+    last_sequence: &mut u64,
+) -> Result<(Vec<Duration>, u64), String> {
+    let mut latencies = Vec::with_capacity(commands.len());
+    let mut refused = 0;
+    for (action, bytes) in commands {
+        let frame = client.command_frame(&bytes)?;
+        let t0 = Instant::now();
+        client.send(&frame).await?;
+        loop {
+            let f = match tokio::time::timeout(Duration::from_secs(60), client.next()).await {
+                Ok(Ok(Incoming::Frame(f))) => f,
+                Ok(Ok(Incoming::Closed)) => return Err("the session closed".into()),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err("no answer within 60 s".into()),
+            };
+            let s = |p: &str| f.pointer(p).and_then(Value::as_str);
+            match s("/frameType") {
+                Some("EVENT") if s("/event/cause/id") == Some(action.as_str()) => {
+                    latencies.push(t0.elapsed());
+                    if let Some(Value::Number(n)) = f.pointer("/event/sequence") {
+                        *last_sequence = (*last_sequence).max(n.as_safe_u64().unwrap_or(0));
+                    }
+                    break;
+                }
+                Some("ERROR") if s("/error/relatedActionId") == Some(action.as_str()) => {
+                    refused += 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok((latencies, refused))
+}
+
+/// Sends one Command and returns the sequence of its own Event.
+async fn own_sequence(
+    client: &mut Client,
+    (action, bytes): &(String, Vec<u8>),
+) -> Result<u64, String> {
+    let frame = client.command_frame(bytes)?;
+    client.send(&frame).await?;
+    loop {
+        let f = match tokio::time::timeout(Duration::from_secs(60), client.next()).await {
+            Ok(Ok(Incoming::Frame(f))) => f,
+            _ => return Err("no answer to the head probe".into()),
+        };
+        if f.pointer("/event/cause/id").and_then(Value::as_str) == Some(action.as_str()) {
+            return match f.pointer("/event/sequence") {
+                Some(Value::Number(n)) => n.as_safe_u64().ok_or("bad sequence".into()),
+                _ => Err("no sequence".into()),
+            };
+        }
+        if f.pointer("/error/relatedActionId").and_then(Value::as_str) == Some(action.as_str()) {
+            return Err(format!(
+                "the head probe was refused: {}",
+                json::to_string(&f)
+            ));
+        }
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1000.0
+}
+
+/// One closed-loop round of `per_agent` Commands per Agent: (accepted, refused, seconds,
+/// latencies sorted).
+async fn round(
+    senders: &mut Vec<Sender>,
+    agents: &[&DevPrincipal],
+    token: &str,
+    next: &mut u64,
+    per_agent: u64,
+) -> Result<(u64, u64, f64, Vec<Duration>), String> {
+    let mut work = Vec::new();
+    for s in senders.iter() {
+        work.push(presign(agents[s.principal], s, token, *next, per_agent)?);
+    }
+    *next += per_agent;
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for (mut s, cmds) in std::mem::take(senders).into_iter().zip(work) {
+        tasks.push(tokio::spawn(async move {
+            let r = closed_loop(&mut s.client, cmds, &mut s.last_sequence).await;
+            (s, r)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut refused = 0;
+    let mut error = None;
+    for task in tasks {
+        let (s, r) = task.await.map_err(|e| e.to_string())?;
+        senders.push(s);
+        match r {
+            Ok((l, r)) => {
+                all.extend(l);
+                refused += r;
+            }
+            Err(e) => error = Some(e),
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    if let Some(e) = error {
+        return Err(e);
+    }
+    all.sort();
+    Ok((all.len() as u64, refused, secs, all))
+}
+
+/// `bench authority`'s rate for the first size, measured now in a child process (the same
+/// code, no sockets), or `None` if it could not run.
+fn in_process_rate(size: u64, measure: u64) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe)
+        .args(["bench", "authority", "--sizes", &size.to_string()])
+        .args(["--measure", &measure.to_string(), "--only-these-threads"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.split("accepted durable Commands").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
+async fn run_async(args: &GatewayArgs, t: &Target, reference: Option<f64>) -> Result<(), String> {
+    let token: String = crate::gateway::random::<5>()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let agents: Vec<&DevPrincipal> = (1..=usize::from(args.agents))
+        .map(|i| t.org.require(&devorg::load_agent_name(i)))
+        .collect::<Result<_, _>>()?;
+    let groups = usize::from(args.groups);
+    let ids = setup(t, groups, &agents, &token).await?;
+    let mut senders = Vec::new();
+    for (i, a) in agents.iter().enumerate() {
+        let mut client = t.ep.socket(false).await?;
+        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&a.seed);
+        client
+            .hello(&a.actor.id.0, &a.key_id, &signer)
+            .await
+            .map_err(|e| format!("HELLO of {}: {}", a.name, json::to_string(&e)))?;
+        let epoch = client.session_epoch.ok_or("no Session Epoch")?;
+        senders.push(Sender {
+            client,
+            principal: i,
+            group: ids[i % groups].clone(),
+            epoch,
+            last_sequence: 0,
+        });
+    }
+    let owner = t.org.require("mission-owner")?;
+    let owner_signer = wasm_core::crypto::ed25519::Signer::from_seed(&owner.seed);
+    // Subscribers that never read: each is subscribed to every Group, live.
+    let mut stalled = Vec::new();
+    for _ in 0..args.stalled {
+        let mut c = t.ep.socket(true).await?;
+        c.hello(&owner.actor.id.0, &owner.key_id, &owner_signer)
+            .await
+            .map_err(|e| format!("HELLO: {}", json::to_string(&e)))?;
+        let subs: Vec<(&str, u64)> = ids.iter().map(|g| (g.as_str(), 0)).collect();
+        let f = c.subscribe_frame(&subs);
+        c.send(&f).await?;
+        stalled.push(c);
+    }
+    println!(
+        "bench gateway: {} Agents over loopback TLS 1.3 (one session each), closed loops of \
+         signed message.post over {groups} Groups; {} subscribers subscribed to every Group never \
+         read; load average {}",
+        agents.len(),
+        stalled.len(),
+        load_average()
+    );
+    if let Some(r) = reference {
+        println!("  in process (bench authority, same run): {r:.0} accepted durable Commands/s");
+    }
+    let rss = |label: &str| match t.rss_mb() {
+        Some(mb) => format!("server RSS {mb:.1} MB {label}"),
+        None => format!("server RSS not measured {label} (external server)"),
+    };
+    println!("  {}", rss("before the rows"));
+    let mut next = 0u64;
+    // Events in the bench's Groups: the highest own sequence seen per Group.
+    let history = |senders: &[Sender]| -> u64 {
+        let mut top = std::collections::BTreeMap::new();
+        for s in senders {
+            let e = top.entry(s.group.clone()).or_insert(0u64);
+            *e = (*e).max(s.last_sequence);
+        }
+        top.values().sum()
+    };
+    let per_agent = args.measure.div_ceil(agents.len() as u64).max(1);
+    let mut rows = Vec::new();
+    for &size in &args.sizes {
+        // Fill (untimed) in rounds of the same closed loops.
+        while history(&senders) < size {
+            let missing = size - history(&senders);
+            let n = missing.div_ceil(agents.len() as u64).clamp(1, 2000);
+            round(&mut senders, &agents, &token, &mut next, n).await?;
+        }
+        let before = history(&senders);
+        let (acc, refused, secs, lat) =
+            round(&mut senders, &agents, &token, &mut next, per_agent).await?;
+        let rate = acc as f64 / secs;
+        let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
+        println!(
+            "  history {before:>7} → {:>7} Events: {acc} accepted ({refused} refused) in {secs:.2} s = {rate:.0} Commands/s; send → own EVENT p50 {p50:.1} ms, p99 {p99:.1} ms, max {:.1} ms; {}",
+            history(&senders),
+            percentile(&lat, 1.0),
+            rss("")
+        );
+        rows.push((rate, p99));
+    }
+    println!(
+        "  {}",
+        rss("after the rows (stalled subscribers still connected)")
+    );
+
+    // Fan-out: one Command to `subscribers` sockets subscribed to Group 0, live from its head
+    // (a Command of the publisher first tells where the head is).
+    let group = ids[0].clone();
+    let publisher = senders
+        .iter_mut()
+        .find(|s| s.group == group)
+        .ok_or("no Agent in Group 0")?;
+    let p = agents[publisher.principal];
+    let cmds = presign(p, publisher, &token, next, 1)?;
+    next += 1;
+    let head = own_sequence(&mut publisher.client, &cmds[0]).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, Instant)>();
+    let opened = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..args.subscribers {
+        let mut c = t.ep.socket(true).await?;
+        c.hello(&owner.actor.id.0, &owner.key_id, &owner_signer)
+            .await
+            .map_err(|e| format!("HELLO: {}", json::to_string(&e)))?;
+        let f = c.subscribe_frame(&[(group.as_str(), head)]);
+        c.send(&f).await?;
+        let tx = tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Ok(Incoming::Frame(f)) = c.next().await {
+                if let Some(cause) = f.pointer("/event/cause/id").and_then(Value::as_str) {
+                    let _ = tx.send((cause.to_owned(), Instant::now()));
+                }
+            }
+        }));
+    }
+    drop(tx);
+    println!(
+        "  fan-out: {} subscribed sockets (human sessions) opened in {:.1} s",
+        args.subscribers,
+        opened.elapsed().as_secs_f64()
+    );
+    let mut fan = Vec::new();
+    let mut last_arrivals = Vec::new();
+    for k in 0..=args.fanout_commands {
+        let cmds = presign(p, publisher, &token, next, 1)?;
+        next += 1;
+        let action = cmds[0].0.clone();
+        let t0 = Instant::now();
+        closed_loop(&mut publisher.client, cmds, &mut publisher.last_sequence).await?;
+        let mut seen = 0u64;
+        let mut last = Duration::ZERO;
+        while seen < args.subscribers {
+            match tokio::time::timeout(Duration::from_secs(120), rx.recv()).await {
+                Ok(Some((cause, at))) if cause == action => {
+                    seen += 1;
+                    let d = at.saturating_duration_since(t0);
+                    last = last.max(d);
+                    if k > 0 {
+                        fan.push(d);
+                    }
+                }
+                Ok(Some(_)) => {}
+                _ => return Err(format!("fan-out: only {seen} sockets got the Event")),
+            }
+        }
+        if k > 0 {
+            last_arrivals.push(last);
+        }
+    }
+    fan.sort();
+    last_arrivals.sort();
+    println!(
+        "  fan-out of one Command to {} sockets ({} Commands, the first, which also drained the replay, not counted): send → EVENT at a subscriber p50 {:.1} ms, p99 {:.1} ms; at the last subscriber p50 {:.1} ms, max {:.1} ms",
+        args.subscribers,
+        args.fanout_commands,
+        percentile(&fan, 0.5),
+        percentile(&fan, 0.99),
+        percentile(&last_arrivals, 0.5),
+        percentile(&last_arrivals, 1.0)
+    );
+    println!("  {}", rss("with the fan-out sockets open"));
+    for task in tasks {
+        task.abort();
+    }
+    drop(stalled);
+    if let (Some(r), Some((rate, p99))) = (reference, rows.first()) {
+        println!(
+            "  targets: gateway {rate:.0}/s against in process {r:.0}/s = {:.2} (target ≥ 0.50: {}); p99 {p99:.1} ms (target < 50 ms: {})",
+            rate / r,
+            if rate / r >= 0.5 { "met" } else { "NOT met" },
+            if *p99 < 50.0 { "met" } else { "NOT met" }
+        );
+    }
+    println!("  load average at the end {}", load_average());
+    Ok(())
+}
+
+pub fn run(args: &GatewayArgs) -> ExitCode {
+    // The in-process reference first, alone on the machine.
+    let first = args.sizes.first().copied().unwrap_or(5000);
+    let reference = if args.url.is_none() {
+        in_process_rate(first, args.measure)
+    } else {
+        None
+    };
+    let target = match start(args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("bench gateway: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("bench gateway: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = rt.block_on(run_async(args, &target, reference));
+    drop(target);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench gateway: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
