@@ -98,3 +98,68 @@ async fn put_clock(State(clock): State<Arc<DevClock>>, body: Bytes) -> Response 
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    async fn call(app: &Router, method: &str, body: &str) -> (StatusCode, String) {
+        let r = app
+            .clone()
+            .oneshot(
+                Request::builder()
+                    .method(method)
+                    .uri("/api/dev/clock")
+                    .body(Body::from(body.to_owned()))
+                    .expect("request"),
+            )
+            .await
+            .expect("response");
+        let status = r.status();
+        let bytes = axum::body::to_bytes(r.into_body(), 1 << 16)
+            .await
+            .expect("body");
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    #[tokio::test]
+    async fn the_clock_is_set_read_and_released() {
+        let clock = Arc::new(DevClock::default());
+        let app = routes(Arc::clone(&clock));
+        let (s, b) = call(&app, "GET", "").await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(b.contains("\"set\":false"), "{b}");
+        let (s, b) = call(&app, "PUT", r#"{"now":"2026-07-15T08:00:00Z"}"#).await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+        assert_eq!(
+            clock.now(),
+            Micros::parse("2026-07-15T08:00:00Z").expect("t")
+        );
+        assert!(
+            b.contains("2026-07-15T08:00:00") && b.contains("\"set\":true"),
+            "{b}"
+        );
+        for bad in [
+            "",
+            "{}",
+            r#"{"now":"yesterday"}"#,
+            r#"{"now":5}"#,
+            "not json",
+        ] {
+            let (s, b) = call(&app, "PUT", bad).await;
+            assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}: {b}");
+            assert!(b.contains("INVALID_COMMAND"), "{b}");
+        }
+        // Unchanged by the refusals; then back to the wall clock.
+        assert_eq!(
+            clock.now(),
+            Micros::parse("2026-07-15T08:00:00Z").expect("t")
+        );
+        let (s, _) = call(&app, "PUT", r#"{"now":null}"#).await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(clock.now() > Micros::parse("2026-11-01T00:00:00Z").expect("t"));
+    }
+}

@@ -586,6 +586,48 @@ mod tests {
     }
 
     #[test]
+    fn a_dev_clock_organization_has_the_scenario_pool_without_cards() {
+        let dir = temp_dir("pool");
+        let org = load_or_create_with(&dir, true).expect("created");
+        assert_eq!(
+            org.principals.len(),
+            PRINCIPALS.len() + LOAD_AGENTS + POOL_HUMANS + POOL_AGENTS + POOL_SERVICES
+        );
+        assert_eq!(
+            org.pool().count(),
+            POOL_HUMANS + POOL_AGENTS + POOL_SERVICES
+        );
+        for (name, kind) in [
+            ("scn-h01", ActorType::Human),
+            ("scn-a120", ActorType::Agent),
+            ("scn-s02", ActorType::Service),
+        ] {
+            let p = org.principal(name).expect(name);
+            assert!(p.pool && p.actor.actor_type == kind, "{name}");
+            assert_eq!(
+                p.actor.id.0,
+                format!("urn:missionweaveprotocol:{kind}:{name}")
+            );
+        }
+        // Pool Agents are not development Agents: no card, no Session at start-up.
+        assert!(org.agents().all(|a| !a.pool));
+        assert_eq!(org.agents().count(), 7 + LOAD_AGENTS);
+        assert!(
+            org.registry
+                .binding("urn:missionweaveprotocol:key:scn-a001")
+                .is_some()
+        );
+        // The file keeps the marks; a second load reads the same pool.
+        let again = load(&dir).expect("loaded");
+        assert_eq!(again.pool().count(), org.pool().count());
+        // Without --dev-clock a new Organization has no pool.
+        let plain = temp_dir("no-pool");
+        assert_eq!(load_or_create(&plain).expect("created").pool().count(), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&plain);
+    }
+
+    #[test]
     fn a_new_organization_has_layout_2_and_every_principal() {
         let dir = temp_dir("layout");
         let org = load_or_create(&dir).expect("created");

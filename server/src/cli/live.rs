@@ -1055,3 +1055,112 @@ impl Target for LiveTarget<'_> {
         rt.block_on(self.bootstrap_async(agents, now))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Names {
+        let mut n = Names {
+            run: "run-ab".into(),
+            fwd: HashMap::new(),
+            back: HashMap::new(),
+            ids: Vec::new(),
+            events_fwd: HashMap::new(),
+            events_back: HashMap::new(),
+            live_of: BTreeMap::new(),
+        };
+        for (s, l) in [
+            (
+                "urn:missionweaveprotocol:agent:coord",
+                "urn:missionweaveprotocol:agent:scn-a001",
+            ),
+            (
+                "urn:missionweaveprotocol:agent:coord2",
+                "urn:missionweaveprotocol:agent:scn-a002",
+            ),
+        ] {
+            n.add(s.into(), l.into());
+            n.ids.push((s.into(), l.into()));
+        }
+        n.ids.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        n
+    }
+
+    #[test]
+    fn names_map_out_and_back() {
+        let mut n = names();
+        assert_eq!(n.fwd_str("urn:x:group:g"), "urn:x:run-ab:group:g");
+        assert_eq!(
+            n.back_str("urn:x:run-ab:group:g:mission"),
+            "urn:x:group:g:mission"
+        );
+        // Whole IDs, and IDs inside text, with a boundary (coord is not coord2's prefix).
+        assert_eq!(
+            n.fwd_str("urn:missionweaveprotocol:agent:coord2"),
+            "urn:missionweaveprotocol:agent:scn-a002"
+        );
+        assert_eq!(
+            n.fwd_str("see urn:missionweaveprotocol:agent:coord, then urn:missionweaveprotocol:agent:coord2"),
+            "see urn:missionweaveprotocol:agent:scn-a001, then urn:missionweaveprotocol:agent:scn-a002"
+        );
+        assert_eq!(
+            n.back_str("urn:missionweaveprotocol:agent:scn-a001:note"),
+            "urn:missionweaveprotocol:agent:coord:note"
+        );
+        // Event IDs follow their Group.
+        n.learn_group("urn:x:group:g", 3);
+        let scenario = event_id("urn:x:group:g", 2);
+        let live = event_id("urn:x:run-ab:group:g", 2);
+        assert_eq!(n.fwd_str(&scenario), live);
+        assert_eq!(n.back_str(&live), scenario);
+        let mut e = Object::new();
+        e.insert("groupId", Value::string("urn:x:run-ab:group:h"));
+        e.insert("sequence", Value::from(7u64));
+        n.learn_event(&Value::Object(e));
+        assert_eq!(
+            n.back_str(&event_id("urn:x:run-ab:group:h", 7)),
+            event_id("urn:x:group:h", 7)
+        );
+        // Strings the maps do not know pass unchanged.
+        assert_eq!(n.fwd_str("plain text"), "plain text");
+        assert_eq!(
+            n.back_str("urn:missionweaveprotocol:event:unknown"),
+            "urn:missionweaveprotocol:event:unknown"
+        );
+    }
+
+    #[test]
+    fn system_actors_read_as_services() {
+        let v = json::parse_str(
+            r#"{"createdBy":{"type":"system","id":"a"},"policyLog":[{"actor":{"type":"system"}}],"note":"system"}"#,
+        )
+        .unwrap_or(Value::Null);
+        assert_eq!(
+            json::to_string(&system_as_service(&v)),
+            r#"{"createdBy":{"type":"service","id":"a"},"policyLog":[{"actor":{"type":"service"}}],"note":"system"}"#
+        );
+    }
+
+    #[test]
+    fn endpoints() {
+        let e = Endpoint::new("ws://127.0.0.1:9/ws", None).expect("ws");
+        assert_eq!(
+            (e.addr.as_str(), e.prefix.as_str(), e.secure),
+            ("127.0.0.1:9", "", false)
+        );
+        let e = Endpoint::new("ws://localhost/app/ws", None).expect("prefix");
+        assert_eq!(
+            (e.addr.as_str(), e.prefix.as_str()),
+            ("localhost:80", "/app")
+        );
+        assert!(
+            Endpoint::new("wss://127.0.0.1:9/ws", None).is_err(),
+            "wss needs a certificate"
+        );
+        assert!(Endpoint::new("http://127.0.0.1:9/ws", None).is_err());
+        assert!(Endpoint::new("ws://127.0.0.1:9/other", None).is_err());
+        let e = Endpoint::new("ws://[::1]:9/ws", None).expect("v6");
+        assert_eq!((e.addr.as_str(), e.host.as_str()), ("[::1]:9", "::1"));
+    }
+}

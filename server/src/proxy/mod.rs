@@ -304,3 +304,68 @@ pub async fn no_authority(State(up): State<Arc<Upstream>>) -> Response {
     .with_status(StatusCode::SERVICE_UNAVAILABLE)
     .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_urls_and_trust() {
+        assert_eq!(
+            Upstream::new("wss://127.0.0.1:9/ws", None).map(|_| ()),
+            Err(ProxyError::NoTrust)
+        );
+        assert!(matches!(
+            Upstream::new("ws://example.org/ws", None),
+            Err(ProxyError::Url(m)) if m.contains("loopback")
+        ));
+        assert!(matches!(
+            Upstream::new("https://127.0.0.1/ws", None),
+            Err(ProxyError::Url(_))
+        ));
+        assert!(matches!(
+            Upstream::new("ws://127.0.0.1:9/ws?principal=human", None),
+            Err(ProxyError::Url(m)) if m.contains("query")
+        ));
+        assert!(matches!(
+            Upstream::new("ws://user@127.0.0.1/ws", None),
+            Err(ProxyError::Url(_))
+        ));
+        for ok in [
+            "ws://127.0.0.1:9/ws",
+            "ws://localhost:9/ws",
+            "ws://[::1]:9/ws",
+        ] {
+            let u = Upstream::new(ok, None).expect(ok);
+            assert!(u.tls.is_none());
+        }
+        assert!(matches!(
+            Upstream::new("wss://h/ws", Some(Path::new("/nonexistent.pem"))),
+            Err(ProxyError::Ca(_))
+        ));
+        // The browser's query is passed on.
+        let u = Upstream::new("ws://127.0.0.1:9/ws", None).expect("url");
+        let uri: Uri = "/ws?principal=human".parse().expect("uri");
+        assert_eq!(u.url_for(&uri), "ws://127.0.0.1:9/ws?principal=human");
+        let uri: Uri = "/ws".parse().expect("uri");
+        assert_eq!(u.url_for(&uri), "ws://127.0.0.1:9/ws");
+    }
+
+    #[test]
+    fn hosts() {
+        assert_eq!(host_of("[::1]:8443"), "::1");
+        assert_eq!(host_of("a.example:8443"), "a.example");
+        assert_eq!(host_of("a.example"), "a.example");
+        assert!(is_loopback_host("127.0.0.5"));
+        assert!(is_loopback_host("::1"));
+        assert!(!is_loopback_host("10.0.0.1"));
+    }
+
+    #[test]
+    fn a_pem_file_without_certificates_is_refused() {
+        let path = std::env::temp_dir().join(format!("weave-proxy-ca-{}", std::process::id()));
+        std::fs::write(&path, "not a certificate\n").expect("write");
+        assert!(matches!(trust(&path), Err(ProxyError::Ca(m)) if m.contains("no certificate")));
+        let _ = std::fs::remove_file(&path);
+    }
+}
