@@ -615,7 +615,7 @@ impl<'o> LiveTarget<'o> {
         // the harness's constants.
         debug_assert!(names.fwd.contains_key(GROUP_AUTHORITY));
         debug_assert!(names.fwd.contains_key(REGISTRY_SERVICE));
-        names.ids.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        names.ids.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         Ok(LiveTarget {
             rt,
             ep: ep.clone(),
@@ -1083,7 +1083,7 @@ mod tests {
             n.add(s.into(), l.into());
             n.ids.push((s.into(), l.into()));
         }
-        n.ids.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        n.ids.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         n
     }
 
