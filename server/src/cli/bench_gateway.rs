@@ -429,7 +429,21 @@ fn in_process_rate(size: u64, measure: u64) -> Option<f64> {
         .and_then(|n| n.parse().ok())
 }
 
-async fn run_async(args: &GatewayArgs, t: &Target, reference: Option<f64>) -> Result<(), String> {
+/// What one pass measured: the server's RSS before the rows and after each row.
+struct Pass {
+    rss: Vec<Option<f64>>,
+}
+
+/// One pass against `t`: the rows with `stalled` subscribers that never read, then (if
+/// `fanout`) the fan-out.
+async fn run_async(
+    args: &GatewayArgs,
+    t: &Target,
+    reference: Option<f64>,
+    stalled_count: u64,
+    fanout: bool,
+) -> Result<Pass, String> {
+    let mut pass = Pass { rss: Vec::new() };
     let token: String = crate::gateway::random::<5>()
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -460,7 +474,7 @@ async fn run_async(args: &GatewayArgs, t: &Target, reference: Option<f64>) -> Re
     let owner_signer = wasm_core::crypto::ed25519::Signer::from_seed(&owner.seed);
     // Subscribers that never read: each is subscribed to every Group, live.
     let mut stalled = Vec::new();
-    for _ in 0..args.stalled {
+    for _ in 0..stalled_count {
         let mut c = t.ep.socket(true).await?;
         c.hello(&owner.actor.id.0, &owner.key_id, &owner_signer)
             .await
@@ -486,6 +500,7 @@ async fn run_async(args: &GatewayArgs, t: &Target, reference: Option<f64>) -> Re
         None => format!("server RSS not measured {label} (external server)"),
     };
     println!("  {}", rss("before the rows"));
+    pass.rss.push(t.rss_mb());
     let mut next = 0u64;
     // Events in the bench's Groups: the highest own sequence seen per Group.
     let history = |senders: &[Sender]| -> u64 {
@@ -517,11 +532,15 @@ async fn run_async(args: &GatewayArgs, t: &Target, reference: Option<f64>) -> Re
             rss("")
         );
         rows.push((rate, p99));
+        pass.rss.push(t.rss_mb());
     }
     println!(
         "  {}",
         rss("after the rows (stalled subscribers still connected)")
     );
+    if !fanout {
+        return Ok(pass);
+    }
 
     // Fan-out: one Command to `subscribers` sockets subscribed to Group 0, live from its head
     // (a Command of the publisher first tells where the head is).
@@ -612,7 +631,7 @@ async fn run_async(args: &GatewayArgs, t: &Target, reference: Option<f64>) -> Re
         );
     }
     println!("  load average at the end {}", load_average());
-    Ok(())
+    Ok(pass)
 }
 
 pub fn run(args: &GatewayArgs) -> ExitCode {
@@ -622,13 +641,6 @@ pub fn run(args: &GatewayArgs) -> ExitCode {
         in_process_rate(first, args.measure)
     } else {
         None
-    };
-    let target = match start(args) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("bench gateway: {e}");
-            return ExitCode::FAILURE;
-        }
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -640,10 +652,46 @@ pub fn run(args: &GatewayArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = rt.block_on(run_async(args, &target, reference));
-    drop(target);
+    // Memory: the same rows first without stalled subscribers (a fresh server), so that what
+    // the stalled ones cost can be told from what the history itself costs.
+    let baseline = if args.url.is_none() && args.stalled > 0 {
+        println!("baseline pass: the same rows with no stalled subscriber (fresh server)");
+        let pass = start(args).and_then(|t| rt.block_on(run_async(args, &t, None, 0, false)));
+        match pass {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("bench gateway: baseline: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
+    let result = start(args).and_then(|t| {
+        println!("measured pass (fresh server)");
+        rt.block_on(run_async(args, &t, reference, args.stalled, true))
+    });
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(pass) => {
+            if let Some(base) = baseline {
+                let diffs: Vec<String> = pass
+                    .rss
+                    .iter()
+                    .zip(&base.rss)
+                    .map(|(a, b)| match (a, b) {
+                        (Some(a), Some(b)) => format!("{:+.1} MB", a - b),
+                        _ => "?".into(),
+                    })
+                    .collect();
+                println!(
+                    "  memory: server RSS with {} stalled subscribers minus without, before the \
+                     rows and after each row: {}",
+                    args.stalled,
+                    diffs.join(", ")
+                );
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("bench gateway: {e}");
             ExitCode::FAILURE

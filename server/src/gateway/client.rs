@@ -54,7 +54,7 @@ impl Client {
     ) -> Result<Client, String> {
         let connector = tls.map(Connector::Rustls);
         let (socket, _) =
-            tokio_tungstenite::connect_async_tls_with_config(url, None, false, connector)
+            tokio_tungstenite::connect_async_tls_with_config(url, None, true, connector)
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         Ok(Client {

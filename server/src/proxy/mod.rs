@@ -129,7 +129,8 @@ impl Upstream {
             .max_frame_size(Some(MAX_FRAME_BYTES));
         let connector = self.tls.clone().map(Connector::Rustls);
         let (socket, _) =
-            tokio_tungstenite::connect_async_tls_with_config(url, Some(config), false, connector)
+            // No Nagle delay: frames are small and relayed one by one.
+            tokio_tungstenite::connect_async_tls_with_config(url, Some(config), true, connector)
                 .await
                 .map_err(|e| e.to_string())?;
         Ok(socket)
