@@ -26,7 +26,7 @@ use wasm_core::json::{self, Object, Value};
 use super::live::Endpoint;
 
 /// `weave-console bench gateway`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct GatewayArgs {
     /// Agents sending in closed loops (load Agents, at most 32).
     #[arg(long, default_value_t = 32,
@@ -413,20 +413,26 @@ async fn round(
     Ok((all.len() as u64, refused, secs, all))
 }
 
-/// `bench authority`'s rate for the first size, measured now in a child process (the same
-/// code, no sockets), or `None` if it could not run.
-fn in_process_rate(size: u64, measure: u64) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let out = std::process::Command::new(exe)
-        .args(["bench", "authority", "--sizes", &size.to_string()])
+/// `bench authority`'s rate at each of `sizes` (every core), measured now in a child process:
+/// the same authority and store, no sockets. Empty if it could not run.
+fn in_process_rates(sizes: &[u64], measure: u64) -> Vec<f64> {
+    let Ok(exe) = std::env::current_exe() else {
+        return Vec::new();
+    };
+    let sizes: Vec<String> = sizes.iter().map(u64::to_string).collect();
+    let Ok(out) = std::process::Command::new(exe)
+        .args(["bench", "authority", "--sizes", &sizes.join(",")])
         .args(["--measure", &measure.to_string(), "--only-these-threads"])
         .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find_map(|l| l.split("accepted durable Commands").nth(1))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
+    else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split("accepted durable Commands").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter_map(|n| n.parse().ok())
+        .collect()
 }
 
 /// What one pass measured: the server's RSS before the rows and after each row.
@@ -439,7 +445,7 @@ struct Pass {
 async fn run_async(
     args: &GatewayArgs,
     t: &Target,
-    reference: Option<f64>,
+    reference: &[f64],
     stalled_count: u64,
     fanout: bool,
 ) -> Result<Pass, String> {
@@ -492,8 +498,13 @@ async fn run_async(
         stalled.len(),
         load_average()
     );
-    if let Some(r) = reference {
-        println!("  in process (bench authority, same run): {r:.0} accepted durable Commands/s");
+    if !reference.is_empty() {
+        let rates: Vec<String> = reference.iter().map(|r| format!("{r:.0}")).collect();
+        println!(
+            "  in process (bench authority at the same sizes, same run): {} accepted durable \
+             Commands/s",
+            rates.join(", ")
+        );
     }
     let rss = |label: &str| match t.rss_mb() {
         Some(mb) => format!("server RSS {mb:.1} MB {label}"),
@@ -622,9 +633,11 @@ async fn run_async(
         task.abort();
     }
     drop(stalled);
-    if let (Some(r), Some((rate, p99))) = (reference, rows.first()) {
+    for (i, ((rate, p99), r)) in rows.iter().zip(reference).enumerate() {
         println!(
-            "  targets: gateway {rate:.0}/s against in process {r:.0}/s = {:.2} (target ≥ 0.50: {}); p99 {p99:.1} ms (target < 50 ms: {})",
+            "  targets, row {}: gateway {rate:.0}/s against in process {r:.0}/s = {:.2} (target \
+             ≥ 0.50: {}); p99 {p99:.1} ms (target < 50 ms: {})",
+            i + 1,
             rate / r,
             if rate / r >= 0.5 { "met" } else { "NOT met" },
             if *p99 < 50.0 { "met" } else { "NOT met" }
@@ -635,12 +648,16 @@ async fn run_async(
 }
 
 pub fn run(args: &GatewayArgs) -> ExitCode {
+    // History only grows: the rows in ascending order.
+    let mut sorted = args.clone();
+    sorted.sizes.sort_unstable();
+    sorted.sizes.dedup();
+    let args = &sorted;
     // The in-process reference first, alone on the machine.
-    let first = args.sizes.first().copied().unwrap_or(5000);
     let reference = if args.url.is_none() {
-        in_process_rate(first, args.measure)
+        in_process_rates(&args.sizes, args.measure)
     } else {
-        None
+        Vec::new()
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -656,7 +673,7 @@ pub fn run(args: &GatewayArgs) -> ExitCode {
     // the stalled ones cost can be told from what the history itself costs.
     let baseline = if args.url.is_none() && args.stalled > 0 {
         println!("baseline pass: the same rows with no stalled subscriber (fresh server)");
-        let pass = start(args).and_then(|t| rt.block_on(run_async(args, &t, None, 0, false)));
+        let pass = start(args).and_then(|t| rt.block_on(run_async(args, &t, &[], 0, false)));
         match pass {
             Ok(p) => Some(p),
             Err(e) => {
@@ -669,7 +686,7 @@ pub fn run(args: &GatewayArgs) -> ExitCode {
     };
     let result = start(args).and_then(|t| {
         println!("measured pass (fresh server)");
-        rt.block_on(run_async(args, &t, reference, args.stalled, true))
+        rt.block_on(run_async(args, &t, &reference, args.stalled, true))
     });
     match result {
         Ok(pass) => {

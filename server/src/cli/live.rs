@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use wasm_core::authority::harness::{Envelope, GROUP_AUTHORITY, REGISTRY_SERVICE, test_seed};
+use wasm_core::authority::harness::{Envelope, test_seed};
 use wasm_core::authority::scenario::{Answer, Target};
 use wasm_core::authority::{Micros, event_id};
 use wasm_core::crypto::ed25519::{self, Signer};
@@ -611,10 +611,6 @@ impl<'o> LiveTarget<'o> {
             names.live_of.insert(name.clone(), live);
             kinds.insert(name.clone(), *kind);
         }
-        // The two services keep their IDs; the Group Authority's and the registry's are
-        // the harness's constants.
-        debug_assert!(names.fwd.contains_key(GROUP_AUTHORITY));
-        debug_assert!(names.fwd.contains_key(REGISTRY_SERVICE));
         names.ids.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         Ok(LiveTarget {
             rt,
