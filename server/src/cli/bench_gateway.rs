@@ -25,6 +25,9 @@ use wasm_core::json::{self, Object, Value};
 
 use super::live::Endpoint;
 
+/// Slices per row.
+const SLICES: u64 = 4;
+
 /// `weave-console bench gateway`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GatewayArgs {
@@ -532,12 +535,25 @@ async fn run_async(
             round(&mut senders, &agents, &token, &mut next, n).await?;
         }
         let before = history(&senders);
-        let (acc, refused, secs, lat) =
-            round(&mut senders, &agents, &token, &mut next, per_agent).await?;
+        // In slices: the machine is shared, and a neighbour can only slow a slice down, so
+        // the fastest slice is printed beside the whole row.
+        let slices = SLICES.min(per_agent).max(1);
+        let (mut acc, mut refused, mut secs, mut lat) = (0u64, 0u64, 0f64, Vec::new());
+        let mut fastest = 0f64;
+        for k in 0..slices {
+            let n = per_agent / slices + u64::from(k < per_agent % slices);
+            let (a, r, t, l) = round(&mut senders, &agents, &token, &mut next, n).await?;
+            fastest = fastest.max(a as f64 / t);
+            acc += a;
+            refused += r;
+            secs += t;
+            lat.extend(l);
+        }
+        lat.sort();
         let rate = acc as f64 / secs;
         let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
         println!(
-            "  history {before:>7} → {:>7} Events: {acc} accepted ({refused} refused) in {secs:.2} s = {rate:.0} Commands/s; send → own EVENT p50 {p50:.1} ms, p99 {p99:.1} ms, max {:.1} ms; {}",
+            "  history {before:>7} → {:>7} Events: {acc} accepted ({refused} refused) in {secs:.2} s = {rate:.0} Commands/s (fastest of {slices} slices {fastest:.0}/s); send → own EVENT p50 {p50:.1} ms, p99 {p99:.1} ms, max {:.1} ms; {}",
             history(&senders),
             percentile(&lat, 1.0),
             rss("")
@@ -576,9 +592,14 @@ async fn run_async(
         c.send(&f).await?;
         let tx = tx.clone();
         tasks.push(tokio::spawn(async move {
-            while let Ok(Incoming::Frame(f)) = c.next().await {
-                if let Some(cause) = f.pointer("/event/cause/id").and_then(Value::as_str) {
-                    let _ = tx.send((cause.to_owned(), Instant::now()));
+            // The arrival time is taken before any parsing; the bench's own parsing runs on
+            // the same two cores as the server.
+            while let Ok(Some(text)) = c.next_text().await {
+                let at = Instant::now();
+                if let Ok(f) = json::parse(text.as_bytes())
+                    && let Some(cause) = f.pointer("/event/cause/id").and_then(Value::as_str)
+                {
+                    let _ = tx.send((cause.to_owned(), at));
                 }
             }
         }));

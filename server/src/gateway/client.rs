@@ -121,6 +121,18 @@ impl Client {
         }
     }
 
+    /// The next text frame as received, unparsed (`None`: closed), for readers that time
+    /// arrivals.
+    pub async fn next_text(&mut self) -> Result<Option<String>, String> {
+        loop {
+            match self.socket.next().await {
+                Some(Ok(Message::Text(t))) => return Ok(Some(t.as_str().to_owned())),
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return Ok(None),
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
     /// The next frame, which must be one.
     pub async fn frame(&mut self) -> Result<Value, String> {
         match self.next().await? {
