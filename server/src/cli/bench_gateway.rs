@@ -16,7 +16,7 @@
 //! asserts nothing.
 
 use crate::devorg::{self, DevOrganization, DevPrincipal, Envelope};
-use crate::gateway::client::{Client, Incoming};
+use crate::gateway::client::Client;
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::{Child, ExitCode};
@@ -82,6 +82,10 @@ impl Drop for Target {
 }
 
 impl Target {
+    fn cpu(&self) -> Option<f64> {
+        cpu_seconds(&self.child.as_ref()?.id().to_string())
+    }
+
     fn rss_mb(&self) -> Option<f64> {
         let pid = self.child.as_ref()?.id();
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -94,6 +98,18 @@ impl Target {
             .ok()?;
         Some(kb / 1024.0)
     }
+}
+
+/// CPU seconds (user + system) a process has used, from `/proc/PID/stat` (clock ticks of
+/// 1/100 s).
+fn cpu_seconds(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
 }
 
 fn load_average() -> String {
@@ -292,7 +308,14 @@ fn presign(
                 ..Envelope::default()
             };
             let bytes = devorg::signed_command(p, "message.post", &action, &env, body, now)?;
-            Ok((action, bytes))
+            // The COMMAND frame around the signed bytes, built now so that the loop only
+            // sends (the Command's JSON is placed as is, not parsed again).
+            let frame = format!(
+                "{{\"protocolVersion\":\"0.1\",\"frameId\":\"urn:missionweaveprotocol:frame:{token}:{}:{n}\",\"frameType\":\"COMMAND\",\"command\":{}}}",
+                p.name,
+                String::from_utf8_lossy(&bytes)
+            );
+            Ok((action, frame.into_bytes()))
         })
         .collect()
 }
@@ -306,62 +329,58 @@ async fn closed_loop(
 ) -> Result<(Vec<Duration>, u64), String> {
     let mut latencies = Vec::with_capacity(commands.len());
     let mut refused = 0;
-    for (action, bytes) in commands {
-        let frame = client.command_frame(&bytes)?;
+    for (action, frame) in commands {
+        let frame = String::from_utf8(frame).map_err(|e| e.to_string())?;
         let t0 = Instant::now();
-        client.send(&frame).await?;
+        client.send_text(frame).await?;
         loop {
-            let f = match tokio::time::timeout(Duration::from_secs(60), client.next()).await {
-                Ok(Ok(Incoming::Frame(f))) => f,
-                Ok(Ok(Incoming::Closed)) => return Err("the session closed".into()),
+            let text = match tokio::time::timeout(Duration::from_secs(60), client.next_text()).await
+            {
+                Ok(Ok(Some(t))) => t,
+                Ok(Ok(None)) => return Err("the session closed".into()),
                 Ok(Err(e)) => return Err(e),
                 Err(_) => return Err("no answer within 60 s".into()),
             };
-            let s = |p: &str| f.pointer(p).and_then(Value::as_str);
-            match s("/frameType") {
-                Some("EVENT") if s("/event/cause/id") == Some(action.as_str()) => {
-                    latencies.push(t0.elapsed());
-                    if let Some(Value::Number(n)) = f.pointer("/event/sequence") {
-                        *last_sequence = (*last_sequence).max(n.as_safe_u64().unwrap_or(0));
-                    }
-                    break;
+            // Only this Command's frames name its Action ID (cause, relatedActionId); the
+            // server writes `frameType` third, so a substring tells the kind without a parse.
+            if !text.contains(action.as_str()) {
+                continue;
+            }
+            if text.contains("\"frameType\":\"EVENT\"") {
+                latencies.push(t0.elapsed());
+                if let Some(seq) = sequence_of(&text) {
+                    *last_sequence = (*last_sequence).max(seq);
                 }
-                Some("ERROR") if s("/error/relatedActionId") == Some(action.as_str()) => {
-                    refused += 1;
-                    break;
-                }
-                _ => {}
+                break;
+            }
+            if text.contains("\"frameType\":\"ERROR\"") {
+                refused += 1;
+                break;
             }
         }
     }
     Ok((latencies, refused))
 }
 
-/// Sends one Command and returns the sequence of its own Event.
-async fn own_sequence(
-    client: &mut Client,
-    (action, bytes): &(String, Vec<u8>),
-) -> Result<u64, String> {
-    let frame = client.command_frame(bytes)?;
-    client.send(&frame).await?;
-    loop {
-        let f = match tokio::time::timeout(Duration::from_secs(60), client.next()).await {
-            Ok(Ok(Incoming::Frame(f))) => f,
-            _ => return Err("no answer to the head probe".into()),
-        };
-        if f.pointer("/event/cause/id").and_then(Value::as_str) == Some(action.as_str()) {
-            return match f.pointer("/event/sequence") {
-                Some(Value::Number(n)) => n.as_safe_u64().ok_or("bad sequence".into()),
-                _ => Err("no sequence".into()),
-            };
-        }
-        if f.pointer("/error/relatedActionId").and_then(Value::as_str) == Some(action.as_str()) {
-            return Err(format!(
-                "the head probe was refused: {}",
-                json::to_string(&f)
-            ));
-        }
+/// The Event's `sequence` in an `EVENT` frame's text (the stored JCS has it once, at the top
+/// level of the Event, for a `message.posted`).
+fn sequence_of(text: &str) -> Option<u64> {
+    let at = text.find("\"sequence\":")? + "\"sequence\":".len();
+    let digits: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Sends one Command (a presigned frame) and returns the sequence of its own Event.
+async fn own_sequence(client: &mut Client, command: &(String, Vec<u8>)) -> Result<u64, String> {
+    let mut last = 0;
+    let (_, refused) = closed_loop(client, vec![command.clone()], &mut last).await?;
+    if refused > 0 || last == 0 {
+        return Err("the head probe was refused".into());
     }
+    Ok(last)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -539,6 +558,7 @@ async fn run_async(
         // the fastest slice is printed beside the whole row.
         let slices = SLICES.min(per_agent).max(1);
         let (mut acc, mut refused, mut secs, mut lat) = (0u64, 0u64, 0f64, Vec::new());
+        let (server_cpu, own_cpu) = (t.cpu(), cpu_seconds("self"));
         let mut fastest = 0f64;
         for k in 0..slices {
             let n = per_agent / slices + u64::from(k < per_agent % slices);
@@ -550,6 +570,15 @@ async fn run_async(
             lat.extend(l);
         }
         lat.sort();
+        let per = |before: Option<f64>, after: Option<f64>| match (before, after) {
+            (Some(b), Some(a)) => format!("{:.0} µs", (a - b) * 1e6 / acc.max(1) as f64),
+            _ => "?".into(),
+        };
+        let cpu = format!(
+            "CPU per Command: server {}, this bench's clients {}",
+            per(server_cpu, t.cpu()),
+            per(own_cpu, cpu_seconds("self"))
+        );
         let rate = acc as f64 / secs;
         let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
         println!(
@@ -558,6 +587,7 @@ async fn run_async(
             percentile(&lat, 1.0),
             rss("")
         );
+        println!("      {cpu}");
         rows.push((rate, p99));
         pass.rss.push(t.rss_mb());
     }
