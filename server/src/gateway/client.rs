@@ -31,6 +31,13 @@ pub struct Client {
     counter: u64,
 }
 
+/// The socket configuration: the library's bounds, with a read buffer sized for frames of
+/// about 1 KB (`gateway::READ_BUFFER`; it grows for larger ones).
+fn config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(crate::gateway::READ_BUFFER)
+}
+
 /// A client TLS configuration trusting exactly `root` (a pinned development certificate),
 /// TLS 1.3 only.
 pub fn tls_trusting(root: CertificateDer<'static>) -> Result<Arc<rustls::ClientConfig>, String> {
@@ -54,7 +61,7 @@ impl Client {
     ) -> Result<Client, String> {
         let connector = tls.map(Connector::Rustls);
         let (socket, _) =
-            tokio_tungstenite::connect_async_tls_with_config(url, None, true, connector)
+            tokio_tungstenite::connect_async_tls_with_config(url, Some(config()), true, connector)
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         Ok(Client {
@@ -72,7 +79,7 @@ impl Client {
     ) -> Result<Client, String> {
         let connector = tls.map(Connector::Rustls);
         let (socket, _) =
-            tokio_tungstenite::client_async_tls_with_config(url, stream, None, connector)
+            tokio_tungstenite::client_async_tls_with_config(url, stream, Some(config()), connector)
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         Ok(Client {

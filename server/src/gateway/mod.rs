@@ -42,6 +42,11 @@ pub use hub::Hub;
 /// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members.
 pub const MAX_FRAME_BYTES: usize = crate::cli::serve::MAX_COMMAND_BYTES + 4096;
 
+/// The socket read buffer: frames are about 1 KB, and the library's default (128 KiB, made
+/// ready before each read) costs more to prepare than most frames take to read. Larger
+/// messages still arrive whole; the buffer grows as needed.
+pub const READ_BUFFER: usize = 16 * 1024;
+
 /// The bounds and lifetimes of the binding.
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
@@ -140,6 +145,7 @@ pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgr
     };
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
+        .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket: ws::WebSocket| conn::run(gw, socket, kind))
 }
 

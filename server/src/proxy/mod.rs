@@ -125,6 +125,7 @@ impl Upstream {
 
     async fn connect(&self, url: &str) -> Result<UpSocket, String> {
         let config = WebSocketConfig::default()
+            .read_buffer_size(crate::gateway::READ_BUFFER)
             .max_message_size(Some(MAX_FRAME_BYTES))
             .max_frame_size(Some(MAX_FRAME_BYTES));
         let connector = self.tls.clone().map(Connector::Rustls);
@@ -202,6 +203,7 @@ pub async fn relay(State(up): State<Arc<Upstream>>, uri: Uri, ws: WebSocketUpgra
     };
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
+        .read_buffer_size(crate::gateway::READ_BUFFER)
         .on_upgrade(move |browser| pump(browser, upstream))
 }
 
