@@ -370,7 +370,7 @@ struct Names {
     ids: Vec<(String, String)>,
     events_fwd: HashMap<String, String>,
     events_back: HashMap<String, String>,
-    /// Scenario name → live Principal name, and the scenario's names by signing key.
+    /// Scenario Principal name → live Principal name.
     live_of: BTreeMap<String, String>,
 }
 

@@ -5,8 +5,8 @@
 //! `conn`), TLS 1.3 (`tls`), and a reusable client (`client`). The transcript, the human
 //! profile, the paging continuation and the sender-outcome rule are in docs/binding.md.
 
-// The reusable client: the tests are its first users; the proxy, `scenarios --url` and the
-// simulated Agents come next.
+// The reusable client: the tests, `scenarios --url` (cli/live.rs) and `bench gateway` use
+// it; some of its frame builders only the tests do.
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod client;
 mod conn;
