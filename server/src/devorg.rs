@@ -66,6 +66,27 @@ pub fn principal_names() -> Vec<(String, ActorType)> {
     all
 }
 
+/// The scenario pool of a development Organization created by `serve --dev-clock`: fresh
+/// Principals that `scenarios --url` maps the behavioural suite's named Principals onto, one
+/// set per scenario, so that no scenario sees another's Agent Cards, Sessions or WorkItems
+/// (the in-process runner gives each scenario a new Organization). Pool Agents get no Agent
+/// Card and no Session at start-up: the runner registers them as the scenario asks.
+pub const POOL_HUMANS: usize = 4;
+/// Pool Agents: a full run of the suite registers about 50 of them.
+pub const POOL_AGENTS: usize = 120;
+/// Pool Organization services.
+pub const POOL_SERVICES: usize = 2;
+
+/// The pool's Principals, `scn-h01`, `scn-a001`, `scn-s01` ….
+pub fn pool_names() -> Vec<(String, ActorType)> {
+    let mut all: Vec<(String, ActorType)> = (1..=POOL_HUMANS)
+        .map(|i| (format!("scn-h{i:02}"), ActorType::Human))
+        .collect();
+    all.extend((1..=POOL_AGENTS).map(|i| (format!("scn-a{i:03}"), ActorType::Agent)));
+    all.extend((1..=POOL_SERVICES).map(|i| (format!("scn-s{i:02}"), ActorType::Service)));
+    all
+}
+
 /// When every development key becomes valid (the Registry's `validFrom`).
 pub const KEYS_VALID_FROM: &str = "2020-01-01T00:00:00Z";
 
@@ -76,6 +97,8 @@ pub struct DevPrincipal {
     pub actor: Actor,
     pub key_id: String,
     pub seed: SecretSeed,
+    /// One of the scenario pool ([`pool_names`]): no card, no Session at start-up.
+    pub pool: bool,
 }
 
 #[derive(Debug)]
@@ -104,11 +127,16 @@ impl DevOrganization {
         })
     }
 
-    /// The development Agents, in file order.
+    /// The development Agents, in file order (the scenario pool's are not among them).
     pub fn agents(&self) -> impl Iterator<Item = &DevPrincipal> {
         self.principals
             .iter()
-            .filter(|p| p.actor.actor_type == ActorType::Agent)
+            .filter(|p| p.actor.actor_type == ActorType::Agent && !p.pool)
+    }
+
+    /// The scenario pool, in file order (empty unless created by `serve --dev-clock`).
+    pub fn pool(&self) -> impl Iterator<Item = &DevPrincipal> {
+        self.principals.iter().filter(|p| p.pool)
     }
 
     /// The Group Authority's configuration: `group-gateway` accepts and signs Events.
@@ -224,11 +252,17 @@ pub fn key_file_warning(path: &Path) -> Option<String> {
 }
 
 /// Loads `DIR/organization.json`, creating it with fresh keys on first run.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
+    load_or_create_with(data_dir, false)
+}
+
+/// [`load_or_create`]; a new file also holds the scenario pool when `pool` is set.
+pub fn load_or_create_with(data_dir: &Path, pool: bool) -> Result<DevOrganization, String> {
     let path = data_dir.join("organization.json");
     if !path.exists() {
         std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
-        create(&path, crate::runtime::now())?;
+        create(&path, crate::runtime::now(), pool)?;
     }
     load_file(&path)
 }
@@ -248,10 +282,13 @@ pub fn load(data_dir: &Path) -> Result<DevOrganization, String> {
     load_file(&path)
 }
 
-fn create(path: &Path, now: Micros) -> Result<(), String> {
+fn create(path: &Path, now: Micros, pool: bool) -> Result<(), String> {
     {
         let mut list = Vec::new();
-        for (name, t) in principal_names() {
+        let pool_names = if pool { pool_names() } else { Vec::new() };
+        let pooled: std::collections::BTreeSet<&str> =
+            pool_names.iter().map(|(n, _)| n.as_str()).collect();
+        for (name, t) in principal_names().into_iter().chain(pool_names.clone()) {
             let seed = random_seed()?;
             let mut p = Object::new();
             p.insert("name", Value::string(name.clone()));
@@ -268,6 +305,9 @@ fn create(path: &Path, now: Micros) -> Result<(), String> {
                 "publicKey",
                 Value::string(b64url_encode(&seed.public_key())),
             );
+            if pooled.contains(name.as_str()) {
+                p.insert("pool", Value::Bool(true));
+            }
             list.push(Value::Object(p));
         }
         let mut o = Object::new();
@@ -337,6 +377,7 @@ fn load_file(path: &Path) -> Result<DevOrganization, String> {
                 actor,
                 key_id,
                 seed,
+                pool: matches!(p.pointer("/pool"), Some(Value::Bool(true))),
             });
         }
     }
@@ -551,6 +592,52 @@ mod tests {
         // A key file is never overwritten in place.
         assert!(write_key_file(&file, b"{}").is_err());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_dev_clock_organization_has_the_scenario_pool_without_cards() {
+        let dir = temp_dir("pool");
+        let org = load_or_create_with(&dir, true).expect("created");
+        assert_eq!(
+            org.principals.len(),
+            PRINCIPALS.len() + LOAD_AGENTS + POOL_HUMANS + POOL_AGENTS + POOL_SERVICES
+        );
+        assert_eq!(
+            org.pool().count(),
+            POOL_HUMANS + POOL_AGENTS + POOL_SERVICES
+        );
+        for (name, kind) in [
+            ("scn-h01", ActorType::Human),
+            ("scn-a120", ActorType::Agent),
+            ("scn-s02", ActorType::Service),
+        ] {
+            let p = org.principal(name).expect(name);
+            assert!(p.pool && p.actor.actor_type == kind, "{name}");
+            assert_eq!(
+                p.actor.id.0,
+                format!("urn:missionweaveprotocol:{kind}:{name}")
+            );
+        }
+        // Pool Agents are not development Agents: no card, no Session at start-up.
+        assert!(org.agents().all(|a| !a.pool));
+        let named_agents = PRINCIPALS
+            .iter()
+            .filter(|(_, t)| *t == ActorType::Agent)
+            .count();
+        assert_eq!(org.agents().count(), named_agents + LOAD_AGENTS);
+        assert!(
+            org.registry
+                .binding("urn:missionweaveprotocol:key:scn-a001")
+                .is_some()
+        );
+        // The file keeps the marks; a second load reads the same pool.
+        let again = load(&dir).expect("loaded");
+        assert_eq!(again.pool().count(), org.pool().count());
+        // Without --dev-clock a new Organization has no pool.
+        let plain = temp_dir("no-pool");
+        assert_eq!(load_or_create(&plain).expect("created").pool().count(), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&plain);
     }
 
     #[test]

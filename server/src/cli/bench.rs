@@ -15,6 +15,11 @@ pub enum BenchCommand {
     /// verifications per second on one core measured in the same run: rows for one thread
     /// (pinned to one core), then for --threads N verifying and signing.
     Authority(super::bench_authority::AuthorityArgs),
+    /// The binding end to end: N Agents over loopback TLS in closed loops over G Groups
+    /// (accepted Commands/s, p50/p99 latency, as history grows), the server's memory while
+    /// subscribers stall, and the fan-out latency to 1,000 sockets; `bench authority` in the
+    /// same run for comparison.
+    Gateway(super::bench_gateway::GatewayArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -35,6 +40,7 @@ pub fn run(command: BenchCommand) -> ExitCode {
     match command {
         BenchCommand::Core(a) => core(a.ms),
         BenchCommand::Authority(a) => super::bench_authority::run(&a),
+        BenchCommand::Gateway(a) => super::bench_gateway::run(&a),
     }
 }
 

@@ -90,6 +90,12 @@ pub struct PrincipalsArgs {
     #[arg(long, value_name = "G", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub missions: u16,
+    /// Write the scenario principals file for `scenarios --url` instead: every Principal of
+    /// the Organization with its key (the services and the scenario pool of a `serve
+    /// --dev-clock` data directory included) and the server's development certificate.
+    /// Nothing is sent to the server.
+    #[arg(long, conflicts_with_all = ["load_agents", "missions"])]
+    pub scenarios: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -313,7 +319,7 @@ impl Server {
 }
 
 /// Status and body of a whole HTTP/1.1 response (`Content-Length`, chunked, or until close).
-fn parse_response(raw: &[u8]) -> Option<(u16, Vec<u8>)> {
+pub(crate) fn parse_response(raw: &[u8]) -> Option<(u16, Vec<u8>)> {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..end]).ok()?;
     let mut lines = head.split("\r\n");
@@ -585,7 +591,58 @@ fn agent_entry(p: &DevPrincipal) -> Object {
     o
 }
 
+/// `dev principals --scenarios`: the file `scenarios --url --principals` reads (README, "The
+/// behavioural suite over the binding"): `{protocolVersion, organizationId, principals: [{name,
+/// type, id, keyId, privateKey, pool?}], tlsCertificate?}`, mode 0600.
+fn scenario_principals(a: &PrincipalsArgs) -> Result<(), DevError> {
+    let org = devorg::load(&a.server.data)?;
+    if org.pool().next().is_none() {
+        return Err(DevError::Setup(format!(
+            "{} has no scenario pool: start `weave-console serve --dev-clock --data NEW_DIR` on \
+             a new data directory",
+            a.server.data.display()
+        )));
+    }
+    let list = org
+        .principals
+        .iter()
+        .map(|p| {
+            let mut o = Object::new();
+            o.insert("name", Value::string(p.name.clone()));
+            o.insert("type", Value::string(p.actor.actor_type.as_str()));
+            o.insert("id", Value::string(p.actor.id.0.clone()));
+            o.insert("keyId", Value::string(p.key_id.clone()));
+            o.insert("privateKey", Value::string(p.seed.to_b64url().to_string()));
+            if p.pool {
+                o.insert("pool", Value::Bool(true));
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let mut file = Object::new();
+    file.insert("protocolVersion", Value::string("0.1"));
+    file.insert("organizationId", Value::string(org.organization_id.clone()));
+    file.insert("principals", Value::Array(list));
+    let cert = a.server.data.join("tls").join("dev-cert.pem");
+    if let Ok(pem) = std::fs::read_to_string(&cert) {
+        file.insert("tlsCertificate", Value::string(pem));
+    }
+    let mut text = zeroize::Zeroizing::new(json::to_string(&Value::Object(file)));
+    text.push('\n');
+    devorg::replace_key_file(&a.out, text.as_bytes())?;
+    println!(
+        "dev principals: wrote {} (mode 0600): {} Principals, {} in the scenario pool",
+        a.out.display(),
+        org.principals.len(),
+        org.pool().count()
+    );
+    Ok(())
+}
+
 fn principals(a: &PrincipalsArgs) -> Result<(), DevError> {
+    if a.scenarios {
+        return scenario_principals(a);
+    }
     let server = Server::parse(&a.server.url)?;
     let org = organization_of(&server, &a.server.data)?;
     let load: Vec<String> = (1..=usize::from(a.load_agents))

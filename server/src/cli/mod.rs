@@ -4,8 +4,10 @@
 
 pub mod bench;
 pub mod bench_authority;
+pub mod bench_gateway;
 pub mod conformance;
 pub mod dev;
+pub mod live;
 pub mod scenarios;
 pub mod serve;
 
@@ -91,6 +93,31 @@ mod tests {
             &["dev"][..],
             &["dev", "principals"][..],
             &["dev", "principals", "--out", "f", "--load-agents", "33"][..],
+            &[
+                "dev",
+                "principals",
+                "--out",
+                "f",
+                "--scenarios",
+                "--missions",
+                "2",
+            ][..],
+            &["scenarios", "--url", "wss://h/ws"][..],
+            &["scenarios", "--principals", "p.json"][..],
+            &["serve", "--upstream", "wss://h/ws", "--dev-clock"][..],
+            &["serve", "--upstream-ca", "c.pem"][..],
+            &[
+                "serve",
+                "--upstream",
+                "wss://h/ws",
+                "--registry",
+                "r",
+                "--authority-key",
+                "k",
+            ][..],
+            &["serve", "--message-rate-per-minute", "0"][..],
+            &["bench", "gateway", "--agents", "33"][..],
+            &["bench", "gateway", "--url", "wss://h/ws"][..],
             &["dev", "approve", "mission"][..],
             &["dev", "approve", "execution", "--work-item", "w"][..],
             &[
@@ -146,6 +173,40 @@ mod tests {
         assert!(matches!(
             parse(&["scenarios", "--verbose"]),
             Ok(Command::Scenarios(s)) if s.verbose
+        ));
+        assert!(matches!(
+            parse(&["scenarios", "--url", "wss://h:1/ws", "--principals", "p.json"]),
+            Ok(Command::Scenarios(s)) if s.url.as_deref() == Some("wss://h:1/ws") && s.ca.is_none()
+        ));
+        match parse(&[
+            "bench", "gateway", "--agents", "4", "--groups", "2", "--sizes", "10,20",
+        ]) {
+            Ok(Command::Bench(bench::BenchCommand::Gateway(g))) => {
+                assert_eq!((g.agents, g.groups, g.sizes.clone()), (4, 2, vec![10, 20]));
+                assert_eq!((g.subscribers, g.stalled, g.measure), (1000, 100, 4000));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&[
+            "serve",
+            "--upstream",
+            "wss://h:1/ws",
+            "--upstream-ca",
+            "c.pem",
+        ]) {
+            Ok(Command::Serve(s)) => {
+                assert_eq!(s.upstream.as_deref(), Some("wss://h:1/ws"));
+                assert!(!s.dev_clock);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse(&["serve", "--dev-clock", "--message-rate-per-minute", "5"]),
+            Ok(Command::Serve(s)) if s.dev_clock && s.message_rate_per_minute == Some(5)
+        ));
+        assert!(matches!(
+            parse(&["dev", "principals", "--scenarios", "--out", "f"]),
+            Ok(Command::Dev(dev::DevCommand::Principals(p))) if p.scenarios
         ));
     }
 

@@ -79,9 +79,31 @@ pub struct ServeArgs {
     /// PEM private key for `--tls-cert`.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// Do not run the §22 demo (simulated Agents on two Missions) in the server.
+    /// Do not run the §22 demo (simulated Agents on two Missions) in the server (it never
+    /// runs with --dev-clock or --upstream).
     #[arg(long)]
     pub no_demo: bool,
+    /// Relay `/ws` to this MissionWeaveProtocol endpoint (`wss://HOST/ws`) instead of running
+    /// an authority here: frames are copied unchanged both ways, `/api/commands` answers 503,
+    /// static files are still served (docs/binding.md, "The proxy").
+    #[arg(long, value_name = "URL", conflicts_with_all = ["registry", "authority_key", "dev_clock"])]
+    pub upstream: Option<String>,
+    /// The PEM certificate(s) to trust for a `wss://` upstream (a development server's
+    /// `DATA/tls/dev-cert.pem`).
+    #[arg(long, value_name = "FILE", requires = "upstream")]
+    pub upstream_ca: Option<PathBuf>,
+    /// Development only: the authority decides at a clock set by `PUT /api/dev/clock`
+    /// (`scenarios --url` replays the behavioural suite at its own times). Loopback addresses
+    /// and the development Organization only; a new data directory also gets the scenario
+    /// pool of Principals (README, "The behavioural suite over the binding").
+    #[arg(long, conflicts_with_all = ["registry", "authority_key"])]
+    pub dev_clock: bool,
+    /// The development Organization's Message rate limit per actor and Group (§20
+    /// cooperation limits; default 120). `bench gateway` lifts it so its load is not
+    /// throttled, as `bench authority` does.
+    #[arg(long, value_name = "N", conflicts_with_all = ["registry", "authority_key"],
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub message_rate_per_minute: Option<u64>,
 }
 
 /// True if `dir` looks like this workspace's root.
@@ -276,6 +298,39 @@ pub(crate) fn router_with(
     gateway: Option<Arc<Gateway>>,
     timeout: Duration,
 ) -> Router {
+    router_full(
+        public,
+        style,
+        conformance,
+        authority,
+        gateway,
+        Router::new(),
+        timeout,
+    )
+}
+
+/// The routes of a proxy (`--upstream`): `/ws` relays, `/api/commands` answers that there is
+/// no authority here, the rest is static.
+pub(crate) fn proxy_routes(upstream: Arc<crate::proxy::Upstream>) -> Router {
+    Router::new()
+        .route("/ws", get(crate::proxy::relay))
+        .route(
+            "/api/commands",
+            axum::routing::any(crate::proxy::no_authority),
+        )
+        .with_state(upstream)
+}
+
+/// [`router_with`] plus `extra` routes (the proxy's, the development clock).
+pub(crate) fn router_full(
+    public: &Path,
+    style: Option<&Path>,
+    conformance: String,
+    authority: Option<AuthorityHandle>,
+    gateway: Option<Arc<Gateway>>,
+    extra: Router,
+    timeout: Duration,
+) -> Router {
     let conformance: std::sync::Arc<str> = conformance.into();
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -298,6 +353,7 @@ pub(crate) fn router_with(
     if let Some(gw) = gateway {
         app = app.route("/ws", get(crate::gateway::upgrade).with_state(gw));
     }
+    app = app.merge(extra);
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
     }
@@ -392,10 +448,51 @@ async fn serve(opts: &ServeArgs, app: Router) -> Result<(), String> {
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    if opts.dev_clock && !tls::is_loopback(&local) {
+        return Err(format!(
+            "--dev-clock lets any client set the authority's time: loopback addresses only, \
+             not {local}"
+        ));
+    }
     let tls = tls_for(opts, &local)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     println!("weave-console listening on {scheme}://{local}");
     tls::serve(listener, app, tls.map(|t| t.config), shutdown_signal()).await
+}
+
+/// `serve --upstream`: static files and the relay; no authority, no keys, no data directory.
+fn run_proxy(
+    opts: &ServeArgs,
+    runtime: &tokio::runtime::Runtime,
+    url: &str,
+    public: &Path,
+    style: Option<&Path>,
+    conformance: String,
+) -> ExitCode {
+    let upstream = match crate::proxy::Upstream::new(url, opts.upstream_ca.as_deref()) {
+        Ok(u) => Arc::new(u),
+        Err(e) => {
+            eprintln!("weave-console: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("weave-console: relaying /ws to {url} (no authority here)");
+    let app = router_full(
+        public,
+        style,
+        conformance,
+        None,
+        None,
+        proxy_routes(upstream),
+        REQUEST_TIMEOUT,
+    );
+    match runtime.block_on(serve(opts, app)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("weave-console: {msg}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 pub fn run(opts: ServeArgs) -> ExitCode {
@@ -419,17 +516,23 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     };
     init_logging();
     let conformance = conformance_json(super::conformance::protocol_root(None));
+    if let Some(url) = &opts.upstream {
+        return run_proxy(&opts, &runtime, url, &public, style.as_deref(), conformance);
+    }
     let org = match (&opts.registry, &opts.authority_key) {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
-        _ => crate::devorg::load_or_create(&opts.data).and_then(|o| o.setup()),
+        _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock).and_then(|o| o.setup()),
     };
-    let org = match org {
+    let mut org = match org {
         Ok(o) => o,
         Err(e) => {
             eprintln!("weave-console: {e}");
             return ExitCode::FAILURE;
         }
     };
+    if let Some(rate) = opts.message_rate_per_minute {
+        org.config.limits.message_rate_per_minute = usize::try_from(rate).unwrap_or(usize::MAX);
+    }
     let hub = Arc::new(Hub::new());
     let registry = org.registry.clone();
     let service = ServiceKey {
@@ -437,8 +540,22 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         key_id: org.config.key_id.clone(),
         signer: wasm_core::crypto::ed25519::Signer::from_seed(&org.config.seed),
     };
+    let clock = Arc::new(crate::devclock::DevClock::default());
     let publisher: Arc<dyn crate::runtime::Publish> = hub.clone();
-    let authority = if opts.no_demo {
+    let authority = if opts.dev_clock {
+        println!(
+            "weave-console: development clock: the authority decides at the time set by PUT \
+             /api/dev/clock (development only; the demo is off)"
+        );
+        let c = Arc::clone(&clock);
+        crate::runtime::start_full(
+            &opts.data,
+            org,
+            Box::new(move || c.now()),
+            Some(publisher),
+            None,
+        )
+    } else if opts.no_demo {
         crate::runtime::start_publishing(&opts.data, org, publisher)
     } else {
         crate::agents::start(&opts.data, org, &runtime, started, Some(publisher))
@@ -464,12 +581,18 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = router_with(
+    let extra = if opts.dev_clock {
+        crate::devclock::routes(clock)
+    } else {
+        Router::new()
+    };
+    let app = router_full(
         &public,
         style.as_deref(),
         conformance,
         Some(authority),
         Some(gateway),
+        extra,
         REQUEST_TIMEOUT,
     );
     match runtime.block_on(serve(&opts, app)) {

@@ -31,6 +31,13 @@ pub struct Client {
     counter: u64,
 }
 
+/// The socket configuration: the library's bounds, with a read buffer sized for frames of
+/// about 1 KB (`gateway::READ_BUFFER`; it grows for larger ones).
+fn config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(crate::gateway::READ_BUFFER)
+}
+
 /// A client TLS configuration trusting exactly `root` (a pinned development certificate),
 /// TLS 1.3 only.
 pub fn tls_trusting(root: CertificateDer<'static>) -> Result<Arc<rustls::ClientConfig>, String> {
@@ -54,7 +61,7 @@ impl Client {
     ) -> Result<Client, String> {
         let connector = tls.map(Connector::Rustls);
         let (socket, _) =
-            tokio_tungstenite::connect_async_tls_with_config(url, None, false, connector)
+            tokio_tungstenite::connect_async_tls_with_config(url, Some(config()), true, connector)
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         Ok(Client {
@@ -72,7 +79,7 @@ impl Client {
     ) -> Result<Client, String> {
         let connector = tls.map(Connector::Rustls);
         let (socket, _) =
-            tokio_tungstenite::client_async_tls_with_config(url, stream, None, connector)
+            tokio_tungstenite::client_async_tls_with_config(url, stream, Some(config()), connector)
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         Ok(Client {
@@ -116,6 +123,18 @@ impl Client {
                         .map_err(|e| format!("the server sent invalid JSON: {e}"));
                 }
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return Ok(Incoming::Closed),
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
+    /// The next text frame as received, unparsed (`None`: closed), for readers that time
+    /// arrivals.
+    pub async fn next_text(&mut self) -> Result<Option<String>, String> {
+        loop {
+            match self.socket.next().await {
+                Some(Ok(Message::Text(t))) => return Ok(Some(t.as_str().to_owned())),
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return Ok(None),
                 Some(Ok(_)) => continue,
             }
         }

@@ -5,8 +5,8 @@
 //! `conn`), TLS 1.3 (`tls`), and a reusable client (`client`). The transcript, the human
 //! profile, the paging continuation and the sender-outcome rule are in docs/binding.md.
 
-// The reusable client: the tests are its first users; the proxy, `scenarios --url` and the
-// simulated Agents come next.
+// The reusable client: the tests, `scenarios --url` (cli/live.rs) and `bench gateway` use
+// it; some of its frame builders only the tests do.
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod client;
 mod conn;
@@ -41,6 +41,11 @@ pub use hub::Hub;
 /// The largest WebSocket message read: a COMMAND frame around the largest Command the HTTP
 /// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members.
 pub const MAX_FRAME_BYTES: usize = crate::cli::serve::MAX_COMMAND_BYTES + 4096;
+
+/// The socket read buffer: frames are about 1 KB, and the library's default (128 KiB, made
+/// ready before each read) costs more to prepare than most frames take to read. Larger
+/// messages still arrive whole; the buffer grows as needed.
+pub const READ_BUFFER: usize = 16 * 1024;
 
 /// The bounds and lifetimes of the binding.
 #[derive(Clone, Debug)]
@@ -140,6 +145,7 @@ pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgr
     };
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
+        .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket: ws::WebSocket| conn::run(gw, socket, kind))
 }
 

@@ -106,6 +106,11 @@ pub async fn serve(
                 .map_err(|e| format!("listener: {e}"))?;
             let listener = tokio::net::TcpListener::from_std(listener)
                 .map_err(|e| format!("listener: {e}"))?;
+            // Frames are small and latency matters (§17): no Nagle delay on accepted sockets.
+            use axum::serve::ListenerExt;
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             axum::serve(listener, app)
                 .with_graceful_shutdown(shutdown)
                 .await
@@ -123,6 +128,7 @@ pub async fn serve(
                 axum_server::tls_rustls::RustlsConfig::from_config(config),
             )
             .map_err(|e| format!("listener: {e}"))?
+            .map(|tls| tls.acceptor(axum_server::accept::NoDelayAcceptor::new()))
             .handle(handle)
             .serve(app.into_make_service())
             .await

@@ -1,0 +1,768 @@
+//! `weave-console bench gateway`: the authority behind the WebSocket binding, end to end. N
+//! Agents (the development Organization's load Agents) each hold a TLS session on loopback
+//! and send signed `message.post` Commands in a closed loop (the next one when the previous
+//! one's own `EVENT` is back, binding.md's sender-outcome rule) over G Groups; the row is
+//! the accepted Commands per second and the latency from send to own Event (p50, p99), as
+//! the history grows. Meanwhile 100 subscribers (human sessions) are subscribed to every
+//! Group and never read: the server's resident memory is printed as the rows go (§17.3: a
+//! stalled reader holds at most `group_buffer` frames per Group). Then the fan-out latency
+//! from one Command to 1,000 subscribed sockets. For comparison, `bench authority` (the same
+//! authority in process, no sockets) is measured first in the same run.
+//!
+//! The server is a child process (`serve --tls` on a fresh data directory, the Message rate
+//! limit lifted as `bench authority` lifts it) so that its memory is its own; `--url` and
+//! `--data` use an existing development server instead (its Message rate limit must allow the
+//! load; its memory is then not measured). A benchmark, not a test: it prints figures and
+//! asserts nothing.
+
+use crate::devorg::{self, DevOrganization, DevPrincipal, Envelope};
+use crate::gateway::client::Client;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::{Child, ExitCode};
+use std::time::{Duration, Instant};
+use wasm_core::json::{self, Object, Value};
+
+use super::live::Endpoint;
+
+/// Slices per row.
+const SLICES: u64 = 4;
+
+/// `weave-console bench gateway`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GatewayArgs {
+    /// Agents sending in closed loops (load Agents, at most 32).
+    #[arg(long, default_value_t = 32,
+          value_parser = clap::value_parser!(u16).range(1..=devorg::LOAD_AGENTS as i64))]
+    pub agents: u16,
+    /// Groups (one Mission each) the Agents are spread over.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub groups: u16,
+    /// History sizes (Events in the Groups) at which a row is measured.
+    #[arg(long, value_delimiter = ',', default_value = "5000,25000,50000")]
+    pub sizes: Vec<u64>,
+    /// Commands measured per row.
+    #[arg(long, default_value_t = 4000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub measure: u64,
+    /// Subscribed sockets for the fan-out latency.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=5000))]
+    pub subscribers: u64,
+    /// Commands whose fan-out is timed.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub fanout_commands: u64,
+    /// Subscribers that never read while the rows run.
+    #[arg(long, default_value_t = 100)]
+    pub stalled: u64,
+    /// An existing development server (`wss://HOST:PORT/ws`) instead of a child.
+    #[arg(long, value_name = "URL", requires = "data")]
+    pub url: Option<String>,
+    /// That server's data directory (its keys and development certificate).
+    #[arg(long, value_name = "DIR", requires = "url")]
+    pub data: Option<PathBuf>,
+}
+
+/// The server: a child we started, or one given by `--url`.
+struct Target {
+    ep: Endpoint,
+    org: DevOrganization,
+    child: Option<Child>,
+    dir: Option<PathBuf>,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+impl Target {
+    fn cpu(&self) -> Option<f64> {
+        cpu_seconds(&self.child.as_ref()?.id().to_string())
+    }
+
+    fn rss_mb(&self) -> Option<f64> {
+        let pid = self.child.as_ref()?.id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let kb: f64 = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        Some(kb / 1024.0)
+    }
+}
+
+/// CPU seconds (user + system) a process has used, from `/proc/PID/stat` (clock ticks of
+/// 1/100 s).
+fn cpu_seconds(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn start(args: &GatewayArgs) -> Result<Target, String> {
+    if let (Some(url), Some(data)) = (&args.url, &args.data) {
+        let org = devorg::load(data)?;
+        let pem = std::fs::read_to_string(data.join("tls").join("dev-cert.pem")).ok();
+        return Ok(Target {
+            ep: Endpoint::new(url, pem.as_deref())?,
+            org,
+            child: None,
+            dir: None,
+        });
+    }
+    let dir = std::env::temp_dir().join(format!("weave-bench-gw-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let public = dir.join("public");
+    std::fs::create_dir_all(&public).map_err(|e| format!("{}: {e}", public.display()))?;
+    let data = dir.join("data");
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut child = std::process::Command::new(exe)
+        .args(["serve", "--tls", "--addr", "127.0.0.1:0"])
+        .args(["--message-rate-per-minute", "1000000000"])
+        .arg("--public")
+        .arg(&public)
+        .arg("--data")
+        .arg(&data)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let addr = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(a) = line.split("listening on https://").nth(1) {
+                    break a.trim().to_owned();
+                }
+            }
+            _ => {
+                let _ = child.kill();
+                return Err("the server exited before listening".into());
+            }
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let org = devorg::load(&data)?;
+    let pem = std::fs::read_to_string(data.join("tls").join("dev-cert.pem"))
+        .map_err(|e| format!("the development certificate: {e}"))?;
+    Ok(Target {
+        ep: Endpoint::new(&format!("wss://{addr}/ws"), Some(&pem))?,
+        org,
+        child: Some(child),
+        dir: Some(dir),
+    })
+}
+
+/// `POST /api/commands`; the Events of an accepted Command.
+async fn submit(ep: &Endpoint, bytes: &[u8]) -> Result<Vec<Value>, String> {
+    let (status, body) = ep.http("POST", "/api/commands", bytes).await?;
+    let v = json::parse(&body).map_err(|e| e.to_string())?;
+    if status != 200 {
+        return Err(format!("refused: {}", String::from_utf8_lossy(&body)));
+    }
+    match v.pointer("/events") {
+        Some(Value::Array(e)) => Ok(e.clone()),
+        _ => Err("no events".into()),
+    }
+}
+
+/// One Mission per Group, created by the development human with `coordinator`, and the
+/// load Agents as members (Agent `i` in Group `i % G`).
+async fn setup(
+    t: &Target,
+    groups: usize,
+    agents: &[&DevPrincipal],
+    token: &str,
+) -> Result<Vec<String>, String> {
+    let owner = t.org.require("mission-owner")?;
+    let coordinator = t.org.require("coordinator")?;
+    let now = crate::runtime::now();
+    let mut ids = Vec::new();
+    for g in 0..groups {
+        let group = format!("urn:missionweaveprotocol:group:bench-{token}-{g}");
+        let mut p = Object::new();
+        for (k, v) in [
+            (
+                "missionId",
+                format!("urn:missionweaveprotocol:mission:bench-{token}-{g}"),
+            ),
+            ("groupId", group.clone()),
+            ("coordinatorId", coordinator.actor.id.0.clone()),
+            ("title", format!("Gateway benchmark {g}")),
+            ("objective", "Measure the binding".to_owned()),
+            (
+                "deadline",
+                now.plus_seconds(28 * 24 * 3600).format_whole_seconds(),
+            ),
+        ] {
+            p.insert(k, Value::string(v));
+        }
+        p.insert(
+            "definitionOfDone",
+            Value::Array(vec![Value::string("figures printed")]),
+        );
+        let env = Envelope {
+            group_id: Some(group.clone()),
+            ..Envelope::default()
+        };
+        let bytes = devorg::signed_command(
+            owner,
+            "mission.create",
+            &format!("urn:missionweaveprotocol:action:bench-{token}-create-{g}"),
+            &env,
+            p,
+            now,
+        )?;
+        submit(&t.ep, &bytes).await?;
+        ids.push(group);
+    }
+    for (i, a) in agents.iter().enumerate() {
+        let group = &ids[i % groups];
+        let mut principal = Object::new();
+        principal.insert("type", Value::string("agent"));
+        principal.insert("id", Value::string(a.actor.id.0.clone()));
+        let mut p = Object::new();
+        p.insert("principal", Value::Object(principal));
+        p.insert("roles", Value::Array(vec![Value::string("worker")]));
+        let env = Envelope {
+            group_id: Some(group.clone()),
+            membership_epoch: Some(1),
+            ..Envelope::default()
+        };
+        let bytes = devorg::signed_command(
+            owner,
+            "membership.change",
+            &format!("urn:missionweaveprotocol:action:bench-{token}-member-{i}"),
+            &env,
+            p,
+            now,
+        )?;
+        submit(&t.ep, &bytes).await?;
+    }
+    Ok(ids)
+}
+
+/// An Agent's session and what it posts with.
+struct Sender {
+    client: Client,
+    principal: usize,
+    group: String,
+    epoch: u64,
+    /// The sequence of the latest own Event (the Group's history as this Agent saw it).
+    last_sequence: u64,
+}
+
+/// `count` Messages of one Agent, signed before the clock starts.
+fn presign(
+    p: &DevPrincipal,
+    s: &Sender,
+    token: &str,
+    first: u64,
+    count: u64,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let now = crate::runtime::now();
+    (first..first + count)
+        .map(|n| {
+            let action = format!(
+                "urn:missionweaveprotocol:action:bench-{token}-{}-{n}",
+                p.name
+            );
+            let mut body = Object::new();
+            body.insert(
+                "messageId",
+                Value::string(format!("{}:message:{}:{n}", s.group, p.name)),
+            );
+            body.insert(
+                "conversationId",
+                Value::string(format!("{}:mission", s.group)),
+            );
+            body.insert(
+                "content",
+                Value::string(format!("progress note {n}: parsed 14 of 20 files")),
+            );
+            let env = Envelope {
+                group_id: Some(s.group.clone()),
+                session_epoch: Some(s.epoch),
+                membership_epoch: Some(1),
+                ..Envelope::default()
+            };
+            let bytes = devorg::signed_command(p, "message.post", &action, &env, body, now)?;
+            // The COMMAND frame around the signed bytes, built now so that the loop only
+            // sends (the Command's JSON is placed as is, not parsed again).
+            let frame = format!(
+                "{{\"protocolVersion\":\"0.1\",\"frameId\":\"urn:missionweaveprotocol:frame:{token}:{}:{n}\",\"frameType\":\"COMMAND\",\"command\":{}}}",
+                p.name,
+                String::from_utf8_lossy(&bytes)
+            );
+            Ok((action, frame.into_bytes()))
+        })
+        .collect()
+}
+
+/// Sends `commands` one at a time, each after the previous one's own Event; the latency of
+/// each (send → own Event) and the refusals.
+async fn closed_loop(
+    client: &mut Client,
+    commands: Vec<(String, Vec<u8>)>,
+    last_sequence: &mut u64,
+) -> Result<(Vec<Duration>, u64), String> {
+    let mut latencies = Vec::with_capacity(commands.len());
+    let mut refused = 0;
+    for (action, frame) in commands {
+        let frame = String::from_utf8(frame).map_err(|e| e.to_string())?;
+        let t0 = Instant::now();
+        client.send_text(frame).await?;
+        loop {
+            let text = match tokio::time::timeout(Duration::from_secs(60), client.next_text()).await
+            {
+                Ok(Ok(Some(t))) => t,
+                Ok(Ok(None)) => return Err("the session closed".into()),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err("no answer within 60 s".into()),
+            };
+            // Only this Command's frames name its Action ID (cause, relatedActionId); the
+            // server writes `frameType` third, so a substring tells the kind without a parse.
+            if !text.contains(action.as_str()) {
+                continue;
+            }
+            if text.contains("\"frameType\":\"EVENT\"") {
+                latencies.push(t0.elapsed());
+                if let Some(seq) = sequence_of(&text) {
+                    *last_sequence = (*last_sequence).max(seq);
+                }
+                break;
+            }
+            if text.contains("\"frameType\":\"ERROR\"") {
+                refused += 1;
+                break;
+            }
+        }
+    }
+    Ok((latencies, refused))
+}
+
+/// The Event's `sequence` in an `EVENT` frame's text (the stored JCS has it once, at the top
+/// level of the Event, for a `message.posted`).
+fn sequence_of(text: &str) -> Option<u64> {
+    let at = text.find("\"sequence\":")? + "\"sequence\":".len();
+    let digits: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Sends one Command (a presigned frame) and returns the sequence of its own Event.
+async fn own_sequence(client: &mut Client, command: &(String, Vec<u8>)) -> Result<u64, String> {
+    let mut last = 0;
+    let (_, refused) = closed_loop(client, vec![command.clone()], &mut last).await?;
+    if refused > 0 || last == 0 {
+        return Err("the head probe was refused".into());
+    }
+    Ok(last)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1000.0
+}
+
+/// One closed-loop round of `per_agent` Commands per Agent: (accepted, refused, seconds,
+/// latencies sorted).
+async fn round(
+    senders: &mut Vec<Sender>,
+    agents: &[&DevPrincipal],
+    token: &str,
+    next: &mut u64,
+    per_agent: u64,
+) -> Result<(u64, u64, f64, Vec<Duration>), String> {
+    let mut work = Vec::new();
+    for s in senders.iter() {
+        work.push(presign(agents[s.principal], s, token, *next, per_agent)?);
+    }
+    *next += per_agent;
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for (mut s, cmds) in std::mem::take(senders).into_iter().zip(work) {
+        tasks.push(tokio::spawn(async move {
+            let r = closed_loop(&mut s.client, cmds, &mut s.last_sequence).await;
+            (s, r)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut refused = 0;
+    let mut error = None;
+    for task in tasks {
+        let (s, r) = task.await.map_err(|e| e.to_string())?;
+        senders.push(s);
+        match r {
+            Ok((l, r)) => {
+                all.extend(l);
+                refused += r;
+            }
+            Err(e) => error = Some(e),
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    if let Some(e) = error {
+        return Err(e);
+    }
+    all.sort();
+    Ok((all.len() as u64, refused, secs, all))
+}
+
+/// `bench authority`'s rate at each of `sizes` (every core), measured now in a child process:
+/// the same authority and store, no sockets. Empty if it could not run.
+fn in_process_rates(sizes: &[u64], measure: u64) -> Vec<f64> {
+    let Ok(exe) = std::env::current_exe() else {
+        return Vec::new();
+    };
+    let sizes: Vec<String> = sizes.iter().map(u64::to_string).collect();
+    let Ok(out) = std::process::Command::new(exe)
+        .args(["bench", "authority", "--sizes", &sizes.join(",")])
+        .args(["--measure", &measure.to_string(), "--only-these-threads"])
+        .output()
+    else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split("accepted durable Commands").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+/// What one pass measured: the server's RSS before the rows and after each row.
+struct Pass {
+    rss: Vec<Option<f64>>,
+}
+
+/// One pass against `t`: the rows with `stalled` subscribers that never read, then (if
+/// `fanout`) the fan-out.
+async fn run_async(
+    args: &GatewayArgs,
+    t: &Target,
+    reference: &[f64],
+    stalled_count: u64,
+    fanout: bool,
+) -> Result<Pass, String> {
+    let mut pass = Pass { rss: Vec::new() };
+    let token: String = crate::gateway::random::<5>()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let agents: Vec<&DevPrincipal> = (1..=usize::from(args.agents))
+        .map(|i| t.org.require(&devorg::load_agent_name(i)))
+        .collect::<Result<_, _>>()?;
+    let groups = usize::from(args.groups);
+    let ids = setup(t, groups, &agents, &token).await?;
+    let mut senders = Vec::new();
+    for (i, a) in agents.iter().enumerate() {
+        let mut client = t.ep.socket(false).await?;
+        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&a.seed);
+        client
+            .hello(&a.actor.id.0, &a.key_id, &signer)
+            .await
+            .map_err(|e| format!("HELLO of {}: {}", a.name, json::to_string(&e)))?;
+        let epoch = client.session_epoch.ok_or("no Session Epoch")?;
+        senders.push(Sender {
+            client,
+            principal: i,
+            group: ids[i % groups].clone(),
+            epoch,
+            last_sequence: 0,
+        });
+    }
+    let owner = t.org.require("mission-owner")?;
+    let owner_signer = wasm_core::crypto::ed25519::Signer::from_seed(&owner.seed);
+    // Subscribers that never read: each is subscribed to every Group, live.
+    let mut stalled = Vec::new();
+    for _ in 0..stalled_count {
+        let mut c = t.ep.socket(true).await?;
+        c.hello(&owner.actor.id.0, &owner.key_id, &owner_signer)
+            .await
+            .map_err(|e| format!("HELLO: {}", json::to_string(&e)))?;
+        let subs: Vec<(&str, u64)> = ids.iter().map(|g| (g.as_str(), 0)).collect();
+        let f = c.subscribe_frame(&subs);
+        c.send(&f).await?;
+        stalled.push(c);
+    }
+    println!(
+        "bench gateway: {} Agents over loopback TLS 1.3 (one session each), closed loops of \
+         signed message.post over {groups} Groups; {} subscribers subscribed to every Group never \
+         read; load average {}",
+        agents.len(),
+        stalled.len(),
+        load_average()
+    );
+    if !reference.is_empty() {
+        let rates: Vec<String> = reference.iter().map(|r| format!("{r:.0}")).collect();
+        println!(
+            "  in process (bench authority at the same sizes, same run): {} accepted durable \
+             Commands/s",
+            rates.join(", ")
+        );
+    }
+    let rss = |label: &str| match t.rss_mb() {
+        Some(mb) => format!("server RSS {mb:.1} MB {label}"),
+        None => format!("server RSS not measured {label} (external server)"),
+    };
+    println!("  {}", rss("before the rows"));
+    pass.rss.push(t.rss_mb());
+    let mut next = 0u64;
+    // Events in the bench's Groups: the highest own sequence seen per Group.
+    let history = |senders: &[Sender]| -> u64 {
+        let mut top = std::collections::BTreeMap::new();
+        for s in senders {
+            let e = top.entry(s.group.clone()).or_insert(0u64);
+            *e = (*e).max(s.last_sequence);
+        }
+        top.values().sum()
+    };
+    let per_agent = args.measure.div_ceil(agents.len() as u64).max(1);
+    let mut rows = Vec::new();
+    for &size in &args.sizes {
+        // Fill (untimed) in rounds of the same closed loops.
+        while history(&senders) < size {
+            let missing = size - history(&senders);
+            let n = missing.div_ceil(agents.len() as u64).clamp(1, 2000);
+            round(&mut senders, &agents, &token, &mut next, n).await?;
+        }
+        let before = history(&senders);
+        // In slices: the machine is shared, and a neighbour can only slow a slice down, so
+        // the fastest slice is printed beside the whole row.
+        let slices = SLICES.min(per_agent).max(1);
+        let (mut acc, mut refused, mut secs, mut lat) = (0u64, 0u64, 0f64, Vec::new());
+        let (server_cpu, own_cpu) = (t.cpu(), cpu_seconds("self"));
+        let mut fastest = 0f64;
+        for k in 0..slices {
+            let n = per_agent / slices + u64::from(k < per_agent % slices);
+            let (a, r, t, l) = round(&mut senders, &agents, &token, &mut next, n).await?;
+            fastest = fastest.max(a as f64 / t);
+            acc += a;
+            refused += r;
+            secs += t;
+            lat.extend(l);
+        }
+        lat.sort();
+        let per = |before: Option<f64>, after: Option<f64>| match (before, after) {
+            (Some(b), Some(a)) => format!("{:.0} µs", (a - b) * 1e6 / acc.max(1) as f64),
+            _ => "?".into(),
+        };
+        let cpu = format!(
+            "CPU per Command: server {}, this bench's clients {}",
+            per(server_cpu, t.cpu()),
+            per(own_cpu, cpu_seconds("self"))
+        );
+        let rate = acc as f64 / secs;
+        let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
+        println!(
+            "  history {before:>7} → {:>7} Events: {acc} accepted ({refused} refused) in {secs:.2} s = {rate:.0} Commands/s (fastest of {slices} slices {fastest:.0}/s); send → own EVENT p50 {p50:.1} ms, p99 {p99:.1} ms, max {:.1} ms; {}",
+            history(&senders),
+            percentile(&lat, 1.0),
+            rss("")
+        );
+        println!("      {cpu}");
+        rows.push((rate, p99));
+        pass.rss.push(t.rss_mb());
+    }
+    println!(
+        "  {}",
+        rss("after the rows (stalled subscribers still connected)")
+    );
+    if !fanout {
+        return Ok(pass);
+    }
+
+    // Fan-out: one Command to `subscribers` sockets subscribed to Group 0, live from its head
+    // (a Command of the publisher first tells where the head is).
+    let group = ids[0].clone();
+    let publisher = senders
+        .iter_mut()
+        .find(|s| s.group == group)
+        .ok_or("no Agent in Group 0")?;
+    let p = agents[publisher.principal];
+    let cmds = presign(p, publisher, &token, next, 1)?;
+    next += 1;
+    let head = own_sequence(&mut publisher.client, &cmds[0]).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, Instant)>();
+    let opened = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..args.subscribers {
+        let mut c = t.ep.socket(true).await?;
+        c.hello(&owner.actor.id.0, &owner.key_id, &owner_signer)
+            .await
+            .map_err(|e| format!("HELLO: {}", json::to_string(&e)))?;
+        let f = c.subscribe_frame(&[(group.as_str(), head)]);
+        c.send(&f).await?;
+        let tx = tx.clone();
+        tasks.push(tokio::spawn(async move {
+            // The arrival time is taken before any parsing; the bench's own parsing runs on
+            // the same two cores as the server.
+            while let Ok(Some(text)) = c.next_text().await {
+                let at = Instant::now();
+                if let Ok(f) = json::parse(text.as_bytes())
+                    && let Some(cause) = f.pointer("/event/cause/id").and_then(Value::as_str)
+                {
+                    let _ = tx.send((cause.to_owned(), at));
+                }
+            }
+        }));
+    }
+    drop(tx);
+    println!(
+        "  fan-out: {} subscribed sockets (human sessions) opened in {:.1} s",
+        args.subscribers,
+        opened.elapsed().as_secs_f64()
+    );
+    let mut fan = Vec::new();
+    let mut last_arrivals = Vec::new();
+    for k in 0..=args.fanout_commands {
+        let cmds = presign(p, publisher, &token, next, 1)?;
+        next += 1;
+        let action = cmds[0].0.clone();
+        let t0 = Instant::now();
+        closed_loop(&mut publisher.client, cmds, &mut publisher.last_sequence).await?;
+        let mut seen = 0u64;
+        let mut last = Duration::ZERO;
+        while seen < args.subscribers {
+            match tokio::time::timeout(Duration::from_secs(120), rx.recv()).await {
+                Ok(Some((cause, at))) if cause == action => {
+                    seen += 1;
+                    let d = at.saturating_duration_since(t0);
+                    last = last.max(d);
+                    if k > 0 {
+                        fan.push(d);
+                    }
+                }
+                Ok(Some(_)) => {}
+                _ => return Err(format!("fan-out: only {seen} sockets got the Event")),
+            }
+        }
+        if k > 0 {
+            last_arrivals.push(last);
+        }
+    }
+    fan.sort();
+    last_arrivals.sort();
+    println!(
+        "  fan-out of one Command to {} sockets ({} Commands, the first, which also drained the replay, not counted): send → EVENT at a subscriber p50 {:.1} ms, p99 {:.1} ms; at the last subscriber p50 {:.1} ms, max {:.1} ms",
+        args.subscribers,
+        args.fanout_commands,
+        percentile(&fan, 0.5),
+        percentile(&fan, 0.99),
+        percentile(&last_arrivals, 0.5),
+        percentile(&last_arrivals, 1.0)
+    );
+    println!("  {}", rss("with the fan-out sockets open"));
+    for task in tasks {
+        task.abort();
+    }
+    drop(stalled);
+    for (i, ((rate, p99), r)) in rows.iter().zip(reference).enumerate() {
+        println!(
+            "  targets, row {}: gateway {rate:.0}/s against in process {r:.0}/s = {:.2} (target \
+             ≥ 0.50: {}); p99 {p99:.1} ms (target < 50 ms: {})",
+            i + 1,
+            rate / r,
+            if rate / r >= 0.5 { "met" } else { "NOT met" },
+            if *p99 < 50.0 { "met" } else { "NOT met" }
+        );
+    }
+    println!("  load average at the end {}", load_average());
+    Ok(pass)
+}
+
+pub fn run(args: &GatewayArgs) -> ExitCode {
+    // History only grows: the rows in ascending order.
+    let mut sorted = args.clone();
+    sorted.sizes.sort_unstable();
+    sorted.sizes.dedup();
+    let args = &sorted;
+    // The in-process reference first, alone on the machine.
+    let reference = if args.url.is_none() {
+        in_process_rates(&args.sizes, args.measure)
+    } else {
+        Vec::new()
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("bench gateway: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Memory: the same rows first without stalled subscribers (a fresh server), so that what
+    // the stalled ones cost can be told from what the history itself costs.
+    let baseline = if args.url.is_none() && args.stalled > 0 {
+        println!("baseline pass: the same rows with no stalled subscriber (fresh server)");
+        let pass = start(args).and_then(|t| rt.block_on(run_async(args, &t, &[], 0, false)));
+        match pass {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("bench gateway: baseline: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
+    let result = start(args).and_then(|t| {
+        println!("measured pass (fresh server)");
+        rt.block_on(run_async(args, &t, &reference, args.stalled, true))
+    });
+    match result {
+        Ok(pass) => {
+            if let Some(base) = baseline {
+                let diffs: Vec<String> = pass
+                    .rss
+                    .iter()
+                    .zip(&base.rss)
+                    .map(|(a, b)| match (a, b) {
+                        (Some(a), Some(b)) => format!("{:+.1} MB", a - b),
+                        _ => "?".into(),
+                    })
+                    .collect();
+                println!(
+                    "  memory: server RSS with {} stalled subscribers minus without, before the \
+                     rows and after each row: {}",
+                    args.stalled,
+                    diffs.join(", ")
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bench gateway: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

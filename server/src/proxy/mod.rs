@@ -1,0 +1,374 @@
+//! `serve --upstream wss://HOST/ws`: a relay in front of another MissionWeaveProtocol endpoint.
+//! The browser keeps talking to our origin (static files, `/ws`); each `/ws` connection is
+//! paired with one upstream connection and every data frame is copied unchanged, text as text
+//! and binary as binary, in both directions (§17.1: one JSON text per message, so a frame is a
+//! message and nothing is re-encoded). The proxy adds no authority of its own: it runs no
+//! authority, holds no key, never answers a frame itself and never opens a Session for
+//! anyone (§6.3 binds a session to the client's own HELLO signature, which a relay cannot
+//! make). Design and reconnect rule: docs/binding.md, "The proxy".
+//!
+//! Reconnect: when the upstream drops, the browser's socket is closed with code 1012
+//! (Service Restart). A session cannot move to a new upstream connection without a new HELLO
+//! (signed by the client), so the client reconnects to the proxy, says HELLO again and
+//! resumes with `SUBSCRIBE afterSequence` = the last sequence it holds per Group; replay
+//! comes from the upstream's durable log, so nothing is skipped (§16).
+
+use axum::extract::State;
+use axum::extract::ws::{self, CloseFrame, WebSocket, WebSocketUpgrade};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use futures_util::{SinkExt, StreamExt};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use std::path::Path;
+use std::sync::Arc;
+use tokio_tungstenite::tungstenite::Message as Up;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
+use wasm_core::model::error::ErrorCode;
+
+use crate::gateway::MAX_FRAME_BYTES;
+use crate::wire::WireError;
+
+/// Close code sent to the browser when the upstream connection ends without a close frame of
+/// its own (RFC 6455 registry: 1012 Service Restart, "reconnect").
+pub const CLOSE_UPSTREAM_GONE: u16 = 1012;
+
+/// Where the relay connects, and whom it trusts there.
+#[derive(Clone)]
+pub struct Upstream {
+    /// `wss://HOST[:PORT]/ws` (or `ws://` to a loopback host).
+    pub url: String,
+    /// TLS trust for a `wss://` upstream (the pinned certificate of `--upstream-ca`).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream").field("url", &self.url).finish()
+    }
+}
+
+/// What `--upstream` and `--upstream-ca` can get wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProxyError {
+    /// Not a `wss://…` (or loopback `ws://…`) URL.
+    Url(String),
+    /// `wss://` needs a certificate to trust.
+    NoTrust,
+    /// The CA file could not be read or holds no certificate.
+    Ca(String),
+}
+
+impl std::fmt::Display for ProxyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProxyError::Url(m) => write!(f, "--upstream: {m}"),
+            ProxyError::NoTrust => write!(
+                f,
+                "--upstream wss://… needs --upstream-ca FILE: the PEM certificate the upstream \
+                 serves (for a development server, its DATA/tls/dev-cert.pem)"
+            ),
+            ProxyError::Ca(m) => write!(f, "--upstream-ca: {m}"),
+        }
+    }
+}
+
+impl Upstream {
+    /// Checks `url` and loads the trust for it. Plain `ws://` is accepted only for a loopback
+    /// host (§17.1: TLS everywhere else).
+    pub fn new(url: &str, ca: Option<&Path>) -> Result<Upstream, ProxyError> {
+        let (secure, rest) = if let Some(r) = url.strip_prefix("wss://") {
+            (true, r)
+        } else if let Some(r) = url.strip_prefix("ws://") {
+            (false, r)
+        } else {
+            return Err(ProxyError::Url(format!(
+                "{url:?} is not a wss:// (or loopback ws://) URL"
+            )));
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if authority.is_empty() || authority.contains('@') {
+            return Err(ProxyError::Url(format!("{url:?} names no host")));
+        }
+        if url.contains('?') || url.contains('#') {
+            return Err(ProxyError::Url(format!(
+                "{url:?}: give the endpoint without a query; the browser's query is passed on"
+            )));
+        }
+        let host = host_of(authority);
+        if !secure && !is_loopback_host(host) {
+            return Err(ProxyError::Url(format!(
+                "{url:?}: plain ws:// only to a loopback host; use wss://"
+            )));
+        }
+        let tls = match (secure, ca) {
+            (true, None) => return Err(ProxyError::NoTrust),
+            (_, Some(ca)) => Some(trust(ca)?),
+            (false, None) => None,
+        };
+        Ok(Upstream {
+            url: url.to_owned(),
+            tls,
+        })
+    }
+
+    /// The upstream URL for a browser request: our endpoint's URL with the browser's query
+    /// (`?principal=human` selects the human profile upstream too).
+    fn url_for(&self, uri: &Uri) -> String {
+        match uri.query() {
+            Some(q) => format!("{}?{q}", self.url),
+            None => self.url.clone(),
+        }
+    }
+
+    async fn connect(&self, url: &str) -> Result<UpSocket, String> {
+        let config = WebSocketConfig::default()
+            .read_buffer_size(crate::gateway::READ_BUFFER)
+            .max_message_size(Some(MAX_FRAME_BYTES))
+            .max_frame_size(Some(MAX_FRAME_BYTES));
+        let connector = self.tls.clone().map(Connector::Rustls);
+        let (socket, _) =
+            // No Nagle delay: frames are small and relayed one by one.
+            tokio_tungstenite::connect_async_tls_with_config(url, Some(config), true, connector)
+                .await
+                .map_err(|e| e.to_string())?;
+        Ok(socket)
+    }
+}
+
+type UpSocket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// `[v6]:port`, `host:port` or `host` → the host.
+fn host_of(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or_default();
+    }
+    authority.rsplit_once(':').map_or(authority, |(h, _)| h)
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A client configuration trusting exactly the certificates of `ca` (PEM), TLS 1.3 only.
+pub fn trust(ca: &Path) -> Result<Arc<rustls::ClientConfig>, ProxyError> {
+    let certs = CertificateDer::pem_file_iter(ca)
+        .map_err(|e| ProxyError::Ca(format!("{}: {e}", ca.display())))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ProxyError::Ca(format!("{}: {e}", ca.display())))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for c in certs {
+        roots
+            .add(c)
+            .map_err(|e| ProxyError::Ca(format!("{}: {e}", ca.display())))?;
+    }
+    if roots.is_empty() {
+        return Err(ProxyError::Ca(format!(
+            "{} holds no certificate",
+            ca.display()
+        )));
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[&rustls::version::TLS13])
+    .map_err(|e| ProxyError::Ca(format!("TLS: {e}")))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// `GET /ws` in proxy mode: the upstream connection is opened first, so a browser whose
+/// upstream cannot be reached gets `502` with a wire error document (retryable) instead of a
+/// socket that opens and dies.
+pub async fn relay(State(up): State<Arc<Upstream>>, uri: Uri, ws: WebSocketUpgrade) -> Response {
+    let url = up.url_for(&uri);
+    let upstream = match up.connect(&url).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(upstream = %up.url, cause = %e, "the upstream cannot be reached");
+            return WireError::new(
+                ErrorCode::Backpressure,
+                "the upstream endpoint cannot be reached; retry after retryAfterMs",
+            )
+            .retry_after(1000)
+            .with_status(StatusCode::BAD_GATEWAY)
+            .into_response();
+        }
+    };
+    ws.max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
+        .read_buffer_size(crate::gateway::READ_BUFFER)
+        .on_upgrade(move |browser| pump(browser, upstream))
+}
+
+/// Copies data frames both ways until either side ends; the other side then gets a close
+/// (the upstream's own close code when it sent one, 1012 when it just dropped).
+async fn pump(browser: WebSocket, upstream: UpSocket) {
+    let (mut b_tx, mut b_rx) = browser.split();
+    let (mut u_tx, mut u_rx) = upstream.split();
+    let down = async {
+        // Upstream → browser.
+        loop {
+            match u_rx.next().await {
+                Some(Ok(Up::Text(t))) => {
+                    let t = ws::Utf8Bytes::from(t.as_str());
+                    if b_tx.send(ws::Message::Text(t)).await.is_err() {
+                        return;
+                    }
+                }
+                Some(Ok(Up::Binary(b))) => {
+                    if b_tx.send(ws::Message::Binary(b)).await.is_err() {
+                        return;
+                    }
+                }
+                // Pings and pongs are per hop: each library answers its own.
+                Some(Ok(Up::Ping(_) | Up::Pong(_) | Up::Frame(_))) => {}
+                Some(Ok(Up::Close(c))) => {
+                    let frame = c.map(|c| CloseFrame {
+                        code: u16::from(c.code),
+                        reason: ws::Utf8Bytes::from(c.reason.as_str()),
+                    });
+                    let _ = b_tx
+                        .send(ws::Message::Close(Some(frame.unwrap_or(CloseFrame {
+                            code: u16::from(CloseCode::Normal),
+                            reason: ws::Utf8Bytes::from_static(""),
+                        }))))
+                        .await;
+                    return;
+                }
+                None | Some(Err(_)) => {
+                    let _ = b_tx
+                        .send(ws::Message::Close(Some(CloseFrame {
+                            code: CLOSE_UPSTREAM_GONE,
+                            reason: ws::Utf8Bytes::from_static(
+                                "upstream connection lost; reconnect, HELLO and SUBSCRIBE after \
+                                 your last sequence",
+                            ),
+                        })))
+                        .await;
+                    return;
+                }
+            }
+        }
+    };
+    let up = async {
+        // Browser → upstream.
+        loop {
+            match b_rx.next().await {
+                Some(Ok(ws::Message::Text(t))) => {
+                    if u_tx.send(Up::Text(t.as_str().into())).await.is_err() {
+                        return;
+                    }
+                }
+                Some(Ok(ws::Message::Binary(b))) => {
+                    if u_tx.send(Up::Binary(b)).await.is_err() {
+                        return;
+                    }
+                }
+                Some(Ok(ws::Message::Ping(_) | ws::Message::Pong(_))) => {}
+                Some(Ok(ws::Message::Close(c))) => {
+                    let frame = c.map(|c| tokio_tungstenite::tungstenite::protocol::CloseFrame {
+                        code: CloseCode::from(c.code),
+                        reason: c.reason.as_str().into(),
+                    });
+                    let _ = u_tx.send(Up::Close(frame)).await;
+                    return;
+                }
+                None | Some(Err(_)) => {
+                    let _ = u_tx.send(Up::Close(None)).await;
+                    return;
+                }
+            }
+        }
+    };
+    // Whichever direction ends first ends the pair.
+    tokio::select! {
+        () = down => {},
+        () = up => {},
+    }
+}
+
+/// `POST /api/commands` in proxy mode: there is no authority here.
+pub async fn no_authority(State(up): State<Arc<Upstream>>) -> Response {
+    WireError::new(
+        ErrorCode::AuthForbidden,
+        format!(
+            "this server relays {} and holds no authority: send Commands as COMMAND frames \
+             over /ws",
+            up.url
+        ),
+    )
+    .with_status(StatusCode::SERVICE_UNAVAILABLE)
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_urls_and_trust() {
+        assert_eq!(
+            Upstream::new("wss://127.0.0.1:9/ws", None).map(|_| ()),
+            Err(ProxyError::NoTrust)
+        );
+        assert!(matches!(
+            Upstream::new("ws://example.org/ws", None),
+            Err(ProxyError::Url(m)) if m.contains("loopback")
+        ));
+        assert!(matches!(
+            Upstream::new("https://127.0.0.1/ws", None),
+            Err(ProxyError::Url(_))
+        ));
+        assert!(matches!(
+            Upstream::new("ws://127.0.0.1:9/ws?principal=human", None),
+            Err(ProxyError::Url(m)) if m.contains("query")
+        ));
+        assert!(matches!(
+            Upstream::new("ws://user@127.0.0.1/ws", None),
+            Err(ProxyError::Url(_))
+        ));
+        for ok in [
+            "ws://127.0.0.1:9/ws",
+            "ws://localhost:9/ws",
+            "ws://[::1]:9/ws",
+        ] {
+            let u = Upstream::new(ok, None).expect(ok);
+            assert!(u.tls.is_none());
+        }
+        assert!(matches!(
+            Upstream::new("wss://h/ws", Some(Path::new("/nonexistent.pem"))),
+            Err(ProxyError::Ca(_))
+        ));
+        // The browser's query is passed on.
+        let u = Upstream::new("ws://127.0.0.1:9/ws", None).expect("url");
+        let uri: Uri = "/ws?principal=human".parse().expect("uri");
+        assert_eq!(u.url_for(&uri), "ws://127.0.0.1:9/ws?principal=human");
+        let uri: Uri = "/ws".parse().expect("uri");
+        assert_eq!(u.url_for(&uri), "ws://127.0.0.1:9/ws");
+    }
+
+    #[test]
+    fn hosts() {
+        assert_eq!(host_of("[::1]:8443"), "::1");
+        assert_eq!(host_of("a.example:8443"), "a.example");
+        assert_eq!(host_of("a.example"), "a.example");
+        assert!(is_loopback_host("127.0.0.5"));
+        assert!(is_loopback_host("::1"));
+        assert!(!is_loopback_host("10.0.0.1"));
+    }
+
+    #[test]
+    fn a_pem_file_without_certificates_is_refused() {
+        let path = std::env::temp_dir().join(format!("weave-proxy-ca-{}", std::process::id()));
+        std::fs::write(&path, "not a certificate\n").expect("write");
+        assert!(matches!(trust(&path), Err(ProxyError::Ca(m)) if m.contains("no certificate")));
+        let _ = std::fs::remove_file(&path);
+    }
+}

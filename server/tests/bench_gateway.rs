@@ -1,0 +1,48 @@
+//! `weave-console bench gateway` end to end at a tiny size: it starts its servers, runs the
+//! rows, the stalled subscribers and the fan-out, and prints every figure. A benchmark asserts
+//! nothing about time; this only checks that it runs and reports what it promises.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_weave-console");
+
+#[test]
+fn a_tiny_run_prints_every_figure() {
+    let out = Command::new(BIN)
+        .args(["bench", "gateway", "--agents", "2", "--groups", "1"])
+        .args(["--sizes", "60,120", "--measure", "40"])
+        .args([
+            "--subscribers",
+            "5",
+            "--stalled",
+            "2",
+            "--fanout-commands",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "baseline pass",
+        "measured pass",
+        "in process (bench authority at the same sizes, same run)",
+        "40 accepted (0 refused)",
+        "CPU per Command: server",
+        "fan-out of one Command to 5 sockets",
+        "targets, row 1:",
+        "targets, row 2:",
+        "memory: server RSS with 2 stalled subscribers minus without",
+        "load average at the end",
+    ] {
+        assert!(text.contains(needle), "no {needle:?} in:\n{text}");
+    }
+    // Two rows in each pass.
+    assert_eq!(text.matches("accepted (0 refused)").count(), 4, "{text}");
+}
