@@ -310,6 +310,8 @@ fn admit_own_candidate(
         ..
     } = cx;
     // S-14: our candidate has no `signature`, so only plain equality could make it the Event.
+    // (It never is: a record has members an Event has not. Answering `None` more often only
+    // sends the record through the full `validate_record`, which gives the same outcome.)
     if verified.kind == DocumentKind::Event && record == verified.document {
         return None;
     }
