@@ -137,6 +137,83 @@ fn both_paths(v: &Verified, cx: &TrustedContext, answering: &Actor) -> (String, 
 }
 
 cases! {
+    a_record_is_self_anchoring_only_when_it_is_the_document_or_signs_its_bytes {
+        // S-14: a log that returns the admitted document itself as its record is refused as
+        // `event-self-anchoring`; a record is that only when it equals the document, or when
+        // it is a signed object whose signing hash (its JCS without `signature`) is the
+        // document's. Anything else that is not a record fails the record schema instead.
+        use wasm_core::authority::harness::{Envelope, Harness};
+        use wasm_core::authority::{Micros, Submitted};
+        // A Signed Event of a Group Authority, verified.
+        let mut h = Harness::new(&[("a1", ActorType::Agent)]);
+        let t = Micros::parse("2026-07-15T08:00:00Z").unwrap();
+        let card = wasm_core::authority::handlers::payload(vec![
+            ("agentId", Value::string(h.id("a1"))),
+            ("version", Value::from(1u64)),
+            ("displayName", Value::string("a1")),
+            ("owner", Value::string("urn:test:human:ops")),
+            ("publicKey", Value::string("AAAA")),
+            ("capabilities", Value::Array(vec![])),
+            ("issuedAt", Value::string(t.format())),
+            ("signature", Value::string("test")),
+        ]);
+        let submitted = h
+            .submit(
+                "organization-registry",
+                "ext.missionweaveprotocol.registry.agent_card_register",
+                &Envelope::default(),
+                wasm_core::authority::handlers::payload(vec![("card", Value::Object(card))]),
+                t,
+            )
+            .unwrap();
+        let Submitted::Appended(events) = submitted else { panic!("appended") };
+        let event = json::to_string(&events[0].value);
+        let v = verify(event.as_bytes(), DocumentKind::Event, &h.registry).unwrap();
+        let found = |record: &Value| {
+            let mut log = Broken(
+                LookupOutcome::Found {
+                    record: json::to_string(record).into_bytes(),
+                    authenticated_service: service("urn:svc:admission"),
+                },
+                AppendOutcome::Unavailable,
+            );
+            first_admission(&v, &mut log, &mut || ctx("urn:adm:a", "2026-07-15T00:00:05Z"))
+                .expect_err("never admitted")
+                .reason
+        };
+        // The document itself.
+        assert_eq!(found(&v.document), AdmissionReason::EventSelfAnchoring);
+        // The same signing bytes under another signature value.
+        let mut resigned = v.document.clone();
+        if let Value::Object(o) = &mut resigned
+            && let Some(Value::Object(sig)) = o.get_mut("signature")
+        {
+            sig.insert("value", Value::string("AAAA"));
+        }
+        assert_eq!(found(&resigned), AdmissionReason::EventSelfAnchoring);
+        // The signing bytes without any `signature` member: not a signed object, so the
+        // record schema refuses it.
+        let mut unsigned = v.document.clone();
+        if let Value::Object(o) = &mut unsigned {
+            o.remove("signature");
+        }
+        assert_eq!(found(&unsigned), AdmissionReason::RecordSchemaInvalid);
+        // Another signed document (another signing hash).
+        let other = verified("2026-07-15T00:00:01Z", "other");
+        assert_eq!(found(&other.document), AdmissionReason::RecordSchemaInvalid);
+        // A Command is never refused as self-anchoring, even when its log returns it.
+        let command = verified("2026-07-15T00:00:02Z", "command");
+        let mut log = Broken(
+            LookupOutcome::Found {
+                record: json::to_string(&command.document).into_bytes(),
+                authenticated_service: service("urn:svc:admission"),
+            },
+            AppendOutcome::Unavailable,
+        );
+        let err = first_admission(&command, &mut log, &mut || ctx("urn:adm:c", "2026-07-15T00:00:05Z"))
+            .expect_err("not a record");
+        assert_eq!(err.reason, AdmissionReason::RecordSchemaInvalid);
+    }
     first_admission_appends_once_then_is_idempotent {
         let v = verified("2026-07-15T00:00:00Z", "1");
         let mut log = MemoryLog::new(service("urn:svc:admission"));
@@ -150,6 +227,7 @@ cases! {
         let Value::Object(o) = &a.record else { panic!() };
         assert_eq!(o.len(), 9);
         assert!(!o.contains_key("signature"));
+        assert!(!log.is_empty());
         // Historical replay validates the same record and never appends.
         assert_eq!(historical_replay(&v, &mut log).unwrap().admission_record_id, "urn:adm:1");
     }
