@@ -5,6 +5,8 @@
 
 mod authority;
 mod cli;
+mod console;
+mod dev_enrol;
 mod devorg;
 mod runtime;
 mod store;

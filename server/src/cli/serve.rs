@@ -96,7 +96,7 @@ fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), S
     let public = match public {
         Some(p) => p,
         None => find_workspace_root()
-            .map(|root| root.join("public"))
+            .map(|root| crate::console::app_dir(&root))
             .ok_or_else(|| {
                 "cannot find the workspace's public/ directory; pass --public DIR".to_string()
             })?,
@@ -237,13 +237,35 @@ async fn timeout_document(timeout: Duration, response: Response) -> Response {
 }
 
 /// The console's routes, each request cut after `timeout` and logged (method, path, status,
-/// latency).
+/// latency). (The tests' entry point; `run` adds the extra routes through [`router_with`].)
+#[cfg(test)]
 pub(crate) fn router(
     public: &Path,
     style: Option<&Path>,
     conformance: String,
     authority: Option<AuthorityHandle>,
     timeout: Duration,
+) -> Router {
+    router_with(
+        public,
+        style,
+        conformance,
+        authority,
+        timeout,
+        Router::new(),
+    )
+}
+
+/// [`router`] plus `extra` routes (the protocol files, development enrolment), all behind the
+/// same layers: timeout, request log, security and cache headers, gzip
+/// (`crate::console`).
+pub(crate) fn router_with(
+    public: &Path,
+    style: Option<&Path>,
+    conformance: String,
+    authority: Option<AuthorityHandle>,
+    timeout: Duration,
+    extra: Router,
 ) -> Router {
     let conformance: std::sync::Arc<str> = conformance.into();
     let mut app = Router::new()
@@ -266,7 +288,10 @@ pub(crate) fn router(
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
     }
-    app.fallback_service(ServeDir::new(public))
+    app.merge(extra)
+        .merge(crate::console::static_service(public))
+        .layer(axum::middleware::from_fn(crate::console::headers))
+        .layer(crate::console::compression())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
@@ -360,12 +385,29 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         }
     };
     init_logging();
-    let conformance = conformance_json(super::conformance::protocol_root(None));
+    if !public.join("pkg").is_dir() {
+        tracing::warn!(
+            "{} has no built console (pkg/): run scripts/build-web.sh",
+            public.display()
+        );
+    }
+    let bundle = super::conformance::protocol_root(None);
+    let conformance = conformance_json(bundle.clone());
     let org = match (&opts.registry, &opts.authority_key) {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
         _ => crate::devorg::load_or_create(&opts.data).and_then(|o| o.setup()),
     };
-    let org = match org {
+    // Development keys enrolled from browsers (`POST /api/dev/enrol`) join the Registry.
+    let org = org.and_then(|mut o| {
+        let enrolment = if o.dev.is_some() {
+            o.registry = crate::dev_enrol::extend_registry(&o.registry, &opts.data)?;
+            crate::dev_enrol::Enrolment::development(&o.registry, &opts.data)?
+        } else {
+            crate::dev_enrol::Enrolment::refused()
+        };
+        Ok((o, enrolment))
+    });
+    let (org, enrolment) = match org {
         Ok(o) => o,
         Err(e) => {
             eprintln!("weave-console: {e}");
@@ -379,12 +421,15 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = router(
+    let extra =
+        crate::console::protocol_routes(bundle.ok()).merge(crate::dev_enrol::routes(enrolment));
+    let app = router_with(
         &public,
         style.as_deref(),
         conformance,
         Some(authority),
         REQUEST_TIMEOUT,
+        extra,
     );
     match runtime.block_on(serve(&opts.addr, app)) {
         Ok(()) => ExitCode::SUCCESS,
