@@ -168,6 +168,153 @@ pub fn protocol_routes(root: Option<PathBuf>) -> Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::body::Body;
+    use axum::http::Request as HttpRequest;
+    use tower::ServiceExt;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("weave-console-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("pkg/abc123")).expect("temp dir");
+        std::fs::write(
+            dir.join("index.html"),
+            "<!doctype html><title>shell</title>",
+        )
+        .expect("w");
+        std::fs::write(
+            dir.join("pkg/abc123/app.js"),
+            "export default 1;\n".repeat(50),
+        )
+        .expect("w");
+        dir
+    }
+
+    fn bundle() -> Option<PathBuf> {
+        crate::cli::conformance::protocol_root(None).ok()
+    }
+
+    async fn get(
+        app: &Router,
+        path: &str,
+        gzip: bool,
+    ) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+        let mut req = HttpRequest::get(path);
+        if gzip {
+            req = req.header(header::ACCEPT_ENCODING, "gzip");
+        }
+        let r = app
+            .clone()
+            .oneshot(req.body(Body::empty()).expect("request"))
+            .await
+            .expect("response");
+        let status = r.status();
+        let headers = r.headers().clone();
+        let body = axum::body::to_bytes(r.into_body(), usize::MAX)
+            .await
+            .expect("body")
+            .to_vec();
+        (status, headers, body)
+    }
+
+    fn app(dir: &Path) -> Router {
+        crate::cli::serve::router_with(
+            dir,
+            None,
+            "{}".into(),
+            None,
+            std::time::Duration::from_secs(5),
+            protocol_routes(bundle()).merge(crate::dev_enrol::routes(
+                crate::dev_enrol::Enrolment::refused(),
+            )),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_shell_deep_links_assets_headers_and_compression() {
+        let dir = temp_dir("serve");
+        let app = app(&dir);
+        let (s, h, body) = get(&app, "/", false).await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(String::from_utf8_lossy(&body).contains("shell"));
+        assert_eq!(h[header::CONTENT_SECURITY_POLICY], CSP);
+        assert_eq!(h[header::CACHE_CONTROL], "no-cache");
+        assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        // A deep link is the shell; a missing asset is a plain 404.
+        let (s, _, body) = get(&app, "/mission/urn:missionweaveprotocol:group:v1.2", false).await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(String::from_utf8_lossy(&body).contains("shell"));
+        let (s, _, _) = get(&app, "/pkg/abc123/missing.js", false).await;
+        assert_eq!(s, StatusCode::NOT_FOUND);
+        // Hashed files are immutable and gzip-compressed on request.
+        let (s, h, body) = get(&app, "/pkg/abc123/app.js", true).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(
+            h[header::CACHE_CONTROL],
+            "public, max-age=31536000, immutable"
+        );
+        assert_eq!(h[header::CONTENT_ENCODING], "gzip");
+        assert!(body.len() < 900, "{} bytes", body.len());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn the_bundle_is_served_read_only_and_only_its_four_directories() {
+        let Some(root) = bundle() else {
+            panic!("set MWP_PROTOCOL_DIR to the protocol bundle");
+        };
+        let dir = temp_dir("bundle");
+        let app = app(&dir);
+        let (s, h, body) = get(&app, "/api/protocol/index", false).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(h[header::CACHE_CONTROL], "no-store");
+        let v = wasm_core::json::parse(&body).expect("json");
+        let files: Vec<&str> = match v.pointer("/files") {
+            Some(wasm_core::json::Value::Array(a)) => a.iter().filter_map(|f| f.as_str()).collect(),
+            _ => panic!("no files"),
+        };
+        assert_eq!(files.len(), bundle_files(&root).len());
+        assert!(files.contains(&"conformance/manifest.json"));
+        assert!(
+            files
+                .iter()
+                .all(|f| BUNDLE_DIRS.iter().any(|d| f.starts_with(&format!("{d}/"))))
+        );
+        let (s, _, body) = get(&app, "/api/protocol/files/conformance/manifest.json", false).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(
+            body,
+            std::fs::read(root.join("conformance/manifest.json")).expect("read")
+        );
+        for p in [
+            "/api/protocol/files/spec/PROTOCOL.md",
+            "/api/protocol/files/conformance/../spec/PROTOCOL.md",
+            "/api/protocol/files/README.md",
+        ] {
+            let (s, _, _) = get(&app, p, false).await;
+            assert_eq!(s, StatusCode::NOT_FOUND, "{p}");
+        }
+        // Without a bundle the index says so.
+        let none = protocol_routes(None);
+        let (s, _, body) = get(&none, "/api/protocol/index", false).await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(String::from_utf8_lossy(&body).contains("MWP_PROTOCOL_DIR"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn enrolment_is_refused_by_a_deployment_through_the_router() {
+        let dir = temp_dir("enrol");
+        let r = app(&dir)
+            .oneshot(
+                HttpRequest::post("/api/dev/enrol")
+                    .body(Body::from("{}"))
+                    .expect("request"),
+            )
+            .await
+            .expect("response");
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn app_routes_fall_back_to_the_shell_and_files_do_not() {

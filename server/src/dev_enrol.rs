@@ -293,3 +293,135 @@ pub fn routes(state: Enrolment) -> Router {
         .with_state(Arc::new(state))
         .layer(axum::extract::DefaultBodyLimit::max(4096))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_core::crypto::SecretSeed;
+    use wasm_core::encoding::b64url_encode;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("weave-enrol-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    fn key(n: u8) -> String {
+        let mut b = [n; 32];
+        b64url_encode(&SecretSeed::take(&mut b).public_key())
+    }
+
+    fn dev_registry() -> ValidatedRegistry {
+        RegistryEvidence {
+            organization_id: "urn:missionweaveprotocol:organization:dev".into(),
+            bindings: vec![BindingRecord {
+                key_id: "urn:missionweaveprotocol:key:group-gateway".into(),
+                principal_type: "service".into(),
+                principal_id: "urn:missionweaveprotocol:service:group-gateway".into(),
+                algorithm: "Ed25519".into(),
+                public_key: key(1),
+                valid_from: VALID_FROM.into(),
+                validity_history: vec![],
+            }],
+        }
+        .validate()
+        .expect("registry")
+    }
+
+    fn body(principal: &str, key_id: &str, public_key: &str) -> Vec<u8> {
+        format!(r#"{{"principalId":"{principal}","keyId":"{key_id}","publicKey":"{public_key}"}}"#)
+            .into_bytes()
+    }
+
+    const ALICE: &str = "urn:missionweaveprotocol:human:alice";
+    const ALICE_KEY: &str = "urn:missionweaveprotocol:key:alice-abc123";
+
+    #[test]
+    fn a_human_key_is_enrolled_once_persisted_and_joins_the_registry_at_start() {
+        let dir = temp_dir("ok");
+        let e = Enrolment::development(&dev_registry(), &dir).expect("enrolment");
+        let b = body(ALICE, ALICE_KEY, &key(2));
+        assert_eq!(
+            e.enrol(&b).map_err(|e| e.document()),
+            Ok((true, ALICE.into(), ALICE_KEY.into()))
+        );
+        // The same binding again: idempotent.
+        assert_eq!(e.enrol(&b).map(|r| r.0).ok(), Some(false));
+        // Kept in the Registry-fixture shape; at the next start it is part of the Registry.
+        let r = extend_registry(&dev_registry(), &dir).expect("extended");
+        let binding = r.binding(ALICE_KEY).expect("enrolled binding");
+        assert_eq!(binding.principal.id.0, ALICE);
+        assert_eq!(binding.public_key_text, key(2));
+        assert!(
+            r.binding("urn:missionweaveprotocol:key:group-gateway")
+                .is_some()
+        );
+        // A new server instance reads the file back and still refuses a clash.
+        let again = Enrolment::development(&r, &dir).expect("reopened");
+        let clash = again
+            .enrol(&body(ALICE, ALICE_KEY, &key(3)))
+            .expect_err("clash");
+        assert_eq!(
+            clash.document().pointer("/code").and_then(Value::as_str),
+            Some("INVALID_COMMAND")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_deployment_refuses_enrolment() {
+        let e = Enrolment::refused();
+        let err = e
+            .enrol(&body(ALICE, ALICE_KEY, &key(2)))
+            .expect_err("refused");
+        assert_eq!(
+            err.document().pointer("/code").and_then(Value::as_str),
+            Some("AUTH_FORBIDDEN")
+        );
+    }
+
+    #[test]
+    fn malformed_enrolments_are_refused() {
+        let dir = temp_dir("bad");
+        let e = Enrolment::development(&dev_registry(), &dir).expect("enrolment");
+        let code = |b: &[u8]| {
+            e.enrol(b)
+                .expect_err("refused")
+                .document()
+                .pointer("/code")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let k = key(2);
+        for (b, want) in [
+            (b"{".to_vec(), "PROTOCOL_VIOLATION"),
+            (br#"{"principalId":"x","principalId":"y"}"#.to_vec(), "PROTOCOL_VIOLATION"),
+            (body("urn:missionweaveprotocol:agent:alice", ALICE_KEY, &k), "SCHEMA_VALIDATION_FAILED"),
+            (body("urn:missionweaveprotocol:human:Alice", ALICE_KEY, &k), "SCHEMA_VALIDATION_FAILED"),
+            (body(ALICE, "urn:missionweaveprotocol:key:bob-1", &k), "SCHEMA_VALIDATION_FAILED"),
+            (body(ALICE, "urn:missionweaveprotocol:key:alice", &k), "SCHEMA_VALIDATION_FAILED"),
+            (body(ALICE, ALICE_KEY, "AAAA"), "SCHEMA_VALIDATION_FAILED"),
+            // The identity point is not a usable Ed25519 key (§6.4 strict keys).
+            (body(ALICE, ALICE_KEY, &b64url_encode(&{
+                let mut p = [0u8; 32];
+                p[0] = 1;
+                p
+            })), "SCHEMA_VALIDATION_FAILED"),
+            (
+                format!(r#"{{"principalId":"{ALICE}","keyId":"{ALICE_KEY}","publicKey":"{k}","seed":"x"}}"#)
+                    .into_bytes(),
+                "SCHEMA_VALIDATION_FAILED",
+            ),
+            // The Group Authority's key ID cannot be taken over.
+            (
+                body(ALICE, "urn:missionweaveprotocol:key:group-gateway", &k),
+                "SCHEMA_VALIDATION_FAILED",
+            ),
+        ] {
+            assert_eq!(code(&b).as_deref(), Some(want), "{}", String::from_utf8_lossy(&b));
+        }
+        assert!(!dir.join(FILE).exists(), "nothing was stored");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -15,6 +15,8 @@ mod imp {
         pub static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
         pub static REGISTRY: RefCell<Option<wasm_core::crypto::registry::ValidatedRegistry>> =
             const { RefCell::new(None) };
+        /// Groups opened before the client existed (watched as soon as it does).
+        pub static WATCHED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     }
 }
 
@@ -30,6 +32,9 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
                 .get_or_insert_with(|| Client::new(move |n| console.apply(n)))
                 .clone()
         });
+        for g in imp::WATCHED.with(|w| w.borrow().clone()) {
+            client.watch(g);
+        }
         let registry = imp::REGISTRY.with(|r| r.borrow().clone());
         client.set_registry(RegistryCheck { registry });
         client.start(
@@ -53,14 +58,22 @@ pub fn stop() {
     });
 }
 
-/// Follows a Group (e.g. the Mission view's).
+/// Follows a Group (e.g. the Mission view's), now or as soon as a session starts.
 pub fn watch(group_id: String) {
     #[cfg(target_arch = "wasm32")]
-    imp::CLIENT.with(|c| {
-        if let Some(c) = c.borrow().as_ref() {
-            c.watch(group_id);
-        }
-    });
+    {
+        imp::WATCHED.with(|w| {
+            let mut w = w.borrow_mut();
+            if !w.contains(&group_id) {
+                w.push(group_id.clone());
+            }
+        });
+        imp::CLIENT.with(|c| {
+            if let Some(c) = c.borrow().as_ref() {
+                c.watch(group_id);
+            }
+        });
+    }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = group_id;
 }

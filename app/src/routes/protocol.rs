@@ -18,6 +18,7 @@ pub struct BundleRow {
 }
 
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 enum Run {
     NotRun,
     Fetching(usize),

@@ -3,7 +3,6 @@
 //! import a key file; unlock a stored key with its passphrase; export, lock or remove it. The
 //! private key never leaves the browser: only the public key is sent, to enrol it.
 
-use crate::custody::keyfile::{self, KeyFile};
 use crate::i18n::*;
 use crate::state::{Console, KeyState, use_console};
 use leptos::prelude::*;
@@ -20,8 +19,10 @@ pub enum Fail {
     Storage(String),
 }
 
-/// What the last action said (shown in a live region).
+/// What the last action said (shown in a live region). (Native builds, the tests, never run
+/// the browser actions that produce most of these.)
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 enum Note {
     None,
     Busy,
@@ -62,7 +63,7 @@ pub fn load_stored_key(console: Console) {
     #[cfg(target_arch = "wasm32")]
     leptos::task::spawn_local(async move {
         let state = match crate::custody::store::load().await {
-            Ok(Some(text)) => match KeyFile::parse(&text) {
+            Ok(Some(text)) => match crate::custody::keyfile::KeyFile::parse(&text) {
                 Ok(f) => KeyState::Locked {
                     principal_id: f.principal_id,
                     key_id: f.key_id,
@@ -78,7 +79,12 @@ pub fn load_stored_key(console: Console) {
 }
 
 /// Holds the unlocked seed as a `Signer` and opens the session.
-fn unlocked(console: Console, file: &KeyFile, seed: wasm_core::crypto::SecretSeed) {
+#[cfg(target_arch = "wasm32")]
+fn unlocked(
+    console: Console,
+    file: &crate::custody::keyfile::KeyFile,
+    seed: wasm_core::crypto::SecretSeed,
+) {
     let signer = std::sync::Arc::new(wasm_core::crypto::ed25519::Signer::from_seed(&seed));
     drop(seed);
     console.signer.set_value(Some(signer.clone()));
@@ -97,6 +103,7 @@ fn unlocked(console: Console, file: &KeyFile, seed: wasm_core::crypto::SecretSee
 #[cfg(target_arch = "wasm32")]
 mod actions {
     use super::*;
+    use crate::custody::keyfile::{self, KeyFile};
     use crate::custody::{store, webcrypto};
     use wasm_core::crypto::SecretSeed;
 
