@@ -83,7 +83,7 @@ fn Shell() -> impl IntoView {
         let l = i18n.get_locale();
         web::set_root_attr("lang", tag_of(l));
         if let Some(d) = web::window().and_then(|w| w.document()) {
-            d.set_title(&td_string!(l, app.title));
+            d.set_title(td_string!(l, app.title));
         }
     });
 

@@ -18,8 +18,8 @@ pub fn match_tag(tag: &str) -> Option<&'static str> {
         "fr" => Some("fr"),
         "zh" => {
             let rest: Vec<&str> = parts.collect();
-            let traditional = rest.iter().any(|p| *p == "hant")
-                || (!rest.iter().any(|p| *p == "hans")
+            let traditional = rest.contains(&"hant")
+                || (!rest.contains(&"hans")
                     && rest.iter().any(|p| matches!(*p, "tw" | "hk" | "mo")));
             traditional.then_some("zh-Hant")
         }

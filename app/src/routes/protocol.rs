@@ -20,7 +20,7 @@ pub struct BundleRow {
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 enum Run {
-    NotRun,
+    Idle,
     Fetching(usize),
     Running,
     Done(Vec<BundleRow>),
@@ -88,7 +88,7 @@ async fn fetch_and_run(state: RwSignal<Run>) {
 #[component]
 pub fn Protocol() -> impl IntoView {
     let i18n = use_i18n();
-    let state = RwSignal::new(Run::NotRun);
+    let state = RwSignal::new(Run::Idle);
     let server = RwSignal::new(None::<String>);
     #[cfg(target_arch = "wasm32")]
     leptos::task::spawn_local(async move {
@@ -128,7 +128,7 @@ pub fn Protocol() -> impl IntoView {
             </button>
             <div id="bundle-status" role="status" aria-live="polite">
                 {move || match state.get() {
-                    Run::NotRun => ().into_any(),
+                    Run::Idle => ().into_any(),
                     Run::Fetching(n) => view! { <p class="state loading">{t!(i18n, protocol.fetching, n = move || n)}</p> }.into_any(),
                     Run::Running => view! { <p class="state loading">{t!(i18n, protocol.running)}</p> }.into_any(),
                     Run::Failed(e) => view! { <p class="state error" data-state="error">{t!(i18n, protocol.fetch_error, detail = move || e.clone())}</p> }.into_any(),

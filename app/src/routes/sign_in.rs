@@ -349,7 +349,7 @@ fn Unlock(note: RwSignal<Note>, who: String) -> impl IntoView {
 fn forget(console: Console, note: RwSignal<Note>, i18n: I18nContext<Locale>) {
     let ok = web_sys::window()
         .and_then(|w| {
-            w.confirm_with_message(&t_string!(i18n, sign_in.forget_confirm))
+            w.confirm_with_message(t_string!(i18n, sign_in.forget_confirm))
                 .ok()
         })
         .unwrap_or(false);

@@ -329,13 +329,13 @@ impl Machine {
                 }
             }
             Input::Opened { nonce } => {
-                if self.phase == Phase::Opening {
-                    if let Some(id) = self.identity.clone() {
-                        let nonce = b64url_encode(&nonce);
-                        let init = self.client_init(&id, &nonce);
-                        out.push(Output::Send(init));
-                        self.phase = Phase::HelloSent { nonce };
-                    }
+                if self.phase == Phase::Opening
+                    && let Some(id) = self.identity.clone()
+                {
+                    let nonce = b64url_encode(&nonce);
+                    let init = self.client_init(&id, &nonce);
+                    out.push(Output::Send(init));
+                    self.phase = Phase::HelloSent { nonce };
                 }
             }
             Input::Text(text) => self.on_text(&text, check, &mut out),
