@@ -98,7 +98,7 @@ fn event(group: &str, seq: u64) -> Value {
 fn event_id(group: &str, seq: u64) -> String {
     format!(
         "urn:missionweaveprotocol:event:{}:{seq}",
-        group.rsplit(':').next().unwrap()
+        group.rsplit(':').next().expect("a group id")
     )
 }
 

@@ -114,6 +114,11 @@ pub fn extend_registry(
     .map_err(|e| format!("{FILE}: the Registry with the enrolled keys is invalid: {e}"))
 }
 
+/// A refusal with its wire code and HTTP status.
+fn refuse(code: ErrorCode, message: &str, status: StatusCode) -> Box<WireError> {
+    Box::new(WireError::new(code, message.to_owned()).with_status(status))
+}
+
 impl Enrolment {
     /// Enrolment for the development Organization whose Registry is `registry`.
     pub fn development(registry: &ValidatedRegistry, data_dir: &Path) -> Result<Enrolment, String> {
@@ -138,25 +143,28 @@ impl Enrolment {
     }
 
     /// Checks and records one enrolment; `Ok(true)` if new, `Ok(false)` if already there.
-    pub fn enrol(&self, body: &[u8]) -> Result<(bool, String, String), WireError> {
+    pub fn enrol(&self, body: &[u8]) -> Result<(bool, String, String), Box<WireError>> {
         let Some(dev) = &self.dev else {
-            return Err(WireError::new(
+            return Err(refuse(
                 ErrorCode::AuthForbidden,
                 "enrolment is for the development Organization only; a deployment registers \
                  keys in its own Registry",
-            )
-            .with_status(StatusCode::FORBIDDEN));
+                StatusCode::FORBIDDEN,
+            ));
         };
         let invalid = |m: &str| {
-            WireError::new(ErrorCode::SchemaValidationFailed, m.to_owned())
-                .with_status(StatusCode::UNPROCESSABLE_ENTITY)
+            refuse(
+                ErrorCode::SchemaValidationFailed,
+                m,
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
         };
         let v = json::parse(body).map_err(|e| {
-            WireError::new(
+            refuse(
                 ErrorCode::ProtocolViolation,
-                format!("not strict JSON: {e}"),
+                &format!("not strict JSON: {e}"),
+                StatusCode::BAD_REQUEST,
             )
-            .with_status(StatusCode::BAD_REQUEST)
         })?;
         let obj = v.as_object().ok_or_else(|| invalid("expected an object"))?;
         for (k, _) in obj.iter() {
@@ -211,9 +219,13 @@ impl Enrolment {
             valid_from: VALID_FROM.into(),
             validity_history: vec![],
         };
-        let mut dev = dev
-            .lock()
-            .map_err(|_| WireError::new(ErrorCode::InternalError, "enrolment state unavailable"))?;
+        let mut dev = dev.lock().map_err(|_| {
+            refuse(
+                ErrorCode::InternalError,
+                "enrolment state unavailable",
+                StatusCode::INTERNAL_SERVER_ERROR,
+            )
+        })?;
         if dev.enrolled.contains(&record) {
             return Ok((false, principal_id, key_id));
         }
@@ -227,11 +239,11 @@ impl Enrolment {
                     || (b.principal_id == principal_id && b.principal_type != "human")
             });
         if clash {
-            return Err(WireError::new(
+            return Err(refuse(
                 ErrorCode::InvalidCommand,
                 "this key ID is already bound, or the Principal is not a human",
-            )
-            .with_status(StatusCode::CONFLICT));
+                StatusCode::CONFLICT,
+            ));
         }
         let mut all = dev.evidence.bindings.clone();
         all.extend(dev.enrolled.iter().cloned());
@@ -250,9 +262,10 @@ impl Enrolment {
             .and_then(|()| std::fs::rename(&tmp, &dev.path))
             .map_err(|e| {
                 tracing::error!(error = %e, "cannot write {}", dev.path.display());
-                WireError::new(
+                refuse(
                     ErrorCode::InternalError,
                     "the enrolment could not be stored",
+                    StatusCode::INTERNAL_SERVER_ERROR,
                 )
             })?;
         dev.enrolled = enrolled;
@@ -283,7 +296,7 @@ async fn enrol(State(state): State<Arc<Enrolment>>, body: Bytes) -> Response {
             )
                 .into_response()
         }
-        Err(e) => e.into_response(),
+        Err(e) => (*e).into_response(),
     }
 }
 

@@ -14,7 +14,8 @@ pub struct BundleRow {
     pub bundle: String,
     pub passed: usize,
     pub failed: usize,
-    pub failures: Vec<String>,
+    /// (case, expected, got) of each failing evaluation.
+    pub failures: Vec<(String, String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -48,7 +49,7 @@ pub fn run_bundles(files: &std::collections::HashMap<String, Vec<u8>>) -> Vec<Bu
         failures: r
             .failures
             .iter()
-            .map(|f| format!("{}: expected {}, got {}", f.case, f.expected, f.got))
+            .map(|f| (f.case.clone(), f.expected.clone(), f.got.clone()))
             .collect(),
     })
     .collect()
@@ -145,9 +146,13 @@ fn Results(rows: Vec<BundleRow>) -> impl IntoView {
     let i18n = use_i18n();
     let passed: usize = rows.iter().map(|r| r.passed).sum();
     let failed: usize = rows.iter().map(|r| r.failed).sum();
-    let failures: Vec<String> = rows
+    let failures: Vec<(String, String, String)> = rows
         .iter()
-        .flat_map(|r| r.failures.iter().map(move |f| format!("{}: {f}", r.bundle)))
+        .flat_map(|r| {
+            r.failures
+                .iter()
+                .map(move |(c, e, g)| (format!("{}/{c}", r.bundle), e.clone(), g.clone()))
+        })
         .collect();
     view! {
         <p id="bundle-summary" class="summary" data-state=if failed == 0 { "ok" } else { "error" }>
@@ -190,7 +195,9 @@ fn Results(rows: Vec<BundleRow>) -> impl IntoView {
             </tbody>
         </table>
         <ul class="failures">
-            {failures.into_iter().map(|f| view! { <li><code>{f}</code></li> }).collect_view()}
+            {failures.into_iter().map(|(c, e, g)| view! {
+                <li>{t!(i18n, protocol.failure, case = move || c.clone(), expected = move || e.clone(), got = move || g.clone())}</li>
+            }).collect_view()}
         </ul>
     }
 }
