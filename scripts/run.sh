@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # THE product command: installs what is missing (scripts/setup.sh, idempotent), builds the
-# release server and runs `weave-console serve`. Arguments are passed through, e.g.
+# console (scripts/build-web.sh release, into dist/) and the release server, and runs
+# `weave-console serve`. Arguments are passed through, e.g.
 #   scripts/run.sh --addr 0.0.0.0:8080
 # A first argument that is another subcommand (conformance, scenarios, bench, help) runs that instead.
 set -euo pipefail
@@ -15,6 +16,7 @@ if [ -z "${MWP_PROTOCOL_DIR:-}" ] && [ -d ../shared/protocol ]; then
   export MWP_PROTOCOL_DIR
 fi
 bash scripts/setup.sh
+bash scripts/build-web.sh release
 cargo build --release -p server --bin weave-console
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 case $TARGET_DIR in /*) ;; *) TARGET_DIR=$ROOT/$TARGET_DIR ;; esac

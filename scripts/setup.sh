@@ -16,6 +16,13 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+# System CJK fonts, so the console's Traditional Chinese renders in the browser tests and their
+# screenshots (the console itself downloads no font: it names system font stacks).
+if ! fc-list :lang=zh-tw family 2>/dev/null | grep -q .; then
+  log "installing Debian fonts-noto-cjk"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-noto-cjk >/dev/null
+fi
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding rustup target wasm32-unknown-unknown"

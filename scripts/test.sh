@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # THE test command. Runs, in order (each prints `== STEP ==` and its wall time):
 #   fmt          cargo fmt --all --check
-#   clippy       cargo clippy --workspace --all-targets -- -D warnings
+#   clippy       cargo clippy --workspace --all-targets -- -D warnings, and the console's
+#                browser-only code: cargo clippy -p app --target wasm32-unknown-unknown --features csr
 #   wasm         release build of wasm-core for wasm32-unknown-unknown (+ host-import check)
 #   test         cargo test --workspace (native)
 #   conformance  weave-console conformance (official vectors from MWP_PROTOCOL_DIR)
 #   scenarios    weave-console scenarios (behavioural suite of the embedded authority)
 #   browser      wasm-core tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)
-#   end2end      weave-console serve + end2end/smoke.mjs (playwright-core + Debian chromium)
+#   end2end      scripts/build-web.sh release, weave-console serve, end2end/console.mjs
+#                (playwright-core + Debian chromium + @axe-core/playwright)
 # Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
 # Ends with `all: N passed, 0 failed`; stops at the first failing step with a non-zero exit.
 #
@@ -114,7 +116,10 @@ step_setup() { bash scripts/setup.sh; }
 
 step_fmt() { cargo fmt --all --check; }
 
-step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
+step_clippy() {
+  cargo clippy --workspace --all-targets -- -D warnings
+  cargo clippy -p app --lib --target wasm32-unknown-unknown --features csr -- -D warnings
+}
 
 BROWSER_ENV=(
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
@@ -170,6 +175,7 @@ http_ok() { # http_ok URL: exit 0 if GET URL answers 2xx with body `ok`
 }
 
 step_end2end() {
+  bash scripts/build-web.sh release
   cargo build -p server --bin weave-console
   local bin="$TARGET_DIR/debug/weave-console"
   # Port 0 (the default) lets the OS pick a free port; the server prints the one it got.
@@ -200,7 +206,7 @@ step_end2end() {
   fi
   echo "end2end: weave-console up at $base"
   local rc=0
-  BASE_URL="$base/" node end2end/smoke.mjs || rc=$?
+  BASE_URL="$base/" node end2end/console.mjs || rc=$?
   stop_server
   return "$rc"
 }

@@ -1,6 +1,40 @@
-//! MissionWeave console front end.
+//! The MissionWeave console: a Leptos app rendered in the browser (CSR), compiled to WebAssembly
+//! and served by `weave-console serve` (issue 13). Everything protocol — strict parsing,
+//! signature verification, canonicalization and signing — comes from `wasm-core`; this crate
+//! adds the views, the socket client, key custody and the translations (issue 14).
 //!
-//! This crate is a placeholder: the Leptos console (client-side rendered, built for
-//! `wasm32-unknown-unknown` and served by `weave-console serve`) arrives in a later issue.
-//! Until then the console is the static page in `public/index.html`, styled by
-//! `style/console.css`.
+//! Layout (docs/console.md):
+//! - `app`: the shell (header, navigation, routes, shortcuts, alarms);
+//! - `routes/`: one module per view; `components/`: shared pieces (signing summary, …);
+//! - `socket/`: the socket client (a sans-IO machine, its driver, the browser transport);
+//! - `custody/`: the key file format, WebCrypto encryption and IndexedDB storage;
+//! - `signing`: the signing-summary model; `locale`, `format`: language choice and `Intl`;
+//! - `state`: the console-wide reactive state; `web`: small browser helpers (fetch, storage).
+#![forbid(unsafe_code)]
+
+// The i18n module (`i18n::Locale`, `use_i18n`, `t!`…) generated at compile time from
+// `locales/*.json`; a key used in code but absent from the files does not compile.
+#[allow(deprecated)]
+mod generated {
+    leptos_i18n::load_locales!();
+}
+pub use generated::i18n;
+
+pub mod app;
+pub mod components;
+pub mod custody;
+pub mod format;
+pub mod locale;
+pub mod routes;
+pub mod signing;
+pub mod socket;
+pub mod state;
+pub mod web;
+
+/// The browser entry point (`scripts/build-web.sh` builds with `--features csr`).
+#[cfg(feature = "csr")]
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(app::App);
+}

@@ -7,6 +7,8 @@ mod agents;
 mod authority;
 mod cards;
 mod cli;
+mod console;
+mod dev_enrol;
 mod devclock;
 mod devorg;
 mod gateway;

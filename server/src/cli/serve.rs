@@ -136,7 +136,7 @@ fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), S
     let public = match public {
         Some(p) => p,
         None => find_workspace_root()
-            .map(|root| root.join("public"))
+            .map(|root| crate::console::app_dir(&root))
             .ok_or_else(|| {
                 "cannot find the workspace's public/ directory; pass --public DIR".to_string()
             })?,
@@ -353,11 +353,13 @@ pub(crate) fn router_full(
     if let Some(gw) = gateway {
         app = app.route("/ws", get(crate::gateway::upgrade).with_state(gw));
     }
-    app = app.merge(extra);
     if let Some(style) = style {
         app = app.nest_service("/style", ServeDir::new(style));
     }
-    app.fallback_service(ServeDir::new(public))
+    app.merge(extra)
+        .merge(crate::console::static_service(public))
+        .layer(axum::middleware::from_fn(crate::console::headers))
+        .layer(crate::console::compression())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
@@ -515,7 +517,14 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         }
     };
     init_logging();
-    let conformance = conformance_json(super::conformance::protocol_root(None));
+    if !public.join("pkg").is_dir() {
+        tracing::warn!(
+            "{} has no built console (pkg/): run scripts/build-web.sh",
+            public.display()
+        );
+    }
+    let bundle = super::conformance::protocol_root(None);
+    let conformance = conformance_json(bundle.clone());
     if let Some(url) = &opts.upstream {
         return run_proxy(&opts, &runtime, url, &public, style.as_deref(), conformance);
     }
@@ -523,7 +532,17 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
         _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock).and_then(|o| o.setup()),
     };
-    let mut org = match org {
+    // Development keys enrolled from browsers (`POST /api/dev/enrol`) join the Registry.
+    let org = org.and_then(|mut o| {
+        let enrolment = if o.dev.is_some() {
+            o.registry = crate::dev_enrol::extend_registry(&o.registry, &opts.data)?;
+            crate::dev_enrol::Enrolment::development(&o.registry, &opts.data)?
+        } else {
+            crate::dev_enrol::Enrolment::refused()
+        };
+        Ok((o, enrolment))
+    });
+    let (mut org, enrolment) = match org {
         Ok(o) => o,
         Err(e) => {
             eprintln!("weave-console: {e}");
@@ -581,11 +600,11 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let extra = if opts.dev_clock {
-        crate::devclock::routes(clock)
-    } else {
-        Router::new()
-    };
+    let mut extra =
+        crate::console::protocol_routes(bundle.ok()).merge(crate::dev_enrol::routes(enrolment));
+    if opts.dev_clock {
+        extra = extra.merge(crate::devclock::routes(clock));
+    }
     let app = router_full(
         &public,
         style.as_deref(),

@@ -1,0 +1,256 @@
+//! The shell: header (brand, navigation, connection state, language switcher, theme toggle,
+//! shortcuts), the routes, alarms, the keyboard shortcuts and their `?` cheat sheet.
+
+use crate::components::cheat_sheet::CheatSheet;
+use crate::components::header::Header;
+use crate::i18n::*;
+use crate::locale;
+use crate::routes;
+use crate::state::{Console, RegistryState, Theme, use_console};
+use crate::web;
+use leptos::prelude::*;
+use leptos_i18n::I18nContext;
+use leptos_i18n::td_string;
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::hooks::use_navigate;
+use leptos_router::path;
+
+/// Maps a BCP 47 tag to the generated locale.
+pub fn locale_of(tag: &str) -> Locale {
+    match tag {
+        "fr" => Locale::fr,
+        "zh-Hant" => Locale::zh_Hant,
+        _ => Locale::en,
+    }
+}
+
+pub fn tag_of(l: Locale) -> &'static str {
+    match l {
+        Locale::en => "en",
+        Locale::fr => "fr",
+        Locale::zh_Hant => "zh-Hant",
+    }
+}
+
+/// Changes the language at once (no reload) and remembers the choice.
+pub fn set_language(i18n: I18nContext<Locale>, tag: &str) {
+    let l = locale_of(tag);
+    i18n.set_locale(l);
+    web::local_set(locale::STORAGE_KEY, tag_of(l));
+    web::set_root_attr("lang", tag_of(l));
+}
+
+/// Applies a theme to `<html data-theme>` and remembers it.
+pub fn apply_theme(t: Theme) {
+    let effective = match t {
+        Theme::System => {
+            if web::prefers_dark() {
+                "dark"
+            } else {
+                "light"
+            }
+        }
+        Theme::Light => "light",
+        Theme::Dark => "dark",
+    };
+    web::set_root_attr("data-theme", effective);
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    view! {
+        <I18nContextProvider>
+            <Router>
+                <Shell />
+            </Router>
+        </I18nContextProvider>
+    }
+}
+
+#[component]
+fn Shell() -> impl IntoView {
+    let i18n = use_i18n();
+    let console = Console::new();
+    provide_context(console);
+
+    // First visit: the browser's languages; afterwards: the stored choice.
+    let stored = web::local_get(locale::STORAGE_KEY);
+    let tag = locale::pick(stored.as_deref(), &web::languages());
+    // After the provider's own first pass (which only knows exact `navigator.languages`
+    // matches): effects run in creation order, and this one reads nothing reactive.
+    Effect::new(move |_| i18n.set_locale(locale_of(tag)));
+    Effect::new(move |_| {
+        let l = i18n.get_locale();
+        web::set_root_attr("lang", tag_of(l));
+        if let Some(d) = web::window().and_then(|w| w.document()) {
+            d.set_title(td_string!(l, app.title));
+        }
+    });
+
+    let theme = web::local_get(Theme::STORAGE_KEY)
+        .map(|s| Theme::parse(&s))
+        .unwrap_or(Theme::System);
+    console.theme.set(theme);
+    Effect::new(move |_| apply_theme(console.theme.get()));
+
+    boot(console);
+    shortcuts(console, i18n);
+
+    view! {
+        <a class="skip" href="#main">{t!(i18n, app.skip)}</a>
+        <Header />
+        <Alarms />
+        <main id="main" tabindex="-1">
+            <Routes fallback=routes::not_found::NotFound>
+                <Route path=path!("/") view=routes::board::Board />
+                <Route path=path!("/board") view=routes::board::Board />
+                <Route path=path!("/mission") view=routes::mission::Mission />
+                <Route path=path!("/mission/:group") view=routes::mission::Mission />
+                <Route path=path!("/ledger") view=routes::ledger::Ledger />
+                <Route path=path!("/approvals") view=routes::approvals::Approvals />
+                <Route path=path!("/events") view=routes::events::Events />
+                <Route path=path!("/conversations") view=routes::conversations::Conversations />
+                <Route path=path!("/agents") view=routes::agents::Agents />
+                <Route path=path!("/protocol") view=routes::protocol::Protocol />
+                <Route path=path!("/sign-in") view=routes::sign_in::SignIn />
+                <Route path=path!("/settings") view=routes::settings::Settings />
+            </Routes>
+        </main>
+        <footer class="site">{t!(i18n, app.footer)}</footer>
+        <CheatSheet />
+    }
+}
+
+/// Start-up work that needs the browser: read the stored key, fetch the Registry.
+fn boot(console: Console) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        crate::routes::sign_in::load_stored_key(console);
+        leptos::task::spawn_local(async move {
+            match crate::components::registry::fetch().await {
+                Ok(r) => {
+                    console.registry.set(RegistryState::Ready {
+                        bindings: r.bindings().count(),
+                    });
+                    crate::components::session::set_registry(r);
+                }
+                Err(e) => console.registry.set(RegistryState::Unavailable(e)),
+            }
+        });
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        console.key.set(crate::state::KeyState::None);
+        console
+            .registry
+            .set(RegistryState::Unavailable(String::new()));
+    }
+}
+
+/// True when a key press belongs to a form field, not to the shortcuts.
+fn typing(ev: &leptos::ev::KeyboardEvent) -> bool {
+    use wasm_bindgen::JsCast;
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|el| {
+            matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
+                || el.has_attribute("contenteditable")
+        })
+}
+
+/// The keyboard shortcuts: `?` cheat sheet, `t` theme, `l` language, `g` + letter to go to a
+/// view, `Escape` to close a dialog.
+fn shortcuts(console: Console, i18n: I18nContext<Locale>) {
+    let navigate = use_navigate();
+    let pending_g = RwSignal::new(false);
+    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            return;
+        }
+        let key = ev.key();
+        if key == "Escape" {
+            console.shortcuts_open.set(false);
+            return;
+        }
+        if typing(&ev) {
+            return;
+        }
+        if pending_g.get_untracked() {
+            pending_g.set(false);
+            let to = match key.as_str() {
+                "b" => Some("/"),
+                "m" => Some("/mission"),
+                "l" => Some("/ledger"),
+                "a" => Some("/approvals"),
+                "e" => Some("/events"),
+                "c" => Some("/conversations"),
+                "n" => Some("/agents"),
+                "p" => Some("/protocol"),
+                "i" => Some("/sign-in"),
+                "s" => Some("/settings"),
+                _ => None,
+            };
+            if let Some(to) = to {
+                ev.prevent_default();
+                navigate(to, Default::default());
+            }
+            return;
+        }
+        match key.as_str() {
+            "?" => {
+                ev.prevent_default();
+                console.shortcuts_open.update(|o| *o = !*o);
+            }
+            "t" => toggle_theme(console),
+            "l" => {
+                let next = locale::next(tag_of(i18n.get_locale_untracked()));
+                set_language(i18n, next);
+            }
+            "g" => pending_g.set(true),
+            _ => {}
+        }
+    });
+    on_cleanup(move || handle.remove());
+}
+
+/// Flips between light and dark from whatever is shown now.
+pub fn toggle_theme(console: Console) {
+    let dark_now = match console.theme.get_untracked() {
+        Theme::Dark => true,
+        Theme::Light => false,
+        Theme::System => web::prefers_dark(),
+    };
+    let t = if dark_now { Theme::Light } else { Theme::Dark };
+    console.theme.set(t);
+    web::local_set(Theme::STORAGE_KEY, t.as_str());
+}
+
+/// The alarm banner: an Event that failed verification (or a server error) is shown until
+/// dismissed.
+#[component]
+fn Alarms() -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    view! {
+        <div class="alarms" role="alert" aria-live="assertive">
+            <For
+                each=move || console.alarms.get()
+                key=|a| a.id
+                children=move |a| {
+                    let id = a.id;
+                    let code = a.code.clone();
+                    let detail = a.detail.clone();
+                    view! {
+                        <div class="alarm">
+                            <span class="icon" aria-hidden="true">"⚠"</span>
+                            <span>{t!(i18n, alarm.rejected, code = move || code.clone(), detail = move || detail.clone())}</span>
+                            <button type="button" on:click=move |_| console.alarms.update(|v| v.retain(|x| x.id != id))>
+                                {t!(i18n, alarm.dismiss)}
+                            </button>
+                        </div>
+                    }
+                }
+            />
+        </div>
+    }
+}

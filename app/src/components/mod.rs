@@ -1,0 +1,9 @@
+//! Pieces shared by the views.
+
+pub mod cheat_sheet;
+pub mod header;
+pub mod registry;
+pub mod session;
+pub mod signing_summary;
+pub mod states;
+pub mod wire;

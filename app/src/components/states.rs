@@ -1,0 +1,73 @@
+//! The designed loading, error and empty states every view uses.
+
+use crate::i18n::*;
+use crate::state::{KeyState, RegistryState, use_console};
+use leptos::prelude::*;
+
+#[component]
+pub fn Loading() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <p class="state loading" role="status">
+            <span class="icon" aria-hidden="true">"◌"</span>" "{t!(i18n, states.loading)}
+        </p>
+    }
+}
+
+#[component]
+pub fn ErrorState(detail: String) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <div class="state error" role="alert">
+            <p>
+                <span class="icon" aria-hidden="true">"✕"</span>" "
+                {t!(i18n, states.error, detail = move || detail.clone())}
+            </p>
+            <button type="button" on:click=|_| {
+                if let Some(w) = web_sys::window() {
+                    let _ = w.location().reload();
+                }
+            }>{t!(i18n, states.retry)}</button>
+        </div>
+    }
+}
+
+#[component]
+pub fn Empty(children: Children) -> impl IntoView {
+    view! {
+        <div class="state empty">
+            <span class="icon" aria-hidden="true">"∅"</span>
+            <p>{children()}</p>
+        </div>
+    }
+}
+
+/// The states of a view that lives on the Event stream: loading while the Registry is fetched,
+/// an error when it cannot be (nothing could be verified), "sign in first" without a key, else
+/// the view's own content (`children`, its empty state until the views land).
+#[component]
+pub fn StreamStates(children: ChildrenFn) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    move || match (console.registry.get(), console.key.get()) {
+        (RegistryState::Loading, _) | (_, KeyState::Loading) => view! { <Loading /> }.into_any(),
+        (RegistryState::Unavailable(detail), _) => view! {
+            <div class="state error" role="alert">
+                <p>
+                    <span class="icon" aria-hidden="true">"✕"</span>" "
+                    {t!(i18n, states.registry_unavailable, detail = move || detail.clone())}
+                </p>
+            </div>
+        }
+        .into_any(),
+        (_, KeyState::None) | (_, KeyState::Locked { .. }) => view! {
+            <div class="state empty">
+                <span class="icon" aria-hidden="true">"🔒"</span>
+                <p>{t!(i18n, states.sign_in_first)}</p>
+                <a href="/sign-in">{t!(i18n, nav.sign_in)}</a>
+            </div>
+        }
+        .into_any(),
+        _ => children().into_any(),
+    }
+}

@@ -1,0 +1,147 @@
+//! Locale-aware formatting through the browser's `Intl` (issue 14): dates and times, relative
+//! times ("in 4 min"), numbers and the units of the six budget dimensions. The exact protocol
+//! text of a timestamp is kept beside the formatted one (shown on demand). Native builds (the
+//! tests) have no `Intl` and fall back to the protocol text and plain digits.
+
+/// A relative-time unit for [`relative`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelUnit {
+    Second,
+    Minute,
+    Hour,
+    Day,
+}
+
+impl RelUnit {
+    fn as_str(self) -> &'static str {
+        match self {
+            RelUnit::Second => "second",
+            RelUnit::Minute => "minute",
+            RelUnit::Hour => "hour",
+            RelUnit::Day => "day",
+        }
+    }
+}
+
+/// Picks the unit a person reads best for a signed duration in seconds, and the rounded value.
+pub fn best_unit(seconds: i64) -> (i64, RelUnit) {
+    let a = seconds.unsigned_abs();
+    let (div, unit) = if a < 60 {
+        (1, RelUnit::Second)
+    } else if a < 3600 {
+        (60, RelUnit::Minute)
+    } else if a < 86_400 {
+        (3600, RelUnit::Hour)
+    } else {
+        (86_400, RelUnit::Day)
+    };
+    let v = (seconds as f64 / div as f64).round() as i64;
+    (v, unit)
+}
+
+#[cfg(target_arch = "wasm32")]
+mod imp {
+    use super::RelUnit;
+    use js_sys::{Array, Object, Reflect};
+    use wasm_bindgen::JsValue;
+
+    fn locales(tag: &str) -> Array {
+        Array::of1(&JsValue::from_str(tag))
+    }
+
+    fn opts(pairs: &[(&str, &str)]) -> Object {
+        let o = Object::new();
+        for (k, v) in pairs {
+            let _ = Reflect::set(&o, &JsValue::from_str(k), &JsValue::from_str(v));
+        }
+        o
+    }
+
+    pub fn relative(tag: &str, value: i64, unit: RelUnit) -> String {
+        let f = js_sys::Intl::RelativeTimeFormat::new(
+            &locales(tag),
+            &opts(&[("numeric", "auto"), ("style", "short")]),
+        );
+        f.format(value as f64, unit.as_str()).into()
+    }
+
+    pub fn date_time(tag: &str, millis: f64) -> String {
+        let d = js_sys::Date::new(&JsValue::from_f64(millis));
+        d.to_locale_string(
+            tag,
+            &opts(&[("dateStyle", "medium"), ("timeStyle", "medium")]).into(),
+        )
+        .into()
+    }
+
+    fn call_format(f: &js_sys::Intl::NumberFormat, n: f64) -> String {
+        f.format()
+            .call1(&JsValue::NULL, &JsValue::from_f64(n))
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| n.to_string())
+    }
+
+    pub fn number(tag: &str, n: f64) -> String {
+        call_format(
+            &js_sys::Intl::NumberFormat::new(&locales(tag), &Object::new()),
+            n,
+        )
+    }
+
+    pub fn unit(tag: &str, n: f64, unit: &str) -> String {
+        let o = opts(&[("style", "unit"), ("unit", unit), ("unitDisplay", "short")]);
+        call_format(&js_sys::Intl::NumberFormat::new(&locales(tag), &o), n)
+    }
+
+    pub fn currency(tag: &str, n: f64, code: &str) -> String {
+        let o = opts(&[("style", "currency"), ("currency", code)]);
+        call_format(&js_sys::Intl::NumberFormat::new(&locales(tag), &o), n)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod imp {
+    use super::RelUnit;
+
+    pub fn relative(_: &str, value: i64, unit: RelUnit) -> String {
+        format!("{value} {}", unit.as_str())
+    }
+    pub fn date_time(_: &str, millis: f64) -> String {
+        wasm_core::authority::Micros((millis * 1000.0) as i64).format()
+    }
+    pub fn number(_: &str, n: f64) -> String {
+        n.to_string()
+    }
+    pub fn unit(_: &str, n: f64, unit: &str) -> String {
+        format!("{n} {unit}")
+    }
+    pub fn currency(_: &str, n: f64, code: &str) -> String {
+        format!("{n} {code}")
+    }
+}
+
+/// "in 4 min" / "dans 4 min" / "4 分鐘後" for `seconds` from now (negative: in the past).
+pub fn relative(tag: &str, seconds: i64) -> String {
+    let (v, u) = best_unit(seconds);
+    imp::relative(tag, v, u)
+}
+
+/// A protocol timestamp for a person, in the locale; `None` if the text is not RFC 3339.
+pub fn timestamp(tag: &str, protocol_text: &str) -> Option<String> {
+    let m = wasm_core::authority::Micros::parse(protocol_text)?;
+    Some(imp::date_time(tag, m.0 as f64 / 1000.0))
+}
+
+pub fn number(tag: &str, n: f64) -> String {
+    imp::number(tag, n)
+}
+
+/// Seconds of compute or wall-clock time, with the locale's unit.
+pub fn seconds(tag: &str, n: f64) -> String {
+    imp::unit(tag, n, "second")
+}
+
+pub fn money(tag: &str, n: f64, currency: &str) -> String {
+    imp::currency(tag, n, currency)
+}

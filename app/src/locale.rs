@@ -1,0 +1,44 @@
+//! Which language the console speaks (issue 14): the stored choice, else the first of the
+//! browser's languages (`navigator.languages`) the console has, else English. Only Traditional
+//! Chinese is offered for Chinese, so `zh-TW`, `zh-HK`, `zh-MO` and `zh-Hant-*` select it and
+//! `zh-CN`, `zh-SG`, `zh-Hans` do not.
+
+/// The console's locales, by BCP 47 tag, in switcher order.
+pub const TAGS: [&str; 3] = ["en", "fr", "zh-Hant"];
+
+/// The localStorage key of the chosen language.
+pub const STORAGE_KEY: &str = "missionweave.console.locale";
+
+/// Maps one browser language tag to a console locale, if it has one.
+pub fn match_tag(tag: &str) -> Option<&'static str> {
+    let t = tag.trim().to_ascii_lowercase();
+    let mut parts = t.split(['-', '_']);
+    match parts.next()? {
+        "en" => Some("en"),
+        "fr" => Some("fr"),
+        "zh" => {
+            let rest: Vec<&str> = parts.collect();
+            let traditional = rest.contains(&"hant")
+                || (!rest.contains(&"hans")
+                    && rest.iter().any(|p| matches!(*p, "tw" | "hk" | "mo")));
+            traditional.then_some("zh-Hant")
+        }
+        _ => None,
+    }
+}
+
+/// The locale for a first visit (`stored` absent) or a return (`stored` present and known).
+pub fn pick(stored: Option<&str>, languages: &[String]) -> &'static str {
+    if let Some(s) = stored
+        && let Some(t) = TAGS.iter().find(|t| **t == s)
+    {
+        return t;
+    }
+    languages.iter().find_map(|l| match_tag(l)).unwrap_or("en")
+}
+
+/// The locale after `current` in switcher order (the `l` shortcut).
+pub fn next(current: &str) -> &'static str {
+    let i = TAGS.iter().position(|t| *t == current).unwrap_or(0);
+    TAGS[(i + 1) % TAGS.len()]
+}

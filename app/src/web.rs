@@ -1,0 +1,161 @@
+//! Small browser helpers: `localStorage`, `fetch`, random bytes, the `<html>` element. They
+//! compile natively (web-sys is plain bindings) but only run in the browser.
+
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+pub fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+/// A readable message for a JavaScript error value.
+pub fn js_error(e: &JsValue) -> String {
+    if let Some(s) = e.as_string() {
+        return s;
+    }
+    Reflect::get(e, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+pub fn local_get(key: &str) -> Option<String> {
+    window()?.local_storage().ok()??.get_item(key).ok()?
+}
+
+pub fn local_set(key: &str, value: &str) {
+    if let Some(Ok(Some(s))) = window().map(|w| w.local_storage()) {
+        let _ = s.set_item(key, value);
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    js_sys::Date::now().max(0.0) as u64
+}
+
+/// `N` bytes from the browser's CSPRNG (`crypto.getRandomValues`).
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
+    let crypto = window()
+        .ok_or("no window")?
+        .crypto()
+        .map_err(|e| js_error(&e))?;
+    let mut out = [0u8; N];
+    crypto
+        .get_random_values_with_u8_array(&mut out)
+        .map_err(|e| js_error(&e))?;
+    Ok(out)
+}
+
+/// The browser's preferred languages (`navigator.languages`).
+pub fn languages() -> Vec<String> {
+    let Some(w) = window() else {
+        return Vec::new();
+    };
+    w.navigator()
+        .languages()
+        .iter()
+        .filter_map(|v| v.as_string())
+        .collect()
+}
+
+/// Sets an attribute on `<html>` (`lang`, `data-theme`).
+pub fn set_root_attr(name: &str, value: &str) {
+    if let Some(el) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = el.set_attribute(name, value);
+    }
+}
+
+pub fn prefers_dark() -> bool {
+    window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+async fn fetch(url: &str, init: &web_sys::RequestInit) -> Result<web_sys::Response, String> {
+    let w = window().ok_or("no window")?;
+    let resp = JsFuture::from(w.fetch_with_str_and_init(url, init))
+        .await
+        .map_err(|e| js_error(&e))?;
+    resp.dyn_into::<web_sys::Response>()
+        .map_err(|_| "not a Response".to_string())
+}
+
+async fn body_text(resp: &web_sys::Response) -> Result<String, String> {
+    let p = resp.text().map_err(|e| js_error(&e))?;
+    JsFuture::from(p)
+        .await
+        .map_err(|e| js_error(&e))?
+        .as_string()
+        .ok_or_else(|| "the body is not text".to_string())
+}
+
+/// `GET url` as bytes; an HTTP error status is an error.
+pub async fn get_bytes(url: &str) -> Result<Vec<u8>, String> {
+    let init = web_sys::RequestInit::new();
+    init.set_method("GET");
+    let resp = fetch(url, &init).await?;
+    if !resp.ok() {
+        return Err(format!("GET {url}: HTTP {}", resp.status()));
+    }
+    let p = resp.array_buffer().map_err(|e| js_error(&e))?;
+    let buf = JsFuture::from(p).await.map_err(|e| js_error(&e))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// `GET url` as text; an HTTP error status is an error.
+pub async fn get_text(url: &str) -> Result<String, String> {
+    let bytes = get_bytes(url).await?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+/// `POST url` with a JSON body; returns the status and the body text.
+pub async fn post_json(url: &str, body: &str) -> Result<(u16, String), String> {
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&JsValue::from_str(body));
+    let headers = web_sys::Headers::new().map_err(|e| js_error(&e))?;
+    headers
+        .set("content-type", "application/json")
+        .map_err(|e| js_error(&e))?;
+    init.set_headers(&headers);
+    let resp = fetch(url, &init).await?;
+    let status = resp.status();
+    Ok((status, body_text(&resp).await?))
+}
+
+/// Offers `text` as a file download (the exported key file).
+pub fn download(filename: &str, text: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type("application/json");
+    let blob =
+        web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).map_err(|e| js_error(&e))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| js_error(&e))?;
+    let doc = window().and_then(|w| w.document()).ok_or("no document")?;
+    let a = doc
+        .create_element("a")
+        .map_err(|e| js_error(&e))?
+        .dyn_into::<web_sys::HtmlAnchorElement>()
+        .map_err(|_| "not an anchor")?;
+    a.set_href(&url);
+    a.set_download(filename);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+/// Yields to the browser's event loop once (a zero-delay timeout), so a state change paints
+/// before synchronous work starts.
+pub async fn yield_now() {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}

@@ -1,0 +1,350 @@
+// Browser tests of the MissionWeave console (issues 13 and 14), against a running
+// `weave-console serve` (BASE_URL, default http://127.0.0.1:8080/). Drives Debian's
+// /usr/bin/chromium through playwright-core (never a downloaded browser) and prints
+// `end2end: N passed, N failed`. Screenshots go to end2end/test-results/.
+//
+// Checks: the app loads with no page error and no CSP violation; the first visit follows the
+// browser's languages; the language switcher changes en → fr → zh-Hant without a reload
+// (`<html lang>`, a translated heading) and the choice persists; the theme toggle; the `?`
+// cheat sheet; a key generated in the browser, stored encrypted, unlocked again after a
+// reload (and a wrong passphrase refused); the official bundles run in the browser (58/62/30);
+// layout holds (no horizontal overflow, no clipped control) at 1280×800 and 390×844 in every
+// locale; axe-core finds no serious or critical violation on any route in any locale.
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const baseUrl = process.env.BASE_URL || process.argv[2] || 'http://127.0.0.1:8080/';
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const resultsDir = join(here, 'test-results');
+const TIMEOUT_MS = 30_000;
+const url = (path) => new URL(path, baseUrl).href;
+
+const launchArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+const LOCALES = ['en', 'fr', 'zh-Hant'];
+// The Mission board's heading in each locale (app/locales/*.json, board.title).
+const BOARD_TITLE = { en: 'Mission board', fr: 'Tableau des Missions', 'zh-Hant': 'Mission 看板' };
+const CHEAT_TITLE = { en: 'Keyboard shortcuts', fr: 'Raccourcis clavier', 'zh-Hant': '鍵盤快速鍵' };
+const ROUTES = [
+  '/',
+  '/mission',
+  '/ledger',
+  '/approvals',
+  '/events',
+  '/conversations',
+  '/agents',
+  '/protocol',
+  '/sign-in',
+  '/settings',
+  '/no-such-view',
+];
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+];
+
+function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+/// A page that records page errors and CSP violations.
+async function open(context, path = '/') {
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content.Security.Policy|Refused to/i.test(m.text())) {
+      page.problems.push(`CSP: ${m.text()}`);
+    }
+  });
+  const response = await page.goto(url(path), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  check(response && response.ok(), `GET ${path} -> ${response ? response.status() : 'no response'}`);
+  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  return page;
+}
+
+async function heading(page) {
+  return (await page.locator('#view-title').textContent())?.trim();
+}
+
+async function htmlLang(page) {
+  return page.evaluate(() => document.documentElement.lang);
+}
+
+async function newContext(browser, opts = {}) {
+  return browser.newContext({ locale: 'en-US', viewport: VIEWPORTS[0], ...opts });
+}
+
+/// A context whose stored language is `tag` (as if chosen before).
+async function contextIn(browser, tag, viewport = VIEWPORTS[0]) {
+  const context = await newContext(browser, { viewport });
+  await context.addInitScript((t) => {
+    localStorage.setItem('missionweave.console.locale', t);
+  }, tag);
+  return context;
+}
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+test('the shell is served with its headers, stylesheet and wasm', async (browser) => {
+  const context = await newContext(browser);
+  const page = await open(context);
+  const r = await page.request.get(url('/'));
+  const csp = r.headers()['content-security-policy'] || '';
+  check(csp.includes("'wasm-unsafe-eval'") && !csp.includes('unsafe-inline'), `CSP: ${csp}`);
+  check(r.headers()['cache-control'] === 'no-cache', `index cache-control ${r.headers()['cache-control']}`);
+  const css = await page.request.get(url('/style/console.css'));
+  check(css.ok(), `GET /style/console.css -> ${css.status()}`);
+  const wasm = await page.evaluate(() =>
+    performance.getEntriesByType('resource').map((e) => e.name).find((n) => n.endsWith('.wasm')));
+  check(wasm, 'no wasm module was loaded');
+  const w = await page.request.get(wasm, { headers: { 'accept-encoding': 'gzip' } });
+  check(/immutable/.test(w.headers()['cache-control'] || ''), `wasm cache-control ${w.headers()['cache-control']}`);
+  check(w.headers()['content-encoding'] === 'gzip', `wasm content-encoding ${w.headers()['content-encoding']}`);
+  // A deep link is the app too.
+  const deep = await open(context, '/mission/urn:missionweaveprotocol:group:demo.1');
+  check((await heading(deep)) === 'Mission', `deep link heading ${await heading(deep)}`);
+  check(page.problems.length === 0 && deep.problems.length === 0, [...page.problems, ...deep.problems].join('; '));
+  await context.close();
+});
+
+test('the first visit follows the browser languages', async (browser) => {
+  for (const [browserLocale, expected] of [['fr-FR', 'fr'], ['zh-TW', 'zh-Hant'], ['de-DE', 'en'], ['zh-CN', 'en']]) {
+    const context = await newContext(browser, { locale: browserLocale });
+    const page = await open(context);
+    check((await htmlLang(page)) === expected, `${browserLocale}: <html lang> ${await htmlLang(page)}`);
+    check((await heading(page)) === BOARD_TITLE[expected], `${browserLocale}: heading ${await heading(page)}`);
+    await context.close();
+  }
+});
+
+test('the language switcher changes en → fr → zh-Hant without a reload and persists', async (browser) => {
+  const context = await newContext(browser);
+  const page = await open(context);
+  await page.evaluate(() => { window.__noReload = 'still here'; });
+  mkdirSync(resultsDir, { recursive: true });
+  for (const tag of LOCALES) {
+    await page.selectOption('#lang-select', tag);
+    await page.waitForFunction((t) => document.documentElement.lang === t, tag, { timeout: TIMEOUT_MS });
+    check((await heading(page)) === BOARD_TITLE[tag], `${tag}: heading ${await heading(page)}`);
+    check((await page.evaluate(() => window.__noReload)) === 'still here', `${tag}: the page reloaded`);
+    for (const vp of VIEWPORTS) {
+      await page.setViewportSize(vp);
+      await page.screenshot({ path: join(resultsDir, `board-${tag}-${vp.width}x${vp.height}.png`), fullPage: true });
+    }
+    await page.setViewportSize(VIEWPORTS[0]);
+  }
+  await page.reload({ waitUntil: 'load' });
+  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check((await htmlLang(page)) === 'zh-Hant', `after reload: <html lang> ${await htmlLang(page)}`);
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('the theme toggle switches light and dark', async (browser) => {
+  const context = await newContext(browser, { colorScheme: 'light' });
+  const page = await open(context);
+  const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+  check((await theme()) === 'light', `initial theme ${await theme()}`);
+  const bg = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  const light = await bg();
+  await page.click('#theme-toggle');
+  check((await theme()) === 'dark', `after toggle ${await theme()}`);
+  check((await bg()) !== light, 'the background did not change');
+  await page.screenshot({ path: join(resultsDir, 'board-en-dark.png'), fullPage: true });
+  await page.keyboard.press('t');
+  check((await theme()) === 'light', `after t ${await theme()}`);
+  await context.close();
+});
+
+test('? opens the cheat sheet in the chosen language; Escape closes it', async (browser) => {
+  for (const tag of LOCALES) {
+    const context = await contextIn(browser, tag);
+    const page = await open(context);
+    await page.locator('body').press('?');
+    const sheet = page.locator('#cheat-sheet');
+    await sheet.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const title = (await page.locator('#cheat-title').textContent())?.trim();
+    check(title === CHEAT_TITLE[tag], `${tag}: cheat sheet title ${title}`);
+    await page.screenshot({ path: join(resultsDir, `cheat-sheet-${tag}.png`) });
+    await page.keyboard.press('Escape');
+    await sheet.waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+    // g then e goes to the Events view.
+    await page.keyboard.press('g');
+    await page.keyboard.press('e');
+    await page.waitForURL(/\/events$/, { timeout: TIMEOUT_MS });
+    await context.close();
+  }
+});
+
+test('a key generated in the browser is stored encrypted and unlocked after a reload', async (browser) => {
+  const context = await newContext(browser);
+  const page = await open(context, '/sign-in');
+  const name = `e2e-${Date.now().toString(36)}`;
+  const pass = 'correct horse battery staple';
+  await page.fill('#name', name);
+  await page.fill('#pass1', pass);
+  await page.fill('#pass2', pass);
+  // Nothing the page sends may carry the private key: record every request body.
+  const bodies = [];
+  page.on('request', (r) => { if (r.postData()) bodies.push(r.postData()); });
+  await page.click('#generate');
+  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const who = (await page.locator('#key-unlocked').textContent()) || '';
+  check(who.includes(`urn:missionweaveprotocol:human:${name}`), `unlocked heading: ${who}`);
+  const enrol = bodies.find((b) => b.includes('publicKey'));
+  check(enrol && !/seed|private/i.test(enrol), `enrol body ${enrol}`);
+  check(Object.keys(JSON.parse(enrol)).sort().join() === 'keyId,principalId,publicKey', `enrol members ${enrol}`);
+  const status = (await page.locator('#sign-in-status').textContent()) || '';
+  check(/Enrolled/.test(status), `enrolment status: ${status}`);
+  // At rest: only the encrypted key file.
+  const stored = await page.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open('missionweave-console', 1);
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const get = open.result.transaction('keys').objectStore('keys').get('current');
+      get.onsuccess = () => resolve(get.result);
+      get.onerror = () => reject(get.error);
+    };
+  }));
+  const file = JSON.parse(stored);
+  check(file.format === 'missionweave-console-key' && file.cipher.name === 'AES-GCM' && file.kdf.name === 'PBKDF2',
+    `stored file ${stored.slice(0, 120)}`);
+  check(file.kdf.iterations >= 100000, `iterations ${file.kdf.iterations}`);
+  await page.reload({ waitUntil: 'load' });
+  await page.locator('#unlock-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await page.fill('#unlock-pass', 'not the passphrase');
+  await page.click('#unlock');
+  await page.locator('#sign-in-status .error').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await page.fill('#unlock-pass', pass);
+  await page.click('#unlock');
+  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(((await page.locator('#key-unlocked').textContent()) || '').includes(name), 'unlocked after reload');
+  // The header shows who is signed in; the connection state is shown in words.
+  const header = (await page.locator('header .who').textContent()) || '';
+  check(header.includes(name), `header: ${header}`);
+  const conn = (await page.locator('#conn-status .text').textContent())?.trim();
+  check(conn && conn.length > 0, 'no connection state text');
+  await page.screenshot({ path: join(resultsDir, 'sign-in-unlocked.png'), fullPage: true });
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('the Protocol view runs the official bundles in this browser (58/62/30)', async (browser) => {
+  const context = await newContext(browser);
+  const page = await open(context, '/protocol');
+  await page.click('#run-bundles');
+  const summary = page.locator('#bundle-summary');
+  await summary.waitFor({ state: 'visible', timeout: 120_000 });
+  check((await summary.getAttribute('data-state')) === 'ok', `summary: ${await summary.textContent()}`);
+  const expected = { structural: ['58', '0'], cryptography: ['62', '0'], admission: ['30', '0'] };
+  for (const [bundle, [p, f]] of Object.entries(expected)) {
+    const cells = await page.locator(`#bundle-table tr[data-bundle="${bundle}"] td`).allTextContents();
+    check(cells[1] === p && cells[2] === f, `${bundle} row shows ${JSON.stringify(cells)}, expected ${p}/${f}`);
+  }
+  check(((await summary.textContent()) || '').includes('150'), `summary text ${await summary.textContent()}`);
+  // The server's own native run is shown beside it.
+  const server = (await page.locator('#server-conformance').textContent()) || '';
+  check(server.includes('structural 58/0') && server.includes('admission 30/0'), `server line: ${server}`);
+  await page.screenshot({ path: join(resultsDir, 'protocol-en.png'), fullPage: true });
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('layout holds in every language at 1280×800 and 390×844', async (browser) => {
+  for (const tag of LOCALES) {
+    for (const vp of VIEWPORTS) {
+      const context = await contextIn(browser, tag, vp);
+      for (const path of ['/', '/sign-in', '/settings', '/protocol']) {
+        const page = await open(context, path);
+        const issues = await page.evaluate(() => {
+          const out = [];
+          const doc = document.documentElement;
+          if (doc.scrollWidth > window.innerWidth + 1) out.push(`page scrolls sideways: ${doc.scrollWidth} > ${window.innerWidth}`);
+          for (const el of document.querySelectorAll('button, a, label, h1, h2, th, td, dt, dd, select, .conn')) {
+            const r = el.getBoundingClientRect();
+            if (r.width === 0) continue;
+            if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflow !== 'visible') {
+              out.push(`clipped: ${el.tagName} "${el.textContent.trim().slice(0, 40)}"`);
+            }
+            if (r.right > window.innerWidth + 1) out.push(`off-screen: ${el.tagName} "${el.textContent.trim().slice(0, 40)}"`);
+          }
+          return out;
+        });
+        check(issues.length === 0, `${tag} ${vp.width}x${vp.height} ${path}: ${issues.join('; ')}`);
+        if (path === '/settings') {
+          await page.screenshot({ path: join(resultsDir, `settings-${tag}-${vp.width}x${vp.height}.png`), fullPage: true });
+        }
+        await page.close();
+      }
+      await context.close();
+    }
+  }
+});
+
+test('axe-core: no serious or critical violation on any route in any locale', async (browser) => {
+  const found = [];
+  for (const tag of LOCALES) {
+    const context = await contextIn(browser, tag);
+    for (const path of ROUTES) {
+      const page = await open(context, path);
+      const result = await new AxeBuilder({ page }).analyze();
+      for (const v of result.violations) {
+        if (v.impact === 'serious' || v.impact === 'critical') {
+          found.push(`${tag} ${path}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+        }
+      }
+      check(page.problems.length === 0, `${tag} ${path}: ${page.problems.join('; ')}`);
+      await page.close();
+    }
+    // Dark theme too, on the board.
+    await context.addInitScript(() => localStorage.setItem('missionweave.console.theme', 'dark'));
+    const page = await open(context, '/');
+    const result = await new AxeBuilder({ page }).analyze();
+    for (const v of result.violations) {
+      if (v.impact === 'serious' || v.impact === 'critical') found.push(`${tag} / (dark): ${v.id} (${v.impact})`);
+    }
+    await context.close();
+  }
+  check(found.length === 0, found.join('\n  '));
+});
+
+let passed = 0;
+let failed = 0;
+let browser;
+try {
+  browser = await chromium.launch({ executablePath, headless: true, args: launchArgs, timeout: TIMEOUT_MS });
+  for (const t of tests) {
+    const start = Date.now();
+    try {
+      await t.fn(browser);
+      passed += 1;
+      console.log(`ok: ${t.name} (${Date.now() - start} ms)`);
+    } catch (e) {
+      failed += 1;
+      console.error(`FAIL: ${t.name}: ${e && e.message ? e.message : e}`);
+    }
+  }
+} catch (e) {
+  failed += 1;
+  console.error(`FAIL: cannot run the browser: ${e && e.message ? e.message : e}`);
+} finally {
+  if (browser) await browser.close().catch(() => {});
+}
+console.log(`end2end: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the console (issue 13) into dist/, which `weave-console serve` serves:
+#   1. the Leptos app for wasm32 with cargo (`--features csr`; profile wasm-release, or dev);
+#   2. wasm-bindgen CLI (the version pinned in Cargo.lock, installed by scripts/setup.sh);
+#   3. release only: wasm-opt -Oz from npm `binaryen` (end2end/node_modules; never Debian's,
+#      whose wasm-opt 108 breaks wasm-bindgen 0.2.130 output);
+#   4. dist/pkg/<hash>/{app.js, app_bg.wasm, boot.js} (content-hashed, served immutable) and
+#      dist/index.html pointing at them; prints the raw and gzip -9 sizes.
+# No inline script anywhere: boot.js is a file, so the CSP needs no 'unsafe-inline'.
+#
+# Usage: scripts/build-web.sh [release|debug]   (default release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+MODE=${1:-release}
+if [ -d "$HOME/.cargo/bin" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+case $TARGET_DIR in /*) ;; *) TARGET_DIR=$ROOT/$TARGET_DIR ;; esac
+case $MODE in
+  release) PROFILE=wasm-release; OUTDIR=wasm-release ;;
+  debug) PROFILE=dev; OUTDIR=debug ;;
+  *) echo "usage: $0 [release|debug]" >&2; exit 2 ;;
+esac
+log() { printf '[build-web] %s\n' "$*"; }
+
+cargo build -p app --lib --target wasm32-unknown-unknown --features csr --profile "$PROFILE"
+WASM=$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/app.wasm
+
+TMP=$(mktemp -d "$ROOT/.dist.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+wasm-bindgen --target web --no-typescript --out-dir "$TMP/pkg" --out-name app "$WASM"
+if [ "$MODE" = release ]; then
+  WASM_OPT=${WASM_OPT:-$ROOT/end2end/node_modules/.bin/wasm-opt}
+  if [ ! -x "$WASM_OPT" ]; then
+    echo "build-web: $WASM_OPT not found; run scripts/setup.sh (npm binaryen)" >&2
+    exit 1
+  fi
+  "$WASM_OPT" -Oz "$TMP/pkg/app_bg.wasm" -o "$TMP/pkg/app_bg.wasm"
+fi
+HASH=$(cat "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" | sha256sum | cut -c1-16)
+mkdir -p "$TMP/pkg/$HASH"
+mv "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" "$TMP/pkg/$HASH/"
+printf "import init from './app.js';\ninit();\n" >"$TMP/pkg/$HASH/boot.js"
+for f in public/*; do
+  [ "$(basename "$f")" = index.html ] && continue
+  cp -R "$f" "$TMP/"
+done
+sed "s|__PKG__|/pkg/$HASH|g" public/index.html >"$TMP/index.html"
+rm -rf dist
+mv "$TMP" dist
+trap - EXIT
+
+size() { wc -c <"$1" | tr -d ' '; }
+gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
+W=dist/pkg/$HASH/app_bg.wasm
+J=dist/pkg/$HASH/app.js
+B=dist/pkg/$HASH/boot.js
+C=style/console.css
+TOTAL=$(($(gz "$W") + $(gz "$J") + $(gz "$B") + $(gz "$C") + $(gz dist/index.html)))
+log "mode $MODE, pkg/$HASH"
+log "wasm $(size "$W") B (gzip -9 $(gz "$W") B); js $(size "$J") B (gzip -9 $(gz "$J") B)"
+log "shipped (wasm + js + boot + css + html), gzip -9: $TOTAL B, all three locales included"
