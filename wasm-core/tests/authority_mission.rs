@@ -2348,3 +2348,35 @@ fn awaiting_approval_can_be_reassigned_cancelled_or_terminated() {
     );
     w.assert_replays();
 }
+
+/// **work** (D-4): a WorkItem is found only in its own Group. The child's Coordinator naming
+/// the parent Group's WorkItem from the child Group gets `INVALID_COMMAND`, and nothing moves
+/// in either Group.
+#[test]
+fn a_work_item_of_another_group_is_not_found() {
+    let mut w = World::new();
+    w.authorize(G, "urn:x:work:1", WORK_DEADLINE, 1000);
+    w.authorize(G, "urn:x:work:2", WORK_DEADLINE, 10);
+    let p = w.child_payload(
+        "urn:x:mission:c1",
+        "urn:x:group:c1",
+        "urn:x:work:1",
+        "coord2",
+        "2026-07-16T06:00:00Z",
+        100,
+    );
+    w.create_child(G, p).unwrap();
+    let (root_seq, child_seq) = (w.seq(G), w.seq("urn:x:group:c1"));
+    let before = w.work("urn:x:work:2").clone();
+    let cancel = payload(vec![("workItemId", s("urn:x:work:2")), ("reason", s("no"))]);
+    refused(
+        &w.go("coord2", "urn:x:group:c1", "work.cancel", cancel.clone()),
+        ErrorCode::InvalidCommand,
+    );
+    assert_eq!(w.work("urn:x:work:2").status, before.status);
+    assert_eq!(w.work("urn:x:work:2").revision, before.revision);
+    assert_eq!((w.seq(G), w.seq("urn:x:group:c1")), (root_seq, child_seq));
+    // In its own Group, by its own Coordinator, the same Command is accepted.
+    w.go("coord", G, "work.cancel", cancel).unwrap();
+    assert_eq!(w.work("urn:x:work:2").status, "cancelled");
+}

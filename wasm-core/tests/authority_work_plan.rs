@@ -1511,3 +1511,35 @@ fn replay_of_every_appended_event_rebuilds_identical_state() {
         format!("{:?}", w.h.authority.state)
     );
 }
+
+/// A provisional Membership may accept the offer it was invited to (§8), but an ended one may
+/// not, even when its Agent is still a candidate of a live offer: `MEMBERSHIP_REQUIRED`, and
+/// the WorkItem stays offered. The console's **active-member** question gives the same answer.
+#[test]
+fn an_ended_member_cannot_accept_an_offer() {
+    let mut w = World::new();
+    w.add_member("worker", &["worker"], false);
+    w.authorize("urn:x:work:1", vec![]).unwrap();
+    w.offer("urn:x:work:1", &["worker"]).unwrap();
+    let end = payload(vec![(
+        "principal",
+        obj(vec![("type", s("agent")), ("id", s(&w.h.id("worker")))]),
+    )]);
+    w.go("owner", "membership.end", end).unwrap();
+    let seq = w.seq();
+    let r = w.accept("worker", "urn:x:work:1");
+    refused(&w, &r, ErrorCode::MembershipRequired, seq);
+    assert_eq!(w.work("urn:x:work:1").status, "offered");
+    assert!(w.work("urn:x:work:1").assignee_id.is_none());
+
+    let g = &w.h.authority.state.groups[G];
+    let worker = w.h.actor("worker");
+    let e = wasm_core::authority::guards::active_member_of(g, &worker).unwrap_err();
+    assert_eq!(e.code, ErrorCode::MembershipRequired);
+    let outsider = w.h.actor("outsider");
+    let e = wasm_core::authority::guards::active_member_of(g, &outsider).unwrap_err();
+    assert_eq!(e.code, ErrorCode::GroupNotFound);
+    let coord = w.h.actor("coord");
+    assert!(wasm_core::authority::guards::active_member_of(g, &coord).is_ok());
+    assert_replays(&w);
+}

@@ -169,6 +169,9 @@ pub fn coordinator(
     now: Micros,
     required: bool,
 ) -> Result<(), Rejection> {
+    // Equivalent to the role check below in every reachable state (the coordinator role is
+    // granted only to the current Coordinator Agent and revoked on replacement); kept so the
+    // rule reads as §7.2 states it.
     if cmd.actor.actor_type != ActorType::Agent || cmd.actor.id.as_str() != mission.coordinator_id {
         return Err(Rejection::forbidden(
             "only the current Coordinator may do this",
@@ -182,6 +185,8 @@ pub fn coordinator(
     }
     match cmd.coordinator_epoch() {
         Some(e) if e == mission.coordinator_epoch => {}
+        // A missing epoch never reaches here when `required`: every such kind's schema
+        // requires coordinatorEpoch (D-21); the guard states the rule anyway.
         None if !required => {}
         sent => {
             return Err(Rejection::new(
