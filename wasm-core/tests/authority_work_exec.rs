@@ -2204,3 +2204,20 @@ fn replay_of_every_appended_event_rebuilds_identical_state() {
     assert_eq!(w.work("urn:x:work:3").status, "cancelled");
     assert_replays(&w);
 }
+
+/// An Execution Lease is usable strictly before its `expiresAt` (§11.3): at that instant it is
+/// expired, for the authority's **exec-lease** and for the DAG's "why not running".
+#[test]
+fn an_execution_lease_expires_at_its_expiry_instant() {
+    let mut w = World::new();
+    w.queued("urn:x:work:1", vec![]);
+    w.start("urn:x:work:1").unwrap();
+    let id = w.lease("urn:x:work:1");
+    let lease = &w.h.authority.state.leases[&id];
+    let end = lease.expires_at;
+    use wasm_core::authority::guards::execution_lease_live;
+    assert!(execution_lease_live(lease, w.now));
+    assert!(execution_lease_live(lease, Micros(end.0 - 1)));
+    assert!(!execution_lease_live(lease, end));
+    assert!(!execution_lease_live(lease, Micros(end.0 + 1)));
+}

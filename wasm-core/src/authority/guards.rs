@@ -329,6 +329,8 @@ pub fn exec_lease<'s>(
         .leases
         .get(lease_id)
         .ok_or_else(|| expired("unknown Execution Lease"))?;
+    // Defence in depth: the lease is reached through `w.execution_lease_id`, so it always names
+    // `w`, its Group and its Mission (the reducer writes both together).
     if lease.work_item_id != w.id
         || lease.group_id != w.group_id
         || lease.mission_id != w.mission_id
