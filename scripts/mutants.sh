@@ -70,15 +70,24 @@ for m in "${MODULES[@]}"; do
   out="target/mutants/$m"
   mkdir -p "$out"
   echo "== $m ($(files_of "$m"))"
+  dir="$out/mutants.out"
+  count() { if [ -f "$1/$2" ]; then awk 'END { print NR }' "$1/$2"; else echo 0; fi; }
   # cargo-mutants exits non-zero when mutants survive; the summary below tells.
   # shellcheck disable=SC2046
   cargo mutants -p wasm-core -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
     "${EXTRA[@]}" -- $(tests_of "$m") || true
+  # The first pass's outcomes; --iterate below replaces mutants.out with its own.
+  rm -rf "$out/first" && cp -r "$dir" "$out/first"
+  c1=$(count "$out/first" caught.txt); m1=$(count "$out/first" missed.txt)
+  t1=$(count "$out/first" timeout.txt); u1=$(count "$out/first" unviable.txt)
+  echo "$m, first pass: caught $c1, missed $m1, timeouts $t1, unviable $u1"
   # The survivors again, against the whole suite.
-  cargo mutants -p wasm-core -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
-    --iterate "${EXTRA[@]}" || true
-  dir="$out/mutants.out"
-  count() { [ -f "$dir/$1" ] && grep -c . "$dir/$1" || echo 0; }
-  caught=$(count caught.txt); missed=$(count missed.txt); timeout=$(count timeout.txt); unviable=$(count unviable.txt)
-  echo "$m: caught $caught / viable $((caught + missed + timeout)) (missed $missed, timeouts $timeout, unviable $unviable)"
+  if [ $((m1 + t1)) -gt 0 ]; then
+    cargo mutants -p wasm-core -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
+      --iterate "${EXTRA[@]}" || true
+    c2=$(count "$dir" caught.txt); m2=$(count "$dir" missed.txt); t2=$(count "$dir" timeout.txt)
+  else
+    c2=0; m2=0; t2=0
+  fi
+  echo "$m: caught $((c1 + c2)) / viable $((c1 + m1 + t1)) (missed $m2, timeouts $t2, unviable $u1)"
 done
