@@ -55,6 +55,7 @@ pub fn b64url_decode(text: &str) -> Result<Vec<u8>, Base64Error> {
     let mut bits = 0u32;
     for (index, &c) in bytes.iter().enumerate() {
         let v = sextet(c).ok_or(Base64Error::InvalidCharacter { index })?;
+        // The low six bits of `acc << 6` are zero, so `|` here is the same as `^` or `+`.
         acc = (acc << 6) | u32::from(v);
         bits += 6;
         if bits >= 8 {
