@@ -125,6 +125,14 @@ fn Shell() -> impl IntoView {
 fn boot(console: Console) {
     #[cfg(target_arch = "wasm32")]
     {
+        // The views' clock: lease countdowns and overdue deadlines move without Events.
+        let tick = leptos::prelude::set_interval_with_handle(
+            move || console.clock.set(web::now()),
+            std::time::Duration::from_secs(1),
+        );
+        if let Ok(h) = tick {
+            on_cleanup(move || h.clear());
+        }
         crate::routes::sign_in::load_stored_key(console);
         leptos::task::spawn_local(async move {
             match crate::components::registry::fetch().await {
