@@ -100,6 +100,8 @@ fn Shell() -> impl IntoView {
         <a class="skip" href="#main">{t!(i18n, app.skip)}</a>
         <Header />
         <Alarms />
+        <crate::components::live::TravelBanner />
+        <crate::components::live::FoldProgress />
         <main id="main" tabindex="-1">
             <Routes fallback=routes::not_found::NotFound>
                 <Route path=path!("/") view=routes::board::Board />
