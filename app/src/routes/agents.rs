@@ -126,16 +126,16 @@ pub fn Agents() -> impl IntoView {
                     } else {
                         view! { <ul class="agent-cards">{rows.into_iter().map(|(c, members, last)| view! {
                             <li class="agent-card" data-agent-id=c.agent_id.clone()>
-                                <h2>{c.name.clone()}" "<code>{c.agent_id.clone()}</code></h2>
+                                <h2><span translate="no">{c.name.clone()}</span>" "<code>{c.agent_id.clone()}</code></h2>
                                 <p>"Agent Card v"{c.version}" · "{t!(i18n, agents.owner)}" "<code>{c.owner.clone()}</code></p>
                                 <p class="presence">{match last {
                                     Some(at) => view! { "● "{t!(i18n, agents.last_seen)}" "<Countdown at=at /> }.into_any(),
                                     None => view! { "○ "{t!(i18n, agents.not_seen)} }.into_any(),
                                 }}</p>
-                                <p>{t!(i18n, agents.capabilities)}": "{c.capabilities.iter().map(|(k, v)| format!("{k} v{v}")).collect::<Vec<_>>().join(", ")}</p>
+                                <p>{t!(i18n, agents.capabilities)}": "<code>{c.capabilities.iter().map(|(k, v)| format!("{k} v{v}")).collect::<Vec<_>>().join(", ")}</code></p>
                                 {(!members.is_empty()).then(|| view! {
                                     <ul class="memberships">{members.into_iter().map(|(g, roles, epoch, status)| view! {
-                                        <li><code>{g}</code>" · "{roles.join(", ")}" · e"{epoch}" · "{status}</li>
+                                        <li><code>{g}</code>" · "<code>{roles.join(", ")}</code>" · e"{epoch}" · "<code>{status}</code></li>
                                     }).collect_view()}</ul>
                                 })}
                             </li>

@@ -107,7 +107,7 @@ fn Tree(nodes: Vec<TreeNode>, board: MissionBoard) -> AnyView {
                 let b3 = board.clone();
                 view! {
                     <li>
-                        <a href=href>{title}</a>" "<span class="state">{move || state_label(i18n, st)}</span>
+                        <a href=href translate="no">{title}</a>" "<span class="state">{move || state_label(i18n, st)}</span>
                         {(!children.is_empty()).then(|| view! { <Tree nodes=children.clone() board=b2.clone() /> })}
                         {(!follow_ups.is_empty()).then(|| view! {
                             <p class="hint">{t!(i18n, board.follow_ups)}</p>
@@ -138,7 +138,7 @@ fn Card(card: MissionCard) -> impl IntoView {
     let budget = card.budget.clone();
     view! {
         <article class="mission-card" data-mission-id=card.mission_id.clone() data-state=st>
-            <h3><a href=href>{card.title.clone()}</a></h3>
+            <h3><a href=href translate="no">{card.title.clone()}</a></h3>
             <p class="state"><strong>{move || state_label(i18n, st)}</strong>" · "{t!(i18n, board.revision, n = move || rev_of(card.revision))}</p>
             <dl class="facts">
                 <dt>{t!(i18n, board.deadline)}</dt>
@@ -163,7 +163,7 @@ fn Card(card: MissionCard) -> impl IntoView {
                     <summary>"■ "{t!(i18n, board.blockers)}" ("{blockers.len()}")"</summary>
                     <ul>{blockers.iter().map(|b| {
                         let s = b.state.as_str();
-                        view! { <li><code>{b.work_item_id.clone()}</code>" — "{move || state_label(i18n, s)}{b.reason.clone().map(|r| format!(": {r}"))}</li> }
+                        view! { <li><code>{b.work_item_id.clone()}</code>" — "{move || state_label(i18n, s)}{b.reason.clone().map(|r| view! { ": "<span translate="no">{r}</span> })}</li> }
                     }).collect_view()}</ul>
                 </details>
             })}

@@ -68,8 +68,8 @@ fn Conversation(conv: ConversationView) -> impl IntoView {
                             <p class="meta"><code>{m.author.id.0.clone()}</code>" · "<time datetime=m.created_at.format()>{m.created_at.format()}</time>
                                 {status.map(|s| view! { " · "<strong>{s}</strong> })}</p>
                             {match text {
-                                Some(t) if cls == "retracted" => view! { <p class="text"><del>{t}</del></p> }.into_any(),
-                                Some(t) => view! { <p class="text">{t}</p> }.into_any(),
+                                Some(t) if cls == "retracted" => view! { <p class="text" translate="no"><del>{t}</del></p> }.into_any(),
+                                Some(t) => view! { <p class="text" translate="no">{t}</p> }.into_any(),
                                 None => view! { <p class="text redacted">"█ "{t!(i18n, conversations.redacted_body)}</p> }.into_any(),
                             }}
                             {(!chain.is_empty()).then(|| view! {
@@ -80,7 +80,7 @@ fn Conversation(conv: ConversationView) -> impl IntoView {
                                             AmendmentKind::Retraction => t_string!(i18n, conversations.retracted),
                                             AmendmentKind::Redaction => t_string!(i18n, conversations.redacted),
                                         };
-                                        view! { <li><strong>{k}</strong>" · "<code>{a.actor.id.0.clone()}</code>" · "{a.reason.clone()}{a.replacement.clone().map(|r| format!(" → {r}"))}</li> }
+                                        view! { <li><strong>{k}</strong>" · "<code>{a.actor.id.0.clone()}</code>" · "<span translate="no">{a.reason.clone()}{a.replacement.clone().map(|r| format!(" → {r}"))}</span></li> }
                                     }).collect_view()}</ol>
                                 </details>
                             })}

@@ -58,7 +58,7 @@ pub fn Ledger() -> impl IntoView {
                     <select id="ledger-mission" on:change=move |ev| picked.set(Some(event_target_value(&ev)))>
                         {move || { let cur = mission(); missions().into_iter().map(|(id, title)| {
                             let sel = cur.as_deref() == Some(id.as_str());
-                            view! { <option value=id.clone() selected=sel>{title}</option> }
+                            view! { <option value=id.clone() selected=sel translate="no">{title}</option> }
                         }).collect_view() }}
                     </select>
                     <label for="ledger-dimension">{t!(i18n, ledger.dimension)}</label>
@@ -158,7 +158,7 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
                 view! { <p>{t!(i18n, ledger.no_rejections)}</p> }.into_any()
             } else {
                 view! { <ul class="rejections">{rejections.into_iter().map(|r| view! {
-                    <li><code>{r.command_kind}</code>" · "<code>{r.actor_id}</code>" · "{r.dimension.unwrap_or_default()}" · "{r.account.unwrap_or_default()}" — "{r.message}</li>
+                    <li><code>{r.command_kind}</code>" · "<code>{r.actor_id}</code>" · "{r.dimension.unwrap_or_default()}" · "{r.account.unwrap_or_default()}" — "<span translate="no">{r.message}</span></li>
                 }).collect_view()}</ul> }.into_any()
             }}
         </section>

@@ -84,7 +84,7 @@ pub fn Mission() -> impl IntoView {
                             view! {
                                 <ul class="mission-list">
                                     {list.into_iter().map(|(g, title, st)| view! {
-                                        <li><a href=format!("/mission/{g}")>{title}</a>" "<span class="state">{move || state_label(i18n, &st)}</span></li>
+                                        <li><a href=format!("/mission/{g}") translate="no">{title}</a>" "<span class="state">{move || state_label(i18n, &st)}</span></li>
                                     }).collect_view()}
                                 </ul>
                             }.into_any()
@@ -233,7 +233,7 @@ fn Edges(live: StoredValue<Option<LiveLayout<Sugiyama>>>) -> impl IntoView {
             })
             .unwrap_or_default()
     });
-    view! { {paths.into_iter().map(|d| view! { <path class="edge" d=d marker-end="url(#arrow)"></path> }).collect_view()} }
+    view! { {paths.into_iter().map(|d| view! { <path class="edge" d=d></path> }).collect_view()} }
 }
 
 #[component]
@@ -255,14 +255,15 @@ fn Nodes(
     )> = live.with_value(|l| {
         l.as_ref()
             .map(|l| {
-                let (w, h) = (160i64, 64i64);
+                let d = Sugiyama::default();
+                let (w, h) = (d.node_width, d.node_height);
                 l.nodes
                     .iter()
                     .map(|n| {
                         (
                             n.id.clone(),
-                            n.position.x - w / 2,
-                            n.position.y - h / 2,
+                            n.position.x,
+                            n.position.y,
                             w,
                             h,
                             n.count,
@@ -292,22 +293,24 @@ fn Nodes(
             let class = format!("node state-{st}{}", if crit { " critical" } else { "" });
             let body = view! {
                 <rect x=x y=y width=w height=h rx="6" class="box"></rect>
-                <text x=x + 8 y=y + 18 class="title">{if crit { format!("◆ {short}") } else { short }}</text>
-                <text x=x + 8 y=y + 36 class="st">{move || state_label(i18n, st)}{(count > 1).then(|| format!(" ×{count}"))}</text>
-                <text x=x + 8 y=y + 54 class="owner">{owner.clone()}" · e"{epoch}</text>
+                <text x=x + 6 y=y + 14 class="title">{if crit { format!("◆ {short}") } else { short }}</text>
+                <text x=x + 6 y=y + 28 class="st">{move || state_label(i18n, st)}{(count > 1).then(|| format!(" ×{count}"))}</text>
+                <text x=x + 6 y=y + 42 class="owner">{owner.clone()}" · e"{epoch}</text>
             };
             let label = move || format!("{label_title} — {}", state_label(i18n, st));
             match child {
                 Some(g) => view! {
-                    <a href=format!("/mission/{g}") class=class.clone() data-node-id=id.clone() data-critical=crit.to_string() aria-label=label>
+                    <a href=format!("/mission/{g}") class=class.clone() data-node-id=id.clone() data-critical=crit.to_string() translate="no">
+                        <title>{label}</title>
                         {body}
                     </a>
                 }.into_any(),
                 None => view! {
                     <g class=class.clone() tabindex="0" role="button" data-node-id=id.clone() data-critical=crit.to_string()
-                        aria-label=label aria-pressed=move || (selected.get().as_deref() == Some(id2.as_str())).to_string()
+                        translate="no" aria-pressed=move || (selected.get().as_deref() == Some(id2.as_str())).to_string()
                         on:click={ let id = id.clone(); move |_| selected.set(Some(id.clone())) }
                         on:keydown={ let id = id.clone(); move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Enter" || ev.key() == " " { ev.prevent_default(); selected.set(Some(id.clone())) } }>
+                        <title>{label}</title>
                         {body}
                     </g>
                 }.into_any(),
@@ -372,7 +375,7 @@ fn NodeRows(
                     let running = n.running;
                     view! {
                         <tr data-work-item=n.id.clone()>
-                            <td>{crit.then_some("◆ ")}<code>{n.id.clone()}</code><br/>{n.title.clone()}</td>
+                            <td>{crit.then_some("◆ ")}<code>{n.id.clone()}</code><br/><span translate="no">{n.title.clone()}</span></td>
                             <td>{move || state_label(i18n, st)}</td>
                             <td><code>{n.owner.clone().unwrap_or_else(|| "—".into())}</code></td>
                             <td>{n.ownership_epoch}</td>
