@@ -20,6 +20,8 @@ struct Card {
     capabilities: Vec<(String, u64)>,
 }
 
+/// The cards of `GET /api/registry/agent-cards` (a list, or an object holding one).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 fn cards_of(v: &Value) -> Vec<Card> {
     let list = match v {
         Value::Array(a) => a.clone(),

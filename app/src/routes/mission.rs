@@ -236,6 +236,19 @@ fn Edges(live: StoredValue<Option<LiveLayout<Sugiyama>>>) -> impl IntoView {
     view! { {paths.into_iter().map(|d| view! { <path class="edge" d=d></path> }).collect_view()} }
 }
 
+/// A drawn node: id, top-left x and y, width, height, members collapsed into it, its
+/// attributes, member ids.
+type NodeBox = (
+    String,
+    i64,
+    i64,
+    i64,
+    i64,
+    usize,
+    Option<DagNode>,
+    Vec<String>,
+);
+
 #[component]
 fn Nodes(
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
@@ -243,16 +256,7 @@ fn Nodes(
     selected: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let i18n = use_i18n();
-    let nodes: Vec<(
-        String,
-        i64,
-        i64,
-        i64,
-        i64,
-        usize,
-        Option<DagNode>,
-        Vec<String>,
-    )> = live.with_value(|l| {
+    let nodes: Vec<NodeBox> = live.with_value(|l| {
         l.as_ref()
             .map(|l| {
                 let d = Sugiyama::default();
