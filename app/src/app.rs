@@ -100,6 +100,8 @@ fn Shell() -> impl IntoView {
         <a class="skip" href="#main">{t!(i18n, app.skip)}</a>
         <Header />
         <Alarms />
+        <crate::components::live::TravelBanner />
+        <crate::components::live::FoldProgress />
         <main id="main" tabindex="-1">
             <Routes fallback=routes::not_found::NotFound>
                 <Route path=path!("/") view=routes::board::Board />
@@ -125,6 +127,14 @@ fn Shell() -> impl IntoView {
 fn boot(console: Console) {
     #[cfg(target_arch = "wasm32")]
     {
+        // The views' clock: lease countdowns and overdue deadlines move without Events.
+        let tick = leptos::prelude::set_interval_with_handle(
+            move || console.clock.set(web::now()),
+            std::time::Duration::from_secs(1),
+        );
+        if let Ok(h) = tick {
+            on_cleanup(move || h.clear());
+        }
         crate::routes::sign_in::load_stored_key(console);
         leptos::task::spawn_local(async move {
             match crate::components::registry::fetch().await {

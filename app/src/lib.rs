@@ -23,6 +23,7 @@ pub use generated::i18n;
 pub mod app;
 pub mod components;
 pub mod custody;
+pub mod fold;
 pub mod format;
 pub mod locale;
 pub mod routes;

@@ -1,9 +1,29 @@
-//! The console-wide reactive state, provided as a context by the shell.
+//! The console-wide reactive state, provided as a context by the shell (`use_console()`).
+//!
+//! **Shared data API (read side, issue 13; every view, and the approvals view of the write
+//! side, builds on it).** [`Console::snapshot`] is the protocol [`State`] replayed in this
+//! browser by the authority's own reducer (`wasm_core::authority::evolve::apply`, folded by
+//! [`crate::fold::EventLog`] from verified Events only), together with the position it stands
+//! at and, while time travelling, the Event it is pinned to ([`Snapshot::as_of`]).
+//! [`Console::viewer`] is the signed-in human as a `views::Viewer` (`None` while no key is
+//! unlocked). [`Console::view_now`] is the instant the views compare leases and deadlines with:
+//! the clock when live, the pinned Event's `occurredAt` when time travelling.
+//! [`Console::rejections`] holds the rejections the human's own Commands received (rejections
+//! are not Events, §15.3): the write side pushes them, the approval inbox and the ledger read
+//! them. So an approvals view is
+//! `console.snapshot.with(|s| ApprovalInbox::build(&s.state, &viewer, &rejections, now))`
+//! with `viewer = console.viewer.get()?` and `now = console.view_now()`; nothing in the UI
+//! re-implements a protocol rule.
 
+use crate::fold::{AsOf, EventLog, Progress, Travel};
 use crate::socket::machine::{Output, Status};
 use leptos::prelude::*;
 use std::sync::Arc;
+use wasm_core::authority::Micros;
+use wasm_core::authority::state::State;
 use wasm_core::crypto::ed25519::Signer;
+use wasm_core::model::common::{Actor, ActorType};
+use wasm_core::views::{SeenRejection, Viewer};
 
 /// The colour theme. `System` follows `prefers-color-scheme`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +66,10 @@ pub struct EventRow {
     pub rejected: Option<(String, String)>,
 }
 
+/// The alarm code of an Event the reducer refused (never expected from a verified, gap-free
+/// stream; shown rather than hidden).
+pub const REDUCER_REFUSED: &str = "REPLAY_REFUSED";
+
 /// A visible alarm (an Event that failed verification, a server error).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Alarm {
@@ -81,6 +105,25 @@ pub enum RegistryState {
     Unavailable(String),
 }
 
+/// The replayed protocol state the views render (see the module documentation).
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// The state after [`Snapshot::position`] verified Events.
+    pub state: Arc<State>,
+    /// Live: Events folded. Time travelling: Events of the merged log up to the pinned one.
+    pub position: usize,
+    /// `Some` while time travelling: the Event the views are pinned to.
+    pub as_of: Option<AsOf>,
+}
+
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.state, &other.state)
+            && self.position == other.position
+            && self.as_of == other.as_of
+    }
+}
+
 #[derive(Clone, Copy)]
 pub struct Console {
     pub theme: RwSignal<Theme>,
@@ -95,22 +138,176 @@ pub struct Console {
     pub exact_times: RwSignal<bool>,
     /// The unlocked key (never serialized, never sent; dropped on lock).
     pub signer: StoredValue<Option<Arc<Signer>>>,
+    /// The replayed protocol state (module documentation).
+    pub snapshot: RwSignal<Snapshot>,
+    /// The signed-in human, as the views' `Viewer` (`None` without an unlocked key).
+    pub viewer: Memo<Option<Viewer>>,
+    /// The rejections the human's own Commands received (pushed by the write side).
+    pub rejections: RwSignal<Vec<SeenRejection>>,
+    /// The first replay's (or any backlog's) folding progress.
+    pub progress: RwSignal<Progress>,
+    /// The clock, ticking once a second (lease countdowns, overdue deadlines).
+    pub clock: RwSignal<Micros>,
+    /// The verified Events and the live fold (not reactive itself: `snapshot` and `progress`
+    /// announce its changes).
+    pub log: StoredValue<EventLog>,
+    /// Time travel over the merged log, built when first used and dropped on return to live.
+    pub travel: StoredValue<Option<Travel>>,
+    /// A fold task is running (browser): new Events join it instead of starting another.
+    folding: StoredValue<bool>,
 }
+
+/// Events folded per step of a backlog; the page yields to the event loop between steps.
+pub const FOLD_CHUNK: usize = 250;
 
 impl Console {
     pub fn new() -> Console {
+        let key = RwSignal::new(KeyState::Loading);
+        let viewer = Memo::new(move |_| match key.get() {
+            KeyState::Unlocked { principal_id, .. } => Some(Viewer::Principal(Actor::new(
+                ActorType::Human,
+                &principal_id,
+            ))),
+            _ => None,
+        });
         Console {
             theme: RwSignal::new(Theme::System),
             status: RwSignal::new(Status::Idle),
             events: RwSignal::new(Vec::new()),
             gaps: RwSignal::new(Vec::new()),
             alarms: RwSignal::new(Vec::new()),
-            key: RwSignal::new(KeyState::Loading),
+            key,
             registry: RwSignal::new(RegistryState::Loading),
             shortcuts_open: RwSignal::new(false),
             exact_times: RwSignal::new(false),
             signer: StoredValue::new(None),
+            snapshot: RwSignal::new(Snapshot::default()),
+            viewer,
+            rejections: RwSignal::new(Vec::new()),
+            progress: RwSignal::new(Progress::default()),
+            clock: RwSignal::new(crate::web::now()),
+            log: StoredValue::new(EventLog::new()),
+            travel: StoredValue::new(None),
+            folding: StoredValue::new(false),
         }
+    }
+
+    /// Publishes the live fold as the views' snapshot (not while time travelling: the pinned
+    /// past does not change; the travel log is rebuilt on the next pick).
+    fn publish(&self) {
+        self.travel.set_value(None);
+        if self.snapshot.with_untracked(|s| s.as_of.is_some()) {
+            return;
+        }
+        let (state, position) = self
+            .log
+            .with_value(|l| (Arc::new(l.state().clone()), l.progress().folded));
+        self.snapshot.set(Snapshot {
+            state,
+            position,
+            as_of: None,
+        });
+    }
+
+    /// Folds pending Events: in chunks of [`FOLD_CHUNK`] with a yield to the event loop between
+    /// them in the browser (a large replay never freezes the page, and the progress bar moves),
+    /// all at once natively.
+    fn schedule_fold(&self) {
+        let console = *self;
+        #[cfg(target_arch = "wasm32")]
+        {
+            if self.folding.get_value() {
+                return;
+            }
+            self.folding.set_value(true);
+            leptos::task::spawn_local(async move {
+                loop {
+                    crate::web::yield_now().await;
+                    let mut n = 0;
+                    console.log.update_value(|l| n = l.fold(FOLD_CHUNK));
+                    console
+                        .progress
+                        .set(console.log.with_value(EventLog::progress));
+                    if n == 0 {
+                        break;
+                    }
+                }
+                console.publish();
+                console.refusal_alarms();
+                console.folding.set_value(false);
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = &self.folding;
+            console
+                .log
+                .update_value(|l| while l.fold(FOLD_CHUNK) > 0 {});
+            console
+                .progress
+                .set(console.log.with_value(EventLog::progress));
+            console.publish();
+            console.refusal_alarms();
+        }
+    }
+
+    /// Raises an alarm for each Event the reducer refused that was not reported yet.
+    fn refusal_alarms(&self) {
+        let reported = self
+            .alarms
+            .with_untracked(|a| a.iter().filter(|x| x.code == REDUCER_REFUSED).count());
+        let fresh: Vec<_> = self
+            .log
+            .with_value(|l| l.refusals().iter().skip(reported).cloned().collect());
+        for r in fresh {
+            self.alarm(
+                REDUCER_REFUSED.to_owned(),
+                format!("{}: {}", r.event_id, r.reason),
+            );
+        }
+    }
+
+    /// Pins every view to the state just after Event `event_id` (time travel, replayed by the
+    /// reducer over the merged log). Returns false if the Event is not in the folded log.
+    pub fn travel_to(&self, event_id: &str) -> bool {
+        let mut travel = self
+            .travel
+            .try_update_value(Option::take)
+            .flatten()
+            .unwrap_or_else(|| self.log.with_value(Travel::new));
+        let picked = travel.select(event_id);
+        self.travel.set_value(Some(travel));
+        match picked {
+            Ok((as_of, state)) => {
+                self.snapshot.set(Snapshot {
+                    state: Arc::new(state),
+                    position: as_of.position,
+                    as_of: Some(as_of),
+                });
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Leaves time travel: the views show the live fold again.
+    pub fn back_to_live(&self) {
+        self.snapshot.update(|s| s.as_of = None);
+        self.publish();
+    }
+
+    /// The instant the views measure leases and deadlines against: the clock when live, the
+    /// pinned Event's `occurredAt` while time travelling.
+    pub fn view_now(&self) -> Micros {
+        match self.snapshot.with(|s| s.as_of.as_ref().map(|a| a.at)) {
+            Some(at) => at,
+            None => self.clock.get(),
+        }
+    }
+
+    /// Whether the views show a past state.
+    pub fn travelling(&self) -> bool {
+        self.snapshot.with(|s| s.as_of.is_some())
     }
 
     pub fn alarm(&self, code: String, detail: String) {
@@ -122,20 +319,28 @@ impl Console {
 
     /// Applies the socket client's notices to the views' state.
     pub fn apply(&self, notices: Vec<Output>) {
+        let mut fold = false;
         for n in notices {
             match n {
                 Output::Status(s) => self.status.set(s),
-                Output::Deliver(d) => self.events.update(|e| {
-                    e.push(EventRow {
-                        event_id: d.event_id,
-                        group_id: d.group_id,
-                        sequence: d.sequence,
-                        kind: d.kind,
-                        occurred_at: d.occurred_at,
-                        signing_hash: Some(d.signing_hash),
-                        rejected: None,
-                    })
-                }),
+                Output::Deliver(d) => {
+                    let mut new = false;
+                    self.log.update_value(|l| new = l.push(d.value));
+                    if new {
+                        self.events.update(|e| {
+                            e.push(EventRow {
+                                event_id: d.event_id,
+                                group_id: d.group_id,
+                                sequence: d.sequence,
+                                kind: d.kind,
+                                occurred_at: d.occurred_at,
+                                signing_hash: Some(d.signing_hash),
+                                rejected: None,
+                            })
+                        });
+                        fold = true;
+                    }
+                }
                 Output::Rejected(r) => {
                     let code = r.code.as_str().to_owned();
                     self.events.update(|e| {
@@ -164,6 +369,10 @@ impl Console {
                 Output::BadFrame { code, message } => self.alarm(code.as_str().to_owned(), message),
                 Output::Open | Output::Send(_) | Output::Close | Output::SignChallenge(_) => {}
             }
+        }
+        if fold {
+            self.progress.set(self.log.with_value(EventLog::progress));
+            self.schedule_fold();
         }
     }
 }

@@ -35,6 +35,17 @@ pub fn now_ms() -> u64 {
     js_sys::Date::now().max(0.0) as u64
 }
 
+/// The clock as protocol time (whole microseconds since the epoch; millisecond precision).
+pub fn now() -> wasm_core::authority::Micros {
+    #[cfg(target_arch = "wasm32")]
+    let ms = now_ms();
+    #[cfg(not(target_arch = "wasm32"))]
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    wasm_core::authority::Micros(i64::try_from(ms).unwrap_or(i64::MAX / 1000) * 1000)
+}
+
 /// `N` bytes from the browser's CSPRNG (`crypto.getRandomValues`).
 pub fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
     let crypto = window()

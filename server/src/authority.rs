@@ -110,7 +110,7 @@ pub struct AuthorityService {
     pub authority: Authority,
     pub times: PhaseTimes,
     store: Box<dyn Store>,
-    registry: ValidatedRegistry,
+    registry: crate::live_registry::LiveRegistry,
     /// Threads that verify Commands and sign Events (pure, independent per item); deciding,
     /// sealing and writing stay on the owner, in the Group's serial order.
     threads: usize,
@@ -126,7 +126,7 @@ pub struct AuthorityService {
 /// (`runtime::run`, `bench authority`) while the owner decides the previous batch.
 #[derive(Clone)]
 pub struct Verifier {
-    registry: ValidatedRegistry,
+    registry: crate::live_registry::LiveRegistry,
     threads: usize,
     /// Time spent verifying, in nanoseconds (read by `bench authority`).
     busy: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -137,7 +137,8 @@ impl Verifier {
     pub fn verify(&self, commands: &[Vec<u8>]) -> Vec<Result<Verified, VerifyError>> {
         let t = std::time::Instant::now();
         let docs: Vec<&[u8]> = commands.iter().map(Vec::as_slice).collect();
-        let registry = &self.registry;
+        let current = self.registry.current();
+        let registry = current.as_ref();
         let verified = par_chunks(&docs, self.threads, &|chunk| {
             verify_batch(chunk, DocumentKind::Command, registry)
         });
@@ -230,7 +231,7 @@ impl AuthorityService {
             authority,
             times: PhaseTimes::default(),
             store,
-            registry,
+            registry: crate::live_registry::LiveRegistry::new(registry),
             threads: available_threads(),
             admission_service,
             failed: None,
@@ -245,6 +246,12 @@ impl AuthorityService {
     /// one; the default is every core).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+    }
+
+    /// The Registry this service verifies with, shared: a development enrolment swaps it
+    /// (`crate::live_registry`).
+    pub fn live_registry(&self) -> crate::live_registry::LiveRegistry {
+        self.registry.clone()
     }
 
     /// A verifier over this service's Registry, using `threads` threads, for verifying

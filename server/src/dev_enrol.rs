@@ -8,9 +8,14 @@
 //! The binding is checked (name rule, strict Ed25519 public key, no clash with an existing key
 //! ID or a non-human Principal, and the whole Registry still valid under the core's
 //! Organization-wide checks, §6.4) and kept in `DATA/dev-enrolments.json`. Enrolled bindings
-//! join the development Registry when the server starts ([`extend_registry`]); the running
-//! authority and gateway keep the Registry they started with, so a new key verifies after the
-//! next start (a live Registry shared by both is for the merge of the gateway; docs/console.md).
+//! join the development Registry when the server starts ([`extend_registry`]) and, in a running
+//! server, at once: the new whole Registry replaces the [`LiveRegistry`] the authority's verify
+//! stage and the binding's HELLO share, so the key opens a human session and signs Commands
+//! without a restart.
+//!
+//! `GET /api/dev/groups/<principal ID>` lists the Groups where that Principal holds an active
+//! Membership (development only, like enrolment): the binding has no "my Groups" frame and a
+//! console must know which Groups to SUBSCRIBE to (§16). A deployment answers 403.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,6 +32,8 @@ use wasm_core::encoding::b64url_decode;
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::error::ErrorCode;
 
+use crate::gateway::hub::Hub;
+use crate::live_registry::LiveRegistry;
 use crate::wire::WireError;
 
 pub const FILE: &str = "dev-enrolments.json";
@@ -40,6 +47,10 @@ const VALID_FROM: &str = "2020-01-01T00:00:00Z";
 pub struct Enrolment {
     /// `None` for a deployment's own Organization: every request is refused.
     dev: Option<Mutex<DevEvidence>>,
+    /// The running server's shared Registry, swapped after each new enrolment.
+    live: Option<LiveRegistry>,
+    /// Where Memberships are looked up for `GET /api/dev/groups/…`.
+    hub: Option<Arc<Hub>>,
 }
 
 struct DevEvidence {
@@ -124,9 +135,15 @@ impl Enrolment {
     pub fn development(registry: &ValidatedRegistry, data_dir: &Path) -> Result<Enrolment, String> {
         let path = data_dir.join(FILE);
         let enrolled = read_enrolled(&path)?;
+        // `registry` may already hold the enrolled keys (`extend_registry` at start): they are
+        // kept once, as enrolments.
         let evidence = RegistryEvidence {
             organization_id: registry.organization_id().to_owned(),
-            bindings: registry.bindings().map(record_of).collect(),
+            bindings: registry
+                .bindings()
+                .map(record_of)
+                .filter(|b| !enrolled.iter().any(|e| e.key_id == b.key_id))
+                .collect(),
         };
         Ok(Enrolment {
             dev: Some(Mutex::new(DevEvidence {
@@ -134,12 +151,42 @@ impl Enrolment {
                 enrolled,
                 path,
             })),
+            live: None,
+            hub: None,
         })
     }
 
     /// A deployment's own Organization: enrolment is refused.
     pub fn refused() -> Enrolment {
-        Enrolment { dev: None }
+        Enrolment {
+            dev: None,
+            live: None,
+            hub: None,
+        }
+    }
+
+    /// Makes enrolments effective at once in a running server: `live` is the Registry the
+    /// authority and the binding share; `hub` answers `GET /api/dev/groups/…`.
+    pub fn running(mut self, live: LiveRegistry, hub: Arc<Hub>) -> Enrolment {
+        self.live = Some(live);
+        self.hub = Some(hub);
+        self
+    }
+
+    /// The Groups where `principal_id` holds an active Membership (development only).
+    pub fn groups(&self, principal_id: &str) -> Result<Vec<String>, Box<WireError>> {
+        if self.dev.is_none() {
+            return Err(refuse(
+                ErrorCode::AuthForbidden,
+                "the Group list is for the development Organization only",
+                StatusCode::FORBIDDEN,
+            ));
+        }
+        Ok(self
+            .hub
+            .as_ref()
+            .map(|h| h.groups_of(principal_id))
+            .unwrap_or_default())
     }
 
     /// Checks and records one enrolment; `Ok(true)` if new, `Ok(false)` if already there.
@@ -248,7 +295,7 @@ impl Enrolment {
         let mut all = dev.evidence.bindings.clone();
         all.extend(dev.enrolled.iter().cloned());
         all.push(record.clone());
-        RegistryEvidence {
+        let validated = RegistryEvidence {
             organization_id: dev.evidence.organization_id.clone(),
             bindings: all,
         }
@@ -269,6 +316,9 @@ impl Enrolment {
                 )
             })?;
         dev.enrolled = enrolled;
+        if let Some(live) = &self.live {
+            live.replace(validated);
+        }
         tracing::info!(principal = %principal_id, key = %key_id, "development key enrolled");
         Ok((true, principal_id, key_id))
     }
@@ -283,7 +333,11 @@ async fn enrol(State(state): State<Arc<Enrolment>>, body: Bytes) -> Response {
             o.insert("validFrom", Value::string(VALID_FROM));
             o.insert(
                 "effective",
-                Value::string("at the next start of the server"),
+                Value::string(if state.live.is_some() {
+                    "now"
+                } else {
+                    "at the next start of the server"
+                }),
             );
             (
                 if new {
@@ -300,9 +354,32 @@ async fn enrol(State(state): State<Arc<Enrolment>>, body: Bytes) -> Response {
     }
 }
 
+async fn groups(
+    State(state): State<Arc<Enrolment>>,
+    axum::extract::Path(principal): axum::extract::Path<String>,
+) -> Response {
+    match state.groups(&principal) {
+        Ok(list) => {
+            let mut o = Object::new();
+            o.insert(
+                "groups",
+                Value::Array(list.into_iter().map(Value::string).collect()),
+            );
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/json")],
+                json::to_string(&Value::Object(o)),
+            )
+                .into_response()
+        }
+        Err(e) => (*e).into_response(),
+    }
+}
+
 pub fn routes(state: Enrolment) -> Router {
     Router::new()
         .route("/api/dev/enrol", post(enrol))
+        .route("/api/dev/groups/{principal}", axum::routing::get(groups))
         .with_state(Arc::new(state))
         .layer(axum::extract::DefaultBodyLimit::max(4096))
 }

@@ -12,6 +12,7 @@ mod dev_enrol;
 mod devclock;
 mod devorg;
 mod gateway;
+mod live_registry;
 mod proxy;
 mod registry_api;
 mod runtime;

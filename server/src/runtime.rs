@@ -141,9 +141,17 @@ pub struct AuthorityHandle {
     tx: mpsc::SyncSender<Request>,
     /// The Organization's public Registry documents (`GET /api/registry`).
     public: std::sync::Arc<crate::registry_api::PublicRegistry>,
+    /// The Registry the verify stage uses (swapped by a development enrolment).
+    registry: crate::live_registry::LiveRegistry,
 }
 
 impl AuthorityHandle {
+    /// The Registry Commands are verified with, shared with the binding's HELLO and the
+    /// development enrolment.
+    pub fn live_registry(&self) -> crate::live_registry::LiveRegistry {
+        self.registry.clone()
+    }
+
     /// What `GET /api/registry` serves for this authority's Organization.
     pub fn public_registry(&self) -> &crate::registry_api::PublicRegistry {
         &self.public
@@ -192,6 +200,12 @@ impl AuthorityHandle {
             AuthorityHandle {
                 tx,
                 public: std::sync::Arc::new(public),
+                registry: crate::live_registry::LiveRegistry::new(
+                    evidence
+                        .clone()
+                        .validate()
+                        .expect("an empty Registry is valid"),
+                ),
             },
             rx,
         )
@@ -324,6 +338,7 @@ pub fn start_full(
     let (verify_threads, sign_threads) = split_threads(available_threads());
     svc.set_threads(sign_threads);
     let verifier = svc.verifier(verify_threads);
+    let live = svc.live_registry();
     let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
     let (vtx, vrx) = mpsc::sync_channel::<VerifiedBatch<ReplyTo>>(VERIFIED_AHEAD);
     std::thread::Builder::new()
@@ -334,7 +349,11 @@ pub fn start_full(
         .name("authority".into())
         .spawn(move || run(&mut svc, &vrx, &clock, publisher.as_deref(), hook.as_ref()))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
-    Ok(AuthorityHandle { tx, public })
+    Ok(AuthorityHandle {
+        tx,
+        public,
+        registry: live,
+    })
 }
 
 /// The owner loop, pipelined: while the disk makes earlier batches durable, the next one is

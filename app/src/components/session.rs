@@ -2,6 +2,8 @@
 //! console state.
 
 use crate::state::Console;
+#[cfg(target_arch = "wasm32")]
+use leptos::prelude::GetUntracked;
 use std::sync::Arc;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::ValidatedRegistry;
@@ -37,6 +39,7 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
         }
         let registry = imp::REGISTRY.with(|r| r.borrow().clone());
         client.set_registry(RegistryCheck { registry });
+        let who = principal_id.clone();
         client.start(
             Identity {
                 principal_id,
@@ -44,9 +47,43 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
             },
             signer,
         );
+        // Which Groups to follow: the binding has no "my Groups" frame (§16), so the
+        // development Organization lists them (`GET /api/dev/groups/…`), now and every 15 s
+        // while signed in (a Mission created since, a Membership granted since).
+        leptos::task::spawn_local(async move {
+            loop {
+                if let Ok(text) = crate::web::get_text(&format!("/api/dev/groups/{who}")).await
+                    && let Ok(v) = wasm_core::json::parse(text.as_bytes())
+                    && let Some(wasm_core::json::Value::Array(list)) = v.pointer("/groups")
+                {
+                    for g in list.iter().filter_map(wasm_core::json::Value::as_str) {
+                        watch(g.to_owned());
+                    }
+                }
+                let stopped = !matches!(
+                    console.key.get_untracked(),
+                    crate::state::KeyState::Unlocked { principal_id, .. } if principal_id == who
+                );
+                if stopped {
+                    break;
+                }
+                gloo_sleep(15_000).await;
+            }
+        });
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = (console, principal_id, key_id, signer);
+}
+
+/// Waits `ms` milliseconds (a browser timeout).
+#[cfg(target_arch = "wasm32")]
+async fn gloo_sleep(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
 }
 
 pub fn stop() {

@@ -1,6 +1,9 @@
-//! Events (`/events`): every Event received, in Group order, each with its verified mark and
-//! signing hash; a rejected Event is listed as rejected with its wire code; open sequence gaps
-//! are shown, never papered over (§16).
+//! Events (`/events`): every Event received with kind, actor, cause (Action ID), Group and
+//! sequence, and its verification: the verified mark with its signing hash, or rejected with
+//! its wire code (never applied, alarm raised). Filters by kind, WorkItem and actor
+//! (`views::timeline::Timeline`); the JSON of any Event; **time travel**: "view as of" pins
+//! every view to the state just after that Event (replayed by the reducer, `Console::travel_to`)
+//! with a banner and a way back to live. Open sequence gaps are shown, never papered over (§16).
 
 use crate::app::tag_of;
 use crate::components::states::{Empty, StreamStates};
@@ -9,11 +12,73 @@ use crate::format;
 use crate::i18n::*;
 use crate::state::{EventRow, use_console};
 use leptos::prelude::*;
+use wasm_core::views::timeline::{Timeline, TimelineQuery};
 
 #[component]
 pub fn Events() -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
+    let kind = RwSignal::new(String::new());
+    let work = RwSignal::new(String::new());
+    let actor = RwSignal::new(String::new());
+    let shown_json = RwSignal::new(None::<String>);
+    let rows = move || {
+        let _ = console.progress.get();
+        let q = TimelineQuery {
+            kinds: Some(kind.get().trim().to_owned())
+                .filter(|k| !k.is_empty())
+                .into_iter()
+                .collect(),
+            work_item_id: Some(work.get().trim().to_owned()).filter(|w| !w.is_empty()),
+            actor_id: Some(actor.get().trim().to_owned()).filter(|a| !a.is_empty()),
+            group_id: None,
+        };
+        let (timeline, docs) = console.log.with_value(|l| {
+            (
+                Timeline::build(l.folded_events()),
+                l.folded_events().to_vec(),
+            )
+        });
+        let hashes = console.events.get();
+        timeline
+            .filter(&q)
+            .into_iter()
+            .map(|e| {
+                let row = hashes
+                    .iter()
+                    .find(|r| r.event_id == e.event_id)
+                    .cloned()
+                    .unwrap_or_else(|| EventRow {
+                        event_id: e.event_id.clone(),
+                        group_id: e.group_id.clone(),
+                        sequence: Some(e.sequence),
+                        kind: e.kind.clone(),
+                        occurred_at: e.occurred_at.format(),
+                        signing_hash: None,
+                        rejected: None,
+                    });
+                let json = docs
+                    .get(e.position)
+                    .map(wasm_core::json::to_string)
+                    .unwrap_or_default();
+                (
+                    row,
+                    e.actor.id.0.clone(),
+                    e.cause_id.clone(),
+                    e.work_item_id.clone(),
+                    json,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let rejected = move || {
+        console
+            .events
+            .get()
+            .into_iter()
+            .filter(|r| r.rejected.is_some())
+            .collect::<Vec<_>>()
+    };
     view! {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, events.title)}</h1>
@@ -31,24 +96,46 @@ pub fn Events() -> impl IntoView {
                 />
             </ul>
             <StreamStates>
+                <form class="toolbar" role="search" on:submit=|ev| ev.prevent_default()>
+                    <label for="filter-kind">{t!(i18n, events.filter_kind)}</label>
+                    <input id="filter-kind" type="search" placeholder="work." bind:value=kind />
+                    <label for="filter-work">"WorkItem"</label>
+                    <input id="filter-work" type="search" bind:value=work />
+                    <label for="filter-actor">{t!(i18n, events.filter_actor)}</label>
+                    <input id="filter-actor" type="search" bind:value=actor />
+                </form>
                 {move || {
-                    let rows = console.events.get();
+                    let bad = rejected();
+                    (!bad.is_empty()).then(|| view! {
+                        <section class="rejected-events" aria-labelledby="rejected-title">
+                            <h2 id="rejected-title">{t!(i18n, events.rejected_list)}</h2>
+                            <table class="events"><tbody>
+                                {bad.into_iter().map(|r| view! { <Row row=r actor=String::new() cause=String::new() json=String::new() shown_json /> }).collect_view()}
+                            </tbody></table>
+                        </section>
+                    })
+                }}
+                {move || {
+                    let rows = rows();
                     if rows.is_empty() {
                         view! { <Empty>{t!(i18n, events.empty)}</Empty> }.into_any()
                     } else {
                         view! {
-                            <table class="events">
+                            <table class="events" id="events-table">
                                 <thead>
                                     <tr>
                                         <th scope="col">{t!(i18n, events.group)}</th>
                                         <th scope="col">{t!(i18n, events.sequence)}</th>
                                         <th scope="col">{t!(i18n, events.kind)}</th>
+                                        <th scope="col">{t!(i18n, events.actor)}</th>
+                                        <th scope="col">{t!(i18n, events.cause)}</th>
                                         <th scope="col">{t!(i18n, events.occurred_at)}</th>
                                         <th scope="col">{t!(i18n, events.signing_hash)}</th>
+                                        <th scope="col">{t!(i18n, events.actions)}</th>
                                     </tr>
                                 </thead>
                                 <tbody>
-                                    {rows.into_iter().map(|r| view! { <Row row=r /> }).collect_view()}
+                                    {rows.into_iter().map(|(r, a, c, _w, j)| view! { <Row row=r actor=a cause=c json=j shown_json /> }).collect_view()}
                                 </tbody>
                             </table>
                         }.into_any()
@@ -60,7 +147,13 @@ pub fn Events() -> impl IntoView {
 }
 
 #[component]
-fn Row(row: EventRow) -> impl IntoView {
+fn Row(
+    row: EventRow,
+    actor: String,
+    cause: String,
+    json: String,
+    shown_json: RwSignal<Option<String>>,
+) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
     let exact = row.occurred_at.clone();
@@ -99,13 +192,43 @@ fn Row(row: EventRow) -> impl IntoView {
         }
         _ => view! { <td></td> }.into_any(),
     };
+    let id = row.event_id.clone();
+    let id2 = row.event_id.clone();
+    let id3 = row.event_id.clone();
+    let applied = row.rejected.is_none();
+    let pinned = move || {
+        console
+            .snapshot
+            .with(|s| s.as_of.as_ref().is_some_and(|a| a.event_id == id3))
+    };
+    let open = {
+        let id = row.event_id.clone();
+        move || shown_json.get().as_deref() == Some(id.as_str())
+    };
+    let open2 = open.clone();
     view! {
-        <tr data-event-id=row.event_id.clone()>
+        <tr data-event-id=row.event_id.clone() class:pinned=pinned>
             <td><code>{row.group_id.clone().unwrap_or_default()}</code></td>
             <td>{row.sequence.map(|s| s.to_string()).unwrap_or_default()}</td>
             <td><code>{row.kind.clone()}</code></td>
+            <td><code>{actor}</code></td>
+            <td><code class="hash">{cause}</code></td>
             <td><time datetime=exact_title.clone() title=exact_title>{when}</time></td>
             {mark}
+            <td class="actions">
+                {applied.then(|| view! {
+                    <button type="button" class="as-of" on:click=move |_| { console.travel_to(&id); }>
+                        {t!(i18n, events.view_as_of)}
+                    </button>
+                    <button type="button" class="show-json" aria-expanded=move || open().to_string()
+                        on:click=move |_| shown_json.update(|s| *s = if s.as_deref() == Some(id2.as_str()) { None } else { Some(id2.clone()) })>
+                        "JSON"
+                    </button>
+                })}
+            </td>
         </tr>
+        {move || open2().then(|| view! {
+            <tr class="json-row"><td colspan="8"><pre class="json"><code>{json.clone()}</code></pre></td></tr>
+        })}
     }
 }

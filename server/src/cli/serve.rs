@@ -553,7 +553,6 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         org.config.limits.message_rate_per_minute = usize::try_from(rate).unwrap_or(usize::MAX);
     }
     let hub = Arc::new(Hub::new());
-    let registry = org.registry.clone();
     let service = ServiceKey {
         actor: org.config.accepted_by.clone(),
         key_id: org.config.key_id.clone(),
@@ -588,9 +587,9 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     };
     let gateway = match Gateway::new(
         GatewayConfig::default(),
-        hub,
+        Arc::clone(&hub),
         authority.clone(),
-        registry,
+        authority.live_registry(),
         service,
         &opts.data,
     ) {
@@ -600,6 +599,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Enrolments take effect at once: the authority and the binding share one Registry.
+    let enrolment = enrolment.running(authority.live_registry(), Arc::clone(&hub));
     let mut extra =
         crate::console::protocol_routes(bundle.ok()).merge(crate::dev_enrol::routes(enrolment));
     if opts.dev_clock {

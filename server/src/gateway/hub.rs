@@ -579,6 +579,17 @@ impl Hub {
         }
     }
 
+    /// The Groups where `principal` holds an active Membership, sorted.
+    pub fn groups_of(&self, principal: &str) -> Vec<String> {
+        let mut v: Vec<String> = lock(&self.groups)
+            .iter()
+            .filter(|(_, g)| g.members.get(principal).is_some_and(|m| m.active))
+            .map(|(id, _)| id.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Whether `principal` holds any Membership record in `group`.
     pub fn has_membership(&self, group: &str, principal: &str) -> bool {
         lock(&self.groups)

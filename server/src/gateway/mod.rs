@@ -30,7 +30,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use wasm_core::crypto::ValidatedRegistry;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::{Actor, ActorType};
@@ -91,7 +90,8 @@ pub struct Gateway {
     pub config: GatewayConfig,
     pub hub: Arc<Hub>,
     authority: AuthorityHandle,
-    registry: ValidatedRegistry,
+    /// Shared with the authority's verify stage and the development enrolment.
+    registry: crate::live_registry::LiveRegistry,
     service: ServiceKey,
     cursors: CursorStore,
     reader: EventReader,
@@ -105,7 +105,7 @@ impl Gateway {
         config: GatewayConfig,
         hub: Arc<Hub>,
         authority: AuthorityHandle,
-        registry: ValidatedRegistry,
+        registry: crate::live_registry::LiveRegistry,
         service: ServiceKey,
         data_dir: &Path,
     ) -> Result<Gateway, String> {

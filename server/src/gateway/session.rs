@@ -51,8 +51,8 @@ pub(super) fn challenge(
     kind: ActorType,
 ) -> Result<(Challenge, String), Box<WireError>> {
     let at = now();
-    let binding = gw
-        .registry
+    let registry = gw.registry.current();
+    let binding = registry
         .binding(init.key_id.as_str())
         .filter(|b| b.principal.id == init.agent_id && b.principal.actor_type == kind)
         .filter(|b| timestamp(at).is_some_and(|t| b.valid_at(t.instant())));
@@ -121,8 +121,8 @@ pub(super) async fn accept(
     if now() > c.expires {
         return Err(fail("challenge expired").about_frame(about));
     }
-    let binding = gw
-        .registry
+    let registry = gw.registry.current();
+    let binding = registry
         .binding(c.init.key_id.as_str())
         .ok_or_else(|| fail("unknown key ID for this principal"))?;
     let valid = b64url_decode(r.challenge_signature.as_str())

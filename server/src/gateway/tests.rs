@@ -115,7 +115,7 @@ impl Server {
                 o.config,
                 hub,
                 handle.clone(),
-                h.registry.clone(),
+                handle.live_registry(),
                 service,
                 &data,
             )
@@ -1014,6 +1014,94 @@ async fn a_human_session_creates_a_mission_and_sees_its_own_events() {
     owner.send(&cmd).await.expect("send");
     assert_eq!(code(&frame(&mut owner).await), "AUTH_FORBIDDEN");
     ping_pong(&mut owner).await;
+    srv.stop().await;
+}
+
+/// A key enrolled from a browser (`POST /api/dev/enrol`) works at once in a running server: the
+/// human's HELLO is accepted and the authority verifies the Commands it signs, with no restart;
+/// the development Group list then names the Group the human created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_enrolled_key_opens_a_human_session_and_signs_without_a_restart() {
+    let dir = TempDir::new("enrol-live");
+    let srv = Server::start(&dir, Options::default()).await;
+    let alice = "urn:missionweaveprotocol:human:alice";
+    let key_id = "urn:missionweaveprotocol:key:alice-0123456789ab";
+    let signer = Signer::from_seed(&wasm_core::crypto::SecretSeed::take(&mut [7u8; 32]));
+    let public = wasm_core::encoding::b64url_encode(&signer.public_key());
+
+    // Before enrolment: the key is unknown to the binding.
+    let mut c = srv.client(true).await;
+    let refused = c
+        .hello(alice, key_id, &signer)
+        .await
+        .expect_err("unknown key");
+    assert_eq!(code(&refused), "AUTH_INVALID_SIGNATURE");
+
+    let enrolment = crate::dev_enrol::Enrolment::development(&srv.h.registry, &dir.0)
+        .expect("enrolment")
+        .running(srv.handle.live_registry(), Arc::clone(&srv.gw.hub));
+    let body = format!(r#"{{"principalId":"{alice}","keyId":"{key_id}","publicKey":"{public}"}}"#);
+    assert!(enrolment.enrol(body.as_bytes()).expect("enrolled").0);
+    assert!(enrolment.groups(alice).expect("dev list").is_empty());
+
+    // Now: HELLO passes, and a Command signed with the new key is accepted by the authority.
+    let mut c = srv.client(true).await;
+    c.hello(alice, key_id, &signer)
+        .await
+        .unwrap_or_else(|e| panic!("HELLO after enrolment failed: {}", json::to_string(&e)));
+    let group = "urn:x:group:alice";
+    let mut p = Object::new();
+    for (k, v) in [
+        ("missionId", format!("{group}:mission")),
+        ("groupId", group.to_owned()),
+        ("title", "Enrolled".to_owned()),
+        ("objective", "Sign without a restart".to_owned()),
+        ("deadline", "2099-07-15T08:00:00Z".to_owned()),
+        ("coordinatorId", srv.h.id("coord")),
+    ] {
+        p.insert(k, Value::string(v));
+    }
+    p.insert(
+        "definitionOfDone",
+        Value::Array(vec![Value::string("done")]),
+    );
+    let env = Envelope {
+        group_id: Some(group.to_owned()),
+        ..Envelope::default()
+    };
+    let create = wasm_core::authority::harness::signed_command(
+        &wasm_core::model::common::Actor::new(ActorType::Human, alice),
+        key_id,
+        &signer,
+        "urn:x:action:alice-create",
+        "mission.create",
+        &env,
+        p,
+        runtime::now(),
+    )
+    .expect("signed");
+    let cmd = c.command_frame(&create).expect("frame");
+    c.send(&cmd).await.expect("send");
+    let ev = frame(&mut c).await;
+    assert_eq!(
+        s(&ev, "/event/kind"),
+        "mission.created",
+        "{}",
+        json::to_string(&ev)
+    );
+    assert_eq!(s(&ev, "/event/actor/id"), alice);
+    assert_eq!(
+        enrolment.groups(alice).expect("dev list"),
+        vec![group.to_owned()]
+    );
+    // A deployment's server has no such list.
+    let refused = crate::dev_enrol::Enrolment::refused()
+        .groups(alice)
+        .expect_err("403");
+    assert_eq!(
+        refused.document().pointer("/code").and_then(Value::as_str),
+        Some("AUTH_FORBIDDEN")
+    );
     srv.stop().await;
 }
 
