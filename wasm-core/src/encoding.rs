@@ -79,6 +79,7 @@ pub fn b64url_encode(data: &[u8]) -> String {
             chunk.get(1).copied().unwrap_or(0),
             chunk.get(2).copied().unwrap_or(0),
         ];
+        // The three bytes occupy disjoint bits, so `|` here is the same as `^` or `+`.
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let chars = chunk.len() + 1;
         for i in 0..chars {
