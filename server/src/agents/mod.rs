@@ -852,6 +852,258 @@ mod tests {
         assert_eq!(result.view_errors, 0);
     }
 
+    /// What a link reported, gathered: an inbox of the Events (§16), outcomes by id.
+    struct Gathered {
+        inbox: wasm_core::agents::inbox::Inbox,
+        outcomes: BTreeMap<u64, Outcome>,
+        reconnected: Vec<(u64, Vec<(String, u64)>)>,
+        events: u64,
+    }
+
+    impl Gathered {
+        /// Takes reports until `done` holds (bounded: a hang fails, nothing is timed).
+        async fn until(
+            &mut self,
+            rx: &mut mpsc::UnboundedReceiver<Report>,
+            done: impl Fn(&Gathered) -> bool,
+        ) {
+            while !done(self) {
+                let r = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+                    .await
+                    .expect("a report")
+                    .expect("the link is running");
+                match r.what {
+                    FromLink::Event(bytes) => {
+                        self.events += 1;
+                        let v = json::parse(&bytes).expect("an Event");
+                        self.inbox.accept(v).expect("in order or a duplicate");
+                    }
+                    FromLink::Outcome { id, outcome } => {
+                        self.outcomes.insert(id, outcome);
+                    }
+                    FromLink::Reconnected { epoch, resumed } => {
+                        self.reconnected.push((epoch, resumed));
+                    }
+                    FromLink::Opened { .. } | FromLink::Note(_) => {}
+                }
+            }
+        }
+    }
+
+    fn event_ids(o: &Outcome) -> Vec<String> {
+        match o {
+            Outcome::Appended(e) | Outcome::Duplicate(e) => e
+                .iter()
+                .filter_map(|e| e.pointer("/eventId").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect(),
+            Outcome::Rejected { .. } => Vec::new(),
+        }
+    }
+
+    /// A demo Agent's link over a real TLS socket: it drops, stays away while the Group goes
+    /// on, comes back with a new Session Epoch and resumes from its ACKed Cursor: its inbox
+    /// ends at the Group's head with no gap (the replay around the cut is dropped as
+    /// duplicates), a Command signed under the fenced epoch is refused, and an exact retry
+    /// is answered with the original Events and appends nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_link_resumes_from_its_acked_cursor_without_gap_or_double_effect() {
+        let server = DevServer::start("link").await;
+        let owner = server.org.require("mission-owner").expect("owner");
+        let agent = server.org.require(plan::ANALYST).expect("analyst");
+        let group = "urn:missionweaveprotocol:group:link-test".to_owned();
+        let now = crate::runtime::now();
+        let mut p = Object::new();
+        for (k, v) in [
+            (
+                "missionId",
+                "urn:missionweaveprotocol:mission:link-test".to_owned(),
+            ),
+            ("groupId", group.clone()),
+            ("coordinatorId", agent.actor.id.0.clone()),
+            ("title", "Link test".to_owned()),
+            ("objective", "Drop and resume".to_owned()),
+            (
+                "deadline",
+                now.plus_seconds(24 * 3600).format_whole_seconds(),
+            ),
+        ] {
+            p.insert(k, Value::string(v));
+        }
+        p.insert(
+            "definitionOfDone",
+            Value::Array(vec![Value::string("resumed")]),
+        );
+        let env = |epoch: Option<u64>| crate::devorg::Envelope {
+            group_id: Some(group.clone()),
+            session_epoch: epoch,
+            membership_epoch: Some(1),
+            ..crate::devorg::Envelope::default()
+        };
+        let create = crate::devorg::signed_command(
+            owner,
+            "mission.create",
+            "urn:missionweaveprotocol:action:link-test-create",
+            &crate::devorg::Envelope {
+                group_id: Some(group.clone()),
+                ..crate::devorg::Envelope::default()
+            },
+            p,
+            now,
+        )
+        .expect("signed");
+        assert!(matches!(
+            submit_http(&server.ep, &create).await,
+            Outcome::Appended(_)
+        ));
+        let post = |who: &crate::devorg::DevPrincipal, n: u64, epoch: Option<u64>| {
+            let mut body = Object::new();
+            body.insert(
+                "messageId",
+                Value::string(format!("{group}:message:{}:{n}", who.name)),
+            );
+            body.insert("conversationId", Value::string(format!("{group}:mission")));
+            body.insert("content", Value::string(format!("note {n}")));
+            crate::devorg::signed_command(
+                who,
+                "message.post",
+                &format!("urn:missionweaveprotocol:action:link-test-{}-{n}", who.name),
+                &env(epoch),
+                body,
+                crate::runtime::now(),
+            )
+            .expect("signed")
+        };
+
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (rtx, mut rrx) = mpsc::unbounded_channel();
+        tokio::spawn(link::run(
+            LinkSpec {
+                agent: plan::ANALYST.into(),
+                link: 1,
+                principal_id: agent.actor.id.0.clone(),
+                key_id: agent.key_id.clone(),
+                signer: ed25519::Signer::from_seed(&agent.seed),
+                endpoint: server.ep.clone(),
+                open_id: 7,
+            },
+            rx,
+            rtx,
+        ));
+        let first = tokio::time::timeout(Duration::from_secs(30), rrx.recv())
+            .await
+            .expect("HELLO")
+            .expect("a report");
+        let e1 = match first.what {
+            FromLink::Opened {
+                open_id: 7,
+                epoch: Ok(e),
+            } => e,
+            other => panic!("{other:?}"),
+        };
+        let mut g = Gathered {
+            inbox: wasm_core::agents::inbox::Inbox::new(),
+            outcomes: BTreeMap::new(),
+            reconnected: Vec::new(),
+            events: 0,
+        };
+        let send = |id: u64, bytes: Vec<u8>| {
+            tx.send(ToLink::Command {
+                id,
+                action_id: json::parse(&bytes)
+                    .ok()
+                    .and_then(|v| v.pointer("/actionId")?.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                bytes,
+            })
+            .expect("link");
+        };
+        tx.send(ToLink::Subscribe {
+            group: group.clone(),
+            after: 0,
+        })
+        .expect("link");
+        for n in 1..=3 {
+            send(n, post(agent, n, Some(e1)));
+        }
+        g.until(&mut rrx, |g| g.outcomes.len() == 3).await;
+        assert!(
+            g.outcomes
+                .values()
+                .all(|o| matches!(o, Outcome::Appended(e) if e.len() == 1)),
+            "{:?}",
+            g.outcomes
+        );
+        let before = g.inbox.cursor();
+        assert!(before >= 4, "mission.created … and three Messages");
+        // ACK two behind: the resume replays them again.
+        tx.send(ToLink::Ack(vec![(group.clone(), before - 2)]))
+            .expect("link");
+        tx.send(ToLink::Disconnect(Duration::from_millis(400)))
+            .expect("link");
+        // While it is away: the Group goes on, and the Agent queues a Command signed under
+        // the Session Epoch its reconnection will fence.
+        for n in 1..=2 {
+            assert!(matches!(
+                submit_http(&server.ep, &post(owner, n, None)).await,
+                Outcome::Appended(_)
+            ));
+        }
+        send(4, post(agent, 4, Some(e1)));
+        g.until(&mut rrx, |g| {
+            g.inbox.cursor() >= before + 2 && g.outcomes.contains_key(&4)
+        })
+        .await;
+        let (e2, resumed) = g.reconnected.first().cloned().expect("reconnected");
+        assert!(e2 > e1, "a new Session Epoch: {e1} → {e2}");
+        assert_eq!(resumed, [(group.clone(), before - 2)]);
+        assert!(
+            matches!(
+                &g.outcomes[&4],
+                Outcome::Rejected {
+                    code: ErrorCode::AuthStaleSession,
+                    ..
+                }
+            ),
+            "{:?}",
+            g.outcomes[&4]
+        );
+        // No gap: every sequence up to the head, in order; the two around the cut twice.
+        assert_eq!(g.inbox.cursor(), before + 2);
+        assert!(g.inbox.duplicates() >= 2, "{}", g.inbox.duplicates());
+        // No double effect: an exact retry gets the original Events; the next Command is the
+        // very next sequence.
+        let fifth = post(agent, 5, Some(e2));
+        send(5, fifth.clone());
+        g.until(&mut rrx, |g| g.outcomes.contains_key(&5)).await;
+        assert!(matches!(&g.outcomes[&5], Outcome::Appended(_)));
+        send(6, fifth);
+        g.until(&mut rrx, |g| g.outcomes.contains_key(&6)).await;
+        assert!(
+            matches!(&g.outcomes[&6], Outcome::Duplicate(_)),
+            "{:?}",
+            g.outcomes[&6]
+        );
+        assert_eq!(event_ids(&g.outcomes[&6]), event_ids(&g.outcomes[&5]));
+        send(7, post(agent, 7, Some(e2)));
+        g.until(&mut rrx, |g| g.outcomes.contains_key(&7)).await;
+        let seq = match &g.outcomes[&7] {
+            Outcome::Appended(e) => e
+                .first()
+                .and_then(|e| e.pointer("/sequence"))
+                .and_then(|v| match v {
+                    Value::Number(n) => n.as_safe_u64(),
+                    _ => None,
+                }),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            seq,
+            Some(before + 4),
+            "only the fifth was appended in between"
+        );
+    }
+
     #[test]
     fn answers_and_run_tags() {
         assert!(matches!(
