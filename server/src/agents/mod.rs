@@ -144,10 +144,12 @@ pub fn hint(gate: &HumanGate) -> String {
             work_item_id,
             group_id,
             ownership_epoch,
+            operations,
             ..
         } => format!(
-            "run `weave-console dev approve execution --work-item {work_item_id}` \
-             (Group {group_id}, Ownership Epoch {ownership_epoch})"
+            "run `weave-console dev approve execution --work-item {work_item_id} \
+             --operations {}` (Group {group_id}, Ownership Epoch {ownership_epoch})",
+            operations.join(",")
         ),
         HumanGate::MissionApproval {
             mission_id,
