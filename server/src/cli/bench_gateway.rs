@@ -641,6 +641,41 @@ async fn run_async(
             last_sequence: 0,
         });
     }
+    let mut next = 0u64;
+    // The low-load row first, right after the setup (a history of a few Events) and before
+    // the stalled subscribers exist, as the in-process reference runs it.
+    let low = if fanout && args.low_load_agents > 0 {
+        let l = usize::from(args.low_load_agents).min(senders.len());
+        let mut few: Vec<Sender> = senders.drain(..l).collect();
+        let per = args.low_load_measure.div_ceil(l as u64).max(1);
+        let (acc, refused, secs, lat) = round(&mut few, &agents, &token, &mut next, per).await?;
+        senders.splice(0..0, few);
+        let row = LowLoad {
+            rate: acc as f64 / secs,
+            p50: percentile(&lat, 0.5),
+            p99: percentile(&lat, 0.99),
+        };
+        if let Some(r) = low_reference {
+            println!(
+                "  low load in process ({l} closed loops, the same runtime without sockets, \
+                 fresh store): {:.0} accepted durable Commands/s; submit → durable p50 {:.1} ms, \
+                 p99 {:.1} ms",
+                r.rate, r.p50, r.p99
+            );
+        }
+        println!(
+            "  low load over the binding ({l} Agents, closed loops, right after the setup): \
+             {acc} accepted ({refused} refused) in {secs:.2} s = {:.0} Commands/s; send → own \
+             EVENT p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            row.rate,
+            row.p50,
+            row.p99,
+            percentile(&lat, 1.0)
+        );
+        Some((l, row))
+    } else {
+        None
+    };
     let owner = t.org.require("mission-owner")?;
     let owner_signer = wasm_core::crypto::ed25519::Signer::from_seed(&owner.seed);
     // Subscribers that never read: each is subscribed to every Group, live.
@@ -677,41 +712,7 @@ async fn run_async(
     };
     println!("  {}", rss("before the rows"));
     pass.rss.push(t.rss_mb());
-    let mut next = 0u64;
-    // The low-load row first, right after the setup (a history of a few Events), as the
-    // in-process reference runs it.
-    let low = if fanout && args.low_load_agents > 0 {
-        let l = usize::from(args.low_load_agents).min(senders.len());
-        let mut few: Vec<Sender> = senders.drain(..l).collect();
-        let per = args.low_load_measure.div_ceil(l as u64).max(1);
-        let (acc, refused, secs, lat) = round(&mut few, &agents, &token, &mut next, per).await?;
-        senders.splice(0..0, few);
-        let row = LowLoad {
-            rate: acc as f64 / secs,
-            p50: percentile(&lat, 0.5),
-            p99: percentile(&lat, 0.99),
-        };
-        if let Some(r) = low_reference {
-            println!(
-                "  low load in process ({l} closed loops, the same runtime without sockets, \
-                 fresh store): {:.0} accepted durable Commands/s; submit → durable p50 {:.1} ms, \
-                 p99 {:.1} ms",
-                r.rate, r.p50, r.p99
-            );
-        }
-        println!(
-            "  low load over the binding ({l} Agents, closed loops, right after the setup): \
-             {acc} accepted ({refused} refused) in {secs:.2} s = {:.0} Commands/s; send → own \
-             EVENT p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-            row.rate,
-            row.p50,
-            row.p99,
-            percentile(&lat, 1.0)
-        );
-        Some((l, row))
-    } else {
-        None
-    };
+
     // Events in the bench's Groups: the highest own sequence seen per Group.
     let history = |senders: &[Sender]| -> u64 {
         let mut top = std::collections::BTreeMap::new();
