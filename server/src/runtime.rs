@@ -284,17 +284,6 @@ pub fn start_with_clock(
     start_full(data_dir, org, clock, None, None)
 }
 
-/// [`start_with_clock`] with a hook that sees every durable Event ([`EventHook`]).
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn start_with(
-    data_dir: &Path,
-    org: OrgSetup,
-    clock: Clock,
-    hook: Option<EventHook>,
-) -> Result<AuthorityHandle, String> {
-    start_full(data_dir, org, clock, None, hook)
-}
-
 /// The authority at `clock()`, publishing each durable batch to `publisher` (the WebSocket
 /// binding's fan-out) and to `hook` (the in-process demo), when given.
 pub fn start_full(

@@ -13,6 +13,7 @@ fn a_tiny_run_prints_every_figure() {
     let out = Command::new(BIN)
         .args(["bench", "gateway", "--agents", "2", "--groups", "1"])
         .args(["--sizes", "60,120", "--measure", "40"])
+        .args(["--low-load-agents", "2", "--low-load-measure", "20"])
         .args([
             "--subscribers",
             "5",
@@ -36,6 +37,10 @@ fn a_tiny_run_prints_every_figure() {
         "40 accepted (0 refused)",
         "CPU per Command: server",
         "fan-out of one Command to 5 sockets",
+        "low load in process (2 closed loops",
+        "low load over the binding (2 Agents",
+        "20 accepted (0 refused)",
+        "targets, low load (2 Agents):",
         "targets, row 1:",
         "targets, row 2:",
         "memory: server RSS with 2 stalled subscribers minus without",
@@ -43,6 +48,6 @@ fn a_tiny_run_prints_every_figure() {
     ] {
         assert!(text.contains(needle), "no {needle:?} in:\n{text}");
     }
-    // Two rows in each pass.
-    assert_eq!(text.matches("accepted (0 refused)").count(), 4, "{text}");
+    // Two rows in each pass, and the low-load row in the measured pass.
+    assert_eq!(text.matches("accepted (0 refused)").count(), 5, "{text}");
 }

@@ -11,7 +11,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use std::collections::BTreeMap;
-use wasm_core::agents::director::{Demo, DemoConfig, HumanGate, Request};
+use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Request};
 use wasm_core::agents::{Outcome, Pace, plan};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness, test_seed};
@@ -60,6 +60,7 @@ impl Run {
                 start,
                 pace: Pace::default(),
                 duplicate_every: 5,
+                delivery: Delivery::Bus,
             },
             &|name| Some(test_seed(name)),
             Some(h.registry.clone()),
@@ -114,6 +115,7 @@ impl Run {
                 let o = self.settle(res);
                 self.demo.outcome(id, o, self.now);
             }
+            other => panic!("the bus delivery asks for no {other:?}"),
         }
     }
 

@@ -1,68 +1,34 @@
 //! The §22 demo in the server process: `wasm_core::agents`' simulated Agents and director,
-//! driven in real time against the embedded authority.
+//! driven in real time, with every Agent speaking the WebSocket binding of this very server
+//! like any external Agent (`link`): its own `HELLO` (Session Epochs), `SUBSCRIBE` to its
+//! Groups, signed `COMMAND`s, `EVENT`s back, `ACK`s, and reconnection with resume from the
+//! ACKed Cursor when its socket drops.
 //!
-//! The Agents are sans-IO; this runner only carries their Commands to the authority and the
-//! authority's durable Events back, through a small [`Transport`]. Today that is the
-//! in-process [`LocalTransport`] (the `AuthorityHandle` for Commands and the runtime's
-//! [`EventHook`](crate::runtime::EventHook) for Events); the WebSocket binding's client will
-//! implement the same trait, and nothing else changes. Sessions are opened the way the binding's
-//! HELLO will open them: the gateway service signs `ext.missionweaveprotocol.identity.session_open`.
+//! The Agents are sans-IO (`Delivery::Binding`); this runner carries their requests to their
+//! sockets and what the sockets receive back to them. The director (the operator's script and
+//! the human gates) follows the authority's commit stream in process (the runtime's
+//! [`EventHook`](crate::runtime::EventHook)); its own Commands (the human MissionOwner's
+//! opening request, the control plane's replacement Coordinator) go through
+//! `POST /api/commands` like `weave-console dev …`.
 //!
 //! Progress goes to stdout as `demo: …` lines; at each human decision the demo pauses and says
 //! what to run (`weave-console dev approve …`, signed as the development human).
 
+pub mod link;
+
+use crate::cli::live::Endpoint;
 use crate::devorg::DevOrganization;
-use crate::runtime::{AuthorityHandle, Reply};
+use crate::runtime::AuthorityHandle;
+use link::{FromLink, LinkSpec, Report, ToLink};
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use wasm_core::agents::director::{Demo, DemoConfig, HumanGate, Request};
+use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Request};
 use wasm_core::agents::{Outcome, Pace, plan};
 use wasm_core::authority::Micros;
-use wasm_core::authority::harness::{Envelope, signed_command};
 use wasm_core::crypto::{SecretSeed, ValidatedRegistry, ed25519};
 use wasm_core::json::{self, Value};
-use wasm_core::model::common::Actor;
 use wasm_core::model::error::ErrorCode;
-
-/// How the runner reaches the authority: Commands in, outcomes out. Events arrive separately,
-/// as a stream of canonical Event bytes in commit order.
-pub trait Transport: Clone + Send + Sync + 'static {
-    /// Submits signed Command bytes; resolves with the outcome once it is durable.
-    fn submit(&self, bytes: Vec<u8>) -> impl Future<Output = Outcome> + Send;
-}
-
-/// The in-process transport: the authority's bounded queue.
-#[derive(Clone)]
-pub struct LocalTransport {
-    pub handle: AuthorityHandle,
-}
-
-impl Transport for LocalTransport {
-    async fn submit(&self, bytes: Vec<u8>) -> Outcome {
-        // A full queue asks for a retry (§17.3): the demo waits and resends the same bytes,
-        // which is idempotent (§15.1).
-        for _ in 0..50 {
-            match self.handle.submit(bytes.clone()).await {
-                Reply::Done(body) => return answer(&body),
-                Reply::Refused(e) if e.code == ErrorCode::Backpressure => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Reply::Refused(e) => {
-                    return Outcome::Rejected {
-                        code: e.code,
-                        message: e.message,
-                    };
-                }
-            }
-        }
-        Outcome::Rejected {
-            code: ErrorCode::Backpressure,
-            message: "the authority stayed busy".into(),
-        }
-    }
-}
 
 /// The outcome in an answer body `{"status": "accepted" | "duplicate", "events": […]}`.
 pub fn answer(body: &str) -> Outcome {
@@ -82,18 +48,59 @@ pub fn answer(body: &str) -> Outcome {
     }
 }
 
+/// A director's Command (signed by the human or the control plane) over
+/// `POST /api/commands`; `BACKPRESSURE` is retried with the same bytes (idempotent, §15.1).
+async fn submit_http(ep: &Endpoint, bytes: &[u8]) -> Outcome {
+    for _ in 0..50 {
+        let (status, body) = match ep.http("POST", "/api/commands", bytes).await {
+            Ok(r) => r,
+            Err(e) => {
+                return Outcome::Rejected {
+                    code: ErrorCode::InternalError,
+                    message: e,
+                };
+            }
+        };
+        if status == 200 {
+            return answer(&String::from_utf8_lossy(&body));
+        }
+        let v = json::parse(&body).ok();
+        let at = |p: &str| v.as_ref().and_then(|v| v.pointer(p)?.as_str());
+        let code = at("/code")
+            .and_then(ErrorCode::from_wire)
+            .unwrap_or(ErrorCode::InternalError);
+        if code != ErrorCode::Backpressure {
+            return Outcome::Rejected {
+                code,
+                message: at("/message").unwrap_or_default().to_owned(),
+            };
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Outcome::Rejected {
+        code: ErrorCode::Backpressure,
+        message: "the authority stayed busy".into(),
+    }
+}
+
+/// One of the demo's principals: its Principal ID, Registry key ID and seed.
+struct Member {
+    principal_id: String,
+    key_id: String,
+    seed: SecretSeed,
+}
+
 /// What the demo needs from the development Organization: its principals' keys (copies, in
-/// `SecretSeed`), the gateway service that opens Sessions, and the Registry to verify Events.
+/// `SecretSeed`) and the Registry to verify Events.
 pub struct DemoKeys {
-    seeds: BTreeMap<String, SecretSeed>,
-    gateway: (Actor, String, ed25519::Signer),
+    members: BTreeMap<String, Member>,
     registry: ValidatedRegistry,
 }
 
 impl std::fmt::Debug for DemoKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DemoKeys")
-            .field("principals", &self.seeds.keys().collect::<Vec<_>>())
+            .field("principals", &self.members.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -102,7 +109,7 @@ impl DemoKeys {
     /// The demo's keys, or why the Organization cannot run it (e.g. a data directory created
     /// before the demo's principals existed).
     pub fn from_dev(org: &DevOrganization) -> Result<DemoKeys, String> {
-        let mut seeds = BTreeMap::new();
+        let mut members = BTreeMap::new();
         for (name, t) in plan::CAST {
             let p = org.principal(name).ok_or_else(|| {
                 format!(
@@ -113,39 +120,19 @@ impl DemoKeys {
             if p.actor.actor_type != *t {
                 return Err(format!("`{name}` is a {}, not a {t}", p.actor.actor_type));
             }
-            seeds.insert((*name).to_owned(), p.seed.duplicate());
+            members.insert(
+                (*name).to_owned(),
+                Member {
+                    principal_id: p.actor.id.0.clone(),
+                    key_id: p.key_id.clone(),
+                    seed: p.seed.duplicate(),
+                },
+            );
         }
-        let gw = org
-            .principal("group-gateway")
-            .ok_or("the development Organization has no group-gateway service")?;
         Ok(DemoKeys {
-            seeds,
-            gateway: (
-                gw.actor.clone(),
-                gw.key_id.clone(),
-                ed25519::Signer::from_seed(&gw.seed),
-            ),
+            members,
             registry: org.registry.clone(),
         })
-    }
-
-    /// `ext.missionweaveprotocol.identity.session_open` for `agent_id`, signed by the gateway
-    /// service (what the binding's HELLO does, payloads.md §6.34).
-    fn session_open(&self, agent_id: &str, action: &str, now: Micros) -> Result<Vec<u8>, String> {
-        let mut payload = wasm_core::json::Object::new();
-        payload.insert("agentId", Value::string(agent_id.to_owned()));
-        let (actor, key_id, signer) = &self.gateway;
-        signed_command(
-            actor,
-            key_id,
-            signer,
-            action,
-            "ext.missionweaveprotocol.identity.session_open",
-            &Envelope::default(),
-            payload,
-            now,
-        )
-        .map_err(|e| e.to_string())
     }
 }
 
@@ -157,10 +144,12 @@ pub fn hint(gate: &HumanGate) -> String {
             work_item_id,
             group_id,
             ownership_epoch,
+            operations,
             ..
         } => format!(
-            "run `weave-console dev approve execution --work-item {work_item_id}` \
-             (Group {group_id}, Ownership Epoch {ownership_epoch})"
+            "run `weave-console dev approve execution --work-item {work_item_id} \
+             --operations {}` (Group {group_id}, Ownership Epoch {ownership_epoch})",
+            operations.join(",")
         ),
         HumanGate::MissionApproval {
             mission_id,
@@ -211,22 +200,65 @@ impl RunOptions {
 }
 
 /// How a run ended.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct RunResult {
     pub finished: bool,
     pub record: wasm_core::agents::director::Record,
-    /// Every Command the runner submitted, and Events the demo was given.
+    /// Every Command the runner submitted, and Events the director followed.
     pub submitted: u64,
     pub delivered: u64,
+    /// `EVENT` frames the Agents' sockets received.
+    pub received: u64,
+    /// Links that came back after a drop.
+    pub reconnections: u64,
     /// Duplicate deliveries the Agents' inboxes dropped.
     pub duplicates_dropped: u64,
     pub view_errors: u64,
 }
 
-/// Runs the demo until both Missions are approved (or the Event stream ends). `events` carries
-/// every durable Event's bytes in commit order.
-pub async fn run<T: Transport>(
-    transport: T,
+impl RunResult {
+    fn finish(mut self, finished: bool, demo: &Demo) -> RunResult {
+        self.finished = finished;
+        self.record = demo.record().clone();
+        self.duplicates_dropped = demo.duplicates_dropped();
+        self.view_errors = demo.view_errors();
+        self
+    }
+}
+
+/// Where the demo's Agents connect: the server's own `/ws` (loopback; TLS when the server
+/// uses TLS, trusting its certificate).
+pub fn endpoint_for(
+    local: std::net::SocketAddr,
+    root: Option<rustls::pki_types::CertificateDer<'static>>,
+) -> Result<Endpoint, String> {
+    let ip = match local.ip() {
+        std::net::IpAddr::V4(a) if a.is_unspecified() => {
+            std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
+        }
+        std::net::IpAddr::V6(a) if a.is_unspecified() => {
+            std::net::IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)
+        }
+        ip => ip,
+    };
+    let addr = std::net::SocketAddr::new(ip, local.port());
+    let scheme = if root.is_some() { "wss" } else { "ws" };
+    Endpoint::trusting(&format!("{scheme}://{addr}/ws"), root)
+}
+
+/// The runner's side of one Agent's link.
+struct Linked {
+    link: u64,
+    tx: mpsc::UnboundedSender<ToLink>,
+    /// Group → the Cursor last ACKed (or the subscription point).
+    acked: BTreeMap<String, u64>,
+}
+
+/// Runs the demo until both Missions are approved (or the director's Event stream ends).
+/// `events` carries every durable Event's bytes in commit order (the director's feed); the
+/// Agents connect to `ep`.
+pub async fn run(
+    ep: Endpoint,
     mut events: mpsc::UnboundedReceiver<Vec<u8>>,
     keys: DemoKeys,
     opts: RunOptions,
@@ -239,41 +271,94 @@ pub async fn run<T: Transport>(
         start,
         pace: opts.pace,
         duplicate_every: opts.duplicate_every,
+        delivery: Delivery::Binding,
     };
-    let seed_of = |name: &str| keys.seeds.get(name).map(SecretSeed::duplicate);
+    let seed_of = |name: &str| keys.members.get(name).map(|m| m.seed.duplicate());
     let mut demo = Demo::new(cfg, &seed_of, Some(keys.registry.clone()))?;
-    let (mut submitted, mut delivered) = (0u64, 0u64);
+    let mut result = RunResult::default();
     println!(
-        "demo: run {run}: two Missions (Checkout, Search) with a shared reviewer; --no-demo \
-         turns this off"
+        "demo: run {run}: two Missions (Checkout, Search) with a shared reviewer; every Agent \
+         connects to {} like any external Agent; --no-demo turns this off",
+        ep.ws
     );
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, Outcome)>();
+    let (report_tx, mut report_rx) = mpsc::unbounded_channel::<Report>();
+    let mut links: BTreeMap<String, Linked> = BTreeMap::new();
+    let mut next_link = 0u64;
     let mut gates_shown = 0usize;
-    let mut sessions = 0u64;
+    let mut ack_tick = tokio::time::interval(Duration::from_millis(300));
     loop {
         for r in demo.requests(now()) {
-            let (id, bytes) = match r {
-                Request::OpenSession { id, agent_id, .. } => {
-                    sessions += 1;
-                    let action =
-                        format!("urn:missionweaveprotocol:action:demo-{run}-session-{sessions}");
-                    match keys.session_open(&agent_id, &action, now()) {
-                        Ok(b) => (id, b),
-                        Err(e) => {
-                            println!("demo: cannot open a Session for {agent_id}: {e}");
-                            continue;
-                        }
+            match r {
+                Request::OpenSession { id, agent, .. } => {
+                    // A new process of this Agent: the old one's socket goes with it.
+                    links.remove(&agent);
+                    let Some(m) = keys.members.get(&agent) else {
+                        demo.session_opened(id, Err("no key".into()), now());
+                        continue;
+                    };
+                    next_link += 1;
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    let spec = LinkSpec {
+                        agent: agent.clone(),
+                        link: next_link,
+                        principal_id: m.principal_id.clone(),
+                        key_id: m.key_id.clone(),
+                        signer: ed25519::Signer::from_seed(&m.seed),
+                        endpoint: ep.clone(),
+                        open_id: id,
+                    };
+                    tokio::spawn(link::run(spec, rx, report_tx.clone()));
+                    links.insert(
+                        agent,
+                        Linked {
+                            link: next_link,
+                            tx,
+                            acked: BTreeMap::new(),
+                        },
+                    );
+                }
+                Request::Submit {
+                    id,
+                    from,
+                    action_id,
+                    bytes,
+                    ..
+                } => {
+                    result.submitted += 1;
+                    if let Some(l) = links.get(&from) {
+                        let _ = l.tx.send(ToLink::Command {
+                            id,
+                            action_id,
+                            bytes,
+                        });
+                    } else {
+                        // The director's Commands (the human, the control plane).
+                        let ep = ep.clone();
+                        let tx = done_tx.clone();
+                        tokio::spawn(async move {
+                            let o = submit_http(&ep, &bytes).await;
+                            let _ = tx.send((id, o));
+                        });
                     }
                 }
-                Request::Submit { id, bytes, .. } => (id, bytes),
-            };
-            submitted += 1;
-            let t = transport.clone();
-            let tx = done_tx.clone();
-            tokio::spawn(async move {
-                let o = t.submit(bytes).await;
-                let _ = tx.send((id, o));
-            });
+                Request::Subscribe {
+                    agent,
+                    group,
+                    after,
+                } => {
+                    if let Some(l) = links.get_mut(&agent) {
+                        l.acked.insert(group.clone(), after);
+                        let _ = l.tx.send(ToLink::Subscribe { group, after });
+                    }
+                }
+                Request::Disconnect { agent, down_for } => {
+                    if let Some(l) = links.get(&agent) {
+                        let d = Duration::from_micros(u64::try_from(down_for.0).unwrap_or(0));
+                        let _ = l.tx.send(ToLink::Disconnect(d));
+                    }
+                }
+            }
         }
         for line in demo.take_log() {
             if line.starts_with("demo: ") {
@@ -296,19 +381,9 @@ pub async fn run<T: Transport>(
             }
             gates_shown += 1;
         }
-        let finished = demo.finished();
-        if finished {
+        if demo.finished() {
             println!("demo: both Missions are approved; the demo is over");
-        }
-        if finished {
-            return Ok(RunResult {
-                finished,
-                record: demo.record().clone(),
-                submitted,
-                delivered,
-                duplicates_dropped: demo.duplicates_dropped(),
-                view_errors: demo.view_errors(),
-            });
+            return Ok(result.finish(true, &demo));
         }
         let wait = demo
             .next_wake()
@@ -317,20 +392,21 @@ pub async fn run<T: Transport>(
         tokio::select! {
             e = events.recv() => {
                 let Some(bytes) = e else {
-                    return Ok(RunResult {
-                        finished: false,
-                        record: demo.record().clone(),
-                        submitted,
-                        delivered,
-                        duplicates_dropped: demo.duplicates_dropped(),
-                        view_errors: demo.view_errors(),
-                    });
+                    return Ok(result.finish(false, &demo));
                 };
-                deliver(&mut demo, &bytes);
-                delivered += 1;
+                follow(&mut demo, &bytes);
+                result.delivered += 1;
                 while let Ok(bytes) = events.try_recv() {
-                    deliver(&mut demo, &bytes);
-                    delivered += 1;
+                    follow(&mut demo, &bytes);
+                    result.delivered += 1;
+                }
+            }
+            r = report_rx.recv() => {
+                if let Some(r) = r {
+                    on_report(&mut demo, &links, &mut result, r);
+                    while let Ok(r) = report_rx.try_recv() {
+                        on_report(&mut demo, &links, &mut result, r);
+                    }
                 }
             }
             d = done_rx.recv() => {
@@ -338,26 +414,70 @@ pub async fn run<T: Transport>(
                     demo.outcome(id, o, now());
                 }
             }
+            _ = ack_tick.tick() => ack(&demo, &mut links),
             () = tokio::time::sleep(wait) => {}
         }
     }
 }
 
-fn deliver(demo: &mut Demo, bytes: &[u8]) {
+/// One durable Event for the director's view.
+fn follow(demo: &mut Demo, bytes: &[u8]) {
     if let Err(e) = demo.deliver(bytes, crate::runtime::now()) {
         println!("demo: {e}");
     }
 }
 
-/// Starts the authority with the demo following its log, and the demo on `runtime`; without
-/// a development Organization the demo says why it is off.
+/// What a link reported, for the current link of its Agent only (a restarted Agent's old
+/// socket is gone with its process).
+fn on_report(demo: &mut Demo, links: &BTreeMap<String, Linked>, result: &mut RunResult, r: Report) {
+    if links.get(&r.agent).map(|l| l.link) != Some(r.link) {
+        return;
+    }
+    let now = crate::runtime::now();
+    match r.what {
+        FromLink::Opened { open_id, epoch } => demo.session_opened(open_id, epoch, now),
+        FromLink::Reconnected { epoch, resumed } => {
+            result.reconnections += 1;
+            demo.reconnected(&r.agent, epoch, &resumed, now);
+        }
+        FromLink::Event(bytes) => {
+            result.received += 1;
+            if let Err(e) = demo.deliver_to_agent(&r.agent, &bytes, now) {
+                println!("demo: {e}");
+            }
+        }
+        FromLink::Outcome { id, outcome } => demo.outcome(id, outcome, now),
+        FromLink::Note(n) => println!("demo: {}: {n}", r.agent),
+    }
+}
+
+/// `ACK`s of the Cursors that moved (every 300 ms, so a resume replays a little: §16).
+fn ack(demo: &Demo, links: &mut BTreeMap<String, Linked>) {
+    for (agent, l) in links.iter_mut() {
+        let mut moved = Vec::new();
+        for (group, acked) in l.acked.iter_mut() {
+            if let Some(c) = demo.cursor(agent, group)
+                && c > *acked
+            {
+                *acked = c;
+                moved.push((group.clone(), c));
+            }
+        }
+        if !moved.is_empty() {
+            let _ = l.tx.send(ToLink::Ack(moved));
+        }
+    }
+}
+
+/// Starts the authority with the demo's director following its log; the demo itself starts
+/// once the server listens ([`Launch::start`]). Without a development Organization the demo
+/// says why it is off.
 pub fn start(
     data: &std::path::Path,
     org: crate::devorg::OrgSetup,
-    runtime: &tokio::runtime::Runtime,
     started: Instant,
     publisher: Option<std::sync::Arc<dyn crate::runtime::Publish>>,
-) -> Result<AuthorityHandle, String> {
+) -> Result<(AuthorityHandle, Option<Launch>), String> {
     let plain = |org| {
         crate::runtime::start_full(
             data,
@@ -366,6 +486,7 @@ pub fn start(
             publisher.clone(),
             None,
         )
+        .map(|h| (h, None))
     };
     let keys = match org.dev.as_ref().map(DemoKeys::from_dev) {
         Some(Ok(k)) => k,
@@ -394,30 +515,53 @@ pub fn start(
         publisher,
         Some(hook),
     )?;
-    let transport = LocalTransport {
-        handle: handle.clone(),
-    };
-    runtime.spawn(async move {
-        match run(transport, rx, keys, RunOptions::live(started)).await {
-            Ok(r) => println!(
-                "demo: {}: {} Commands submitted, {} Events followed, {} deliveries duplicated \
-                 on purpose and {} duplicates dropped by the Agents' inboxes, {} views out of step",
-                if r.finished { "finished" } else { "stopped" },
-                r.submitted,
-                r.delivered,
-                r.record.duplicate_deliveries,
-                r.duplicates_dropped,
-                r.view_errors
-            ),
-            Err(e) => println!("demo: cannot start: {e}"),
-        }
-    });
-    Ok(handle)
+    Ok((
+        handle,
+        Some(Launch {
+            events: rx,
+            keys,
+            started,
+        }),
+    ))
+}
+
+/// A demo ready to run once the server listens.
+pub struct Launch {
+    events: mpsc::UnboundedReceiver<Vec<u8>>,
+    keys: DemoKeys,
+    started: Instant,
+}
+
+impl Launch {
+    /// Runs the demo on the current runtime against the server listening at `ep`.
+    pub fn start(self, ep: Endpoint) {
+        tokio::spawn(async move {
+            match run(ep, self.events, self.keys, RunOptions::live(self.started)).await {
+                Ok(r) => println!(
+                    "demo: {}: {} Commands submitted, {} Events followed by the director, {} \
+                     EVENT frames received by the Agents, {} reconnections, {} deliveries \
+                     duplicated on purpose and {} duplicates dropped by the Agents' inboxes, {} \
+                     views out of step",
+                    if r.finished { "finished" } else { "stopped" },
+                    r.submitted,
+                    r.delivered,
+                    r.received,
+                    r.reconnections,
+                    r.record.duplicate_deliveries,
+                    r.duplicates_dropped,
+                    r.view_errors
+                ),
+                Err(e) => println!("demo: cannot start: {e}"),
+            }
+        });
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::Reply;
+    use wasm_core::authority::harness::{Envelope, signed_command};
     use wasm_core::json::Object;
 
     #[test]
@@ -493,36 +637,115 @@ mod tests {
         }
     }
 
-    /// The demo in the server: the real runtime (store, verify stage, owner thread, Event
-    /// hook), the in-process transport, real time at a brisk pace, and a test human who answers
-    /// each gate through the same queue as any client. Asserts outcomes, not durations (the
-    /// timeout is a safety net).
-    #[test]
-    fn the_demo_runs_in_the_server_through_every_human_gate() {
-        let dir = std::env::temp_dir().join(format!("weave-agents-demo-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let org = crate::devorg::load_or_create(&dir)
-            .and_then(|o| o.setup())
-            .expect("development Organization");
-        let dev = org.dev.as_ref().expect("dev");
-        let keys = DemoKeys::from_dev(dev).expect("the demo's keys");
-        let human = dev.principal(plan::HUMAN).expect("the human");
+    /// A development server on a loopback port, as `serve` runs it: the real runtime
+    /// (store, verify stage, owner thread), the binding's hub and gateway, TLS 1.3 with the
+    /// development certificate; and the director's feed (the Event hook).
+    pub(super) struct DevServer {
+        pub ep: Endpoint,
+        pub handle: AuthorityHandle,
+        pub org: DevOrganization,
+        pub events: Option<mpsc::UnboundedReceiver<Vec<u8>>>,
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+        dir: std::path::PathBuf,
+    }
+
+    impl DevServer {
+        pub async fn start(tag: &str) -> DevServer {
+            let dir =
+                std::env::temp_dir().join(format!("weave-agents-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(dir.join("public")).expect("dir");
+            let data = dir.join("data");
+            let org = crate::devorg::load_or_create(&data)
+                .and_then(|o| o.setup())
+                .expect("development Organization");
+            // The demo's copy of the keys (the authority bootstraps the Agents' cards from its
+            // own).
+            let dev = crate::devorg::load(&data).expect("the development keys");
+            let registry = org.registry.clone();
+            let service = crate::gateway::ServiceKey {
+                actor: org.config.accepted_by.clone(),
+                key_id: org.config.key_id.clone(),
+                signer: ed25519::Signer::from_seed(&org.config.seed),
+            };
+            let (tx, rx) = mpsc::unbounded_channel();
+            let hook: crate::runtime::EventHook = Box::new(move |batch| {
+                for e in batch {
+                    let _ = tx.send(e);
+                }
+            });
+            let hub = std::sync::Arc::new(crate::gateway::Hub::new());
+            let handle = crate::runtime::start_full(
+                &data,
+                org,
+                Box::new(crate::runtime::now),
+                Some(hub.clone()),
+                Some(hook),
+            )
+            .expect("authority");
+            let gw = std::sync::Arc::new(
+                crate::gateway::Gateway::new(
+                    crate::gateway::GatewayConfig::default(),
+                    hub,
+                    handle.clone(),
+                    registry,
+                    service,
+                    &data,
+                )
+                .expect("gateway"),
+            );
+            let app = crate::cli::serve::router_with(
+                &dir.join("public"),
+                None,
+                "{}".into(),
+                Some(handle.clone()),
+                Some(gw),
+                crate::cli::serve::REQUEST_TIMEOUT,
+            );
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            let local = listener.local_addr().expect("addr");
+            let (setup, _, _) =
+                crate::gateway::tls::development(&data, "127.0.0.1").expect("certificate");
+            let ep = endpoint_for(local, Some(setup.leaf.clone())).expect("endpoint");
+            assert!(ep.ws.starts_with("wss://127.0.0.1:"), "{}", ep.ws);
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            tokio::spawn(async move {
+                let _ = crate::gateway::tls::serve(listener, app, Some(setup.config), async move {
+                    let _ = stopped.await;
+                })
+                .await;
+            });
+            DevServer {
+                ep,
+                handle,
+                org: dev,
+                events: Some(rx),
+                stop: Some(stop),
+                dir,
+            }
+        }
+    }
+
+    impl Drop for DevServer {
+        fn drop(&mut self) {
+            if let Some(s) = self.stop.take() {
+                let _ = s.send(());
+            }
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    /// The demo over the binding: every Agent on its own TLS socket to a real server (HELLO,
+    /// SUBSCRIBE, COMMAND, EVENT, ACK, a deliberate drop and resume), real time at a brisk
+    /// pace, and a test human who answers each gate through the same queue as any client.
+    /// Asserts outcomes, not durations (the timeout is a safety net).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_demo_runs_over_the_binding_through_every_human_gate() {
+        let mut server = DevServer::start("demo").await;
+        let keys = DemoKeys::from_dev(&server.org).expect("the demo's keys");
+        let human = server.org.principal(plan::HUMAN).expect("the human");
         let (actor, key_id) = (human.actor.clone(), human.key_id.clone());
         let signer = ed25519::Signer::from_seed(&human.seed);
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let (tx, rx) = mpsc::unbounded_channel();
-        let hook: crate::runtime::EventHook = Box::new(move |batch| {
-            for e in batch {
-                let _ = tx.send(e);
-            }
-        });
-        let handle =
-            crate::runtime::start_with(&dir, org, Box::new(crate::runtime::now), Some(hook))
-                .expect("authority");
         let (gtx, mut grx) = mpsc::unbounded_channel();
         let opts = RunOptions {
             pace: Pace::brisk(),
@@ -530,52 +753,47 @@ mod tests {
             gates: Some(gtx),
             started: Instant::now(),
         };
-        let transport = LocalTransport {
-            handle: handle.clone(),
-        };
-        let (result, decisions) = rt.block_on(async {
-            let demo = tokio::spawn(run(transport, rx, keys, opts));
-            let mut decisions: Vec<&'static str> = Vec::new();
-            let human = async {
-                while let Some(gate) = grx.recv().await {
-                    let changes = decisions.contains(&"mission.request_changes");
-                    let (group, kind, payload) = decision(&gate, changes);
-                    let env = Envelope {
-                        group_id: Some(group),
-                        membership_epoch: Some(1),
-                        ..Envelope::default()
-                    };
-                    let action = format!(
-                        "urn:missionweaveprotocol:action:test-human-{}",
-                        decisions.len()
-                    );
-                    let bytes = signed_command(
-                        &actor,
-                        &key_id,
-                        &signer,
-                        &action,
-                        kind,
-                        &env,
-                        payload,
-                        crate::runtime::now(),
-                    )
-                    .expect("signed");
-                    match handle.submit(bytes).await {
-                        Reply::Done(_) => decisions.push(kind),
-                        Reply::Refused(e) => panic!("{kind} refused: {} {}", e.code, e.message),
-                    }
+        let events = server.events.take().expect("events");
+        let handle = server.handle.clone();
+        let demo = tokio::spawn(run(server.ep.clone(), events, keys, opts));
+        let mut decisions: Vec<&'static str> = Vec::new();
+        let human = async {
+            while let Some(gate) = grx.recv().await {
+                let changes = decisions.contains(&"mission.request_changes");
+                let (group, kind, payload) = decision(&gate, changes);
+                let env = Envelope {
+                    group_id: Some(group),
+                    membership_epoch: Some(1),
+                    ..Envelope::default()
+                };
+                let action = format!(
+                    "urn:missionweaveprotocol:action:test-human-{}",
+                    decisions.len()
+                );
+                let bytes = signed_command(
+                    &actor,
+                    &key_id,
+                    &signer,
+                    &action,
+                    kind,
+                    &env,
+                    payload,
+                    crate::runtime::now(),
+                )
+                .expect("signed");
+                match handle.submit(bytes).await {
+                    Reply::Done(_) => decisions.push(kind),
+                    Reply::Refused(e) => panic!("{kind} refused: {} {}", e.code, e.message),
                 }
-            };
-            tokio::time::timeout(Duration::from_secs(600), human)
-                .await
-                .expect("the demo finished within the safety timeout");
-            let result = demo.await.expect("joined").expect("started");
-            (result, decisions)
-        });
-        let _ = std::fs::remove_dir_all(&dir);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(300), human)
+            .await
+            .expect("the demo finished within the safety timeout");
+        let result = demo.await.expect("joined").expect("started");
         assert!(result.finished, "{result:?}");
         assert!(
-            result.submitted > 100 && result.delivered > 100,
+            result.submitted > 100 && result.delivered > 100 && result.received > 100,
             "{result:?}"
         );
         let count = |k: &str| decisions.iter().filter(|d| **d == k).count();
@@ -590,7 +808,29 @@ mod tests {
             rec.restarts[0].after.as_ref(),
             Some(&rec.restarts[0].before)
         );
-        assert_eq!(rec.reconnections.len(), 1);
+        // The tester's dropped socket came back with a new Session Epoch and resumed its
+        // Groups from the ACKed Cursors; what it missed was replayed.
+        assert!(result.reconnections >= 1, "{result:?}");
+        assert!(!rec.reconnections.is_empty());
+        assert!(rec.reconnections.iter().all(|r| r.agent == plan::TESTER));
+        assert!(
+            rec.reconnections
+                .iter()
+                .any(|r| r.missed > 0 && r.replayed >= r.missed),
+            "{:?}",
+            rec.reconnections
+        );
+        let tester_sessions: Vec<u64> = rec
+            .sessions
+            .iter()
+            .filter(|(a, _)| a == plan::TESTER)
+            .map(|(_, e)| *e)
+            .collect();
+        assert!(
+            tester_sessions.len() >= 2 && tester_sessions.windows(2).all(|w| w[0] < w[1]),
+            "{tester_sessions:?}"
+        );
+        // The re-sent Command was answered with its original Events over the socket.
         assert_eq!(
             rec.retransmissions,
             [(plan::TESTER.to_owned(), "work.submit".to_owned(), true)]
@@ -612,6 +852,258 @@ mod tests {
             assert!(expected, "unexpected rejection {r:?}");
         }
         assert_eq!(result.view_errors, 0);
+    }
+
+    /// What a link reported, gathered: an inbox of the Events (§16), outcomes by id.
+    struct Gathered {
+        inbox: wasm_core::agents::inbox::Inbox,
+        outcomes: BTreeMap<u64, Outcome>,
+        reconnected: Vec<(u64, Vec<(String, u64)>)>,
+        events: u64,
+    }
+
+    impl Gathered {
+        /// Takes reports until `done` holds (bounded: a hang fails, nothing is timed).
+        async fn until(
+            &mut self,
+            rx: &mut mpsc::UnboundedReceiver<Report>,
+            done: impl Fn(&Gathered) -> bool,
+        ) {
+            while !done(self) {
+                let r = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+                    .await
+                    .expect("a report")
+                    .expect("the link is running");
+                match r.what {
+                    FromLink::Event(bytes) => {
+                        self.events += 1;
+                        let v = json::parse(&bytes).expect("an Event");
+                        self.inbox.accept(v).expect("in order or a duplicate");
+                    }
+                    FromLink::Outcome { id, outcome } => {
+                        self.outcomes.insert(id, outcome);
+                    }
+                    FromLink::Reconnected { epoch, resumed } => {
+                        self.reconnected.push((epoch, resumed));
+                    }
+                    FromLink::Opened { .. } | FromLink::Note(_) => {}
+                }
+            }
+        }
+    }
+
+    fn event_ids(o: &Outcome) -> Vec<String> {
+        match o {
+            Outcome::Appended(e) | Outcome::Duplicate(e) => e
+                .iter()
+                .filter_map(|e| e.pointer("/eventId").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect(),
+            Outcome::Rejected { .. } => Vec::new(),
+        }
+    }
+
+    /// A demo Agent's link over a real TLS socket: it drops, stays away while the Group goes
+    /// on, comes back with a new Session Epoch and resumes from its ACKed Cursor: its inbox
+    /// ends at the Group's head with no gap (the replay around the cut is dropped as
+    /// duplicates), a Command signed under the fenced epoch is refused, and an exact retry
+    /// is answered with the original Events and appends nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_link_resumes_from_its_acked_cursor_without_gap_or_double_effect() {
+        let server = DevServer::start("link").await;
+        let owner = server.org.require("mission-owner").expect("owner");
+        let agent = server.org.require(plan::ANALYST).expect("analyst");
+        let group = "urn:missionweaveprotocol:group:link-test".to_owned();
+        let now = crate::runtime::now();
+        let mut p = Object::new();
+        for (k, v) in [
+            (
+                "missionId",
+                "urn:missionweaveprotocol:mission:link-test".to_owned(),
+            ),
+            ("groupId", group.clone()),
+            ("coordinatorId", agent.actor.id.0.clone()),
+            ("title", "Link test".to_owned()),
+            ("objective", "Drop and resume".to_owned()),
+            (
+                "deadline",
+                now.plus_seconds(24 * 3600).format_whole_seconds(),
+            ),
+        ] {
+            p.insert(k, Value::string(v));
+        }
+        p.insert(
+            "definitionOfDone",
+            Value::Array(vec![Value::string("resumed")]),
+        );
+        let env = |epoch: Option<u64>| crate::devorg::Envelope {
+            group_id: Some(group.clone()),
+            session_epoch: epoch,
+            membership_epoch: Some(1),
+            ..crate::devorg::Envelope::default()
+        };
+        let create = crate::devorg::signed_command(
+            owner,
+            "mission.create",
+            "urn:missionweaveprotocol:action:link-test-create",
+            &crate::devorg::Envelope {
+                group_id: Some(group.clone()),
+                ..crate::devorg::Envelope::default()
+            },
+            p,
+            now,
+        )
+        .expect("signed");
+        assert!(matches!(
+            submit_http(&server.ep, &create).await,
+            Outcome::Appended(_)
+        ));
+        let post = |who: &crate::devorg::DevPrincipal, n: u64, epoch: Option<u64>| {
+            let mut body = Object::new();
+            body.insert(
+                "messageId",
+                Value::string(format!("{group}:message:{}:{n}", who.name)),
+            );
+            body.insert("conversationId", Value::string(format!("{group}:mission")));
+            body.insert("content", Value::string(format!("note {n}")));
+            crate::devorg::signed_command(
+                who,
+                "message.post",
+                &format!("urn:missionweaveprotocol:action:link-test-{}-{n}", who.name),
+                &env(epoch),
+                body,
+                crate::runtime::now(),
+            )
+            .expect("signed")
+        };
+
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (rtx, mut rrx) = mpsc::unbounded_channel();
+        tokio::spawn(link::run(
+            LinkSpec {
+                agent: plan::ANALYST.into(),
+                link: 1,
+                principal_id: agent.actor.id.0.clone(),
+                key_id: agent.key_id.clone(),
+                signer: ed25519::Signer::from_seed(&agent.seed),
+                endpoint: server.ep.clone(),
+                open_id: 7,
+            },
+            rx,
+            rtx,
+        ));
+        let first = tokio::time::timeout(Duration::from_secs(30), rrx.recv())
+            .await
+            .expect("HELLO")
+            .expect("a report");
+        let e1 = match first.what {
+            FromLink::Opened {
+                open_id: 7,
+                epoch: Ok(e),
+            } => e,
+            other => panic!("{other:?}"),
+        };
+        let mut g = Gathered {
+            inbox: wasm_core::agents::inbox::Inbox::new(),
+            outcomes: BTreeMap::new(),
+            reconnected: Vec::new(),
+            events: 0,
+        };
+        let send = |id: u64, bytes: Vec<u8>| {
+            tx.send(ToLink::Command {
+                id,
+                action_id: json::parse(&bytes)
+                    .ok()
+                    .and_then(|v| v.pointer("/actionId")?.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                bytes,
+            })
+            .expect("link");
+        };
+        tx.send(ToLink::Subscribe {
+            group: group.clone(),
+            after: 0,
+        })
+        .expect("link");
+        for n in 1..=3 {
+            send(n, post(agent, n, Some(e1)));
+        }
+        g.until(&mut rrx, |g| g.outcomes.len() == 3).await;
+        assert!(
+            g.outcomes
+                .values()
+                .all(|o| matches!(o, Outcome::Appended(e) if e.len() == 1)),
+            "{:?}",
+            g.outcomes
+        );
+        let before = g.inbox.cursor();
+        assert!(before >= 4, "mission.created … and three Messages");
+        // ACK two behind: the resume replays them again.
+        tx.send(ToLink::Ack(vec![(group.clone(), before - 2)]))
+            .expect("link");
+        tx.send(ToLink::Disconnect(Duration::from_millis(400)))
+            .expect("link");
+        // While it is away: the Group goes on, and the Agent queues a Command signed under
+        // the Session Epoch its reconnection will fence.
+        for n in 1..=2 {
+            assert!(matches!(
+                submit_http(&server.ep, &post(owner, n, None)).await,
+                Outcome::Appended(_)
+            ));
+        }
+        send(4, post(agent, 4, Some(e1)));
+        g.until(&mut rrx, |g| {
+            g.inbox.cursor() >= before + 2 && g.outcomes.contains_key(&4)
+        })
+        .await;
+        let (e2, resumed) = g.reconnected.first().cloned().expect("reconnected");
+        assert!(e2 > e1, "a new Session Epoch: {e1} → {e2}");
+        assert_eq!(resumed, [(group.clone(), before - 2)]);
+        assert!(
+            matches!(
+                &g.outcomes[&4],
+                Outcome::Rejected {
+                    code: ErrorCode::AuthStaleSession,
+                    ..
+                }
+            ),
+            "{:?}",
+            g.outcomes[&4]
+        );
+        // No gap: every sequence up to the head, in order; the two around the cut twice.
+        assert_eq!(g.inbox.cursor(), before + 2);
+        assert!(g.inbox.duplicates() >= 2, "{}", g.inbox.duplicates());
+        // No double effect: an exact retry gets the original Events; the next Command is the
+        // very next sequence.
+        let fifth = post(agent, 5, Some(e2));
+        send(5, fifth.clone());
+        g.until(&mut rrx, |g| g.outcomes.contains_key(&5)).await;
+        assert!(matches!(&g.outcomes[&5], Outcome::Appended(_)));
+        send(6, fifth);
+        g.until(&mut rrx, |g| g.outcomes.contains_key(&6)).await;
+        assert!(
+            matches!(&g.outcomes[&6], Outcome::Duplicate(_)),
+            "{:?}",
+            g.outcomes[&6]
+        );
+        assert_eq!(event_ids(&g.outcomes[&6]), event_ids(&g.outcomes[&5]));
+        send(7, post(agent, 7, Some(e2)));
+        g.until(&mut rrx, |g| g.outcomes.contains_key(&7)).await;
+        let seq = match &g.outcomes[&7] {
+            Outcome::Appended(e) => e
+                .first()
+                .and_then(|e| e.pointer("/sequence"))
+                .and_then(|v| match v {
+                    Value::Number(n) => n.as_safe_u64(),
+                    _ => None,
+                }),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            seq,
+            Some(before + 4),
+            "only the fifth was appended in between"
+        );
     }
 
     #[test]

@@ -53,6 +53,14 @@ pub struct GatewayArgs {
     /// Subscribers that never read while the rows run.
     #[arg(long, default_value_t = 100)]
     pub stalled: u64,
+    /// Agents of the low-load row (closed loops, one Command each in flight), measured over
+    /// the binding and in process at the same load; 0 skips the row.
+    #[arg(long, default_value_t = 2,
+          value_parser = clap::value_parser!(u16).range(0..=devorg::LOAD_AGENTS as i64))]
+    pub low_load_agents: u16,
+    /// Commands measured in the low-load row.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub low_load_measure: u64,
     /// An existing development server (`wss://HOST:PORT/ws`) instead of a child.
     #[arg(long, value_name = "URL", requires = "data")]
     pub url: Option<String>,
@@ -195,8 +203,23 @@ async fn setup(
     agents: &[&DevPrincipal],
     token: &str,
 ) -> Result<Vec<String>, String> {
-    let owner = t.org.require("mission-owner")?;
-    let coordinator = t.org.require("coordinator")?;
+    let (ids, commands) = setup_commands(&t.org, groups, agents, token)?;
+    for bytes in commands {
+        submit(&t.ep, &bytes).await?;
+    }
+    Ok(ids)
+}
+
+/// The Commands of [`setup`], in order, and the Group IDs.
+fn setup_commands(
+    org: &DevOrganization,
+    groups: usize,
+    agents: &[&DevPrincipal],
+    token: &str,
+) -> Result<(Vec<String>, Vec<Vec<u8>>), String> {
+    let owner = org.require("mission-owner")?;
+    let coordinator = org.require("coordinator")?;
+    let mut commands = Vec::new();
     let now = crate::runtime::now();
     let mut ids = Vec::new();
     for g in 0..groups {
@@ -234,7 +257,7 @@ async fn setup(
             p,
             now,
         )?;
-        submit(&t.ep, &bytes).await?;
+        commands.push(bytes);
         ids.push(group);
     }
     for (i, a) in agents.iter().enumerate() {
@@ -258,9 +281,9 @@ async fn setup(
             p,
             now,
         )?;
-        submit(&t.ep, &bytes).await?;
+        commands.push(bytes);
     }
-    Ok(ids)
+    Ok((ids, commands))
 }
 
 /// An Agent's session and what it posts with.
@@ -273,10 +296,36 @@ struct Sender {
     last_sequence: u64,
 }
 
-/// `count` Messages of one Agent, signed before the clock starts.
+/// `count` Messages of one Agent, signed before the clock starts, as `COMMAND` frames.
 fn presign(
     p: &DevPrincipal,
     s: &Sender,
+    token: &str,
+    first: u64,
+    count: u64,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    presign_commands(p, &s.group, s.epoch, token, first, count)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, (action, bytes))| {
+            let n = first + i as u64;
+            // The COMMAND frame around the signed bytes, built now so that the loop only
+            // sends (the Command's JSON is placed as is, not parsed again).
+            let frame = format!(
+                "{{\"protocolVersion\":\"0.1\",\"frameId\":\"urn:missionweaveprotocol:frame:{token}:{}:{n}\",\"frameType\":\"COMMAND\",\"command\":{}}}",
+                p.name,
+                String::from_utf8_lossy(&bytes)
+            );
+            Ok((action, frame.into_bytes()))
+        })
+        .collect()
+}
+
+/// `count` signed `message.post` Commands of one Agent in `group` (Action ID, bytes).
+fn presign_commands(
+    p: &DevPrincipal,
+    group: &str,
+    epoch: u64,
     token: &str,
     first: u64,
     count: u64,
@@ -291,31 +340,21 @@ fn presign(
             let mut body = Object::new();
             body.insert(
                 "messageId",
-                Value::string(format!("{}:message:{}:{n}", s.group, p.name)),
+                Value::string(format!("{group}:message:{}:{n}", p.name)),
             );
-            body.insert(
-                "conversationId",
-                Value::string(format!("{}:mission", s.group)),
-            );
+            body.insert("conversationId", Value::string(format!("{group}:mission")));
             body.insert(
                 "content",
                 Value::string(format!("progress note {n}: parsed 14 of 20 files")),
             );
             let env = Envelope {
-                group_id: Some(s.group.clone()),
-                session_epoch: Some(s.epoch),
+                group_id: Some(group.to_owned()),
+                session_epoch: Some(epoch),
                 membership_epoch: Some(1),
                 ..Envelope::default()
             };
             let bytes = devorg::signed_command(p, "message.post", &action, &env, body, now)?;
-            // The COMMAND frame around the signed bytes, built now so that the loop only
-            // sends (the Command's JSON is placed as is, not parsed again).
-            let frame = format!(
-                "{{\"protocolVersion\":\"0.1\",\"frameId\":\"urn:missionweaveprotocol:frame:{token}:{}:{n}\",\"frameType\":\"COMMAND\",\"command\":{}}}",
-                p.name,
-                String::from_utf8_lossy(&bytes)
-            );
-            Ok((action, frame.into_bytes()))
+            Ok((action, bytes))
         })
         .collect()
 }
@@ -457,6 +496,109 @@ fn in_process_rates(sizes: &[u64], measure: u64) -> Vec<f64> {
         .collect()
 }
 
+/// The low-load row: a few closed loops, measured over the binding and in process.
+#[derive(Clone, Copy, Debug)]
+struct LowLoad {
+    rate: f64,
+    p50: f64,
+    p99: f64,
+}
+
+/// The Session Epoch in an answer body's `session_opened` Event.
+fn session_epoch_of(body: &str) -> Option<u64> {
+    let v = json::parse(body.as_bytes()).ok()?;
+    let Some(Value::Array(events)) = v.pointer("/events") else {
+        return None;
+    };
+    events.iter().find_map(|e| {
+        e.pointer("/payload/sessionEpoch")
+            .and_then(devorg::json_u64)
+    })
+}
+
+/// The low-load reference in process, at the load of the binding's low-load row: a fresh
+/// development data directory, the server's own runtime (verify stage, owner thread, group
+/// commit, the SQLite store) and no sockets; `agents` closed loops of signed `message.post`
+/// in one Group, each Command sent when the previous one is durable. Sessions are opened as
+/// the binding's `HELLO` opens them (`session_open` signed by the gateway service).
+fn in_process_low_load(
+    rt: &tokio::runtime::Runtime,
+    agents: usize,
+    measure: u64,
+) -> Result<LowLoad, String> {
+    use crate::runtime::Reply;
+    let dir = std::env::temp_dir().join(format!("weave-bench-low-load-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut org = devorg::load_or_create(&dir)?.setup()?;
+    org.config.limits.message_rate_per_minute = usize::MAX;
+    let dev = devorg::load(&dir)?;
+    let handle = crate::runtime::start_full(&dir, org, Box::new(crate::runtime::now), None, None)?;
+    let result = rt.block_on(async {
+        let done = |r: Reply| match r {
+            Reply::Done(body) => Ok(body),
+            Reply::Refused(e) => Err(format!("refused: {} {}", e.code, e.message)),
+        };
+        let token: String = crate::gateway::random::<5>()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let principals: Vec<&DevPrincipal> = (1..=agents)
+            .map(|i| dev.require(&devorg::load_agent_name(i)))
+            .collect::<Result<_, _>>()?;
+        let (ids, commands) = setup_commands(&dev, 1, &principals, &token)?;
+        for bytes in commands {
+            done(handle.submit(bytes).await)?;
+        }
+        let gateway = dev.require("group-gateway")?;
+        let mut loops = Vec::new();
+        let per = measure.div_ceil(agents as u64).max(1);
+        for (i, p) in principals.iter().enumerate() {
+            let mut payload = Object::new();
+            payload.insert("agentId", Value::string(p.actor.id.0.clone()));
+            let open = devorg::signed_command(
+                gateway,
+                "ext.missionweaveprotocol.identity.session_open",
+                &format!("urn:missionweaveprotocol:action:bench-{token}-session-{i}"),
+                &Envelope::default(),
+                payload,
+                crate::runtime::now(),
+            )?;
+            let epoch = session_epoch_of(&done(handle.submit(open).await)?)
+                .ok_or("session_open opened no Session")?;
+            loops.push(presign_commands(p, &ids[0], epoch, &token, 0, per)?);
+        }
+        let t = Instant::now();
+        let mut tasks = Vec::new();
+        for commands in loops {
+            let handle = handle.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut lat = Vec::with_capacity(commands.len());
+                for (_, bytes) in commands {
+                    let t0 = Instant::now();
+                    if let Reply::Done(_) = handle.submit(bytes).await {
+                        lat.push(t0.elapsed());
+                    }
+                }
+                lat
+            }));
+        }
+        let mut lat = Vec::new();
+        for task in tasks {
+            lat.extend(task.await.map_err(|e| e.to_string())?);
+        }
+        let secs = t.elapsed().as_secs_f64();
+        lat.sort();
+        Ok::<LowLoad, String>(LowLoad {
+            rate: lat.len() as f64 / secs,
+            p50: percentile(&lat, 0.5),
+            p99: percentile(&lat, 0.99),
+        })
+    });
+    drop(handle);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 /// What one pass measured: the server's RSS before the rows and after each row.
 struct Pass {
     rss: Vec<Option<f64>>,
@@ -468,6 +610,7 @@ async fn run_async(
     args: &GatewayArgs,
     t: &Target,
     reference: &[f64],
+    low_reference: Option<LowLoad>,
     stalled_count: u64,
     fanout: bool,
 ) -> Result<Pass, String> {
@@ -498,6 +641,41 @@ async fn run_async(
             last_sequence: 0,
         });
     }
+    let mut next = 0u64;
+    // The low-load row first, right after the setup (a history of a few Events) and before
+    // the stalled subscribers exist, as the in-process reference runs it.
+    let low = if fanout && args.low_load_agents > 0 {
+        let l = usize::from(args.low_load_agents).min(senders.len());
+        let mut few: Vec<Sender> = senders.drain(..l).collect();
+        let per = args.low_load_measure.div_ceil(l as u64).max(1);
+        let (acc, refused, secs, lat) = round(&mut few, &agents, &token, &mut next, per).await?;
+        senders.splice(0..0, few);
+        let row = LowLoad {
+            rate: acc as f64 / secs,
+            p50: percentile(&lat, 0.5),
+            p99: percentile(&lat, 0.99),
+        };
+        if let Some(r) = low_reference {
+            println!(
+                "  low load in process ({l} closed loops, the same runtime without sockets, \
+                 fresh store): {:.0} accepted durable Commands/s; submit → durable p50 {:.1} ms, \
+                 p99 {:.1} ms",
+                r.rate, r.p50, r.p99
+            );
+        }
+        println!(
+            "  low load over the binding ({l} Agents, closed loops, right after the setup): \
+             {acc} accepted ({refused} refused) in {secs:.2} s = {:.0} Commands/s; send → own \
+             EVENT p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            row.rate,
+            row.p50,
+            row.p99,
+            percentile(&lat, 1.0)
+        );
+        Some((l, row))
+    } else {
+        None
+    };
     let owner = t.org.require("mission-owner")?;
     let owner_signer = wasm_core::crypto::ed25519::Signer::from_seed(&owner.seed);
     // Subscribers that never read: each is subscribed to every Group, live.
@@ -534,7 +712,7 @@ async fn run_async(
     };
     println!("  {}", rss("before the rows"));
     pass.rss.push(t.rss_mb());
-    let mut next = 0u64;
+
     // Events in the bench's Groups: the highest own sequence seen per Group.
     let history = |senders: &[Sender]| -> u64 {
         let mut top = std::collections::BTreeMap::new();
@@ -684,6 +862,22 @@ async fn run_async(
         task.abort();
     }
     drop(stalled);
+    if let (Some((l, row)), Some(r)) = (low, low_reference) {
+        println!(
+            "  targets, low load ({l} Agents): gateway {:.0}/s against in process {:.0}/s at \
+             the same load = {:.2} (target ≥ 0.50: {}); p99 {:.1} ms (target < 50 ms: {})",
+            row.rate,
+            r.rate,
+            row.rate / r.rate,
+            if row.rate / r.rate >= 0.5 {
+                "met"
+            } else {
+                "NOT met"
+            },
+            row.p99,
+            if row.p99 < 50.0 { "met" } else { "NOT met" }
+        );
+    }
     for (i, ((rate, p99), r)) in rows.iter().zip(reference).enumerate() {
         println!(
             "  targets, row {}: gateway {rate:.0}/s against in process {r:.0}/s = {:.2} (target \
@@ -720,11 +914,26 @@ pub fn run(args: &GatewayArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let low_reference = if args.url.is_none() && args.low_load_agents > 0 {
+        match in_process_low_load(
+            &rt,
+            usize::from(args.low_load_agents),
+            args.low_load_measure,
+        ) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                eprintln!("bench gateway: the low-load reference in process: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
     // Memory: the same rows first without stalled subscribers (a fresh server), so that what
     // the stalled ones cost can be told from what the history itself costs.
     let baseline = if args.url.is_none() && args.stalled > 0 {
         println!("baseline pass: the same rows with no stalled subscriber (fresh server)");
-        let pass = start(args).and_then(|t| rt.block_on(run_async(args, &t, &[], 0, false)));
+        let pass = start(args).and_then(|t| rt.block_on(run_async(args, &t, &[], None, 0, false)));
         match pass {
             Ok(p) => Some(p),
             Err(e) => {
@@ -737,7 +946,14 @@ pub fn run(args: &GatewayArgs) -> ExitCode {
     };
     let result = start(args).and_then(|t| {
         println!("measured pass (fresh server)");
-        rt.block_on(run_async(args, &t, &reference, args.stalled, true))
+        rt.block_on(run_async(
+            args,
+            &t,
+            &reference,
+            low_reference,
+            args.stalled,
+            true,
+        ))
     });
     match result {
         Ok(pass) => {

@@ -133,6 +133,19 @@ pub struct Endpoint {
 impl Endpoint {
     /// `ws://HOST:PORT/ws` or `wss://HOST:PORT/ws`; `certificate` (PEM) is trusted for wss.
     pub fn new(url: &str, certificate: Option<&str>) -> Result<Endpoint, String> {
+        let root = match certificate {
+            Some(pem) if url.starts_with("wss://") => Some(
+                CertificateDer::from_pem_slice(pem.as_bytes())
+                    .map_err(|e| format!("the server certificate: {e}"))?,
+            ),
+            _ => None,
+        };
+        Endpoint::trusting(url, root)
+    }
+
+    /// `ws://…/ws`, or `wss://…/ws` trusting exactly `root` (the server's own certificate,
+    /// e.g. its development certificate).
+    pub fn trusting(url: &str, root: Option<CertificateDer<'static>>) -> Result<Endpoint, String> {
         let (secure, rest) = if let Some(r) = url.strip_prefix("wss://") {
             (true, r)
         } else if let Some(r) = url.strip_prefix("ws://") {
@@ -157,12 +170,10 @@ impl Endpoint {
             format!("{addr}:{}", if secure { 443 } else { 80 })
         };
         let tls = if secure {
-            let pem = certificate.ok_or(
+            let der = root.ok_or(
                 "wss:// needs the server's certificate: the principals file carries a \
                  development server's, or pass --ca FILE",
             )?;
-            let der = CertificateDer::from_pem_slice(pem.as_bytes())
-                .map_err(|e| format!("the server certificate: {e}"))?;
             Some(crate::gateway::client::tls_trusting(der)?)
         } else {
             None

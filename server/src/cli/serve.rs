@@ -444,7 +444,11 @@ fn tls_for(opts: &ServeArgs, local: &SocketAddr) -> Result<Option<TlsSetup>, Str
     Ok(Some(setup))
 }
 
-async fn serve(opts: &ServeArgs, app: Router) -> Result<(), String> {
+async fn serve(
+    opts: &ServeArgs,
+    app: Router,
+    demo: Option<crate::agents::Launch>,
+) -> Result<(), String> {
     let listener = std::net::TcpListener::bind(&opts.addr)
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local: SocketAddr = listener
@@ -459,6 +463,14 @@ async fn serve(opts: &ServeArgs, app: Router) -> Result<(), String> {
     let tls = tls_for(opts, &local)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     println!("weave-console listening on {scheme}://{local}");
+    if let Some(demo) = demo {
+        // The demo's Agents connect here like any external Agent (trusting this server's
+        // certificate when it speaks TLS).
+        match crate::agents::endpoint_for(local, tls.as_ref().map(|t| t.leaf.clone())) {
+            Ok(ep) => demo.start(ep),
+            Err(e) => println!("demo: off: {e}"),
+        }
+    }
     tls::serve(listener, app, tls.map(|t| t.config), shutdown_signal()).await
 }
 
@@ -488,7 +500,7 @@ fn run_proxy(
         proxy_routes(upstream),
         REQUEST_TIMEOUT,
     );
-    match runtime.block_on(serve(opts, app)) {
+    match runtime.block_on(serve(opts, app, None)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");
@@ -560,6 +572,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     };
     let clock = Arc::new(crate::devclock::DevClock::default());
     let publisher: Arc<dyn crate::runtime::Publish> = hub.clone();
+    let mut demo = None;
     let authority = if opts.dev_clock {
         println!(
             "weave-console: development clock: the authority decides at the time set by PUT \
@@ -576,7 +589,10 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     } else if opts.no_demo {
         crate::runtime::start_publishing(&opts.data, org, publisher)
     } else {
-        crate::agents::start(&opts.data, org, &runtime, started, Some(publisher))
+        crate::agents::start(&opts.data, org, started, Some(publisher)).map(|(h, d)| {
+            demo = d;
+            h
+        })
     };
     let authority = match authority {
         Ok(h) => h,
@@ -615,7 +631,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         extra,
         REQUEST_TIMEOUT,
     );
-    match runtime.block_on(serve(&opts, app)) {
+    match runtime.block_on(serve(&opts, app, demo)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");

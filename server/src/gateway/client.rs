@@ -1,6 +1,7 @@
 //! A reusable client of the binding (tokio-tungstenite over rustls, TLS 1.3): the Agent and
-//! human `HELLO`, and frame I/O. The tests use it; so will the simulated Agents, the proxy and
-//! `scenarios --url`. Keys stay in the caller's `Signer`; only signatures leave it.
+//! human `HELLO`, and frame I/O. The tests, the demo's Agents (`agents::link`),
+//! `scenarios --url` and `bench gateway` use it. Keys stay in the caller's `Signer`; only
+//! signatures leave it.
 
 use rustls::pki_types::CertificateDer;
 use std::sync::Arc;

@@ -48,6 +48,23 @@ pub struct DemoConfig {
     pub pace: Pace,
     /// Every this many Event deliveries, one is made twice.
     pub duplicate_every: u64,
+    /// How Events reach the Agents.
+    pub delivery: Delivery,
+}
+
+/// How Events reach the Agents, and who carries out subscriptions and network faults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// The in-process [`Bus`]: every durable Event given to [`Demo::deliver`] is routed to
+    /// its subscribers; replays, disconnections and partitions happen on the bus (the native
+    /// and browser tests, where no socket exists).
+    #[default]
+    Bus,
+    /// The WebSocket binding (§17): each Agent holds its own connection. The runner carries
+    /// out [`Request::Subscribe`] and [`Request::Disconnect`] on that Agent's socket and hands
+    /// each `EVENT` it receives to [`Demo::deliver_to_agent`]; [`Demo::deliver`] then feeds
+    /// only the director's own view (the operator's script and its human gates).
+    Binding,
 }
 
 /// What the runner must do for the demo.
@@ -68,6 +85,17 @@ pub enum Request {
         action_id: String,
         bytes: Vec<u8>,
     },
+    /// `SUBSCRIBE` `agent`'s connection to `group` after `after` ([`Delivery::Binding`]; a
+    /// later one for the same Group replaces the earlier, §17.2).
+    Subscribe {
+        agent: String,
+        group: String,
+        after: u64,
+    },
+    /// Drop `agent`'s connection and keep the network down for `down_for`; the runner then
+    /// reconnects (a new HELLO, hence a new Session Epoch, §6.3), resumes every Group from
+    /// its ACKed Cursor and reports [`Demo::reconnected`] ([`Delivery::Binding`]).
+    Disconnect { agent: String, down_for: Micros },
 }
 
 /// A human decision the demo waits for.
@@ -273,6 +301,11 @@ pub struct Demo {
     record: Record,
     last_now: Micros,
     view_errors: u64,
+    /// A restarted Agent's Groups and the heads its replay must reach before its rebuilt
+    /// queues are compared.
+    rebuild_targets: Vec<(String, u64)>,
+    /// (Agent, Group) → the last sequence sent to a partitioned Agent before the cut.
+    cut: BTreeMap<(String, String), u64>,
 }
 
 /// The Agent name of a development-Organization Agent id.
@@ -328,6 +361,8 @@ impl Demo {
             log: Vec::new(),
             record: Record::default(),
             view_errors: 0,
+            rebuild_targets: Vec::new(),
+            cut: BTreeMap::new(),
         };
         for name in plan::agent_names() {
             if name != plan::STANDBY {
@@ -731,7 +766,55 @@ impl Demo {
                 None
             }
         };
-        let Some(epoch) = epoch else { return };
+        if let Some(epoch) = epoch {
+            self.session_ready(flight, epoch, now);
+        }
+    }
+
+    /// The runner opened a Session for request `id` over the binding (its HELLO's
+    /// `server_accept`, §6.3), or could not (`Err`: why).
+    pub fn session_opened(&mut self, id: u64, epoch: Result<u64, String>, now: Micros) {
+        self.last_now = self.last_now.max(now);
+        let Some(flight) = self.flights.remove(&id) else {
+            return;
+        };
+        match epoch {
+            Ok(epoch) => self.session_ready(&flight, epoch, now),
+            Err(e) => self.say(format!("demo: no Session for {}: {e}", flight.agent)),
+        }
+    }
+
+    /// An Agent whose connection dropped is back: a new HELLO gave it Session Epoch `epoch`
+    /// (which revokes its Execution Leases, §11.3) and its Groups resume after the ACKed
+    /// Cursors in `resumed` (§16).
+    pub fn reconnected(&mut self, agent: &str, epoch: u64, resumed: &[(String, u64)], now: Micros) {
+        self.last_now = self.last_now.max(now);
+        let Some(h) = self.agents.get_mut(agent) else {
+            return;
+        };
+        h.session = Session::Open(epoch);
+        h.agent.session_opened(epoch, now);
+        self.record.sessions.push((agent.to_owned(), epoch));
+        for (group, acked) in resumed {
+            let cursor = h.agent.cursor(group).unwrap_or(0);
+            let head = self.bus.last_sequence(group);
+            let missed = head.saturating_sub(cursor);
+            let replayed = head.saturating_sub(*acked);
+            self.log.push(format!(
+                "demo: {agent} reconnects (Session Epoch {epoch}) and resumes Group {group} \
+                 from its ACKed Cursor {acked} (its inbox is at {cursor}): {missed} missed \
+                 Events, {replayed} replayed, duplicates dropped by its inbox"
+            ));
+            self.record.reconnections.push(Reconnection {
+                agent: agent.to_owned(),
+                group: group.clone(),
+                missed,
+                replayed,
+            });
+        }
+    }
+
+    fn session_ready(&mut self, flight: &Flight, epoch: u64, now: Micros) {
         let Some(h) = self.agents.get_mut(&flight.agent) else {
             return;
         };
@@ -744,33 +827,58 @@ impl Demo {
         for (group, after) in self.pending_subs.remove(&flight.agent).unwrap_or_default() {
             self.subscribe(&flight.agent, &group, after, now);
         }
-        if let Some(n) = self.script.rebuilding
-            && self
-                .record
-                .restarts
-                .get(n)
-                .is_some_and(|r| r.agent == flight.agent)
-        {
-            // The restarted Agent has replayed its Groups: its rebuilt queues.
-            let after = self
-                .agents
-                .get(&flight.agent)
-                .map(|h| h.agent.summary())
-                .unwrap_or_default();
-            let same = self.record.restarts[n].before == after;
-            self.say(format!(
-                "demo: {} rebuilt {} queue entries from the log after its restart ({})",
-                flight.agent,
-                after.len(),
-                if same {
-                    "identical to before"
-                } else {
-                    "they differ"
-                }
-            ));
-            self.record.restarts[n].after = Some(after);
-            self.script.rebuilding = None;
+        if self.script.rebuilding.is_some() {
+            // Over the binding the replay is still on its way: the queues are compared once
+            // the Agent's Cursors reach the heads of now.
+            let targets = self
+                .bus
+                .groups_of(&flight.agent)
+                .into_iter()
+                .map(|g| {
+                    let head = self.bus.last_sequence(&g);
+                    (g, head)
+                })
+                .collect();
+            self.rebuild_targets = targets;
+            self.check_rebuilt(&flight.agent);
         }
+    }
+
+    /// Captures a restarted Agent's rebuilt queues once it has replayed its Groups.
+    fn check_rebuilt(&mut self, agent: &str) {
+        let Some(n) = self.script.rebuilding else {
+            return;
+        };
+        if self.record.restarts.get(n).is_none_or(|r| r.agent != agent) {
+            return;
+        }
+        let Some(h) = self.agents.get(agent) else {
+            return;
+        };
+        if !matches!(h.session, Session::Open(_)) {
+            return;
+        }
+        let caught_up = self
+            .rebuild_targets
+            .iter()
+            .all(|(g, head)| h.agent.cursor(g).unwrap_or(0) >= *head);
+        if !caught_up {
+            return;
+        }
+        let after = h.agent.summary();
+        let same = self.record.restarts[n].before == after;
+        self.say(format!(
+            "demo: {agent} rebuilt {} queue entries from the log after its restart ({})",
+            after.len(),
+            if same {
+                "identical to before"
+            } else {
+                "they differ"
+            }
+        ));
+        self.record.restarts[n].after = Some(after);
+        self.script.rebuilding = None;
+        self.rebuild_targets.clear();
     }
 
     /// Subscribes `agent` to `group` and replays the log after `after` to it.
@@ -799,6 +907,14 @@ impl Demo {
                     weight: 2,
                 },
             );
+        }
+        if self.cfg.delivery == Delivery::Binding {
+            self.requests.push(Request::Subscribe {
+                agent: agent.to_owned(),
+                group: group.to_owned(),
+                after,
+            });
+            return;
         }
         for e in self.bus.replay(group, after) {
             self.deliver_to(agent, group, e, now);
@@ -848,13 +964,63 @@ impl Demo {
             .map_err(|e| format!("Group {group}: {e}"))?;
         for e in ready {
             self.fold_view(&group, &e);
-            for agent in self.bus.targets(&group) {
-                self.deliver_to(&agent, &group, e.clone(), now);
+            if self.cfg.delivery == Delivery::Bus {
+                for agent in self.bus.targets(&group) {
+                    self.deliver_to(&agent, &group, e.clone(), now);
+                }
             }
             self.introduce(&group, &e, now);
             self.triggers(&group, &e, now);
         }
         Ok(())
+    }
+
+    /// One `EVENT` that `agent`'s connection received ([`Delivery::Binding`]): verified
+    /// (§6.4) before the Agent sees it, and given to it only for a Group it subscribed to and
+    /// while it is reachable (a partitioned Agent's deliveries are lost, as on a cut network).
+    pub fn deliver_to_agent(
+        &mut self,
+        agent: &str,
+        bytes: &[u8],
+        now: Micros,
+    ) -> Result<(), String> {
+        self.last_now = self.last_now.max(now);
+        let parsed = crate::json::parse(bytes).map_err(|e| e.to_string())?;
+        let Some(group) = str_at(&parsed, "/groupId").map(str::to_owned) else {
+            return Ok(());
+        };
+        let before_cut = || {
+            let limit = self.cut.get(&(agent.to_owned(), group.clone()));
+            u64_at(&parsed, "/sequence").is_some_and(|s| limit.is_some_and(|l| s <= *l))
+        };
+        if !self.groups.contains(&group)
+            || !self.bus.is_subscribed(agent, &group)
+            || (self.bus.is_partitioned(agent) && !before_cut())
+        {
+            return Ok(());
+        }
+        let event = match &self.registry {
+            Some(r) => {
+                verify(bytes, DocumentKind::Event, r)
+                    .map_err(|e| format!("an Event for {agent} failed verification: {e}"))?
+                    .document
+            }
+            None => parsed,
+        };
+        self.deliver_to(agent, &group, event, now);
+        self.check_rebuilt(agent);
+        let notes = self
+            .agents
+            .get_mut(agent)
+            .map(|h| h.agent.take_notes())
+            .unwrap_or_default();
+        self.log.extend(notes);
+        Ok(())
+    }
+
+    /// `agent`'s Cursor of `group` (§16): what its connection may `ACK`.
+    pub fn cursor(&self, agent: &str, group: &str) -> Option<u64> {
+        self.agents.get(agent).and_then(|h| h.agent.cursor(group))
     }
 
     fn fold_view(&mut self, group: &str, e: &Value) {
@@ -972,6 +1138,11 @@ impl Demo {
         {
             self.script.crashed = true;
             self.bus.partition(plan::COORDINATOR_B);
+            // Over the binding, what the server sent before the cut still arrives.
+            for g in self.bus.groups_of(plan::COORDINATOR_B) {
+                let head = self.bus.last_sequence(&g);
+                self.cut.insert((plan::COORDINATOR_B.to_owned(), g), head);
+            }
             self.record.partitions.push(plan::COORDINATOR_B.into());
             self.say(format!(
                 "demo: injected: {} fails (partitioned; it can no longer renew its Coordinator \
@@ -985,18 +1156,30 @@ impl Demo {
             && !self.script.disconnected
         {
             self.script.disconnected = true;
-            self.bus.disconnect(plan::TESTER, group);
-            self.timers.push((
-                now.plus_micros(self.cfg.pace.disconnect),
-                Timer::Reconnect {
+            if self.cfg.delivery == Delivery::Binding {
+                self.requests.push(Request::Disconnect {
                     agent: plan::TESTER.into(),
-                    group: group.to_owned(),
-                },
-            ));
-            self.say(format!(
-                "demo: injected: {} is disconnected from Checkout's Group",
-                plan::TESTER
-            ));
+                    down_for: self.cfg.pace.disconnect,
+                });
+                self.say(format!(
+                    "demo: injected: {}'s connection drops (the network stays down {:.1} s)",
+                    plan::TESTER,
+                    self.cfg.pace.disconnect.0 as f64 / 1e6
+                ));
+            } else {
+                self.bus.disconnect(plan::TESTER, group);
+                self.timers.push((
+                    now.plus_micros(self.cfg.pace.disconnect),
+                    Timer::Reconnect {
+                        agent: plan::TESTER.into(),
+                        group: group.to_owned(),
+                    },
+                ));
+                self.say(format!(
+                    "demo: injected: {} is disconnected from Checkout's Group",
+                    plan::TESTER
+                ));
+            }
         }
         if kind == "mission.coordinator.assigned" && group == b.group_id() {
             let previous = str_at(e, "/payload/previousCoordinatorId").unwrap_or_default();
@@ -1127,6 +1310,15 @@ impl Demo {
                             .get(&agent)
                             .and_then(|h| h.agent.cursor(&group))
                             .unwrap_or(0);
+                        if self.cfg.delivery == Delivery::Binding {
+                            // What it lost while cut off comes again from the server's log.
+                            self.requests.push(Request::Subscribe {
+                                agent: agent.clone(),
+                                group,
+                                after: cursor,
+                            });
+                            continue;
+                        }
                         for e in self.bus.replay(&group, cursor.saturating_sub(1)) {
                             self.deliver_to(&agent, &group, e, now);
                         }
