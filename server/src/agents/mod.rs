@@ -662,7 +662,6 @@ mod tests {
             // The demo's copy of the keys (the authority bootstraps the Agents' cards from its
             // own).
             let dev = crate::devorg::load(&data).expect("the development keys");
-            let registry = org.registry.clone();
             let service = crate::gateway::ServiceKey {
                 actor: org.config.accepted_by.clone(),
                 key_id: org.config.key_id.clone(),
@@ -688,7 +687,7 @@ mod tests {
                     crate::gateway::GatewayConfig::default(),
                     hub,
                     handle.clone(),
-                    registry,
+                    handle.live_registry(),
                     service,
                     &data,
                 )
