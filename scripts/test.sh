@@ -65,6 +65,15 @@ wanted() { # is step $1 selected?
 now_ms() { date +%s%3N; }
 fmt_secs() { printf '%d.%01d s' $(($1 / 1000)) $((($1 % 1000) / 100)); }
 
+# Disk after each step: the target dir's size and what is left on its filesystem (the CI machine's
+# disk is finite; stop 16 ran out of it).
+disk_report() {
+  local used avail
+  used=$(du -sh "$TARGET_DIR" 2>/dev/null | cut -f1 || true)
+  avail=$(df -h --output=avail "$ROOT" 2>/dev/null | tail -n1 | tr -d ' ' || true)
+  echo "-- disk: target ${used:-0} · free ${avail:-?}"
+}
+
 PASSED=0
 run_step() { # run_step NAME FUNCTION
   local name=$1 fn=$2 start rc
@@ -82,12 +91,14 @@ run_step() { # run_step NAME FUNCTION
   local took=$(($(now_ms) - start))
   if [ "$rc" -ne 0 ]; then
     echo "-- $name: FAILED (exit $rc) after $(fmt_secs "$took")"
+    disk_report
     echo
     echo "test.sh: step '$name' failed (exit $rc)" >&2
     echo "all: $PASSED passed, 1 failed"
     exit 1
   fi
   echo "-- $name: ok ($(fmt_secs "$took"))"
+  disk_report
   PASSED=$((PASSED + 1))
 }
 
@@ -108,6 +119,8 @@ export JSON_SCHEMA_TEST_SUITE_DIR
 # The shared target dir: whatever CARGO_TARGET_DIR says, else ./target (cargo's default).
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 if [ -n "${CARGO_TARGET_DIR:-}" ]; then export CARGO_TARGET_DIR; fi
+# On CI (a fresh clone, built once) incremental caches only cost disk.
+if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 echo "test.sh: MWP_PROTOCOL_DIR=$MWP_PROTOCOL_DIR"
 echo "test.sh: JSON_SCHEMA_TEST_SUITE_DIR=$JSON_SCHEMA_TEST_SUITE_DIR"
 
