@@ -431,7 +431,11 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   const rowsBefore = await page.locator('#events-table tbody tr[data-event-id]').count();
   const verified = await page.locator('#events-table td.mark.verified').count();
   check(verified === rowsBefore, `verified marks ${verified} of ${rowsBefore}`);
-  await page.locator('#events-table button.as-of').nth(1).click();
+  // Rows follow the order the Events were folded in, which interleaves the Groups as their
+  // histories arrive: take the first row whose sequence cell is 2, not the second row.
+  const sequenceTwo = page.locator('#events-table tbody tr[data-event-id]')
+    .filter({ has: page.locator('td:nth-child(2)', { hasText: /^2$/ }) }).first();
+  await sequenceTwo.locator('button.as-of').click();
   await page.locator('#travel-banner').waitFor({ timeout: TIMEOUT_MS });
   check(/sequence 2/.test(await page.locator('#travel-banner').innerText()), 'banner names the sequence');
   await go(page, 'b');

@@ -141,6 +141,8 @@ pub fn is_absolute_uri(s: &str) -> bool {
     {
         return false;
     }
+    // The query may itself contain `?`, so starting it at the `?` (mutant `i * 1`) changes no
+    // outcome; starting it one byte earlier does (`http://[::1]?q`, tests/rules.rs).
     let (hier, query) = match before_fragment.iter().position(|&c| c == b'?') {
         Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
         None => (before_fragment, None),

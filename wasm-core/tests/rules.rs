@@ -212,6 +212,22 @@ cases! {
         assert!(is_absolute_uri(&longer), "Registry semantics have no length limit");
     }
 
+    d10_ids_that_the_plain_shortcut_does_not_decide {
+        // 512 characters, not of the plain shape (a query): the full check's limit is inclusive.
+        let at_limit = format!("urn:x?{}", "a".repeat(506));
+        assert_eq!(at_limit.chars().count(), 512);
+        assert_eq!(check_id(&at_limit), Ok(()));
+        // Plain characters only, but a `//` authority with a port that is not digits: the
+        // shortcut must not take it (its path starts after the colon), and the full check refuses.
+        assert_eq!(check_id("a://host:x"), Err(IdError::NotAbsoluteUri));
+        assert!(!is_absolute_uri("a://host:x"));
+        // The query starts after its `?`: the `]` before it belongs to the authority.
+        assert!(is_absolute_uri("http://[::1]?q"));
+        // A `%` escape is three bytes; the byte after it is checked like any other.
+        assert!(!is_absolute_uri("urn:x:%41^"));
+        assert!(is_absolute_uri("urn:x:%41b"));
+    }
+
     // ---- D-13 / D-14 base64url and hashes -------------------------------------------------------
     d13_base64url_is_canonical {
         for len in 0..40usize {
