@@ -20,9 +20,9 @@
 use crate::signing::{SigningSummary, SummaryError, summarize};
 use wasm_core::authority::Micros;
 use wasm_core::authority::state::State;
+use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::ValidatedRegistry;
 use wasm_core::crypto::{DocumentKind, sign_document_with, verify::verify_value};
-use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::{Actor, ActorType};
@@ -105,6 +105,8 @@ pub enum BuildError {
     TooLong,
     /// An Execution Approval needs at least one operation.
     NoOperations,
+    /// No key is unlocked: nothing can be signed.
+    Locked,
     /// Signing failed (an invalid timestamp; never expected).
     Sign(String),
     Summary(SummaryError),

@@ -25,8 +25,8 @@ use wasm_core::authority::state::State;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::ValidatedRegistry;
 use wasm_core::json::Value;
-use wasm_core::model::error::ProtocolError;
 use wasm_core::model::common::{Actor, ActorType};
+use wasm_core::model::error::ProtocolError;
 use wasm_core::views::{SeenRejection, Viewer};
 
 /// The colour theme. `System` follows `prefers-color-scheme`.
@@ -269,7 +269,11 @@ impl Console {
                 Outcome::Accepted { events, .. } => {
                     for e in events {
                         let id = e.pointer("/eventId").cloned();
-                        if !s.events.iter().any(|x| x.pointer("/eventId").cloned() == id) {
+                        if !s
+                            .events
+                            .iter()
+                            .any(|x| x.pointer("/eventId").cloned() == id)
+                        {
                             s.events.push(e);
                         }
                     }

@@ -53,7 +53,10 @@ fn contract(over: Vec<(&'static str, Value)>) -> Value {
         ("acceptanceCriteria", arr(&["it runs"])),
         ("allowedResources", arr(&["repo:main"])),
         ("deadline", s(WORK_DEADLINE)),
-        ("budget", obj(vec![("modelTokens", n(100)), ("toolCalls", n(10))])),
+        (
+            "budget",
+            obj(vec![("modelTokens", n(100)), ("toolCalls", n(10))]),
+        ),
     ]);
     for (k, v) in over {
         c.insert(k, v);
@@ -148,7 +151,13 @@ impl World {
         w
     }
 
-    fn sub(&mut self, who: &str, kind: &str, env: Envelope, p: Object) -> Result<Vec<Value>, Rejection> {
+    fn sub(
+        &mut self,
+        who: &str,
+        kind: &str,
+        env: Envelope,
+        p: Object,
+    ) -> Result<Vec<Value>, Rejection> {
         let action = format!("urn:x:action:{}", self.log.len() + self.seen.len() + 1_000);
         let env = Envelope {
             action_id: env.action_id.clone().or(Some(action)),
@@ -176,7 +185,13 @@ impl World {
         }
     }
 
-    fn go(&mut self, who: &str, group: &str, kind: &str, p: Object) -> Result<Vec<Value>, Rejection> {
+    fn go(
+        &mut self,
+        who: &str,
+        group: &str,
+        kind: &str,
+        p: Object,
+    ) -> Result<Vec<Value>, Rejection> {
         let env = self.h.current_envelope(who, Some(group));
         self.sub(who, kind, env, p)
     }
@@ -218,8 +233,13 @@ impl World {
     /// A WorkItem delivered to `verified` with one Artifact; returns its hash.
     fn deliver(&mut self, work: &str, artifact: &str) -> String {
         self.authorize(G, work, vec![]);
-        self.queue(G, work, "worker");
-        self.start(G, work, "worker").unwrap();
+        self.deliver_in(G, M, work, artifact)
+    }
+
+    /// An authorized WorkItem of `group` delivered to `verified` by `worker`.
+    fn deliver_in(&mut self, group: &str, mission: &str, work: &str, artifact: &str) -> String {
+        self.queue(group, work, "worker");
+        self.start(group, work, "worker").unwrap();
         let w = self.state().work_items[work].clone();
         let hash = sha256_hash(artifact.as_bytes());
         let mut manifest = payload(vec![
@@ -229,8 +249,8 @@ impl World {
             ("schemaUri", Value::Null),
             ("producingAgentId", s(&self.h.id("worker"))),
             ("agentCardVersion", n(1)),
-            ("missionId", s(M)),
-            ("groupId", s(G)),
+            ("missionId", s(mission)),
+            ("groupId", s(group)),
             ("workItemId", s(work)),
             ("sourceArtifactHashes", Value::Array(vec![])),
             ("toolVersions", Value::Object(Object::new())),
@@ -247,7 +267,7 @@ impl World {
             ("ownershipEpoch", n(w.ownership_epoch)),
             ("executionLeaseId", s(&lease)),
         ]);
-        self.go("worker", G, "artifact.publish", p).unwrap();
+        self.go("worker", group, "artifact.publish", p).unwrap();
         let p = payload(vec![
             ("workItemId", s(work)),
             ("ownershipEpoch", n(w.ownership_epoch)),
@@ -261,7 +281,7 @@ impl World {
                 ])]),
             ),
         ]);
-        self.go("worker", G, "work.submit", p).unwrap();
+        self.go("worker", group, "work.submit", p).unwrap();
         let p = payload(vec![
             ("workItemId", s(work)),
             (
@@ -273,7 +293,7 @@ impl World {
                 ])]),
             ),
         ]);
-        self.go("coord", G, "work.accept_result", p).unwrap();
+        self.go("coord", group, "work.accept_result", p).unwrap();
         hash
     }
 
@@ -402,7 +422,9 @@ fn the_final_approval_is_accepted_and_its_stored_approval_verified_again() {
     assert_eq!(stored.signature, cmd.signature_value);
     assert_eq!(stored.command_signing_hash, cmd.signing_hash);
     assert_eq!(
-        events[0].pointer("/payload/approval/id").and_then(Value::as_str),
+        events[0]
+            .pointer("/payload/approval/id")
+            .and_then(Value::as_str),
         Some(stored.id.as_str())
     );
     // The inbox is empty now.
@@ -422,7 +444,10 @@ fn the_final_approval_is_accepted_and_its_stored_approval_verified_again() {
     }
     assert!(matches!(
         verify_receipt(&cmd, &[tampered], &w.h.registry),
-        Err(commands::ReceiptError::Event(ErrorCode::AuthInvalidSignature, _))
+        Err(commands::ReceiptError::Event(
+            ErrorCode::AuthInvalidSignature,
+            _
+        ))
     ));
     // An exact retry of the same bytes returns the original receipt (§15.1).
     match w.h.submit_bytes(cmd.text.as_bytes(), w.now) {
@@ -473,7 +498,10 @@ fn request_changes_needs_feedback_and_reopens_the_mission() {
         },
     );
     let events = w.send(&cmd).unwrap();
-    assert_eq!(events[0].pointer("/kind"), Some(&s("mission.changes_requested")));
+    assert_eq!(
+        events[0].pointer("/kind"),
+        Some(&s("mission.changes_requested"))
+    );
     assert_eq!(
         events[0].pointer("/payload/feedback"),
         Some(&s("Add the load test"))
@@ -523,7 +551,7 @@ fn a_stale_revision_is_refused_with_revision_conflict() {
         Outcome::Refused(e) => {
             assert_eq!(e.code, ErrorCode::RevisionConflict);
             assert_eq!(
-                e.related_action_id.map(|a| a.as_str().to_owned()),
+                e.related_action_id.as_ref().map(|a| a.as_str().to_owned()),
                 Some(stale.action_id.clone())
             );
             // Kept as a rejection the views read.
@@ -562,7 +590,13 @@ fn the_execution_gate_is_granted_and_the_worker_may_start() {
         ErrorCode::ApprovalRequired
     );
     let item = only(w.inbox("owner"));
-    assert!(matches!(item.kind, ApprovalKind::ExecutionGate { ownership_epoch: 1, .. }));
+    assert!(matches!(
+        item.kind,
+        ApprovalKind::ExecutionGate {
+            ownership_epoch: 1,
+            ..
+        }
+    ));
     // The Worker that owns the gated WorkItem is not offered its own gate.
     let own = only(w.inbox("worker"));
     assert_eq!(own.viewer, ViewerDecision::SelfApproval);
@@ -685,7 +719,9 @@ fn rate_limited_world() -> (World, String) {
     post(&mut w, "worker", "urn:x:m:1", "urn:x:action:post-1").unwrap();
     let target = "urn:x:action:post-2".to_owned();
     assert_eq!(
-        post(&mut w, "worker", "urn:x:m:2", &target).unwrap_err().code,
+        post(&mut w, "worker", "urn:x:m:2", &target)
+            .unwrap_err()
+            .code,
         ErrorCode::RateLimited
     );
     (w, target)
@@ -695,7 +731,9 @@ fn rate_limited_world() -> (World, String) {
 fn declining_an_override_signs_nothing_and_the_authority_keeps_refusing() {
     let (mut w, target) = rate_limited_world();
     let item = only(w.inbox("owner"));
-    assert!(matches!(&item.kind, ApprovalKind::CooperationOverride { target_action_id, .. } if *target_action_id == target));
+    assert!(
+        matches!(&item.kind, ApprovalKind::CooperationOverride { target_action_id, .. } if *target_action_id == target)
+    );
     assert_eq!(item.viewer, ViewerDecision::MayApprove);
     // Declining is not a Command (0.1 has no deny kind): nothing is built or signed.
     assert!(!Decision::DeclineOverride.is_signed());
@@ -841,30 +879,37 @@ fn a_coordinator_never_approves_the_child_mission_it_submitted() {
     let child = w.state().mission_of_group(c).unwrap().clone();
     assert_eq!(child.owner, w.h.actor("coord"));
     assert_eq!(child.coordinator_id, w.h.id("coord"));
-    // One WorkItem, cancelled, so that the child can be submitted.
+    // One WorkItem delivered in the child, whose Artifact is submitted.
+    let p = payload(vec![
+        (
+            "principal",
+            obj(vec![("type", s("agent")), ("id", s(&w.h.id("worker")))]),
+        ),
+        ("roles", arr(&["worker"])),
+    ]);
+    w.go("coord", c, "membership.change", p).unwrap();
     let p = payload(vec![
         ("workItemId", s("urn:x:w:c1")),
         (
             "contract",
-            contract(vec![("budget", obj(vec![("modelTokens", n(10))]))]),
+            contract(vec![
+                ("budget", obj(vec![("modelTokens", n(10))])),
+                ("deadline", s("2026-07-16T05:00:00Z")),
+            ]),
         ),
     ]);
     w.go("coord", c, "work.authorize", p).unwrap();
-    w.go(
-        "coord",
-        c,
-        "work.cancel",
-        payload(vec![("workItemId", s("urn:x:w:c1")), ("reason", s("not needed"))]),
-    )
-    .unwrap();
+    let hash = w.deliver_in(c, "urn:x:mission:child", "urn:x:w:c1", "urn:x:art:c1");
     w.go(
         "coord",
         c,
         "mission.submit_for_approval",
-        payload(vec![("artifactHashes", Value::Array(vec![]))]),
+        payload(vec![("artifactHashes", arr(&[&hash]))]),
     )
     .unwrap();
-    let submitted = w.state().missions["urn:x:mission:child"].submitted_revision.unwrap();
+    let submitted = w.state().missions["urn:x:mission:child"]
+        .submitted_revision
+        .unwrap();
     let r = w
         .go(
             "coord",
@@ -873,7 +918,7 @@ fn a_coordinator_never_approves_the_child_mission_it_submitted() {
             payload(vec![
                 ("approvalId", s("urn:x:approval:self")),
                 ("missionRevision", n(submitted)),
-                ("artifactHashes", Value::Array(vec![])),
+                ("artifactHashes", arr(&[&hash])),
                 ("acceptancePolicyVersion", s("1.0.0")),
             ]),
         )
@@ -887,6 +932,10 @@ fn a_coordinator_never_approves_the_child_mission_it_submitted() {
     // The inbox agrees: the Coordinator sees its own submission as self-approval.
     let viewer = Viewer::Principal(w.h.actor("coord"));
     let items = ApprovalInbox::build(w.state(), &viewer, &[], w.now).items;
-    assert!(items.iter().any(|i| i.mission_id == "urn:x:mission:child"
-        && i.viewer == ViewerDecision::SelfApproval));
+    assert!(
+        items
+            .iter()
+            .any(|i| i.mission_id == "urn:x:mission:child"
+                && i.viewer == ViewerDecision::SelfApproval)
+    );
 }

@@ -834,7 +834,10 @@ fn a_command_is_sent_live_kept_and_resent_byte_identical_after_a_reconnect() {
     };
     c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"again")));
     c.sent();
-    assert!(command_frames(&mut c).is_empty(), "nothing before the session is live");
+    assert!(
+        command_frames(&mut c).is_empty(),
+        "nothing before the session is live"
+    );
     c.feed(Input::Text(accept()));
     let again = command_frames(&mut c);
     assert_eq!(again.len(), 1);
@@ -912,7 +915,10 @@ fn a_command_queued_offline_goes_once_live_and_its_refusal_is_matched_by_action_
     assert!(out.iter().any(|o| matches!(o, Output::ServerError(_))));
     assert_eq!(c.d.machine.pending_commands(), [action.to_owned()]);
     // The ERROR naming our Action ID is its refusal, with the wire code; the connection stays.
-    let out = c.feed(Input::Text(error_frame("AUTH_INVALID_SIGNATURE", Some(action))));
+    let out = c.feed(Input::Text(error_frame(
+        "AUTH_INVALID_SIGNATURE",
+        Some(action),
+    )));
     let refused: Vec<_> = out
         .iter()
         .filter_map(|o| match o {

@@ -2,9 +2,9 @@
 //! console state.
 
 use crate::commands::{Author, SignedCommand};
+use crate::state::Console;
 #[cfg(target_arch = "wasm32")]
 use crate::state::Via;
-use crate::state::Console;
 #[cfg(target_arch = "wasm32")]
 use leptos::prelude::GetUntracked;
 use std::sync::Arc;

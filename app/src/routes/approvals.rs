@@ -10,6 +10,7 @@ use crate::app::tag_of;
 use crate::commands::{
     self, Author, BuildError, DEFAULT_OVERRIDE_SECONDS, Decision, Draft, Fresh, item_key,
 };
+use crate::components::live::Countdown;
 use crate::components::session;
 use crate::components::signing_summary::SigningSummaryDialog;
 use crate::components::states::{Empty, StreamStates};
@@ -20,7 +21,9 @@ use crate::state::{Console, KeyState, Sent, SentState, Via, use_console};
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;
 use std::collections::BTreeSet;
-use wasm_core::views::approvals::{ApprovalInbox, ApprovalItem, ApprovalKind, ApproverRule, ViewerDecision};
+use wasm_core::views::approvals::{
+    ApprovalInbox, ApprovalItem, ApprovalKind, ApproverRule, ViewerDecision,
+};
 
 #[component]
 pub fn Approvals() -> impl IntoView {
@@ -93,6 +96,7 @@ fn build_error(i18n: I18nContext<Locale>, e: &BuildError) -> AnyView {
         BuildError::TooLong => t!(i18n, approvals.err_too_long).into_any(),
         BuildError::NoOperations => t!(i18n, approvals.err_operations).into_any(),
         BuildError::NoMembership(_) => t!(i18n, approvals.err_membership).into_any(),
+        BuildError::Locked => t!(i18n, approvals.err_locked).into_any(),
         BuildError::Gone | BuildError::NotApplicable | BuildError::NotOffered(_) => {
             t!(i18n, approvals.err_gone).into_any()
         }
@@ -133,7 +137,10 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
     let error = RwSignal::new(None::<BuildError>);
     let pending = RwSignal::new(None::<Pending>);
     let operations = RwSignal::new(BTreeSet::<String>::new());
-    let expires = RwSignal::new(commands::execution_seconds(&item, console.clock.get_untracked()));
+    let expires = RwSignal::new(commands::execution_seconds(
+        &item,
+        console.clock.get_untracked(),
+    ));
     let item = StoredValue::new(item);
     let dom_id = format!(
         "item-{}",
@@ -179,7 +186,7 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
             return;
         }
         let Some(author) = author(console) else {
-            error.set(Some(BuildError::Sign(String::new())));
+            error.set(Some(BuildError::Locked));
             return;
         };
         let random = crate::web::random_bytes::<16>().unwrap_or_else(|_| {
@@ -198,14 +205,14 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
             Err(e) => error.set(Some(e)),
         }
     };
-    let sign = move |_| {
+    let sign = move |_: ()| {
         let Some(p) = pending.get_untracked() else {
             return;
         };
         pending.set(None);
         let signer = console.signer.get_value();
         let Some(signer) = signer else {
-            error.set(Some(BuildError::Sign(String::new())));
+            error.set(Some(BuildError::Locked));
             return;
         };
         match commands::sign(p.draft, &p.author, &signer) {
@@ -227,13 +234,22 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
     let may = item.with_value(|i| i.viewer == ViewerDecision::MayApprove);
     let details = item.with_value(|i| details_view(i18n, i));
     let rule = item.with_value(|i| i.rule);
-    let approvers: Vec<String> = item.with_value(|i| i.approvers.iter().map(|a| a.id.0.clone()).collect());
-    let requested: Option<String> = item.with_value(|i| i.requested_by.as_ref().map(|a| a.id.0.clone()));
+    let approvers: Vec<String> =
+        item.with_value(|i| i.approvers.iter().map(|a| a.id.0.clone()).collect());
+    let requested: Option<String> =
+        item.with_value(|i| i.requested_by.as_ref().map(|a| a.id.0.clone()));
     let viewer = item.with_value(|i| i.viewer.clone());
+    let decision_attr = match &viewer {
+        ViewerDecision::MayApprove => "may",
+        ViewerDecision::SelfApproval => "self",
+        ViewerDecision::NotAdmitted { .. } => "not-admitted",
+        ViewerDecision::NoViewer => "no-viewer",
+    };
+    let ops_prefix = dom_id.clone();
     let mission_id = item.with_value(|i| i.mission_id.clone());
     let title_id = format!("{dom_id}-title");
     view! {
-        <li class="approval-item" id=dom_id.clone() data-kind=kind data-mission=mission_id aria-labelledby=title_id.clone()>
+        <li class="approval-item" id=dom_id.clone() data-kind=kind data-mission=mission_id>
             <h2 id=title_id>
                 {match kind {
                     "final" => t!(i18n, approvals.kind_final).into_any(),
@@ -253,12 +269,7 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
                     {approvers.into_iter().map(|a| view! { <code class="approver">{a}</code>" " }).collect_view()}
                 </p>
                 {requested.map(|r| view! { <p>{t!(i18n, approvals.requested_by)}" "<code>{r}</code></p> })}
-                <p class="viewer-decision" data-decision=match &viewer {
-                    ViewerDecision::MayApprove => "may",
-                    ViewerDecision::SelfApproval => "self",
-                    ViewerDecision::NotAdmitted { .. } => "not-admitted",
-                    ViewerDecision::NoViewer => "no-viewer",
-                }>
+                <p class="viewer-decision" data-decision=decision_attr>
                     {match viewer {
                         ViewerDecision::MayApprove => t!(i18n, approvals.may_decide).into_any(),
                         ViewerDecision::SelfApproval => t!(i18n, approvals.self_approval).into_any(),
@@ -276,13 +287,13 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
                     {(kind == "gate").then(|| view! {
                         <fieldset class="operations">
                             <legend>{t!(i18n, approvals.operations)}</legend>
-                            {move || permissions().into_iter().map(|op| {
+                            {let prefix = ops_prefix.clone(); move || permissions().into_iter().map(|op| {
                                 let o1 = op.clone();
                                 let o2 = op.clone();
-                                let id = format!("{}-op-{op}", dom_id_ops(&comment_id));
+                                let id = format!("{prefix}-op-{op}");
                                 view! {
                                     <label for=id.clone()>
-                                        <input type="checkbox" class="operation" id=id value=op.clone()
+                                        <input type="checkbox" class="operation" id=id.clone() value=op.clone()
                                             prop:checked=move || operations.with(|s| s.contains(&o1))
                                             on:change=move |ev| {
                                                 let on = event_target_checked(&ev);
@@ -314,16 +325,12 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
             {move || outcome().map(|s| outcome_view(i18n, s))}
             {move || pending.get().map(|p| match p.draft.summary() {
                 Ok(summary) => view! {
-                    <SigningSummaryDialog summary on_sign=sign on_cancel=move |_| pending.set(None) />
+                    <SigningSummaryDialog summary on_sign=sign on_cancel=move |_: ()| pending.set(None) />
                 }.into_any(),
                 Err(e) => view! { <p class="state error" role="alert">{build_error(i18n, &e)}</p> }.into_any(),
             })}
         </li>
     }
-}
-
-fn dom_id_ops(comment_id: &str) -> String {
-    comment_id.trim_end_matches("-comment").to_owned()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -417,7 +424,7 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
                 .into_any()
             };
             view! {
-                <p class="revision" data-revision=revision>{t!(i18n, approvals.revision, revision = move || revision)}</p>
+                <p class="revision" data-revision=revision.to_string()>{t!(i18n, approvals.revision, revision = move || revision)}</p>
                 {hashes}
                 <p class="evidence">{t!(i18n, approvals.evidence,
                     items = move || evidence.items,
@@ -436,11 +443,11 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
         } => view! {
             <dl class="facts">
                 <dt>{t!(i18n, approvals.work_item)}</dt><dd><code class="work-item">{work_item_id}</code></dd>
-                <dt>{t!(i18n, approvals.ownership_epoch)}</dt><dd>{ownership_epoch}</dd>
+                <dt>{t!(i18n, approvals.ownership_epoch)}</dt><dd>{ownership_epoch.to_string()}</dd>
                 <dt>{t!(i18n, approvals.policy)}</dt><dd><code>{execution_approval}</code></dd>
                 <dt>{t!(i18n, approvals.risk)}</dt><dd><code>{side_effect_risk}</code></dd>
                 {ownership_lease_expires_at.map(|at| view! {
-                    <dt>{t!(i18n, approvals.ownership_lease)}</dt><dd><crate::components::live::Countdown at /></dd>
+                    <dt>{t!(i18n, approvals.ownership_lease)}</dt><dd><Countdown at=at /></dd>
                 })}
             </dl>
         }
@@ -485,12 +492,12 @@ fn outcome_view(i18n: I18nContext<Locale>, s: SentState) -> AnyView {
             <div class="outcome accepted" role="status">
                 <p><span class="icon" aria-hidden="true">"✓"</span>" "{t!(i18n, approvals.accepted)}</p>
                 <ul>
-                    {r.events.into_iter().map(|e| view! {
-                        <li class="receipt-event" data-event-id=e.event_id.clone()>
+                    {r.events.into_iter().map(|e| { let eid = e.event_id.clone(); view! {
+                        <li class="receipt-event" data-event-id=eid>
                             <code>{e.kind}</code>" · "<code>{e.event_id}</code>" · "{t!(i18n, approvals.event_verified)}" "
                             <code class="hash">{e.signing_hash}</code>
                         </li>
-                    }).collect_view()}
+                    }}).collect_view()}
                 </ul>
                 {r.stored.map(|d| {
                     let member = d.member.to_owned();
@@ -554,11 +561,12 @@ fn SentList() -> impl IntoView {
                     <ul id="sent">
                         {sent.into_iter().map(|s| {
                             let failed = matches!(s.state, SentState::Failed(_));
+                            let state = state_attr(&s.state);
                             let cmd = s.command.clone();
                             let item = s.item.clone();
                             let author = s.author.clone();
                             view! {
-                                <li data-action-id=s.command.action_id.clone() data-kind=s.command.kind.clone() data-state=state_attr(&s.state)>
+                                <li data-action-id=s.command.action_id.clone() data-kind=s.command.kind.clone() data-state=state>
                                     <p>
                                         <code>{s.command.kind.clone()}</code>" · "<code>{s.command.action_id.clone()}</code>" · "
                                         {match s.via { Via::Socket => t!(i18n, approvals.via_socket).into_any(), Via::Http => t!(i18n, approvals.via_http).into_any() }}
