@@ -78,7 +78,12 @@ async function signDialog(page, kind) {
 /// Waits for the outcome of the decision with this Action ID in the "Your decisions" list.
 async function outcome(page, actionId, state, timeout = TIMEOUT_MS) {
   const row = page.locator(`#sent li[data-action-id="${actionId}"]`);
-  await page.locator(`#sent li[data-action-id="${actionId}"][data-state="${state}"]`).waitFor({ timeout });
+  try {
+    await page.locator(`#sent li[data-action-id="${actionId}"][data-state="${state}"]`).waitFor({ timeout });
+  } catch (e) {
+    const now = await row.innerText().catch(() => '(no row)');
+    throw new Error(`${actionId} is not ${state}: ${now}`);
+  }
   return row;
 }
 

@@ -6,7 +6,7 @@ use crate::state::Console;
 #[cfg(target_arch = "wasm32")]
 use crate::state::Via;
 #[cfg(target_arch = "wasm32")]
-use leptos::prelude::GetUntracked;
+use leptos::prelude::{GetUntracked, SetValue, WithValue};
 use std::sync::Arc;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::ValidatedRegistry;
@@ -123,7 +123,17 @@ pub fn watch(group_id: String) {
 /// authority queue). The outcome is matched by Action ID ([`Console::settle`]).
 pub fn send_command(console: Console, item: String, command: SignedCommand, author: Author) {
     #[cfg(target_arch = "wasm32")]
-    {
+    leptos::task::spawn_local(async move {
+        // The receipt is checked against the author's key: a key enrolled after the Registry
+        // was fetched (a browser key generated just now) needs a fresh copy first.
+        let known = console.verifier.with_value(|r| {
+            r.as_ref()
+                .is_some_and(|r| r.bindings().any(|b| b.key_id == author.key_id))
+        });
+        if !known && let Ok(r) = crate::components::registry::fetch().await {
+            console.verifier.set_value(Some(r.clone()));
+            set_registry(r);
+        }
         let client = imp::CLIENT.with(|c| c.borrow().clone());
         match client.filter(|c| c.is_live()) {
             Some(c) => {
@@ -132,10 +142,10 @@ pub fn send_command(console: Console, item: String, command: SignedCommand, auth
             }
             None => {
                 console.record_sent(item, command.clone(), author, Via::Http);
-                leptos::task::spawn_local(post_command(console, command));
+                post_command(console, command).await;
             }
         }
-    }
+    });
     #[cfg(not(target_arch = "wasm32"))]
     let _ = (console, item, command, author);
 }
