@@ -432,7 +432,7 @@ pub enum Outcome {
     /// The Command's Events (an exact retry: the original ones, `duplicate`).
     Accepted { events: Vec<Value>, duplicate: bool },
     /// The wire error (§19).
-    Refused(ProtocolError),
+    Refused(Box<ProtocolError>),
 }
 
 /// Reads the answer of `POST /api/commands` (`{"status", "events"}` or the error document).
@@ -449,7 +449,7 @@ pub fn http_outcome(status: u16, body: &str) -> Result<Outcome, String> {
         };
     }
     wasm_core::model::from_value::<ProtocolError>(&v, false)
-        .map(Outcome::Refused)
+        .map(|e| Outcome::Refused(Box::new(e)))
         .map_err(|e| format!("HTTP {status}: not an error document: {e}"))
 }
 

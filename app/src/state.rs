@@ -293,7 +293,7 @@ impl Console {
                     rejection = Some(crate::commands::seen_rejection(
                         &s.command, &s.author, &e, at,
                     ));
-                    s.state = SentState::Refused(e);
+                    s.state = SentState::Refused(*e);
                 }
             }
         });
@@ -497,7 +497,7 @@ impl Console {
                     },
                 ),
                 Output::CommandRefused { action_id, error } => {
-                    self.settle(&action_id, Outcome::Refused(error))
+                    self.settle(&action_id, Outcome::Refused(Box::new(error)))
                 }
                 Output::Open | Output::Send(_) | Output::Close | Output::SignChallenge(_) => {}
             }
