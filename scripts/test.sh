@@ -8,7 +8,8 @@
 #   conformance  weave-console conformance (official vectors from MWP_PROTOCOL_DIR)
 #   scenarios    weave-console scenarios (behavioural suite of the embedded authority)
 #   browser      wasm-core tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)
-#   end2end      scripts/build-web.sh release, weave-console serve, end2end/console.mjs
+#   end2end      scripts/build-web.sh release, weave-console serve, end2end/console.mjs, then
+#                end2end/decide.mjs (the Approvals view against the same demo)
 #                (playwright-core + Debian chromium + @axe-core/playwright)
 # Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
 # Ends with `all: N passed, 0 failed`; stops at the first failing step with a non-zero exit.
@@ -220,6 +221,8 @@ step_end2end() {
   echo "end2end: weave-console up at $base"
   local rc=0
   BASE_URL="$base/" node end2end/console.mjs || rc=$?
+  # The write side against the same demo (the Approvals view; issue 13, view 4).
+  if [ "$rc" -eq 0 ]; then BASE_URL="$base/" node end2end/decide.mjs || rc=$?; fi
   stop_server
   return "$rc"
 }

@@ -142,6 +142,7 @@ fn boot(console: Console) {
                     console.registry.set(RegistryState::Ready {
                         bindings: r.bindings().count(),
                     });
+                    console.verifier.set_value(Some(r.clone()));
                     crate::components::session::set_registry(r);
                 }
                 Err(e) => console.registry.set(RegistryState::Unavailable(e)),

@@ -8,6 +8,7 @@
 //! - `routes/`: one module per view; `components/`: shared pieces (signing summary, …);
 //! - `socket/`: the socket client (a sans-IO machine, its driver, the browser transport);
 //! - `custody/`: the key file format, WebCrypto encryption and IndexedDB storage;
+//! - `commands`: the human's decisions as signed Commands, their outcomes and receipts;
 //! - `signing`: the signing-summary model; `locale`, `format`: language choice and `Intl`;
 //! - `state`: the console-wide reactive state; `web`: small browser helpers (fetch, storage).
 #![forbid(unsafe_code)]
@@ -21,6 +22,7 @@ mod generated {
 pub use generated::i18n;
 
 pub mod app;
+pub mod commands;
 pub mod components;
 pub mod custody;
 pub mod fold;

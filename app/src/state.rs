@@ -15,6 +15,7 @@
 //! with `viewer = console.viewer.get()?` and `now = console.view_now()`; nothing in the UI
 //! re-implements a protocol rule.
 
+use crate::commands::{Author, Outcome, Receipt, ReceiptError, SignedCommand};
 use crate::fold::{AsOf, EventLog, Progress, Travel};
 use crate::socket::machine::{Output, Status};
 use leptos::prelude::*;
@@ -22,7 +23,10 @@ use std::sync::Arc;
 use wasm_core::authority::Micros;
 use wasm_core::authority::state::State;
 use wasm_core::crypto::ed25519::Signer;
+use wasm_core::crypto::registry::ValidatedRegistry;
+use wasm_core::json::Value;
 use wasm_core::model::common::{Actor, ActorType};
+use wasm_core::model::error::ProtocolError;
 use wasm_core::views::{SeenRejection, Viewer};
 
 /// The colour theme. `System` follows `prefers-color-scheme`.
@@ -124,6 +128,43 @@ impl PartialEq for Snapshot {
     }
 }
 
+/// How a Command travelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// A `COMMAND` frame on the live session (re-sent unchanged after a reconnect).
+    Socket,
+    /// `POST /api/commands` (the socket was down).
+    Http,
+}
+
+/// Where a sent Command stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SentState {
+    /// Sent; no outcome yet (held for the next session when the socket is down).
+    Waiting,
+    /// Accepted: its Events and the stored Approval, verified again in this browser.
+    Accepted(Receipt),
+    /// Refused by the authority: the wire error.
+    Refused(ProtocolError),
+    /// Accepted, but the receipt did not verify (an alarm is raised too).
+    Untrusted(ReceiptError),
+    /// The request itself failed (network); the same bytes may be sent again.
+    Failed(String),
+}
+
+/// One of the human's Commands and its outcome, matched by Action ID.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sent {
+    /// The inbox item it decides (`commands::item_key`).
+    pub item: String,
+    pub command: SignedCommand,
+    pub author: Author,
+    pub via: Via,
+    pub state: SentState,
+    /// The Events received so far for it (the receipt is verified over all of them).
+    pub events: Vec<Value>,
+}
+
 #[derive(Clone, Copy)]
 pub struct Console {
     pub theme: RwSignal<Theme>,
@@ -155,6 +196,10 @@ pub struct Console {
     pub travel: StoredValue<Option<Travel>>,
     /// A fold task is running (browser): new Events join it instead of starting another.
     folding: StoredValue<bool>,
+    /// The Registry evidence the receipts of our Commands are verified against.
+    pub verifier: StoredValue<Option<ValidatedRegistry>>,
+    /// The human's Commands, newest last, with their outcomes.
+    pub outbox: RwSignal<Vec<Sent>>,
 }
 
 /// Events folded per step of a backlog; the page yields to the event loop between steps.
@@ -189,7 +234,84 @@ impl Console {
             log: StoredValue::new(EventLog::new()),
             travel: StoredValue::new(None),
             folding: StoredValue::new(false),
+            verifier: StoredValue::new(None),
+            outbox: RwSignal::new(Vec::new()),
         }
+    }
+
+    /// Records a Command that is being sent (its outcome is matched by Action ID later).
+    pub fn record_sent(&self, item: String, command: SignedCommand, author: Author, via: Via) {
+        self.outbox.update(|o| {
+            o.retain(|s| s.command.action_id != command.action_id);
+            o.push(Sent {
+                item,
+                command,
+                author,
+                via,
+                state: SentState::Waiting,
+                events: Vec::new(),
+            })
+        });
+    }
+
+    /// Applies an outcome to the Command with `action_id`: Events are verified again as a
+    /// receipt (with the stored Approval), a refusal is kept with its wire error and becomes a
+    /// rejection the views read.
+    pub fn settle(&self, action_id: &str, outcome: Outcome) {
+        let at = self.clock.get_untracked();
+        let mut rejection = None;
+        let mut alarm = None;
+        self.outbox.update(|o| {
+            let Some(s) = o.iter_mut().find(|s| s.command.action_id == action_id) else {
+                return;
+            };
+            match outcome {
+                Outcome::Accepted { events, .. } => {
+                    for e in events {
+                        let id = e.pointer("/eventId").cloned();
+                        if !s
+                            .events
+                            .iter()
+                            .any(|x| x.pointer("/eventId").cloned() == id)
+                        {
+                            s.events.push(e);
+                        }
+                    }
+                    let verified = self.verifier.with_value(|r| match r {
+                        Some(r) => crate::commands::verify_receipt(&s.command, &s.events, r),
+                        None => Err(ReceiptError::Empty),
+                    });
+                    s.state = match verified {
+                        Ok(r) => SentState::Accepted(r),
+                        Err(e) => {
+                            alarm = Some(format!("{}: {e:?}", s.command.action_id));
+                            SentState::Untrusted(e)
+                        }
+                    };
+                }
+                Outcome::Refused(e) => {
+                    rejection = Some(crate::commands::seen_rejection(
+                        &s.command, &s.author, &e, at,
+                    ));
+                    s.state = SentState::Refused(*e);
+                }
+            }
+        });
+        if let Some(r) = rejection {
+            self.rejections.update(|v| v.push(r));
+        }
+        if let Some(detail) = alarm {
+            self.alarm("RECEIPT_UNVERIFIED".to_owned(), detail);
+        }
+    }
+
+    /// A network failure of the HTTP path (the socket path never fails this way: it waits).
+    pub fn fail(&self, action_id: &str, detail: String) {
+        self.outbox.update(|o| {
+            if let Some(s) = o.iter_mut().find(|s| s.command.action_id == action_id) {
+                s.state = SentState::Failed(detail);
+            }
+        });
     }
 
     /// Publishes the live fold as the views' snapshot (not while time travelling: the pinned
@@ -367,6 +489,16 @@ impl Console {
                     self.alarm(e.code.as_str().to_owned(), e.message.0.clone())
                 }
                 Output::BadFrame { code, message } => self.alarm(code.as_str().to_owned(), message),
+                Output::CommandEvent { action_id, event } => self.settle(
+                    &action_id,
+                    Outcome::Accepted {
+                        events: vec![event.value],
+                        duplicate: false,
+                    },
+                ),
+                Output::CommandRefused { action_id, error } => {
+                    self.settle(&action_id, Outcome::Refused(Box::new(error)))
+                }
                 Output::Open | Output::Send(_) | Output::Close | Output::SignChallenge(_) => {}
             }
         }

@@ -730,3 +730,232 @@ fn organization_scoped_events_are_delivered_without_a_sequence() {
     let out = c.feed(Input::Text(event_frame(&doc)));
     assert!(!out.iter().any(|o| matches!(o, Output::Deliver(_))));
 }
+
+/// A signed human Command (a Message post in GROUP) with Action ID `action`.
+fn command_text(action: &str) -> String {
+    let mut p = Object::new();
+    p.insert("messageId", Value::string(format!("{action}:message")));
+    p.insert("conversationId", Value::string(format!("{GROUP}:mission")));
+    p.insert("content", Value::string("ship it"));
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert("actionId", Value::string(action.to_owned()));
+    o.insert("actor", actor("human", HUMAN));
+    o.insert("membershipEpoch", Value::from(1u64));
+    o.insert("groupId", Value::string(GROUP));
+    o.insert("kind", Value::string("message.post"));
+    o.insert("correlationId", Value::string(action.to_owned()));
+    o.insert("issuedAt", Value::string("2026-12-02T10:00:00Z"));
+    o.insert("payload", Value::Object(p));
+    let mut doc = Value::Object(o);
+    sign_document(&mut doc, DocumentKind::Command, HUMAN_KEY, &seed(2)).expect("signed");
+    json::to_string(&doc)
+}
+
+/// The COMMAND frames the transport sent (raw text), drained.
+fn command_frames(c: &mut Client) -> Vec<String> {
+    std::mem::take(&mut c.d.transport.sent)
+        .into_iter()
+        .filter(|t| t.contains("\"frameType\":\"COMMAND\""))
+        .collect()
+}
+
+/// An Event of GROUP at `seq` caused by the Command `action`.
+fn event_caused_by(seq: u64, action: &str) -> Value {
+    let mut ev = event(GROUP, seq);
+    if let Value::Object(o) = &mut ev {
+        let mut cause = Object::new();
+        cause.insert("type", Value::string("command"));
+        cause.insert("id", Value::string(action.to_owned()));
+        o.insert("cause", Value::Object(cause));
+    }
+    sign_document(&mut ev, DocumentKind::Event, AUTHORITY_KEY, &seed(1)).expect("signed");
+    ev
+}
+
+fn error_frame(code: &str, related_action: Option<&str>) -> String {
+    let mut e = Object::new();
+    e.insert("code", Value::string(code.to_owned()));
+    e.insert("message", Value::string("refused"));
+    e.insert("retryable", Value::Bool(false));
+    if let Some(a) = related_action {
+        e.insert("relatedActionId", Value::string(a.to_owned()));
+    }
+    e.insert("occurredAt", Value::string("2026-12-02T10:00:00Z"));
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert(
+        "frameId",
+        Value::string("urn:missionweaveprotocol:frame:s:e2"),
+    );
+    o.insert("frameType", Value::string("ERROR"));
+    o.insert("error", Value::Object(e));
+    json::to_string(&Value::Object(o))
+}
+
+/// The text of the `command` member of a COMMAND frame, exactly as sent.
+fn command_member(frame: &str) -> &str {
+    let start = frame.find("\"command\":").expect("a command member") + "\"command\":".len();
+    &frame[start..frame.len() - 1]
+}
+
+#[test]
+fn a_command_is_sent_live_kept_and_resent_byte_identical_after_a_reconnect() {
+    let mut c = Client::new();
+    c.feed(Input::Watch(GROUP.into()));
+    c.connect();
+    let action = "urn:uuid:0f0e0d0c-0b0a-4908-8706-050403020100";
+    let text = command_text(action);
+    c.feed(Input::Command {
+        action_id: action.into(),
+        text: text.clone(),
+    });
+    let first = command_frames(&mut c);
+    assert_eq!(first.len(), 1);
+    // The Command travels as it was signed, and the frame is a valid COMMAND.
+    assert_eq!(command_member(&first[0]), text);
+    assert!(matches!(
+        frame::decode(first[0].as_bytes()),
+        Ok(Frame::Command(_))
+    ));
+    assert_eq!(c.d.machine.pending_commands(), [action.to_owned()]);
+    // The line drops before any outcome: the Command waits, and is not sent while offline.
+    let out = c.feed(Input::Closed);
+    let retry = match status(&out) {
+        Some(Status::Offline { retry_at_ms }) => retry_at_ms,
+        other => panic!("{other:?}"),
+    };
+    assert!(command_frames(&mut c).is_empty());
+    c.at(retry, Input::Tick);
+    c.feed(Input::Opened { nonce: [4; 16] });
+    let init = match c.sent().pop() {
+        Some(Frame::HelloClientInit(i)) => i,
+        other => panic!("{other:?}"),
+    };
+    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"again")));
+    c.sent();
+    assert!(
+        command_frames(&mut c).is_empty(),
+        "nothing before the session is live"
+    );
+    c.feed(Input::Text(accept()));
+    let again = command_frames(&mut c);
+    assert_eq!(again.len(), 1);
+    // Byte-identical Command (same Action ID, same signature), in a new frame.
+    assert_eq!(command_member(&again[0]), text);
+    assert_ne!(again[0], first[0], "a fresh frameId");
+    // The authority's Event caused by it settles it, verified, with its signing hash.
+    let out = c.feed(Input::Text(event_frame(&event_caused_by(1, action))));
+    let settled: Vec<_> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::CommandEvent { action_id, event } => {
+                Some((action_id.clone(), event.signing_hash.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0].0, action);
+    assert!(settled[0].1.starts_with("sha256:"));
+    assert_eq!(delivered(&out), [(GROUP.into(), 1)]);
+    assert!(c.d.machine.pending_commands().is_empty());
+    // The exact retry's answer (the original Event again) is neither delivered nor settled twice.
+    let out = c.feed(Input::Text(event_frame(&event_caused_by(1, action))));
+    assert!(
+        !out.iter()
+            .any(|o| matches!(o, Output::CommandEvent { .. } | Output::Deliver(_)))
+    );
+    // A later reconnect does not send a settled Command again.
+    c.feed(Input::Closed);
+    let retry = c.d.machine.next_deadline().expect("a retry");
+    c.at(retry, Input::Tick);
+    c.feed(Input::Opened { nonce: [5; 16] });
+    let init = match c.sent().pop() {
+        Some(Frame::HelloClientInit(i)) => i,
+        other => panic!("{other:?}"),
+    };
+    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"third")));
+    c.feed(Input::Text(accept()));
+    assert!(command_frames(&mut c).is_empty());
+}
+
+#[test]
+fn a_command_queued_offline_goes_once_live_and_its_refusal_is_matched_by_action_id() {
+    let mut c = Client::new();
+    let action = "urn:uuid:00000000-0000-4000-8000-000000000001";
+    let text = command_text(action);
+    // Queued before any session: nothing is sent yet.
+    c.feed(Input::Command {
+        action_id: action.into(),
+        text: text.clone(),
+    });
+    assert!(command_frames(&mut c).is_empty());
+    c.feed(Input::Watch(GROUP.into()));
+    c.feed(Input::Start(Identity {
+        principal_id: HUMAN.into(),
+        key_id: HUMAN_KEY.into(),
+    }));
+    c.feed(Input::Opened { nonce: [9; 16] });
+    let init = match c.sent().pop() {
+        Some(Frame::HelloClientInit(i)) => i,
+        other => panic!("{other:?}"),
+    };
+    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"x")));
+    c.sent();
+    c.feed(Input::Text(accept()));
+    let frames = command_frames(&mut c);
+    assert_eq!(frames.len(), 1);
+    assert_eq!(command_member(&frames[0]), text);
+    // Another Command's ERROR is not ours: a server error, and ours still waits.
+    let out = c.feed(Input::Text(error_frame(
+        "AUTH_FORBIDDEN",
+        Some("urn:uuid:99999999-0000-4000-8000-000000000000"),
+    )));
+    assert!(out.iter().any(|o| matches!(o, Output::ServerError(_))));
+    assert_eq!(c.d.machine.pending_commands(), [action.to_owned()]);
+    // The ERROR naming our Action ID is its refusal, with the wire code; the connection stays.
+    let out = c.feed(Input::Text(error_frame(
+        "AUTH_INVALID_SIGNATURE",
+        Some(action),
+    )));
+    let refused: Vec<_> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::CommandRefused { action_id, error } => Some((action_id.clone(), error.code)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [(action.to_owned(), ErrorCode::AuthInvalidSignature)]
+    );
+    assert!(!out.iter().any(|o| matches!(o, Output::ServerError(_))));
+    assert!(c.d.machine.pending_commands().is_empty());
+    assert_eq!(c.d.transport.closed, 0);
+    // Sending the same Action ID again is a new attempt only if it was never settled: a
+    // refused one may be sent again (same bytes), an accepted one is not.
+    c.feed(Input::Command {
+        action_id: action.into(),
+        text: text.clone(),
+    });
+    assert_eq!(command_frames(&mut c).len(), 1);
+    // Forget (settled over HTTP): no longer pending, never resent.
+    c.feed(Input::Forget(action.into()));
+    assert!(c.d.machine.pending_commands().is_empty());
+    c.feed(Input::Command {
+        action_id: action.into(),
+        text,
+    });
+    assert!(command_frames(&mut c).is_empty());
+    // Signing out drops what waits (it was signed by the identity that left).
+    let other = "urn:uuid:00000000-0000-4000-8000-000000000002";
+    c.feed(Input::Closed);
+    c.feed(Input::Command {
+        action_id: other.into(),
+        text: command_text(other),
+    });
+    assert_eq!(c.d.machine.pending_commands(), [other.to_owned()]);
+    c.feed(Input::Stop);
+    assert!(c.d.machine.pending_commands().is_empty());
+}

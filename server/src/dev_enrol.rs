@@ -51,6 +51,8 @@ pub struct Enrolment {
     live: Option<LiveRegistry>,
     /// Where Memberships are looked up for `GET /api/dev/groups/…`.
     hub: Option<Arc<Hub>>,
+    /// `GET /api/registry`, republished after each new enrolment.
+    public: Option<crate::registry_api::PublicRegistry>,
 }
 
 struct DevEvidence {
@@ -152,6 +154,7 @@ impl Enrolment {
                 path,
             })),
             live: None,
+            public: None,
             hub: None,
         })
     }
@@ -161,8 +164,16 @@ impl Enrolment {
         Enrolment {
             dev: None,
             live: None,
+            public: None,
             hub: None,
         }
+    }
+
+    /// Publishes every new enrolment in `GET /api/registry` too (a browser verifies the
+    /// Commands it signed with the enrolled key, issue 13).
+    pub fn publishing(mut self, public: crate::registry_api::PublicRegistry) -> Enrolment {
+        self.public = Some(public);
+        self
     }
 
     /// Makes enrolments effective at once in a running server: `live` is the Registry the
@@ -295,12 +306,13 @@ impl Enrolment {
         let mut all = dev.evidence.bindings.clone();
         all.extend(dev.enrolled.iter().cloned());
         all.push(record.clone());
-        let validated = RegistryEvidence {
+        let evidence = RegistryEvidence {
             organization_id: dev.evidence.organization_id.clone(),
             bindings: all,
-        }
-        .validate()
-        .map_err(|e| invalid(&format!("the Registry would be invalid: {e}")))?;
+        };
+        let validated = evidence
+            .validate()
+            .map_err(|e| invalid(&format!("the Registry would be invalid: {e}")))?;
         let mut enrolled = dev.enrolled.clone();
         enrolled.push(record);
         let text = fixture_json(&dev.evidence.organization_id, &enrolled);
@@ -318,6 +330,9 @@ impl Enrolment {
         dev.enrolled = enrolled;
         if let Some(live) = &self.live {
             live.replace(validated);
+        }
+        if let Some(public) = &self.public {
+            public.publish(&evidence);
         }
         tracing::info!(principal = %principal_id, key = %key_id, "development key enrolled");
         Ok((true, principal_id, key_id))
@@ -455,6 +470,41 @@ mod tests {
         assert_eq!(
             clash.document().pointer("/code").and_then(Value::as_str),
             Some("INVALID_COMMAND")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_enrolled_key_is_published_in_the_public_registry_at_once() {
+        let dir = temp_dir("public");
+        let registry = dev_registry();
+        let public = crate::registry_api::PublicRegistry::new(
+            &crate::registry_api::evidence_of(&registry),
+            &[],
+        );
+        let parse = |p: &crate::registry_api::PublicRegistry| {
+            let v = json::parse(p.registry_text().as_bytes()).expect("json");
+            RegistryEvidence::from_fixture_json(&v)
+                .expect("fixture shape")
+                .validate()
+                .expect("valid")
+        };
+        assert!(parse(&public).binding(ALICE_KEY).is_none());
+        let e = Enrolment::development(&registry, &dir)
+            .expect("enrolment")
+            .publishing(public.clone());
+        e.enrol(&body(ALICE, ALICE_KEY, &key(2)))
+            .map_err(|e| e.document())
+            .expect("enrolled");
+        // The served Registry (`GET /api/registry`) now binds the key to the human.
+        let served = parse(&public);
+        let b = served.binding(ALICE_KEY).expect("published");
+        assert_eq!(b.principal.id.0, ALICE);
+        assert_eq!(b.public_key_text, key(2));
+        assert!(
+            served
+                .binding("urn:missionweaveprotocol:key:group-gateway")
+                .is_some()
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

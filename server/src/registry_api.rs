@@ -10,20 +10,23 @@
 //!   the Organization's Agent Cards as Signed Documents (`agent-card.schema.json`), each
 //!   verifiable against the Registry above (§6.1, §6.4).
 //!
-//! Both are built once at start-up from public material only: the evidence holds public keys
-//! and validity, the cards public keys and capabilities. No private key reaches either.
+//! Both are built at start-up from public material only: the evidence holds public keys
+//! and validity, the cards public keys and capabilities. No private key reaches either. A key
+//! enrolled since in the development Organization (`POST /api/dev/enrol`) is published at once
+//! ([`PublicRegistry::publish`]), so a browser can verify the Commands it signs with it (the
+//! stored Approval of its decisions, issue 13).
 
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use wasm_core::crypto::registry::RegistryEvidence;
 use wasm_core::json::{self, Object, Value};
 
-/// The two public documents, serialized once.
+/// The two public documents, serialized (the Registry again after each enrolment).
 #[derive(Clone, Debug)]
 pub struct PublicRegistry {
-    registry: Arc<str>,
+    registry: Arc<RwLock<Arc<str>>>,
     agent_cards: Arc<str>,
 }
 
@@ -36,8 +39,25 @@ impl PublicRegistry {
         );
         cards.insert("agentCards", Value::Array(agent_cards.to_vec()));
         PublicRegistry {
-            registry: json::to_string(&fixture_json(evidence)).into(),
+            registry: Arc::new(RwLock::new(json::to_string(&fixture_json(evidence)).into())),
             agent_cards: json::to_string(&Value::Object(cards)).into(),
+        }
+    }
+
+    /// Serves `evidence` from now on (already validated as a whole by the caller).
+    pub fn publish(&self, evidence: &RegistryEvidence) {
+        let text: Arc<str> = json::to_string(&fixture_json(evidence)).into();
+        match self.registry.write() {
+            Ok(mut w) => *w = text,
+            Err(poisoned) => *poisoned.into_inner() = text,
+        }
+    }
+
+    /// The Registry-fixture JSON served now.
+    pub(crate) fn registry_text(&self) -> Arc<str> {
+        match self.registry.read() {
+            Ok(r) => Arc::clone(&r),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
         }
     }
 }
@@ -89,13 +109,13 @@ pub fn fixture_json(evidence: &RegistryEvidence) -> Value {
 
 /// The two routes, merged into the console's router (`serve::router`).
 pub fn routes(public: &PublicRegistry) -> Router {
-    let registry = Arc::clone(&public.registry);
+    let registry = public.clone();
     let cards = Arc::clone(&public.agent_cards);
     Router::new()
         .route(
             "/api/registry",
             get(move || {
-                let body = registry.to_string();
+                let body = registry.registry_text().to_string();
                 async move { ([(header::CONTENT_TYPE, "application/json")], body) }
             }),
         )

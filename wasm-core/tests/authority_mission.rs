@@ -1418,6 +1418,46 @@ fn delegation_depth_needs_a_one_shot_override() {
 // mission.approve of a child Mission (§14)
 // ---------------------------------------------------------------------------------------------
 
+/// Separation of duties (M-8, S-17): a parent Coordinator that names itself the child's
+/// Coordinator is the child's MissionOwner *and* its submitter; it may not approve its own
+/// submission (`AUTH_FORBIDDEN`, `guards::not_self_approval`), and nothing changes.
+#[test]
+fn a_coordinator_may_not_approve_the_child_it_submitted() {
+    let mut w = World::new();
+    w.authorize(G, "urn:x:work:1", WORK_DEADLINE, 1000);
+    let p = w.child_payload(
+        "urn:x:mission:c1",
+        "urn:x:group:c1",
+        "urn:x:work:1",
+        "coord",
+        "2026-07-16T06:00:00Z",
+        500,
+    );
+    w.create_child(G, p).unwrap();
+    let cg = "urn:x:group:c1";
+    assert_eq!(
+        (w.owner_of(cg), w.coordinator(cg)),
+        ("coord".into(), "coord".into())
+    );
+    w.authorize(cg, "urn:x:work:2", "2026-07-16T05:00:00Z", 100);
+    let h = w.deliver(cg, "urn:x:work:2", "worker", "urn:x:artifact:child");
+    let e = one(w.submit(cg, &[&h]));
+    let rev = num(&e, "/payload/missionRevision");
+    let before = w.mission("urn:x:mission:c1").clone();
+    refused(
+        &w.go(
+            "coord",
+            cg,
+            "mission.approve",
+            w.approve_payload("urn:x:approval:self", rev, &[&h]),
+        ),
+        ErrorCode::AuthForbidden,
+    );
+    assert_eq!(w.mission("urn:x:mission:c1").status, before.status);
+    assert_eq!(w.mission("urn:x:mission:c1").revision, before.revision);
+    w.assert_replays();
+}
+
 #[test]
 fn approving_a_child_verifies_the_parent_work_item() {
     let mut w = World::new();
@@ -1908,6 +1948,13 @@ fn grant_cooperation_override_guards() {
         &w.go("coord", G, GRANT, ok("urn:x:grant:3")),
         ErrorCode::AuthForbidden,
     );
+    // A grant to oneself: self-approval (S-17), refused though the owner is admitted.
+    let mut to_self = ok("urn:x:grant:3");
+    to_self.insert(
+        "beneficiary",
+        obj(vec![("type", s("human")), ("id", s(&w.h.id("owner")))]),
+    );
+    refused(&w.go("owner", G, GRANT, to_self), ErrorCode::AuthForbidden);
     // Duplicate id (D-5); kind not gated by the policy; unknown policy.
     refused(
         &w.go("owner", G, GRANT, ok("urn:x:grant:1")),

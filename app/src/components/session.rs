@@ -1,9 +1,12 @@
 //! The page's one socket client (browser only), created on first use; its notices update the
 //! console state.
 
+use crate::commands::{Author, SignedCommand};
 use crate::state::Console;
 #[cfg(target_arch = "wasm32")]
-use leptos::prelude::GetUntracked;
+use crate::state::Via;
+#[cfg(target_arch = "wasm32")]
+use leptos::prelude::{GetUntracked, SetValue, WithValue};
 use std::sync::Arc;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::ValidatedRegistry;
@@ -113,6 +116,57 @@ pub fn watch(group_id: String) {
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = group_id;
+}
+
+/// Sends one of the human's signed Commands: a `COMMAND` on the live session, else (the socket
+/// is down) `POST /api/commands` with the same bytes (binding.md; both reach the same
+/// authority queue). The outcome is matched by Action ID ([`Console::settle`]).
+pub fn send_command(console: Console, item: String, command: SignedCommand, author: Author) {
+    #[cfg(target_arch = "wasm32")]
+    leptos::task::spawn_local(async move {
+        // The receipt is checked against the author's key: a key enrolled after the Registry
+        // was fetched (a browser key generated just now) needs a fresh copy first.
+        let known = console.verifier.with_value(|r| {
+            r.as_ref()
+                .is_some_and(|r| r.bindings().any(|b| b.key_id == author.key_id))
+        });
+        if !known && let Ok(r) = crate::components::registry::fetch().await {
+            console.verifier.set_value(Some(r.clone()));
+            set_registry(r);
+        }
+        let client = imp::CLIENT.with(|c| c.borrow().clone());
+        match client.filter(|c| c.is_live()) {
+            Some(c) => {
+                console.record_sent(item, command.clone(), author, Via::Socket);
+                c.command(command.action_id, command.text);
+            }
+            None => {
+                console.record_sent(item, command.clone(), author, Via::Http);
+                post_command(console, command).await;
+            }
+        }
+    });
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (console, item, command, author);
+}
+
+/// `POST /api/commands` with the Command's exact bytes; also used to send the same bytes again
+/// after a network failure (an exact retry returns the original Events, §15.1).
+pub async fn post_command(console: Console, command: SignedCommand) {
+    let id = command.action_id.clone();
+    match crate::web::post_json("/api/commands", &command.text).await {
+        Ok((status, body)) => match crate::commands::http_outcome(status, &body) {
+            Ok(outcome) => console.settle(&id, outcome),
+            Err(e) => console.fail(&id, e),
+        },
+        Err(e) => console.fail(&id, e),
+    }
+    #[cfg(target_arch = "wasm32")]
+    imp::CLIENT.with(|c| {
+        if let Some(c) = c.borrow().as_ref() {
+            c.forget(id);
+        }
+    });
 }
 
 /// Keeps the Registry for verification (also for a client created later).

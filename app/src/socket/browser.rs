@@ -197,4 +197,21 @@ impl Client {
     pub fn watch(&self, group_id: String) {
         self.feed(Input::Watch(group_id));
     }
+
+    /// Whether a `COMMAND` would go out now (the session is live).
+    pub fn is_live(&self) -> bool {
+        self.inner
+            .try_borrow()
+            .is_ok_and(|i| i.driver.machine.is_live())
+    }
+
+    /// Sends a signed Command (kept and re-sent unchanged after a reconnect until its outcome).
+    pub fn command(&self, action_id: String, text: String) {
+        self.feed(Input::Command { action_id, text });
+    }
+
+    /// Stops tracking a Command settled over HTTP.
+    pub fn forget(&self, action_id: String) {
+        self.feed(Input::Forget(action_id));
+    }
 }

@@ -6,6 +6,14 @@
 //! [`EventCheck`]) before it is delivered; Events are delivered per Group strictly in sequence
 //! order, deduplicated by Event ID, and a gap is reported and re-requested, never skipped (§16).
 //!
+//!
+//! It also carries the human's own Commands (binding.md "COMMAND, and the sender's outcome"):
+//! a Command is kept, byte for byte, until its outcome, sent at once when live and sent again
+//! unchanged after every reconnect (H-3: same Action ID, same bytes, so the authority answers a
+//! retry with the original Events, §15.1). Its outcome is matched by Action ID: an `ERROR` naming
+//! it in `relatedActionId` is its refusal; a verified Event whose `cause.id` is it is its
+//! acceptance (the sender always receives the Events of its own Command).
+//!
 //! Nothing here touches a socket, a clock or a key: the driver (`socket::driver`) performs the
 //! [`Output`]s and feeds back [`Input`]s, so the logic is tested natively.
 
@@ -126,6 +134,13 @@ pub enum Output {
     BadFrame { code: ErrorCode, message: String },
     /// The header status changed.
     Status(Status),
+    /// A verified Event caused by one of our Commands (its acceptance, §15.1).
+    CommandEvent { action_id: String, event: Delivered },
+    /// The authority refused one of our Commands (the `ERROR` naming its Action ID).
+    CommandRefused {
+        action_id: String,
+        error: ProtocolError,
+    },
 }
 
 /// What happened.
@@ -147,6 +162,11 @@ pub enum Input {
     ChallengeSigned([u8; 64]),
     /// Time passed (the driver calls this at [`Machine::next_deadline`]).
     Tick,
+    /// Send this signed Command (its exact text) and report its outcome; kept and re-sent
+    /// unchanged after a reconnect until then.
+    Command { action_id: String, text: String },
+    /// Stop tracking a Command whose outcome came another way (the HTTP fallback).
+    Forget(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -204,6 +224,10 @@ pub struct Machine {
     status: Status,
     /// xorshift state for the backoff jitter (seeded by the driver).
     jitter: u64,
+    /// Our Commands awaiting their outcome, in submission order: (Action ID, exact text).
+    commands: Vec<(String, String)>,
+    /// Commands already accepted (a later Event of the same Command is still reported).
+    settled: HashSet<String>,
 }
 
 impl Default for Machine {
@@ -227,6 +251,8 @@ impl Machine {
             awaiting_pong: None,
             status: Status::Idle,
             jitter: seed | 1,
+            commands: Vec::new(),
+            settled: HashSet::new(),
         }
     }
 
@@ -276,6 +302,16 @@ impl Machine {
             .unwrap_or_default()
     }
 
+    /// The Action IDs of our Commands still awaiting an outcome.
+    pub fn pending_commands(&self) -> Vec<String> {
+        self.commands.iter().map(|(a, _)| a.clone()).collect()
+    }
+
+    /// Whether the session is live (a Command is sent at once, not held for a reconnect).
+    pub fn is_live(&self) -> bool {
+        self.phase == Phase::Live
+    }
+
     /// When the driver must call [`Input::Tick`] next.
     pub fn next_deadline(&self) -> Option<u64> {
         let mut d: Option<u64> = None;
@@ -315,6 +351,8 @@ impl Machine {
             }
             Input::Stop => {
                 self.identity = None;
+                // Signed by the identity that left: never sent on another one's session.
+                self.commands.clear();
                 if !matches!(self.phase, Phase::Idle | Phase::Waiting { .. }) {
                     out.push(Output::Close);
                 }
@@ -359,6 +397,21 @@ impl Machine {
                 }
             }
             Input::Tick => self.on_tick(&mut out),
+            Input::Command { action_id, text } => {
+                if !self.commands.iter().any(|(a, _)| *a == action_id)
+                    && !self.settled.contains(&action_id)
+                {
+                    if self.phase == Phase::Live {
+                        let frame = self.command_frame(&text);
+                        out.push(Output::Send(frame));
+                    }
+                    self.commands.push((action_id, text));
+                }
+            }
+            Input::Forget(action_id) => {
+                self.commands.retain(|(a, _)| *a != action_id);
+                self.settled.insert(action_id);
+            }
         }
         self.refresh_status(&mut out);
         out
@@ -378,6 +431,15 @@ impl Machine {
         o.insert("frameId", Value::string(self.next_frame_id()));
         o.insert("frameType", Value::string(frame_type.to_owned()));
         o
+    }
+
+    /// A `COMMAND` frame around the Command's exact text (never re-serialized: the signed
+    /// bytes travel as they were signed).
+    fn command_frame(&mut self, text: &str) -> String {
+        let frame_id = self.next_frame_id();
+        format!(
+            "{{\"protocolVersion\":\"0.1\",\"frameId\":\"{frame_id}\",\"frameType\":\"COMMAND\",\"command\":{text}}}"
+        )
     }
 
     fn client_init(&mut self, id: &Identity, nonce: &str) -> String {
@@ -524,6 +586,12 @@ impl Machine {
                 self.awaiting_pong = None;
                 let groups: Vec<String> = self.groups.keys().cloned().collect();
                 self.subscribe(&groups, out);
+                // Commands still without an outcome go again, byte for byte (H-3, §15.1).
+                let texts: Vec<String> = self.commands.iter().map(|(_, t)| t.clone()).collect();
+                for t in texts {
+                    let frame = self.command_frame(&t);
+                    out.push(Output::Send(frame));
+                }
             }
             (Phase::Live, Frame::Event(ev)) => {
                 self.on_event(&ev.event.value, check, out);
@@ -542,7 +610,24 @@ impl Machine {
                     self.ping(Some(p.nonce.as_str()), out);
                 }
             },
-            (_, Frame::Error(e)) => out.push(Output::ServerError(e.error)),
+            (_, Frame::Error(e)) => {
+                let ours = e
+                    .error
+                    .related_action_id
+                    .as_ref()
+                    .map(|a| a.as_str().to_owned())
+                    .filter(|a| self.commands.iter().any(|(x, _)| x == a));
+                match ours {
+                    Some(action_id) => {
+                        self.commands.retain(|(x, _)| *x != action_id);
+                        out.push(Output::CommandRefused {
+                            action_id,
+                            error: e.error,
+                        });
+                    }
+                    None => out.push(Output::ServerError(e.error)),
+                }
+            }
             // Anything else out of turn breaks the binding: start again.
             _ => self.reconnect_later(true, out),
         }
@@ -562,7 +647,9 @@ impl Machine {
             t.since_subscribe = t.since_subscribe.saturating_add(1);
             t.last_event_ms = Some(self.now_ms);
         }
-        if event_id.as_ref().is_some_and(|id| self.seen.contains(id)) {
+        let duplicate = event_id.as_ref().is_some_and(|id| self.seen.contains(id));
+        self.match_command(value, duplicate, check, out);
+        if duplicate {
             self.page_check(group_id.as_deref(), out);
             return; // a duplicate: replay overlap or a retry's fan-out (§10.4)
         }
@@ -641,6 +728,45 @@ impl Machine {
             }
         }
         self.page_check(Some(&g), out);
+    }
+
+    /// Reports an Event caused by one of our Commands: the first one (even a duplicate, the
+    /// answer to an exact retry) settles it; later ones of a settled Command are reported once.
+    /// Verified first: an Event that fails verification proves nothing.
+    fn match_command(
+        &mut self,
+        value: &Value,
+        duplicate: bool,
+        check: &dyn EventCheck,
+        out: &mut Vec<Output>,
+    ) {
+        let Some(cause) = value.pointer("/cause/id").and_then(Value::as_str) else {
+            return;
+        };
+        let pending = self.commands.iter().any(|(a, _)| a == cause);
+        if !pending && (duplicate || !self.settled.contains(cause)) {
+            return;
+        }
+        let Ok(signing_hash) = check.check(value) else {
+            return;
+        };
+        let s = |p: &str| value.pointer(p).and_then(Value::as_str).map(str::to_owned);
+        let event = Delivered {
+            event_id: s("/eventId").unwrap_or_default(),
+            group_id: s("/groupId"),
+            sequence: value.pointer("/sequence").and_then(|v| match v {
+                Value::Number(n) => n.as_safe_u64(),
+                _ => None,
+            }),
+            kind: s("/kind").unwrap_or_default(),
+            occurred_at: s("/occurredAt").unwrap_or_default(),
+            signing_hash,
+            value: value.clone(),
+        };
+        let action_id = cause.to_owned();
+        self.commands.retain(|(a, _)| *a != action_id);
+        self.settled.insert(action_id.clone());
+        out.push(Output::CommandEvent { action_id, event });
     }
 
     /// A replay page came in full: ask for the next one (payloads.md §10.3).

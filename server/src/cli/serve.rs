@@ -616,7 +616,9 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         }
     };
     // Enrolments take effect at once: the authority and the binding share one Registry.
-    let enrolment = enrolment.running(authority.live_registry(), Arc::clone(&hub));
+    let enrolment = enrolment
+        .running(authority.live_registry(), Arc::clone(&hub))
+        .publishing(authority.public_registry().clone());
     let mut extra =
         crate::console::protocol_routes(bundle.ok()).merge(crate::dev_enrol::routes(enrolment));
     if opts.dev_clock {

@@ -159,6 +159,20 @@ pub fn owner_principal(g: &GroupState, mission: &Mission, who: &Actor) -> Result
     Ok(())
 }
 
+/// **not-self**: separation of duties. An approver never approves what it asked for itself:
+/// the Coordinator that submitted a Mission does not give its final Approval (M-8: never the
+/// sole reviewer of its own output; §14, where a parent Coordinator owns the child Mission), and
+/// a MissionOwner does not grant a Cooperation Override to itself (§20, S-17: approvers must
+/// satisfy policy). `AUTH_FORBIDDEN`, like every other authorization failure (S-17).
+pub fn not_self_approval(approver: &Actor, requester: &Actor) -> Result<(), Rejection> {
+    if approver == requester {
+        return Err(Rejection::forbidden(
+            "self-approval: the approver is the Principal that requested this decision",
+        ));
+    }
+    Ok(())
+}
+
 /// **coordinator**: the current Coordinator Agent, its active `coordinator` Membership, the
 /// current Coordinator Epoch (when sent, D-21; required when `required`), and a live
 /// Coordinator lease (§7.2).

@@ -270,6 +270,8 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
     };
     let (g, mission) = guards::group(cx.state, cmd)?;
     override_approver(g, mission, &cmd.actor)?;
+    // A MissionOwner does not lift a limit for its own Command (§20, S-17).
+    guards::not_self_approval(&cmd.actor, &beneficiary)?;
     guards::non_terminal_mission(mission)?;
     guards::revision(cmd, mission.revision)?;
     guards::new_id(cx.state, "Cooperation Override Grant", &grant_id)?;

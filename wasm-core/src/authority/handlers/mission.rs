@@ -628,6 +628,11 @@ pub fn decide_approve(cx: &Ctx) -> Decision {
     r.finish(&cmd.kind)?;
     let (g, mission) = guards::group(cx.state, cmd)?;
     guards::owner(g, mission, cmd)?;
+    // The submitting Coordinator never approves its own result (M-8, §14).
+    guards::not_self_approval(
+        &cmd.actor,
+        &Actor::new(ActorType::Agent, &mission.coordinator_id),
+    )?;
     awaiting_approval(mission)?;
     guards::revision(cmd, mission.revision)?;
     bound_revision(mission, mission_revision)?;

@@ -1,0 +1,265 @@
+// Browser tests of the console's write side (issue 13, view 4: the Approval queue), against a
+// running `weave-console serve` with the §22 demo (BASE_URL, default http://127.0.0.1:8080/).
+// Drives Debian's /usr/bin/chromium through playwright-core and prints
+// `end2end decide: N passed, N failed`. Screenshots go to end2end/test-results/.
+//
+// One browser key is generated for the demo's MissionOwner; then, in the Approvals view: who may
+// decide is shown before any click; the execution gate is granted (the signing summary and its
+// canonical JSON first) and the authority accepts it, with the stored Approval verified again;
+// a change request whose signature is tampered with on the wire (Playwright's WebSocket route)
+// is refused with its wire code and the typed comment stays; the same request, untampered, is
+// accepted; the final approvals of both demo Missions are accepted; axe-core finds no serious or
+// critical violation on the Approvals view in en, fr and zh-Hant.
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const baseUrl = process.env.BASE_URL || process.argv[2] || 'http://127.0.0.1:8080/';
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const resultsDir = join(here, 'test-results');
+const TIMEOUT_MS = 30_000;
+// The demo runs in real time: its Missions reach their submissions a while after the gate.
+const DEMO_MS = 240_000;
+const url = (path) => new URL(path, baseUrl).href;
+const LOCALES = ['en', 'fr', 'zh-Hant'];
+
+const launchArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function go(page, letter) {
+  await page.keyboard.press('Escape');
+  await page.locator('body').click({ position: { x: 2, y: 2 } }).catch(() => {});
+  await page.keyboard.press('g');
+  await page.keyboard.press(letter);
+  await page.waitForTimeout(300);
+}
+
+async function axe(page, label, found) {
+  const result = await new AxeBuilder({ page }).analyze();
+  for (const v of result.violations) {
+    if (v.impact === 'serious' || v.impact === 'critical') {
+      found.push(`${label}: axe ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    }
+  }
+}
+
+/// Signs what the open signing dialog shows; checks the dialog first.
+async function signDialog(page, kind) {
+  const dialog = page.locator('.dialog.signing');
+  await dialog.waitFor({ timeout: TIMEOUT_MS });
+  const text = await dialog.innerText();
+  check(text.includes(kind), `the signing summary names ${kind}: ${text.slice(0, 200)}`);
+  await dialog.locator('button[aria-expanded]').click();
+  const canonical = await dialog.locator('pre.canonical').innerText();
+  const doc = JSON.parse(canonical);
+  check(doc.kind === kind && !('signature' in doc) && !('sessionEpoch' in doc) && Number.isInteger(doc.membershipEpoch),
+    `canonical JSON: ${canonical.slice(0, 200)}`);
+  await dialog.locator('button.primary').click();
+  await dialog.waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  return doc;
+}
+
+/// Waits for the outcome of the decision with this Action ID in the "Your decisions" list.
+async function outcome(page, actionId, state, timeout = TIMEOUT_MS) {
+  const row = page.locator(`#sent li[data-action-id="${actionId}"]`);
+  try {
+    await page.locator(`#sent li[data-action-id="${actionId}"][data-state="${state}"]`).waitFor({ timeout });
+  } catch (e) {
+    const now = await row.innerText().catch(() => '(no row)');
+    throw new Error(`${actionId} is not ${state}: ${now}`);
+  }
+  return row;
+}
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+test('approvals: gate granted, tampered change request refused, changes requested, both Missions approved, axe in every locale', async (browser) => {
+  mkdirSync(resultsDir, { recursive: true });
+  const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  // Every console WebSocket goes through the test, which can tamper with the next COMMAND.
+  let tamper = null; // a Command kind whose next frame gets a forged signature
+  let tampered = 0;
+  await page.routeWebSocket(/\/ws/, (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((message) => {
+      if (tamper && typeof message === 'string' && message.includes('"frameType":"COMMAND"')) {
+        const frame = JSON.parse(message);
+        if (frame.command && frame.command.kind === tamper) {
+          const v = frame.command.signature.value;
+          // Flip one base64url character of the signature: same length, different bytes.
+          const flipped = (v[5] === 'A' ? 'B' : 'A');
+          frame.command.signature.value = v.slice(0, 5) + flipped + v.slice(6);
+          tamper = null;
+          tampered += 1;
+          server.send(JSON.stringify(frame));
+          return;
+        }
+      }
+      server.send(message);
+    });
+    server.onMessage((message) => ws.send(message));
+  });
+  await page.goto(url('/sign-in'), { waitUntil: 'load' });
+  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const pass = 'correct horse battery staple';
+  await page.fill('#name', 'mission-owner');
+  await page.fill('#pass1', pass);
+  await page.fill('#pass2', pass);
+  await page.click('#generate');
+  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await go(page, 'a');
+  await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 90_000 });
+
+  // The execution gate: who may decide, before any click.
+  const gate = page.locator('li.approval-item[data-kind="gate"]').first();
+  await gate.waitFor({ timeout: DEMO_MS });
+  check((await gate.locator('.viewer-decision').getAttribute('data-decision')) === 'may', 'the MissionOwner may decide the gate');
+  const who = await gate.locator('.who').innerText();
+  check(/human MissionOwner/.test(who) && /mission-owner/.test(who), `who may decide: ${who}`);
+  check(/Ownership Epoch/.test(await gate.innerText()), 'the gate shows its Ownership Epoch');
+
+  // axe and a screenshot of the Approvals view in each locale, with an item on screen.
+  const found = [];
+  for (const tag of LOCALES) {
+    await page.selectOption('#lang-select', tag);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(resultsDir, `decide-approvals-${tag}.png`), fullPage: true });
+    await axe(page, `${tag} /approvals`, found);
+  }
+  await page.selectOption('#lang-select', 'en');
+
+  // Grant it: deploy, the signing summary, Sign; the authority accepts; the stored Approval is
+  // verified again with its signing hash.
+  await gate.locator('input.operation[value="deploy"]').check();
+  await gate.locator('button.grant-execution').click();
+  const grant = await signDialog(page, 'approval.grant_execution');
+  check(grant.payload.operations.includes('deploy') && Number.isInteger(grant.payload.ownershipEpoch), 'grant payload');
+  let row = await outcome(page, grant.actionId, 'accepted');
+  let receipt = await row.innerText();
+  check(/approval\.execution\.granted/.test(receipt), `receipt: ${receipt}`);
+  const storedHash = await row.locator('.stored-hash').innerText();
+  check(/^sha256:[0-9a-f]{64}$/.test(storedHash), `stored Approval's signing hash: ${storedHash}`);
+  check(/via|live connection/.test(receipt), 'sent over the live connection');
+  await page.screenshot({ path: join(resultsDir, 'decide-gate-granted-en.png'), fullPage: true });
+
+  // A final approval: request changes, first with a tampered signature (refused with its wire
+  // code, the comment kept), then untampered (accepted).
+  const firstFinal = page.locator('li.approval-item[data-kind="final"]').first();
+  await firstFinal.waitFor({ timeout: DEMO_MS });
+  const missionId = await firstFinal.getAttribute('data-mission');
+  const card = page.locator(`li.approval-item[data-kind="final"][data-mission="${missionId}"]`);
+  check(/sha256:/.test(await card.locator('.hashes').innerText().catch(() => '')) || /No Artifact/.test(await card.innerText()), 'Artifact hashes shown');
+  check(/Evidence/.test(await card.locator('.evidence').innerText()), 'Evidence summary shown');
+  const comment = 'Please add a load test before release.';
+  await card.locator('textarea.comment').fill(comment);
+  tamper = 'mission.request_changes';
+  await card.locator('button.request-changes').click();
+  const forged = await signDialog(page, 'mission.request_changes');
+  row = await outcome(page, forged.actionId, 'refused');
+  const code = await row.locator('.wire-code').first().innerText();
+  check(code === 'AUTH_INVALID_SIGNATURE', `tampered Command refused with ${code}`);
+  check(tampered === 1, `tampered frames: ${tampered}`);
+  check((await card.locator('.outcome.refused .wire-code').innerText()) === 'AUTH_INVALID_SIGNATURE', 'the card shows the refusal');
+  check(/signature/i.test(await card.locator('.outcome.refused').innerText()), 'the wire code is explained');
+  check((await card.locator('textarea.comment').inputValue()) === comment, 'the typed comment is kept');
+  await page.screenshot({ path: join(resultsDir, 'decide-refused-en.png'), fullPage: true });
+  await card.locator('button.request-changes').click();
+  const changes = await signDialog(page, 'mission.request_changes');
+  check(changes.actionId !== forged.actionId && changes.payload.feedback === comment, 'a new Command with the same comment');
+  row = await outcome(page, changes.actionId, 'accepted');
+  check(/mission\.changes_requested/.test(await row.innerText()), 'changes requested');
+
+  // Approve the final Missions as they arrive (the changed one is resubmitted by its Coordinator).
+  const approved = new Set();
+  const deadline = Date.now() + DEMO_MS;
+  while (approved.size < 2 && Date.now() < deadline) {
+    const next = page.locator('li.approval-item[data-kind="final"], li.approval-item[data-kind="gate"]').first();
+    try {
+      await next.waitFor({ timeout: Math.max(1000, deadline - Date.now()) });
+    } catch {
+      break;
+    }
+    if ((await next.getAttribute('data-kind')) === 'gate') {
+      // A corrective stage may be gated too: granted as above.
+      await next.locator('input.operation[value="deploy"]').check();
+      await next.locator('button.grant-execution').click();
+      const g = await signDialog(page, 'approval.grant_execution');
+      await outcome(page, g.actionId, 'accepted');
+      continue;
+    }
+    const mission = await next.getAttribute('data-mission');
+    const revision = await next.locator('.revision').getAttribute('data-revision');
+    await next.locator('button.approve').click();
+    const doc = await signDialog(page, 'mission.approve');
+    check(String(doc.payload.missionRevision) === revision, `approve binds revision ${revision}`);
+    check(Array.isArray(doc.payload.artifactHashes) && Number.isInteger(doc.expectedRevision), 'approve binds hashes and expectedRevision');
+    row = await outcome(page, doc.actionId, 'accepted');
+    const r = await row.innerText();
+    check(/mission\.approved/.test(r), `approval receipt: ${r}`);
+    check(/^sha256:/.test(await row.locator('.stored-hash').innerText()), 'the stored Approval verified again');
+    approved.add(mission);
+  }
+  check(approved.size === 2, `approved Missions: ${[...approved].join(', ')}`);
+  check(approved.has(missionId), 'the Mission sent back for changes was approved after resubmission');
+  await page.screenshot({ path: join(resultsDir, 'decide-approvals-done-en.png'), fullPage: true });
+  // The board agrees: both demo Missions approved.
+  await go(page, 'b');
+  await page.waitForFunction(() => document.querySelectorAll('.mission-card').length >= 2, null, { timeout: TIMEOUT_MS });
+  // And the Approvals view with the decisions, in each locale.
+  await go(page, 'a');
+  for (const tag of LOCALES) {
+    await page.selectOption('#lang-select', tag);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(resultsDir, `decide-sent-${tag}.png`), fullPage: true });
+    await axe(page, `${tag} /approvals (decisions)`, found);
+  }
+  check(found.length === 0, found.join('\n  '));
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+let passed = 0;
+let failed = 0;
+let browser;
+try {
+  browser = await chromium.launch({ executablePath, headless: true, args: launchArgs, timeout: TIMEOUT_MS });
+  for (const t of tests) {
+    if (process.env.ONLY && !t.name.includes(process.env.ONLY)) continue;
+    const start = Date.now();
+    try {
+      await t.fn(browser);
+      passed += 1;
+      console.log(`ok: ${t.name} (${Date.now() - start} ms)`);
+    } catch (e) {
+      failed += 1;
+      console.error(`FAIL: ${t.name}: ${e && e.message ? e.message : e}`);
+    }
+  }
+} catch (e) {
+  failed += 1;
+  console.error(`FAIL: cannot run the browser: ${e && e.message ? e.message : e}`);
+} finally {
+  if (browser) await browser.close().catch(() => {});
+}
+console.log(`end2end decide: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
