@@ -37,7 +37,7 @@ if [ "$MODE" = release ]; then
     echo "build-web: $WASM_OPT not found; run scripts/setup.sh (npm binaryen)" >&2
     exit 1
   fi
-  "$WASM_OPT" -Oz "$TMP/pkg/app_bg.wasm" -o "$TMP/pkg/app_bg.wasm"
+  "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/app_bg.wasm" -o "$TMP/pkg/app_bg.wasm"
 fi
 HASH=$(cat "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" | sha256sum | cut -c1-16)
 mkdir -p "$TMP/pkg/$HASH"
