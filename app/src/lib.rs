@@ -21,6 +21,9 @@ mod generated {
 pub use generated::i18n;
 
 pub mod app;
+pub mod bench;
+#[cfg(feature = "bench")]
+pub mod bench_page;
 pub mod components;
 pub mod custody;
 pub mod fold;
@@ -37,5 +40,8 @@ pub mod web;
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
+    #[cfg(feature = "bench")]
+    leptos::mount::mount_to_body(bench_page::BenchPage);
+    #[cfg(not(feature = "bench"))]
     leptos::mount::mount_to_body(app::App);
 }

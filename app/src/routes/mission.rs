@@ -212,7 +212,7 @@ fn Dag(group: String) -> impl IntoView {
 }
 
 #[component]
-fn Edges(live: StoredValue<Option<LiveLayout<Sugiyama>>>) -> impl IntoView {
+pub fn Edges(live: StoredValue<Option<LiveLayout<Sugiyama>>>) -> impl IntoView {
     let paths: Vec<String> = live.with_value(|l| {
         l.as_ref()
             .map(|l| {
@@ -251,7 +251,7 @@ type NodeBox = (
 );
 
 #[component]
-fn Nodes(
+pub fn Nodes(
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
     critical: Vec<String>,
     selected: RwSignal<Option<String>>,
