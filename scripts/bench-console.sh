@@ -16,6 +16,8 @@ WORK_ITEMS=${2:-2000}
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 case $TARGET_DIR in /*) ;; *) TARGET_DIR=$ROOT/$TARGET_DIR ;; esac
 PAGE=$TARGET_DIR/bench-console
+# The native side may build in its own target dir (BENCH_NATIVE_TARGET_DIR), in parallel with wasm.
+NATIVE_TARGET=${BENCH_NATIVE_TARGET_DIR:-$TARGET_DIR}
 
 echo "== benchmark page (release, feature bench) =="
 FEATURES=bench DIST=$PAGE WASM_OPT_FLAGS=${WASM_OPT_FLAGS:--Oz --strip-debug --strip-producers} \
@@ -23,8 +25,8 @@ FEATURES=bench DIST=$PAGE WASM_OPT_FLAGS=${WASM_OPT_FLAGS:--Oz --strip-debug --s
 mkdir -p "$PAGE/bench"
 
 echo "== native (release) =="
-cargo build -q --release -p app --example bench_console
-NATIVE=$("$TARGET_DIR/release/examples/bench_console" --events "$EVENTS" --work-items "$WORK_ITEMS" \
+CARGO_TARGET_DIR=$NATIVE_TARGET cargo build -q --release -p app --example bench_console
+NATIVE=$("$NATIVE_TARGET/release/examples/bench_console" --events "$EVENTS" --work-items "$WORK_ITEMS" \
   --out "$PAGE/bench/history.jsonl")
 echo "$NATIVE"
 
