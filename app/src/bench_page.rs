@@ -99,7 +99,8 @@ async fn run(
             r.fold(end - i);
             i = end;
         }
-        let pm = r.log.progress().per_mille();
+        // Of the whole history (the log only knows the Events received so far).
+        let pm = u32::try_from(i * 1000 / replayed.len()).unwrap_or(1000);
         progress.set(pm);
         seen.push(pm);
         next_frame().await;
