@@ -9,6 +9,8 @@
 # No inline script anywhere: boot.js is a file, so the CSP needs no 'unsafe-inline'.
 #
 # Usage: scripts/build-web.sh [release|debug]   (default release)
+# Environment: FEATURES (default csr; scripts/bench-console.sh passes bench), DIST (default dist),
+# WASM_OPT_FLAGS (default -Oz --converge --strip-debug --strip-producers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,7 +27,9 @@ case $MODE in
 esac
 log() { printf '[build-web] %s\n' "$*"; }
 
-cargo build -p app --lib --target wasm32-unknown-unknown --features csr --profile "$PROFILE"
+FEATURES=${FEATURES:-csr}
+DIST=${DIST:-dist}
+cargo build -p app --lib --target wasm32-unknown-unknown --features "$FEATURES" --profile "$PROFILE"
 WASM=$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/app.wasm
 
 TMP=$(mktemp -d "$ROOT/.dist.XXXXXX")
@@ -37,7 +41,7 @@ if [ "$MODE" = release ]; then
     echo "build-web: $WASM_OPT not found; run scripts/setup.sh (npm binaryen)" >&2
     exit 1
   fi
-  "$WASM_OPT" -Oz "$TMP/pkg/app_bg.wasm" -o "$TMP/pkg/app_bg.wasm"
+  "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/app_bg.wasm" -o "$TMP/pkg/app_bg.wasm"
 fi
 HASH=$(cat "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" | sha256sum | cut -c1-16)
 mkdir -p "$TMP/pkg/$HASH"
@@ -48,17 +52,18 @@ for f in public/*; do
   cp -R "$f" "$TMP/"
 done
 sed "s|__PKG__|/pkg/$HASH|g" public/index.html >"$TMP/index.html"
-rm -rf dist
-mv "$TMP" dist
+rm -rf "$DIST"
+mkdir -p "$(dirname "$DIST")"
+mv "$TMP" "$DIST"
 trap - EXIT
 
 size() { wc -c <"$1" | tr -d ' '; }
 gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
-W=dist/pkg/$HASH/app_bg.wasm
-J=dist/pkg/$HASH/app.js
-B=dist/pkg/$HASH/boot.js
+W=$DIST/pkg/$HASH/app_bg.wasm
+J=$DIST/pkg/$HASH/app.js
+B=$DIST/pkg/$HASH/boot.js
 C=style/console.css
-TOTAL=$(($(gz "$W") + $(gz "$J") + $(gz "$B") + $(gz "$C") + $(gz dist/index.html)))
+TOTAL=$(($(gz "$W") + $(gz "$J") + $(gz "$B") + $(gz "$C") + $(gz "$DIST/index.html")))
 log "mode $MODE, pkg/$HASH"
 log "wasm $(size "$W") B (gzip -9 $(gz "$W") B); js $(size "$J") B (gzip -9 $(gz "$J") B)"
 log "shipped (wasm + js + boot + css + html), gzip -9: $TOTAL B, all three locales included"

@@ -79,7 +79,14 @@ mod imp {
             .call1(&JsValue::NULL, &JsValue::from_f64(n))
             .ok()
             .and_then(|v| v.as_string())
-            .unwrap_or_else(|| n.to_string())
+            // The browser's own number text: `f64::to_string` would link Rust's float formatting.
+            .or_else(|| {
+                js_sys::Number::from(n)
+                    .to_string_with_radix(10)
+                    .ok()
+                    .map(String::from)
+            })
+            .unwrap_or_default()
     }
 
     pub fn number(tag: &str, n: f64) -> String {
@@ -144,4 +151,37 @@ pub fn seconds(tag: &str, n: f64) -> String {
 
 pub fn money(tag: &str, n: f64, currency: &str) -> String {
     imp::currency(tag, n, currency)
+}
+
+/// Numbers written into SVG attributes (the DAG's zoom and pan, the ledger's burn-down), formatted
+/// from integers: `{}` or `{:.1}` on an `f64` would link the standard library's float formatting
+/// (Grisu and Dragon with their tables) into the shipped module, which the issue's size bar
+/// (issue 13, 600 KB gzip) cannot afford for numbers that only position shapes.
+pub mod svg {
+    /// The nearest whole user unit, as an integer (0 for NaN; saturating at the `i64` range).
+    pub fn coord(v: f64) -> i64 {
+        // `as` saturates and maps NaN to 0.
+        v.round() as i64
+    }
+
+    /// `v` with at most two decimals and no trailing zeros ("1.25", "-0.5", "3"), for values such as
+    /// a zoom factor or a pan offset where a hundredth is the finest step that shows.
+    pub fn num(v: f64) -> String {
+        let hundredths = coord(v * 100.0);
+        let sign = if hundredths < 0 { "-" } else { "" };
+        let a = hundredths.unsigned_abs();
+        let (int, frac) = (a / 100, a % 100);
+        match frac {
+            0 => format!("{sign}{int}"),
+            f if f % 10 == 0 => format!("{sign}{int}.{}", f / 10),
+            f => format!("{sign}{int}.{f:02}"),
+        }
+    }
+
+    /// `part / whole` of `extent`, in whole units, computed in integers (`whole` 0 counts as 1):
+    /// where a value falls on an axis `extent` units long.
+    pub fn scale(part: u64, whole: u64, extent: u64) -> i64 {
+        let v = u128::from(part) * u128::from(extent) / u128::from(whole.max(1));
+        i64::try_from(v).unwrap_or(i64::MAX)
+    }
 }

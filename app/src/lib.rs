@@ -22,6 +22,9 @@ mod generated {
 pub use generated::i18n;
 
 pub mod app;
+pub mod bench;
+#[cfg(feature = "bench")]
+pub mod bench_page;
 pub mod commands;
 pub mod components;
 pub mod custody;
@@ -39,5 +42,8 @@ pub mod web;
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
+    #[cfg(feature = "bench")]
+    leptos::mount::mount_to_body(bench_page::BenchPage);
+    #[cfg(not(feature = "bench"))]
     leptos::mount::mount_to_body(app::App);
 }

@@ -7,6 +7,7 @@ use crate::app::tag_of;
 use crate::components::live::dimension_label;
 use crate::components::states::{Empty, StreamStates};
 use crate::format;
+use crate::format::svg;
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
@@ -174,7 +175,8 @@ fn BurnDown(
     now: i64,
 ) -> impl IntoView {
     let i18n = use_i18n();
-    let (w, h) = (600.0f64, 200.0f64);
+    // Whole user units, computed in integers (`format::svg`): no float formatting is linked.
+    let (w, h): (u64, u64) = (600, 200);
     let t0 = series.first().map_or(now, |p| p.0);
     let mut t1 = series.last().map_or(now, |p| p.0).max(now);
     if let Forecast::At(at) = forecast {
@@ -186,31 +188,27 @@ fn BurnDown(
         .max()
         .unwrap_or(0)
         .max(limit.unwrap_or(0))
-        .max(1) as f64;
-    let span = (t1 - t0).max(1) as f64;
-    let x = move |t: i64| (t - t0) as f64 / span * w;
-    let y = move |v: u64| h - v as f64 / top * h;
+        .max(1);
+    let span = t1.saturating_sub(t0).max(1).unsigned_abs();
+    let x = move |t: i64| svg::scale(t.saturating_sub(t0).max(0).unsigned_abs(), span, w);
+    let y = move |v: u64| h as i64 - svg::scale(v, top, h);
     let mut d = String::new();
     for (i, (t, v)) in series.iter().enumerate() {
         d.push_str(&format!(
-            "{}{:.1} {:.1} ",
+            "{}{} {} ",
             if i == 0 { "M" } else { "L" },
             x(*t),
             y(*v)
         ));
     }
     let projection = match (forecast, series.last(), limit) {
-        (Forecast::At(at), Some((t, v)), Some(l)) => Some(format!(
-            "M{:.1} {:.1} L{:.1} {:.1}",
-            x(*t),
-            y(*v),
-            x(at.0),
-            y(l)
-        )),
+        (Forecast::At(at), Some((t, v)), Some(l)) => {
+            Some(format!("M{} {} L{} {}", x(*t), y(*v), x(at.0), y(l)))
+        }
         _ => None,
     };
     view! {
-        <svg class="burn-down" id="burn-down" viewBox=format!("-4 -4 {} {}", w + 8.0, h + 8.0) role="img"
+        <svg class="burn-down" id="burn-down" viewBox=format!("-4 -4 {} {}", w + 8, h + 8) role="img"
             aria-label=move || t_string!(i18n, ledger.burn_down_label)>
             <rect x="0" y="0" width=w height=h class="frame"></rect>
             {limit.map(|l| view! { <line x1="0" x2=w y1=y(l) y2=y(l) class="limit"></line> })}

@@ -9,6 +9,7 @@
 use crate::components::live::{Countdown, state_label, why_view};
 use crate::components::session;
 use crate::components::states::{Empty, StreamStates};
+use crate::format::svg;
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
@@ -197,7 +198,7 @@ fn Dag(group: String) -> impl IntoView {
                                     dragging.set_value(Some((ev.client_x(), ev.client_y())));
                                 }
                             }>
-                            <g transform=move || { let (x, y) = pan.get(); format!("scale({}) translate({x} {y})", zoom.get()) }>
+                            <g transform=move || { let (x, y) = pan.get(); format!("scale({}) translate({} {})", svg::num(zoom.get()), svg::num(x), svg::num(y)) }>
                                 <Edges live />
                                 <Nodes live critical selected />
                             </g>
@@ -211,7 +212,7 @@ fn Dag(group: String) -> impl IntoView {
 }
 
 #[component]
-fn Edges(live: StoredValue<Option<LiveLayout<Sugiyama>>>) -> impl IntoView {
+pub fn Edges(live: StoredValue<Option<LiveLayout<Sugiyama>>>) -> impl IntoView {
     let paths: Vec<String> = live.with_value(|l| {
         l.as_ref()
             .map(|l| {
@@ -250,7 +251,7 @@ type NodeBox = (
 );
 
 #[component]
-fn Nodes(
+pub fn Nodes(
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
     critical: Vec<String>,
     selected: RwSignal<Option<String>>,

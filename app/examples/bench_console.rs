@@ -1,0 +1,93 @@
+//! The console benchmark, natively (`scripts/bench-console.sh` runs it beside the browser page):
+//! generates the history (`app::bench::generate`), writes it for the page, and measures the same
+//! steps as the page with the same code. A benchmark: it prints figures, asserts nothing on time.
+//!
+//! Usage: bench_console [--events N] [--work-items N] [--out FILE]
+
+use app::bench;
+use std::time::Instant;
+use wasm_core::authority::Micros;
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    let events: usize = arg(&args, "--events")
+        .map_or(Ok(100_000), |v| v.parse())
+        .map_err(|e| format!("--events: {e}"))?;
+    let work_items: usize = arg(&args, "--work-items")
+        .map_or(Ok(2_000), |v| v.parse())
+        .map_err(|e| format!("--work-items: {e}"))?;
+
+    let t = Instant::now();
+    let history = bench::generate(events, work_items)?;
+    let lines = bench::to_lines(&history);
+    println!(
+        "BENCH native generated {} Events ({} bytes) in {:.0} ms",
+        history.len(),
+        lines.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    if let Some(out) = arg(&args, "--out") {
+        std::fs::write(&out, &lines).map_err(|e| format!("{out}: {e}"))?;
+    }
+    let all: Vec<&str> = lines.lines().collect();
+    let (replayed, last) = all.split_at(all.len().saturating_sub(1));
+
+    let mut r = bench::Replay::new(bench::registry());
+    let t = Instant::now();
+    for chunk in replayed.chunks(1_000) {
+        for line in chunk {
+            r.receive(line);
+        }
+        r.fold(chunk.len());
+    }
+    let fold_s = t.elapsed().as_secs_f64();
+    let now = Micros::from_seconds(1_893_456_000 + 86_400);
+    let t = Instant::now();
+    let p = bench::project(&r.log, now);
+    let project_s = t.elapsed().as_secs_f64();
+    println!(
+        "BENCH native verified+folded {} Events ({} failed, {} refused) in {:.0} ms: {:.0} /s",
+        r.verified,
+        r.failed,
+        r.log.refusals().len(),
+        fold_s * 1e3,
+        r.verified as f64 / fold_s
+    );
+    println!(
+        "BENCH native projections {:.0} ms ({:?}); replay total {:.0} ms",
+        project_s * 1e3,
+        p,
+        (fold_s + project_s) * 1e3
+    );
+    let t = Instant::now();
+    let mut live = bench::layout(&r.log, now)?;
+    println!(
+        "BENCH native DAG layout of {} WorkItems ({} drawn nodes) in {:.1} ms",
+        live.dag().nodes.len(),
+        live.nodes.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let mut update = bench::Replay::new(bench::registry());
+    for line in last {
+        update.receive(line);
+    }
+    let event = update
+        .log
+        .events()
+        .first()
+        .cloned()
+        .ok_or("no last Event")?;
+    let t = Instant::now();
+    let layouts = bench::live_update(&mut r.log, &mut live, event, now)?;
+    println!(
+        "BENCH native live node update (fold + DAG + patch) in {:.2} ms; layouts {layouts}",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
