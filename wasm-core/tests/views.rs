@@ -1685,6 +1685,8 @@ fn conversations_show_amendment_chains_and_never_actions() {
             .collect::<Vec<_>>(),
         vec![conv.clone()]
     );
+    // `all` groups Messages and amendments in one pass; it must show what `build` shows.
+    assert_eq!(all[0], c);
     assert!(ConversationView::all(w.state(), &w.viewer("stranger")).is_empty());
 }
 

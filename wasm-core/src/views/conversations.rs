@@ -10,8 +10,10 @@
 
 use super::Viewer;
 use crate::authority::clock::Micros;
+use crate::authority::projection::{Message, MessageAmendment};
 use crate::authority::state::State;
 use crate::model::common::Actor;
+use std::collections::BTreeMap;
 
 /// An amendment's kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,11 +83,25 @@ pub struct ConversationView {
 impl ConversationView {
     /// Every Conversation of every Mission `viewer` sees, in id order.
     pub fn all(state: &State, viewer: &Viewer) -> Vec<ConversationView> {
+        // One pass over the Messages and one over the amendments, grouped, instead of a scan of
+        // every Message per Conversation and of every amendment per Message (quadratic: 21 s of
+        // the 100,000-Event console benchmark, docs/benchmarks.md).
+        let mut messages: BTreeMap<(&str, &str), Vec<&Message>> = BTreeMap::new();
+        for m in state.messages.values() {
+            messages
+                .entry((m.group_id.as_str(), m.conversation_id.as_str()))
+                .or_default()
+                .push(m);
+        }
+        let amendments = amendments_by_message(state);
         let mut out = Vec::new();
         for m in state.missions.values().filter(|m| viewer.sees(state, m)) {
             if let Some(g) = state.groups.get(&m.group_id) {
                 for c in &g.conversations {
-                    out.push(ConversationView::build(state, &m.group_id, c));
+                    let of_c = messages
+                        .get(&(m.group_id.as_str(), c.as_str()))
+                        .map_or(&[][..], Vec::as_slice);
+                    out.push(conversation(state, &m.group_id, c, of_c, &amendments));
                 }
             }
         }
@@ -94,38 +110,80 @@ impl ConversationView {
 
     /// Conversation `conversation_id` of Group `group_id`.
     pub fn build(state: &State, group_id: &str, conversation_id: &str) -> ConversationView {
-        let mut messages: Vec<MessageView> = state
+        let of_c: Vec<&Message> = state
             .messages
             .values()
             .filter(|m| m.group_id == group_id && m.conversation_id == conversation_id)
-            .map(|m| message_view(state, m))
             .collect();
-        messages.sort_by(|a, b| {
-            a.created_at
-                .cmp(&b.created_at)
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        ConversationView {
-            conversation_id: conversation_id.to_owned(),
-            group_id: group_id.to_owned(),
-            mission_id: state
-                .groups
-                .get(group_id)
-                .map(|g| g.group.mission_id.clone())
-                .unwrap_or_default(),
-            messages,
-        }
+        let amendments = amendments_by_message(state);
+        conversation(state, group_id, conversation_id, &of_c, &amendments)
+    }
+}
+
+/// Amendments keyed by (Group, Message).
+type AmendmentsByMessage<'s> = BTreeMap<(&'s str, &'s str), Vec<&'s MessageAmendment>>;
+
+/// Every amendment, keyed by (Group, Message).
+fn amendments_by_message(state: &State) -> AmendmentsByMessage<'_> {
+    let mut out = AmendmentsByMessage::new();
+    for a in state.amendments.values() {
+        out.entry((a.group_id.as_str(), a.message_id.as_str()))
+            .or_default()
+            .push(a);
+    }
+    out
+}
+
+/// The view of one Conversation from its Messages, oldest first.
+fn conversation(
+    state: &State,
+    group_id: &str,
+    conversation_id: &str,
+    messages: &[&Message],
+    amendments: &AmendmentsByMessage<'_>,
+) -> ConversationView {
+    let mut messages: Vec<MessageView> = messages
+        .iter()
+        .map(|m| {
+            let of_m = amendments
+                .get(&(m.group_id.as_str(), m.id.as_str()))
+                .map_or(&[][..], Vec::as_slice);
+            message_view_with(m, of_m)
+        })
+        .collect();
+    messages.sort_by(|a, b| {
+        a.created_at
+            .cmp(&b.created_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    ConversationView {
+        conversation_id: conversation_id.to_owned(),
+        group_id: group_id.to_owned(),
+        mission_id: state
+            .groups
+            .get(group_id)
+            .map(|g| g.group.mission_id.clone())
+            .unwrap_or_default(),
+        messages,
     }
 }
 
 /// A Message with its chain: redaction hides every text, retraction withdraws it, and
 /// otherwise the latest correction is the effective text.
-pub fn message_view(state: &State, m: &crate::authority::projection::Message) -> MessageView {
-    let mut amendments: Vec<_> = state
+pub fn message_view(state: &State, m: &Message) -> MessageView {
+    let of_m: Vec<&MessageAmendment> = state
         .amendments
         .values()
         .filter(|a| a.message_id == m.id && a.group_id == m.group_id)
-        .filter_map(|a| AmendmentKind::parse(&a.kind).map(|k| (k, a)))
+        .collect();
+    message_view_with(m, &of_m)
+}
+
+/// [`message_view`] from the Message's own amendments (in any order).
+fn message_view_with(m: &Message, amendments: &[&MessageAmendment]) -> MessageView {
+    let mut amendments: Vec<_> = amendments
+        .iter()
+        .filter_map(|a| AmendmentKind::parse(&a.kind).map(|k| (k, *a)))
         .collect();
     amendments.sort_by(|a, b| {
         a.1.created_at
