@@ -40,14 +40,19 @@ pub fn Events() -> impl IntoView {
             )
         });
         let hashes = console.events.get();
+        // One lookup per row, not a scan of every row per row (100,000 Events would be 10^10).
+        // The first row of an Event ID wins, as before (a rejected copy may share the ID).
+        let mut by_id: std::collections::HashMap<&str, &EventRow> = Default::default();
+        for r in &hashes {
+            by_id.entry(r.event_id.as_str()).or_insert(r);
+        }
         timeline
             .filter(&q)
             .into_iter()
             .map(|e| {
-                let row = hashes
-                    .iter()
-                    .find(|r| r.event_id == e.event_id)
-                    .cloned()
+                let row = by_id
+                    .get(e.event_id.as_str())
+                    .map(|r| (*r).clone())
                     .unwrap_or_else(|| EventRow {
                         event_id: e.event_id.clone(),
                         group_id: e.group_id.clone(),
