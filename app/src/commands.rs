@@ -123,7 +123,7 @@ pub struct Fresh {
 pub fn uuid_urn(mut b: [u8; 16]) -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let h = wasm_core::encoding::hex(&b);
     format!(
         "urn:uuid:{}-{}-{}-{}-{}",
         &h[0..8],

@@ -701,7 +701,7 @@ mod tests {
             format!("{seed:02x?}"),
             format!("{:?}", &seed[..8]),
             format!("{:02x?}", &seed[..8]),
-            seed.iter().map(|b| format!("{b:02x}")).collect::<String>()[..16].to_owned(),
+            wasm_core::encoding::hex(&seed[..8]),
             wasm_core::encoding::b64url_encode(&seed)[..12].to_owned(),
         ];
         let shown = [

@@ -237,7 +237,7 @@ mod tests {
         ];
         for p in &org.principals {
             let seed = p.seed.to_b64url();
-            let hex: String = p.seed.expose().iter().map(|b| format!("{b:02x}")).collect();
+            let hex = wasm_core::encoding::hex(p.seed.expose());
             for t in &texts {
                 assert!(!t.contains(seed.as_str()), "{}'s seed is served", p.name);
                 assert!(!t.contains(&hex), "{}'s seed is served", p.name);

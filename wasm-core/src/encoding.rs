@@ -94,12 +94,23 @@ pub fn sha256_hash(data: &[u8]) -> String {
     let digest = Sha256::digest(data);
     let mut out = String::with_capacity(71);
     out.push_str("sha256:");
+    push_hex(&mut out, &digest);
+    out
+}
+
+/// Lower-case hex of `data` (hashes, frame-ID prefixes, `urn:uuid:` values).
+pub fn hex(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len() * 2);
+    push_hex(&mut out, data);
+    out
+}
+
+fn push_hex(out: &mut String, data: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    for b in digest {
+    for &b in data {
         out.push(HEX[usize::from(b >> 4)] as char);
         out.push(HEX[usize::from(b & 15)] as char);
     }
-    out
 }
 
 /// True when `s` has the `sha256:<64 lower-case hex>` form.

@@ -17,7 +17,9 @@ macro_rules! cases {
 
 use wasm_core::crypto::ed25519::{EncodingError, StrictPublicKey, StrictSignature, sign, verify};
 use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, StatusRecord};
-use wasm_core::encoding::{Base64Error, b64url_decode, b64url_encode, is_sha256_hash, sha256_hash};
+use wasm_core::encoding::{
+    Base64Error, b64url_decode, b64url_encode, hex, is_sha256_hash, sha256_hash,
+};
 use wasm_core::id::{IdError, check_id, is_absolute_uri};
 use wasm_core::json::{self, JcsError, ParseErrorKind, Value, canonicalize};
 use wasm_core::time::{Timestamp, TimestampError, format_utc};
@@ -226,6 +228,12 @@ cases! {
         // A `%` escape is three bytes; the byte after it is checked like any other.
         assert!(!is_absolute_uri("urn:x:%41^"));
         assert!(is_absolute_uri("urn:x:%41b"));
+    }
+
+    d14_hex_is_lower_case_two_digits_per_byte {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(sha256_hash(b"").strip_prefix("sha256:"), Some(hex(&[0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55]).as_str()));
     }
 
     // ---- D-13 / D-14 base64url and hashes -------------------------------------------------------

@@ -538,10 +538,7 @@ fn in_process_low_load(
             Reply::Done(body) => Ok(body),
             Reply::Refused(e) => Err(format!("refused: {} {}", e.code, e.message)),
         };
-        let token: String = crate::gateway::random::<5>()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let token = wasm_core::encoding::hex(&crate::gateway::random::<5>());
         let principals: Vec<&DevPrincipal> = (1..=agents)
             .map(|i| dev.require(&devorg::load_agent_name(i)))
             .collect::<Result<_, _>>()?;
@@ -615,10 +612,7 @@ async fn run_async(
     fanout: bool,
 ) -> Result<Pass, String> {
     let mut pass = Pass { rss: Vec::new() };
-    let token: String = crate::gateway::random::<5>()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let token = wasm_core::encoding::hex(&crate::gateway::random::<5>());
     let agents: Vec<&DevPrincipal> = (1..=usize::from(args.agents))
         .map(|i| t.org.require(&devorg::load_agent_name(i)))
         .collect::<Result<_, _>>()?;

@@ -558,10 +558,7 @@ impl<'o> LiveTarget<'o> {
         );
         let run = format!(
             "run-{}",
-            crate::gateway::random::<6>()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
+            wasm_core::encoding::hex(&crate::gateway::random::<6>())
         );
         let mut names = Names {
             run,

@@ -163,12 +163,7 @@ pub(crate) fn random<const N: usize>() -> [u8; N] {
 pub(crate) fn frame_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let prefix = PREFIX.get_or_init(|| {
-        random::<8>()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    });
+    let prefix = PREFIX.get_or_init(|| wasm_core::encoding::hex(&random::<8>()));
     format!(
         "urn:missionweaveprotocol:frame:{prefix}:{}",
         NEXT.fetch_add(1, Ordering::Relaxed)
