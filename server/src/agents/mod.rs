@@ -801,7 +801,22 @@ mod tests {
         assert_eq!(count("mission.approve"), 2, "{decisions:?}");
         let rec = &result.record;
         assert_eq!(rec.replacements.len(), 1);
-        assert!(!rec.late_commands.is_empty());
+        // In real time the cut-off Coordinator may still be waiting for its own last Events
+        // when it is cut (they arrive after the cut), so it may send nothing while
+        // partitioned; the simulated run (wasm-core/tests/agents_demo.rs) pins that a late
+        // Command exists. Here: whatever it sent late was refused, and only for its epoch.
+        for r in &rec.late_commands {
+            assert_eq!(r.agent, plan::COORDINATOR_B, "{r:?}");
+            assert!(
+                matches!(
+                    r.code,
+                    ErrorCode::MembershipStale
+                        | ErrorCode::AuthStaleCoordinator
+                        | ErrorCode::AuthForbidden
+                ),
+                "{r:?}"
+            );
+        }
         assert_eq!(rec.restarts.len(), 1);
         assert_eq!(
             rec.restarts[0].after.as_ref(),
