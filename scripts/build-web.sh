@@ -4,9 +4,9 @@
 #   2. wasm-bindgen CLI (the version pinned in Cargo.lock, installed by scripts/setup.sh);
 #   3. release only: wasm-opt -Oz from npm `binaryen` (end2end/node_modules; never Debian's,
 #      whose wasm-opt 108 breaks wasm-bindgen 0.2.130 output);
-#   4. dist/pkg/<hash>/{app.js, app_bg.wasm, boot.js} (content-hashed, served immutable) and
+#   4. dist/pkg/<hash>/{app.js, app_bg.wasm, boot.js, worker.js} (content-hashed, served immutable) and
 #      dist/index.html pointing at them; prints the raw and gzip -9 sizes.
-# No inline script anywhere: boot.js is a file, so the CSP needs no 'unsafe-inline'.
+# No inline script anywhere: boot.js and worker.js are files, so the CSP needs no 'unsafe-inline'.
 #
 # Usage: scripts/build-web.sh [release|debug]   (default release)
 # Environment: FEATURES (default csr; scripts/bench-console.sh passes bench), DIST (default dist),
@@ -47,6 +47,18 @@ HASH=$(cat "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" | sha256sum | cut -c1-16)
 mkdir -p "$TMP/pkg/$HASH"
 mv "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" "$TMP/pkg/$HASH/"
 printf "import init from './app.js';\ninit();\n" >"$TMP/pkg/$HASH/boot.js"
+# The first replay's Web Workers (app/src/pool.rs): module workers that load the same app.js and
+# app_bg.wasm and answer each message with worker_message (a failure is answered too, so the page
+# never waits on a worker that threw).
+cat >"$TMP/pkg/$HASH/worker.js" <<'JS'
+import init, { worker_message } from './app.js';
+const ready = init();
+self.onmessage = (e) => {
+  ready.then(() => worker_message(e.data)).then(
+    (reply) => self.postMessage(reply),
+    (err) => self.postMessage({ error: String(err) }));
+};
+JS
 for f in public/*; do
   [ "$(basename "$f")" = index.html ] && continue
   cp -R "$f" "$TMP/"
@@ -62,8 +74,9 @@ gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
 W=$DIST/pkg/$HASH/app_bg.wasm
 J=$DIST/pkg/$HASH/app.js
 B=$DIST/pkg/$HASH/boot.js
+K=$DIST/pkg/$HASH/worker.js
 C=style/console.css
-TOTAL=$(($(gz "$W") + $(gz "$J") + $(gz "$B") + $(gz "$C") + $(gz "$DIST/index.html")))
+TOTAL=$(($(gz "$W") + $(gz "$J") + $(gz "$B") + $(gz "$K") + $(gz "$C") + $(gz "$DIST/index.html")))
 log "mode $MODE, pkg/$HASH"
 log "wasm $(size "$W") B (gzip -9 $(gz "$W") B); js $(size "$J") B (gzip -9 $(gz "$J") B)"
-log "shipped (wasm + js + boot + css + html), gzip -9: $TOTAL B, all three locales included"
+log "shipped (wasm + js + boot + worker + css + html), gzip -9: $TOTAL B, all three locales included"

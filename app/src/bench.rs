@@ -61,6 +61,34 @@ pub fn registry() -> ValidatedRegistry {
     harness().registry
 }
 
+/// The Registry as Registry-fixture JSON (the shape of `GET /api/registry`), which the
+/// replay's workers read and validate themselves (`crate::pool`). The harness records no
+/// validity history, so the fixture is exact.
+pub fn registry_fixture() -> String {
+    let reg = registry();
+    let bindings = reg
+        .bindings()
+        .map(|b| {
+            let principal = payload(vec![
+                ("type", s(b.principal.actor_type.as_str())),
+                ("id", s(&b.principal.id.0)),
+            ]);
+            Value::Object(payload(vec![
+                ("keyId", s(&b.key_id)),
+                ("principal", Value::Object(principal)),
+                ("algorithm", s("Ed25519")),
+                ("publicKey", s(&b.public_key_text)),
+                ("validFrom", s(b.valid_from.as_str())),
+                ("validityHistory", Value::Array(Vec::new())),
+            ]))
+        })
+        .collect();
+    json::to_string(&Value::Object(payload(vec![
+        ("organizationId", s(reg.organization_id())),
+        ("bindings", Value::Array(bindings)),
+    ])))
+}
+
 struct Gen {
     h: Harness,
     now: Micros,

@@ -11,29 +11,56 @@ use crate::bench;
 use crate::i18n::*;
 use crate::routes::mission::{Edges, Nodes};
 use leptos::prelude::*;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
-use wasm_bindgen_futures::JsFuture;
 use wasm_core::authority::Micros;
 use wasm_core::views::layout::{LiveLayout, Sugiyama};
 
-fn now_ms() -> f64 {
-    crate::web::window()
-        .and_then(|w| w.performance())
-        .map_or_else(js_sys::Date::now, |p| p.now())
+use crate::web::{next_frame, perf_now as now_ms};
+
+/// The animation-frame callback that asks for the next frame itself.
+type FrameCallback = Rc<RefCell<Option<Closure<dyn FnMut()>>>>;
+
+/// Records the progress bar's value at every animation frame (each frame the browser paints)
+/// until stopped: the paints the user sees, whichever thread does the work.
+struct Paints {
+    seen: Rc<RefCell<Vec<u32>>>,
+    stop: Rc<Cell<bool>>,
 }
 
-/// Resolves at the next animation frame (after the browser painted the previous one).
-async fn next_frame() {
-    let p = js_sys::Promise::new(&mut |resolve, _| {
-        let cb = Closure::once_into_js(move || {
-            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
-        });
-        if let Some(w) = crate::web::window() {
-            let _ = w.request_animation_frame(cb.unchecked_ref());
+impl Paints {
+    fn watch(progress: RwSignal<u32>) -> Paints {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let stop = Rc::new(Cell::new(false));
+        let frame: FrameCallback = Rc::new(RefCell::new(None));
+        let (s, st, f) = (seen.clone(), stop.clone(), frame.clone());
+        // The closure holds itself (to ask for the next frame): it is leaked once stopped,
+        // one small closure per replay of the benchmark page.
+        *frame.borrow_mut() = Some(Closure::new(move || {
+            if st.get() {
+                return;
+            }
+            s.borrow_mut().push(progress.get_untracked());
+            if let (Some(w), Some(cb)) = (crate::web::window(), f.borrow().as_ref()) {
+                let _ = w.request_animation_frame(cb.as_ref().unchecked_ref());
+            }
+        }));
+        if let (Some(w), Some(cb)) = (crate::web::window(), frame.borrow().as_ref()) {
+            let _ = w.request_animation_frame(cb.as_ref().unchecked_ref());
         }
-    });
-    let _ = JsFuture::from(p).await;
+        Paints { seen, stop }
+    }
+
+    /// Stops; returns the frames painted and the distinct values they showed.
+    fn stop(self) -> (usize, usize) {
+        self.stop.set(true);
+        let mut seen = self.seen.borrow().clone();
+        let frames = seen.len();
+        seen.dedup();
+        (frames, seen.len())
+    }
 }
 
 #[component]
@@ -83,48 +110,130 @@ async fn run(
     say(format!("BENCH wasm fetched {} Events", all.len()));
     next_frame().await;
 
-    // Replay: verify and fold in slices of ~40 ms, the progress bar painted between slices.
-    let mut r = bench::Replay::new(bench::registry());
-    let mut frames = 0u32;
-    let mut seen = Vec::new();
-    let t0 = now_ms();
-    let mut i = 0;
-    while i < replayed.len() {
-        let slice = now_ms();
-        while i < replayed.len() && now_ms() - slice < 40.0 {
-            let end = (i + 200).min(replayed.len());
-            for line in &replayed[i..end] {
-                r.receive(line);
-            }
-            r.fold(end - i);
-            i = end;
-        }
-        // Of the whole history (the log only knows the Events received so far).
-        let pm = u32::try_from(i * 1000 / replayed.len()).unwrap_or(1000);
-        progress.set(pm);
-        seen.push(pm);
-        next_frame().await;
-        frames += 1;
-    }
-    let fold_ms = now_ms() - t0;
     let now = Micros::from_seconds(1_893_456_000 + 86_400);
+    let registry = bench::registry();
+
+    // 1. Pool off, as before: each Event through `RegistryCheck` (one `verify_value`) and
+    //    folded, in slices of ~40 ms on the page's thread.
+    let off = {
+        let mut r = bench::Replay::new(registry.clone());
+        progress.set(0);
+        next_frame().await;
+        let paints = Paints::watch(progress);
+        let t0 = now_ms();
+        let mut i = 0;
+        while i < replayed.len() {
+            let slice = now_ms();
+            while i < replayed.len() && now_ms() - slice < 40.0 {
+                let end = (i + 200).min(replayed.len());
+                for line in &replayed[i..end] {
+                    r.receive(line);
+                }
+                r.fold(end - i);
+                i = end;
+            }
+            // Of the whole history (the log only knows the Events received so far).
+            progress.set(u32::try_from(i * 1000 / replayed.len()).unwrap_or(1000));
+            next_frame().await;
+        }
+        let fold_ms = now_ms() - t0;
+        let (frames, distinct) = paints.stop();
+        let t = now_ms();
+        let p = bench::project(&r.log, now);
+        let project_ms = now_ms() - t;
+        say(format!(
+            "BENCH wasm pool off (1 thread, RegistryCheck per Event): verified+folded {} Events ({} failed, {} refused) in {:.0} ms: {:.0} /s",
+            r.verified,
+            r.failed,
+            r.log.refusals().len(),
+            fold_ms,
+            r.verified as f64 / (fold_ms / 1e3)
+        ));
+        say(format!(
+            "BENCH wasm pool off projections {project_ms:.0} ms ({p:?}); replay total {:.0} ms; progress bar painted {frames} times with {distinct} distinct values",
+            fold_ms + project_ms,
+        ));
+        p
+    };
+    next_frame().await;
+
+    // 2. Pool off, chunked: the fallback path (`pool::replay_here`, the batch verification of
+    //    `replay::verify_chunk` on the page's thread).
+    {
+        let mut log = crate::fold::EventLog::new();
+        progress.set(0);
+        next_frame().await;
+        let paints = Paints::watch(progress);
+        let t0 = now_ms();
+        let p = crate::pool::replay_here(
+            replayed,
+            Some(&registry),
+            &mut log,
+            crate::replay::CHUNK,
+            &mut |p| progress.set(p.per_mille()),
+        )
+        .await;
+        let fold_ms = now_ms() - t0;
+        let (frames, distinct) = paints.stop();
+        say(format!(
+            "BENCH wasm fallback (1 thread, chunks of {}, batch verification): verified+folded {} Events ({} rejected, {} refused) in {:.0} ms: {:.0} /s; progress bar painted {frames} times with {distinct} distinct values",
+            crate::replay::CHUNK,
+            p.applied,
+            p.rejections.len(),
+            log.refusals().len(),
+            fold_ms,
+            p.applied as f64 / (fold_ms / 1e3)
+        ));
+    }
+    next_frame().await;
+
+    // 3. The pool: workers verify, this thread folds in order as chunks come back. Starting
+    //    the workers (each compiles the module) is part of the replay's time.
+    let size = crate::pool::default_size();
+    let url = crate::pool::worker_url().ok_or("no boot.js script to find worker.js by")?;
+    progress.set(0);
+    next_frame().await;
+    let paints = Paints::watch(progress);
+    let t0 = now_ms();
+    let mut pool =
+        crate::pool::Pool::start(&url, size, bench::registry_fixture().as_bytes()).await?;
+    let start_ms = now_ms() - t0;
+    let mut r = bench::Replay::new(registry.clone());
+    let p = pool
+        .replay(
+            replayed,
+            Some(&registry),
+            &mut r.log,
+            crate::replay::CHUNK,
+            &mut |p| progress.set(p.per_mille()),
+        )
+        .await;
+    let fold_ms = now_ms() - t0;
+    let alive = pool.alive();
+    drop(pool);
+    let (frames, distinct) = paints.stop();
     let t = now_ms();
-    let p = bench::project(&r.log, now);
+    let projected = bench::project(&r.log, now);
     let project_ms = now_ms() - t;
-    seen.dedup();
     say(format!(
-        "BENCH wasm verified+folded {} Events ({} failed, {} refused) in {:.0} ms: {:.0} /s",
-        r.verified,
-        r.failed,
+        "BENCH wasm pool of {size} workers ({alive} alive at the end; started in {start_ms:.0} ms, included): verified+folded {} Events ({} rejected, {} refused) in {:.0} ms: {:.0} /s",
+        p.applied,
+        p.rejections.len(),
         r.log.refusals().len(),
         fold_ms,
-        r.verified as f64 / (fold_ms / 1e3)
+        p.applied as f64 / (fold_ms / 1e3)
     ));
     say(format!(
-        "BENCH wasm projections {project_ms:.0} ms ({p:?}); replay total {:.0} ms; progress bar painted {frames} times with {} distinct values",
+        "BENCH wasm projections {project_ms:.0} ms ({projected:?}); replay total {:.0} ms; progress bar painted {frames} times with {distinct} distinct values",
         fold_ms + project_ms,
-        seen.len()
     ));
+    say(format!(
+        "BENCH wasm pool and pool off agree on every projection: {}",
+        projected == off
+    ));
+    if projected != off || p.applied + p.rejections.len() + p.duplicates != replayed.len() {
+        return Err("the pooled replay differs from the one-thread replay".into());
+    }
     next_frame().await;
 
     // DAG: layout, then first paint (the frame after the nodes are in the document).

@@ -10,6 +10,7 @@
 //! - `custody/`: the key file format, WebCrypto encryption and IndexedDB storage;
 //! - `commands`: the human's decisions as signed Commands, their outcomes and receipts;
 //! - `signing`: the signing-summary model; `locale`, `format`: language choice and `Intl`;
+//! - `replay`, `pool`: the first replay's chunked verification (Web Workers) and in-order fold;
 //! - `state`: the console-wide reactive state; `web`: small browser helpers (fetch, storage).
 #![forbid(unsafe_code)]
 
@@ -31,6 +32,8 @@ pub mod custody;
 pub mod fold;
 pub mod format;
 pub mod locale;
+pub mod pool;
+pub mod replay;
 pub mod routes;
 pub mod signing;
 pub mod socket;
@@ -42,6 +45,10 @@ pub mod web;
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
+    // The replay's Web Workers load this same module (`pool`): no page to mount there.
+    if web_sys::window().is_none() {
+        return;
+    }
     #[cfg(feature = "bench")]
     leptos::mount::mount_to_body(bench_page::BenchPage);
     #[cfg(not(feature = "bench"))]

@@ -170,3 +170,23 @@ pub async fn yield_now() {
     });
     let _ = JsFuture::from(p).await;
 }
+
+/// `performance.now()` in milliseconds (the wall clock where there is no `performance`).
+pub fn perf_now() -> f64 {
+    window()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+/// Resolves at the next animation frame (after the browser painted the previous one).
+pub async fn next_frame() {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let cb = wasm_bindgen::closure::Closure::once_into_js(move || {
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        if let Some(w) = window() {
+            let _ = w.request_animation_frame(cb.unchecked_ref());
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}

@@ -16,9 +16,11 @@ use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
 /// The console's Content-Security-Policy: its own origin only, no inline script or style;
-/// `'wasm-unsafe-eval'` lets the page compile its WebAssembly module (and nothing else).
+/// `'wasm-unsafe-eval'` lets the page compile its WebAssembly module (and nothing else);
+/// `worker-src 'self'`: the first replay's module workers (`pkg/<hash>/worker.js`, which load the
+/// same module) and nothing else.
 pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-     style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
+     worker-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
      object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// The bundle directories the Protocol view reads (the official runners' inputs).
@@ -345,5 +347,6 @@ mod tests {
         assert!(!CSP.contains("unsafe-inline"));
         assert!(!CSP.contains("'unsafe-eval'"));
         assert!(CSP.contains("object-src 'none'"));
+        assert!(CSP.contains("worker-src 'self';"));
     }
 }

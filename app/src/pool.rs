@@ -1,0 +1,446 @@
+//! Web Workers for the first replay (issue 13): verification on every core the browser has.
+//!
+//! Each worker is a module worker (`pkg/<hash>/worker.js`, written by `scripts/build-web.sh`
+//! next to `boot.js`; no inline script, the CSP's `worker-src 'self'`) that loads the SAME
+//! content-hashed `app.js` + `app_bg.wasm` as the page and answers messages with
+//! [`worker_message`]:
+//!
+//! - `{registry: Uint8Array}`: Registry-fixture JSON (`GET /api/registry`'s shape), read and
+//!   validated in the worker by the same Organization-wide checks as on the page (§6.4 stage 4);
+//!   answer `{ready: true}` or `{error}`;
+//! - `{chunk, bytes: Uint8Array, ends: Uint32Array}`: a chunk of Event texts (transferred, not
+//!   copied); answer `{chunk, verdicts}`, one per Event: its signing hash (a string) when all six
+//!   stages hold, else `[stage, reason]` ([`crate::replay::verify_chunk`]).
+//!
+//! The page ([`Pool::replay`]) keeps the bytes it sent, keeps up to two chunks in flight per
+//! worker, and folds on its own thread in receiving order as answers come back
+//! ([`crate::replay::Pipeline`]): folding chunk n while the workers verify the next ones. An
+//! answer that is not exactly one verdict per Event, a worker's `{error}`, or a worker that dies
+//! sends its chunks to this thread's own verification: nothing is ever applied unverified, and
+//! the replay ends even with no worker left.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use js_sys::{Array, Object, Reflect, Uint8Array, Uint32Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_core::crypto::registry::ValidatedRegistry;
+
+use crate::fold::EventLog;
+use crate::replay::{Pipeline, Verdict, stage_named, verify_chunk};
+
+thread_local! {
+    /// The worker's Registry (set by the `{registry}` message; a worker without one refuses
+    /// every Event at stage 4).
+    static WORKER_REGISTRY: RefCell<Option<ValidatedRegistry>> = const { RefCell::new(None) };
+}
+
+fn get(o: &JsValue, key: &str) -> JsValue {
+    Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn object(members: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in members {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o.into()
+}
+
+fn error_reply(message: &str) -> JsValue {
+    object(&[("error", JsValue::from_str(message))])
+}
+
+/// The worker's side: one message in, its answer out (`worker.js` posts it back). Runs in the
+/// worker's own instance of the module.
+#[wasm_bindgen]
+pub fn worker_message(data: JsValue) -> JsValue {
+    let registry = get(&data, "registry");
+    if let Some(bytes) = registry.dyn_ref::<Uint8Array>() {
+        return match crate::components::registry::parse(&bytes.to_vec()) {
+            Ok(r) => {
+                WORKER_REGISTRY.with(|w| *w.borrow_mut() = Some(r));
+                object(&[("ready", JsValue::TRUE)])
+            }
+            Err(e) => error_reply(&format!("Registry: {e}")),
+        };
+    }
+    let chunk = get(&data, "chunk");
+    let (Some(bytes), Some(ends)) = (
+        get(&data, "bytes")
+            .dyn_ref::<Uint8Array>()
+            .map(Uint8Array::to_vec),
+        get(&data, "ends")
+            .dyn_ref::<Uint32Array>()
+            .map(Uint32Array::to_vec),
+    ) else {
+        return error_reply("not a chunk");
+    };
+    let mut docs = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for end in ends {
+        let end = end as usize;
+        match bytes.get(start..end) {
+            Some(doc) => docs.push(doc),
+            None => return error_reply("chunk offsets out of range"),
+        }
+        start = end;
+    }
+    let verdicts = WORKER_REGISTRY.with(|w| verify_chunk(&docs, w.borrow().as_ref()));
+    let out = Array::new_with_length(u32::try_from(verdicts.len()).unwrap_or(0));
+    for (i, v) in verdicts.into_iter().enumerate() {
+        let js = match v {
+            Verdict::Verified { signing_hash } => JsValue::from_str(&signing_hash),
+            Verdict::Refused { stage, reason } => Array::of2(
+                &JsValue::from_str(stage.as_str()),
+                &JsValue::from_str(&reason),
+            )
+            .into(),
+        };
+        out.set(u32::try_from(i).unwrap_or(u32::MAX), js);
+    }
+    object(&[("chunk", chunk), ("verdicts", out.into())])
+}
+
+/// Reads a worker's answer: the chunk number and its verdicts; `None` for anything else.
+fn read_answer(data: &JsValue) -> Option<(usize, Vec<Verdict>)> {
+    let chunk = get(data, "chunk").as_f64()?;
+    let list = get(data, "verdicts").dyn_into::<Array>().ok()?;
+    let verdicts = list
+        .iter()
+        .map(|v| {
+            if let Some(hash) = v.as_string() {
+                return Some(Verdict::Verified { signing_hash: hash });
+            }
+            let pair = v.dyn_into::<Array>().ok()?;
+            Some(Verdict::Refused {
+                stage: stage_named(&pair.get(0).as_string()?)?,
+                reason: pair.get(1).as_string().unwrap_or_default(),
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    (chunk >= 0.0 && chunk.fract() == 0.0).then_some((chunk as usize, verdicts))
+}
+
+/// Workers to start: `navigator.hardwareConcurrency` (at least 1). The page's own thread folds
+/// meanwhile, so on a machine with N cores, N workers + the page is one more thread than
+/// cores; folding is the lighter part and mostly waits.
+pub fn default_size() -> usize {
+    crate::web::window()
+        .map(|w| w.navigator().hardware_concurrency())
+        .filter(|n| n.is_finite() && *n >= 1.0)
+        .map_or(1, |n| n as usize)
+        .clamp(1, 16)
+}
+
+/// `pkg/<hash>/worker.js`: beside the page's `boot.js` (the same content-hashed directory, so
+/// the workers load the very module the page runs).
+pub fn worker_url() -> Option<String> {
+    let doc = crate::web::window()?.document()?;
+    let src = doc
+        .query_selector("script[type=module][src$='/boot.js']")
+        .ok()??
+        .get_attribute("src")?;
+    Some(format!("{}worker.js", src.strip_suffix("boot.js")?))
+}
+
+enum Reply {
+    Message(JsValue),
+    /// The worker failed to load or threw (its `error` event).
+    Failed(String),
+}
+
+#[derive(Default)]
+struct Inbox {
+    replies: VecDeque<(usize, Reply)>,
+    wake: Option<js_sys::Function>,
+}
+
+struct Slot {
+    worker: web_sys::Worker,
+    /// Chunks sent and not answered, oldest first (a worker answers in order).
+    in_flight: VecDeque<usize>,
+    alive: bool,
+    _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+/// A started pool of verification workers (terminated when dropped).
+pub struct Pool {
+    slots: Vec<Slot>,
+    inbox: Rc<RefCell<Inbox>>,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for s in &self.slots {
+            s.worker.terminate();
+        }
+    }
+}
+
+/// Most chunks one worker holds at a time: one being verified, one queued behind it so that it
+/// never waits for the page.
+const IN_FLIGHT: usize = 2;
+
+impl Pool {
+    /// Starts `size` workers from `url` and gives each the Registry (fixture JSON bytes); waits
+    /// until each answered. An error when not one worker is ready (the caller then verifies on
+    /// its own thread).
+    pub async fn start(url: &str, size: usize, registry_fixture: &[u8]) -> Result<Pool, String> {
+        let inbox = Rc::new(RefCell::new(Inbox::default()));
+        let mut pool = Pool {
+            slots: Vec::new(),
+            inbox: inbox.clone(),
+        };
+        let options = web_sys::WorkerOptions::new();
+        options.set_type(web_sys::WorkerType::Module);
+        for i in 0..size.max(1) {
+            let worker = web_sys::Worker::new_with_options(url, &options)
+                .map_err(|e| crate::web::js_error(&e))?;
+            let on_message = {
+                let inbox = inbox.clone();
+                Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+                    deliver(&inbox, i, Reply::Message(e.data()));
+                })
+            };
+            let on_error = {
+                let inbox = inbox.clone();
+                Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+                    e.prevent_default();
+                    let message = get(&e, "message")
+                        .as_string()
+                        .unwrap_or_else(|| "the worker failed".into());
+                    deliver(&inbox, i, Reply::Failed(message));
+                })
+            };
+            worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+            worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+            let msg = object(&[("registry", Uint8Array::from(registry_fixture).into())]);
+            worker
+                .post_message(&msg)
+                .map_err(|e| crate::web::js_error(&e))?;
+            pool.slots.push(Slot {
+                worker,
+                in_flight: VecDeque::new(),
+                alive: false,
+                _on_message: on_message,
+                _on_error: on_error,
+            });
+        }
+        let mut answered = 0;
+        let mut last_error = String::new();
+        while answered < pool.slots.len() {
+            let (i, reply) = pool.next().await;
+            let Some(slot) = pool.slots.get_mut(i) else {
+                continue;
+            };
+            answered += 1;
+            match reply {
+                Reply::Message(m) if get(&m, "ready").is_truthy() => slot.alive = true,
+                Reply::Message(m) => last_error = get(&m, "error").as_string().unwrap_or_default(),
+                Reply::Failed(e) => last_error = e,
+            }
+        }
+        if pool.alive() == 0 {
+            return Err(format!("no worker started: {last_error}"));
+        }
+        Ok(pool)
+    }
+
+    /// Workers that answer.
+    pub fn alive(&self) -> usize {
+        self.slots.iter().filter(|s| s.alive).count()
+    }
+
+    /// The next answer (or failure) from any worker.
+    async fn next(&self) -> (usize, Reply) {
+        loop {
+            if let Some(r) = self.inbox.borrow_mut().replies.pop_front() {
+                return r;
+            }
+            let inbox = self.inbox.clone();
+            let p = js_sys::Promise::new(&mut |resolve, _| {
+                inbox.borrow_mut().wake = Some(resolve);
+            });
+            let _ = JsFuture::from(p).await;
+        }
+    }
+
+    /// Sends chunk `n` of `texts` (its range in `p`) to worker `i`.
+    fn send<T: AsRef<[u8]>>(&mut self, i: usize, n: usize, p: &Pipeline, texts: &[T]) -> bool {
+        let Some(slot) = self.slots.get_mut(i) else {
+            return false;
+        };
+        let docs = &texts[p.range(n)];
+        let mut bytes = Vec::with_capacity(docs.iter().map(|d| d.as_ref().len()).sum());
+        let mut ends = Vec::with_capacity(docs.len());
+        for d in docs {
+            bytes.extend_from_slice(d.as_ref());
+            match u32::try_from(bytes.len()) {
+                Ok(e) => ends.push(e),
+                Err(_) => return false,
+            }
+        }
+        let bytes = Uint8Array::from(&bytes[..]);
+        let ends = Uint32Array::from(&ends[..]);
+        let msg = object(&[
+            ("chunk", JsValue::from_f64(n as f64)),
+            ("bytes", bytes.clone().into()),
+            ("ends", ends.clone().into()),
+        ]);
+        let transfer = Array::of2(&bytes.buffer(), &ends.buffer());
+        if slot
+            .worker
+            .post_message_with_transfer(&msg, &transfer)
+            .is_err()
+        {
+            return false;
+        }
+        slot.in_flight.push_back(n);
+        true
+    }
+
+    /// The replay of `texts` (Event texts in receiving order) into `log`, verified by the
+    /// workers and folded here in order (module documentation). `progress` is called after
+    /// each fold step; the page yields to the browser (a frame) at least every 40 ms of folding.
+    pub async fn replay<T: AsRef<[u8]>>(
+        &mut self,
+        texts: &[T],
+        registry: Option<&ValidatedRegistry>,
+        log: &mut EventLog,
+        chunk: usize,
+        progress: &mut dyn FnMut(&Pipeline),
+    ) -> Pipeline {
+        let mut p = Pipeline::new(texts.len(), chunk);
+        let mut next_send = 0usize;
+        loop {
+            // Keep every live worker fed.
+            for i in 0..self.slots.len() {
+                while self.slots[i].alive
+                    && self.slots[i].in_flight.len() < IN_FLIGHT
+                    && next_send < p.chunks()
+                {
+                    if self.send(i, next_send, &p, texts) {
+                        next_send += 1;
+                    } else {
+                        self.retire(i, &mut p, texts, registry);
+                    }
+                }
+            }
+            if self.alive() == 0 {
+                // No worker left: the rest is verified here.
+                while next_send < p.chunks() {
+                    verify_here(&mut p, next_send, texts, registry);
+                    next_send += 1;
+                }
+            }
+            let slice = crate::web::perf_now();
+            while p.ready() {
+                p.fold_next(texts, log);
+                if crate::web::perf_now() - slice > 40.0 {
+                    progress(&p);
+                    crate::web::next_frame().await;
+                    break;
+                }
+            }
+            progress(&p);
+            if p.done() {
+                return p;
+            }
+            if p.ready() {
+                continue;
+            }
+            let (i, reply) = self.next().await;
+            match reply {
+                // A worker that threw (or lost its Registry) is not trusted with more chunks.
+                Reply::Message(m) if get(&m, "error").is_truthy() => {
+                    self.retire(i, &mut p, texts, registry);
+                }
+                Reply::Message(m) => {
+                    let Some(n) = self.slots.get_mut(i).and_then(|s| s.in_flight.pop_front())
+                    else {
+                        continue;
+                    };
+                    let taken = read_answer(&m)
+                        .filter(|(c, _)| *c == n)
+                        .is_some_and(|(_, v)| p.arrived(n, v).is_ok());
+                    if !taken && !p.answered(n) {
+                        // Not a full answer for the chunk sent: verified here instead.
+                        verify_here(&mut p, n, texts, registry);
+                    }
+                }
+                Reply::Failed(_) => self.retire(i, &mut p, texts, registry),
+            }
+        }
+    }
+
+    /// Worker `i` is dead: no more chunks for it, and its unanswered ones are verified here.
+    fn retire<T: AsRef<[u8]>>(
+        &mut self,
+        i: usize,
+        p: &mut Pipeline,
+        texts: &[T],
+        registry: Option<&ValidatedRegistry>,
+    ) {
+        let Some(slot) = self.slots.get_mut(i) else {
+            return;
+        };
+        slot.alive = false;
+        slot.worker.terminate();
+        for n in std::mem::take(&mut slot.in_flight) {
+            if !p.answered(n) {
+                verify_here(p, n, texts, registry);
+            }
+        }
+    }
+}
+
+fn deliver(inbox: &Rc<RefCell<Inbox>>, i: usize, reply: Reply) {
+    let wake = {
+        let mut b = inbox.borrow_mut();
+        b.replies.push_back((i, reply));
+        b.wake.take()
+    };
+    if let Some(f) = wake {
+        let _ = f.call0(&JsValue::NULL);
+    }
+}
+
+/// Chunk `n` verified on this thread (the fallback for one chunk).
+fn verify_here<T: AsRef<[u8]>>(
+    p: &mut Pipeline,
+    n: usize,
+    texts: &[T],
+    registry: Option<&ValidatedRegistry>,
+) {
+    let docs: Vec<&[u8]> = texts[p.range(n)].iter().map(AsRef::as_ref).collect();
+    let _ = p.arrived(n, verify_chunk(&docs, registry));
+}
+
+/// The replay on this thread alone, chunk by chunk, yielding a frame every 40 ms: what runs
+/// when no worker can be started, and the "pool off" row of the benchmark.
+pub async fn replay_here<T: AsRef<[u8]>>(
+    texts: &[T],
+    registry: Option<&ValidatedRegistry>,
+    log: &mut EventLog,
+    chunk: usize,
+    progress: &mut dyn FnMut(&Pipeline),
+) -> Pipeline {
+    let mut p = Pipeline::new(texts.len(), chunk);
+    let mut slice = crate::web::perf_now();
+    for n in 0..p.chunks() {
+        verify_here(&mut p, n, texts, registry);
+        p.fold_next(texts, log);
+        if crate::web::perf_now() - slice > 40.0 {
+            progress(&p);
+            crate::web::next_frame().await;
+            slice = crate::web::perf_now();
+        }
+    }
+    progress(&p);
+    p
+}

@@ -1,0 +1,285 @@
+//! The first replay, pipelined (issue 13): a large backlog of Event texts is cut into chunks;
+//! each chunk is verified elsewhere (a Web Worker of [`crate::pool`], or this thread when no
+//! Worker is available), and the verdicts come back in any order. This module is the pure part,
+//! tested natively: what a worker computes for a chunk ([`verify_chunk`]: strict parse and the
+//! six verification stages of §6.4 with `DocumentKind::Event`, the same stages as the socket
+//! client's `RegistryCheck`), and how the main thread folds ([`Pipeline`]): strictly in the
+//! order the Events were received, chunk after chunk, never an Event without its own
+//! `Verified` verdict, and every refusal reported at its position (§16: a refused Event is not
+//! applied, and it is shown, never silently dropped).
+//!
+//! The main thread parses the very bytes the worker verified (it kept them): parsing is
+//! deterministic, so the folded value is the verified document. What the worker sends back
+//! per Event is only its verdict: the signing hash (the Event's verified mark) or the failing
+//! stage and its diagnostic.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use crate::fold::EventLog;
+use wasm_core::crypto::DocumentKind;
+use wasm_core::crypto::registry::ValidatedRegistry;
+use wasm_core::crypto::verify::{self, Stage};
+use wasm_core::json::{self, Value};
+use wasm_core::model::error::ErrorCode;
+
+/// Events per chunk: large enough that a message to a worker costs little beside the work
+/// (one chunk is roughly 100 ms of verification in wasm), small enough that the progress bar
+/// moves often and the first chunks fold while the next ones are verified.
+pub const CHUNK: usize = 500;
+
+/// Below this many Events a backlog is verified on the main thread: starting Workers (each
+/// compiles the module) costs more than it saves.
+pub const POOL_THRESHOLD: usize = 2_000;
+
+/// What the six stages said of one Event's bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// All six stages hold; `sha256:` of the signing bytes (its verified mark).
+    Verified { signing_hash: String },
+    /// The first failing stage (§6.4) and the protected diagnostic.
+    Refused { stage: Stage, reason: String },
+}
+
+impl Verdict {
+    pub fn is_verified(&self) -> bool {
+        matches!(self, Verdict::Verified { .. })
+    }
+}
+
+/// Every stage, for reading a stage name back from a worker's reply.
+const STAGES: [Stage; 7] = [
+    Stage::Parse,
+    Stage::Schema,
+    Stage::SignatureEnvelope,
+    Stage::KeyResolution,
+    Stage::Canonicalization,
+    Stage::Signature,
+    Stage::Admission,
+];
+
+/// The stage spelled `name` ([`Stage::as_str`]).
+pub fn stage_named(name: &str) -> Option<Stage> {
+    STAGES.into_iter().find(|s| s.as_str() == name)
+}
+
+/// What a worker does with a chunk: the six stages over each Event's bytes, with the shared
+/// field inversion of [`verify::verify_batch`] (whose results are exactly those of
+/// [`verify::verify`] one by one). Without a Registry nothing verifies (fail closed, stage 4).
+pub fn verify_chunk(docs: &[&[u8]], registry: Option<&ValidatedRegistry>) -> Vec<Verdict> {
+    let Some(registry) = registry else {
+        return docs
+            .iter()
+            .map(|_| Verdict::Refused {
+                stage: Stage::KeyResolution,
+                reason: "no Registry evidence: the Event cannot be verified".into(),
+            })
+            .collect();
+    };
+    verify::verify_batch(docs, DocumentKind::Event, registry)
+        .into_iter()
+        .map(|r| match r {
+            Ok(v) => Verdict::Verified {
+                signing_hash: v.signing_hash,
+            },
+            Err(e) => Verdict::Refused {
+                stage: e.stage,
+                reason: e.reason,
+            },
+        })
+        .collect()
+}
+
+/// An Event of the backlog that was not applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// Its position in the backlog (0-based, in receiving order).
+    pub position: usize,
+    /// Its `eventId` when its text parses at all.
+    pub event_id: Option<String>,
+    pub stage: Stage,
+    /// The wire code of that stage (§6.4, §19).
+    pub code: ErrorCode,
+    pub reason: String,
+}
+
+/// Why a worker's answer for a chunk was not taken (the chunk is then verified again on the
+/// main thread: nothing is applied on an answer that does not cover every Event).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrivalError {
+    /// No such chunk in this backlog.
+    UnknownChunk(usize),
+    /// The chunk has already been answered (the first answer stands).
+    Duplicate(usize),
+    /// Not one verdict per Event.
+    WrongLength {
+        chunk: usize,
+        expected: usize,
+        got: usize,
+    },
+}
+
+/// A backlog of `total` Events being verified chunk by chunk and folded in order.
+#[derive(Debug)]
+pub struct Pipeline {
+    total: usize,
+    chunk: usize,
+    /// The next chunk to fold; chunks below it are folded.
+    next: usize,
+    /// Answered chunks waiting for an earlier one.
+    waiting: BTreeMap<usize, Vec<Verdict>>,
+    /// Events of the backlog taken so far (applied or rejected), for the progress bar.
+    taken: usize,
+    /// Events handed to the log (verified and new).
+    pub applied: usize,
+    /// Verified Events the log already knew (same Event ID).
+    pub duplicates: usize,
+    pub rejections: Vec<Rejection>,
+}
+
+impl Pipeline {
+    /// A backlog of `total` Events in chunks of `chunk` (at least 1).
+    pub fn new(total: usize, chunk: usize) -> Pipeline {
+        Pipeline {
+            total,
+            chunk: chunk.max(1),
+            next: 0,
+            waiting: BTreeMap::new(),
+            taken: 0,
+            applied: 0,
+            duplicates: 0,
+            rejections: Vec::new(),
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// How many chunks the backlog has.
+    pub fn chunks(&self) -> usize {
+        self.total.div_ceil(self.chunk)
+    }
+
+    /// The Events (positions in the backlog) of chunk `n`.
+    pub fn range(&self, n: usize) -> Range<usize> {
+        let start = n.saturating_mul(self.chunk).min(self.total);
+        start..start.saturating_add(self.chunk).min(self.total)
+    }
+
+    /// Records the verdicts for chunk `n` (from any worker, in any order).
+    pub fn arrived(&mut self, n: usize, verdicts: Vec<Verdict>) -> Result<(), ArrivalError> {
+        if n >= self.chunks() {
+            return Err(ArrivalError::UnknownChunk(n));
+        }
+        if n < self.next || self.waiting.contains_key(&n) {
+            return Err(ArrivalError::Duplicate(n));
+        }
+        let expected = self.range(n).len();
+        if verdicts.len() != expected {
+            return Err(ArrivalError::WrongLength {
+                chunk: n,
+                expected,
+                got: verdicts.len(),
+            });
+        }
+        self.waiting.insert(n, verdicts);
+        Ok(())
+    }
+
+    /// Whether chunk `n` is answered or folded (no need to verify it again).
+    pub fn answered(&self, n: usize) -> bool {
+        n < self.next || self.waiting.contains_key(&n)
+    }
+
+    /// Whether the next chunk in order is answered.
+    pub fn ready(&self) -> bool {
+        self.waiting.contains_key(&self.next)
+    }
+
+    /// Takes the next chunk in order if it is answered: each verified Event of it is parsed
+    /// from `texts` (the backlog, as received) and queued in `log`, then folded; every other
+    /// Event is a [`Rejection`] at its position. Returns the Events taken (0: nothing ready).
+    pub fn fold_next<T: AsRef<[u8]>>(&mut self, texts: &[T], log: &mut EventLog) -> usize {
+        let Some(verdicts) = self.waiting.remove(&self.next) else {
+            return 0;
+        };
+        let range = self.range(self.next);
+        self.next += 1;
+        let mut pushed = 0;
+        for (position, verdict) in range.clone().zip(verdicts) {
+            let bytes = texts.get(position).map_or(&[][..], AsRef::as_ref);
+            match verdict {
+                Verdict::Verified { .. } => match json::parse(bytes) {
+                    Ok(v) => {
+                        if log.push(v) {
+                            pushed += 1;
+                        } else {
+                            self.duplicates += 1;
+                        }
+                    }
+                    // Verified text always parses (stage 1 is this very parse); kept total.
+                    Err(e) => self.reject(position, bytes, Stage::Parse, e.to_string()),
+                },
+                Verdict::Refused { stage, reason } => self.reject(position, bytes, stage, reason),
+            }
+        }
+        log.fold(pushed);
+        self.applied += pushed;
+        self.taken += range.len();
+        range.len()
+    }
+
+    fn reject(&mut self, position: usize, bytes: &[u8], stage: Stage, reason: String) {
+        let event_id = json::parse(bytes).ok().and_then(|v| {
+            v.pointer("/eventId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        self.rejections.push(Rejection {
+            position,
+            event_id,
+            stage,
+            code: stage.wire_code(),
+            reason,
+        });
+    }
+
+    /// Events taken so far (applied, duplicate or rejected).
+    pub fn taken(&self) -> usize {
+        self.taken
+    }
+
+    /// Every chunk folded.
+    pub fn done(&self) -> bool {
+        self.next >= self.chunks()
+    }
+
+    /// Per mille of the backlog taken (1000 when empty), for the progress bar.
+    pub fn per_mille(&self) -> u32 {
+        if self.total == 0 {
+            return 1000;
+        }
+        u32::try_from(self.taken.min(self.total) * 1000 / self.total).unwrap_or(1000)
+    }
+}
+
+/// The whole backlog verified and folded here, chunk by chunk (no Worker): the fallback, and
+/// the reference the pooled replay must equal.
+pub fn replay_here<T: AsRef<[u8]>>(
+    texts: &[T],
+    registry: Option<&ValidatedRegistry>,
+    log: &mut EventLog,
+    chunk: usize,
+) -> Pipeline {
+    let mut p = Pipeline::new(texts.len(), chunk);
+    for n in 0..p.chunks() {
+        let docs: Vec<&[u8]> = texts[p.range(n)].iter().map(AsRef::as_ref).collect();
+        let verdicts = verify_chunk(&docs, registry);
+        // The range and the verdicts come from the same chunk: this cannot fail.
+        if p.arrived(n, verdicts).is_ok() {
+            p.fold_next(texts, log);
+        }
+    }
+    p
+}
