@@ -20,7 +20,40 @@
 mod generated {
     leptos_i18n::load_locales!();
 }
-pub use generated::i18n;
+/// The generated module, with `t!` replaced by [`t_boxed!`].
+pub mod i18n {
+    pub use crate::generated::i18n::*;
+    // An explicit import shadows the glob's `t` (leptos_i18n's).
+    pub use crate::t_boxed as t;
+}
+
+/// `t!` for the views: a plain key (`t!(i18n, board.title)`) becomes the same reactive
+/// translation behind one boxed closure type, `Box<dyn FnMut() -> _ + Send>`; keys with
+/// interpolations go to `leptos_i18n::t!` unchanged.
+///
+/// Why: `leptos_i18n::t!` expands to its own `move ||` closure at every call site, and Leptos
+/// instantiates its reactive renderer (`RenderEffect`, build, rebuild, drop glue) once per
+/// closure type, so the ~260 plain keys of the views were ~260 copies of that machinery in the
+/// shipped module (issue 13's size bar, docs/console.md "Sizes"). Every plain key has the same
+/// output type, so behind the box there is one copy; the translation, its tracking of the
+/// locale and its re-rendering on a language change are the same.
+///
+/// The views get it as `t!` from `use crate::i18n::*` (the `i18n` module re-exports it).
+#[macro_export]
+macro_rules! t_boxed {
+    ($i18n:ident, $($key:ident).+) => {
+        $crate::boxed_view(leptos_i18n::t!($i18n, $($key).+))
+    };
+    ($($rest:tt)*) => {
+        leptos_i18n::t!($($rest)*)
+    };
+}
+
+/// Boxes a reactive view function (see [`t_boxed!`]): one `Render` instantiation per output type
+/// instead of one per closure.
+pub fn boxed_view<V>(f: impl FnMut() -> V + Send + 'static) -> Box<dyn FnMut() -> V + Send> {
+    Box::new(f)
+}
 
 pub mod app;
 pub mod bench;
