@@ -39,8 +39,13 @@ fn words<R>(f: impl FnOnce(&Words) -> R) -> R {
     })
 }
 
+/// Laid out without collapsing sibling fan-outs: every WorkItem is a node of its own.
 fn layout(dag: DagView) -> LiveLayout<Sugiyama> {
-    LiveLayout::new(Sugiyama::default(), CollapseOptions::default(), dag).expect("laid out")
+    let options = CollapseOptions {
+        max_siblings: usize::MAX,
+        ..CollapseOptions::default()
+    };
+    LiveLayout::new(Sugiyama::default(), options, dag).expect("laid out")
 }
 
 #[test]
