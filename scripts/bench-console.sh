@@ -24,6 +24,9 @@ echo "== benchmark page (release, feature bench) =="
 FEATURES=bench DIST=$PAGE WASM_OPT_FLAGS=${WASM_OPT_FLAGS:--Oz --strip-debug --strip-producers} \
   bash scripts/build-web.sh release | grep '^\[build-web\] wasm'
 mkdir -p "$PAGE/bench"
+# The console's stylesheet (served under /style by weave-console): the DAG and the WorkItem
+# table are measured styled as in the Mission view.
+rm -rf "$PAGE/style" && cp -R style "$PAGE/style"
 
 echo "== native (release) =="
 CARGO_TARGET_DIR=$NATIVE_TARGET cargo build -q --release -p app --example bench_console

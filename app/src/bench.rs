@@ -8,11 +8,12 @@
 //! same bytes. A benchmark, not a test: it prints figures and asserts nothing about time.
 
 use crate::fold::EventLog;
-use crate::routes::mission::apply_dag;
+use crate::routes::mission::{DagUpdate, apply_dag, next_dag};
 use crate::socket::RegistryCheck;
 use crate::socket::machine::EventCheck;
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
+use wasm_core::authority::state::State;
 use wasm_core::authority::{Authority, AuthorityConfig, CooperationLimits, Micros, Submitted};
 use wasm_core::crypto::registry::ValidatedRegistry;
 use wasm_core::json::{self, Object, Value};
@@ -338,16 +339,20 @@ pub fn layout(log: &EventLog, now: Micros) -> Result<LiveLayout<Sugiyama>, Strin
 
 /// One live node update as the Mission view applies it: the next Event (a WorkItem's
 /// cancellation) is folded, the DAG rebuilt and patched into `live` node by node
-/// ([`apply_dag`]: no new layout when the structure is unchanged). Returns the layouts
-/// made so far.
+/// ([`apply_dag`]: no new layout when the structure is unchanged). The DAG is rebuilt from
+/// the one drawn, built from `before` (the state before the Event: the console keeps the
+/// snapshot it drew from), recomputing only the nodes whose inputs changed ([`next_dag`]).
+/// Returns what to draw again (the changed nodes, or everything).
 pub fn live_update(
     log: &mut EventLog,
+    before: &State,
     live: &mut LiveLayout<Sugiyama>,
     event: Value,
     now: Micros,
-) -> Result<usize, String> {
+) -> Result<DagUpdate, String> {
     log.push(event);
     log.fold(1);
-    let dag = DagView::build(log.state(), MISSION, now).ok_or("no benchmark Mission")?;
+    let dag = next_dag(Some((live.dag(), before)), log.state(), MISSION, now)
+        .ok_or("no benchmark Mission")?;
     apply_dag(live, dag)
 }

@@ -1781,3 +1781,40 @@ fn live_events_patch_the_laid_out_dag_and_structure_changes_relayout() {
     assert_eq!(live.refresh(w.dag(M)).unwrap(), Refresh::Relaid);
     assert!(y(&live, "urn:x:w:3") < y(&live, "urn:x:w:4"));
 }
+
+/// `DagView::rebuild` (the live update's DAG, recomputing only the nodes whose inputs changed)
+/// equals a full `DagView::build` after every Event of a rich history — WorkItems authorized,
+/// delivered, queued, started with a lease, charged, a child Mission created — and as the
+/// clock moves past leases.
+#[test]
+fn the_dag_rebuilt_from_the_last_one_equals_a_full_build_after_every_event() {
+    let w = rich_world();
+    let mut fresh = w.h.authority.fresh();
+    let mut prev: Option<(DagView, wasm_core::authority::State)> = None;
+    let mut now = t0();
+    let mut rebuilt = 0;
+    for (k, e) in w.log.iter().enumerate() {
+        fresh.replay(e).unwrap();
+        if k % 3 == 0 {
+            now = now.plus_seconds(300);
+        }
+        let full = DagView::build(&fresh.state, M, now);
+        if let Some((d, old)) = &prev {
+            assert_eq!(
+                DagView::rebuild(d, old, &fresh.state, now),
+                full,
+                "after Event {k}"
+            );
+            rebuilt += 1;
+        }
+        prev = full.map(|d| (d, fresh.state.clone()));
+    }
+    assert!(rebuilt > 10, "{rebuilt}");
+    // The clock alone: the running WorkItem's Execution Lease runs out.
+    let (d, old) = prev.unwrap();
+    let later = now.plus_seconds(3_600);
+    assert_eq!(
+        DagView::rebuild(&d, &old, &fresh.state, later),
+        DagView::build(&fresh.state, M, later)
+    );
+}

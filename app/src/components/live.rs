@@ -87,7 +87,8 @@ pub fn dimension_label(i18n: I18nContext<Locale>, d: &str) -> String {
     .to_owned()
 }
 
-fn when(i18n: I18nContext<Locale>, at: Micros, now: Micros) -> String {
+/// `at` relative to `now` in the reader's language ("in 4 min", "3 s ago").
+pub fn when(i18n: I18nContext<Locale>, at: Micros, now: Micros) -> String {
     format::relative(
         tag_of(i18n.get_locale()),
         (at.0 - now.0) / Micros::PER_SECOND,
@@ -95,20 +96,22 @@ fn when(i18n: I18nContext<Locale>, at: Micros, now: Micros) -> String {
 }
 
 /// Why a WorkItem is not running, one sentence per reason (each the authority's own predicate,
-/// wasm-core `views::dag`).
-pub fn why_view(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> AnyView {
+/// wasm-core `views::dag`), as escaped HTML in the reader's language: the Mission view writes
+/// its WorkItem table as one markup string (`routes::mission`), and rendering the translation
+/// to HTML escapes the interpolated ids and blockers like any Leptos text.
+pub fn why_markup(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> String {
     match w.clone() {
         WhyNotRunning::Finished(s) => {
             let s = state_label(i18n, s.as_str());
-            t!(i18n, why.finished, state = move || s.clone()).into_any()
+            t!(i18n, why.finished, state = move || s.clone()).to_html()
         }
         WhyNotRunning::MissionNotActive(s) => {
             let s = state_label(i18n, s.as_str());
-            t!(i18n, why.mission_not_active, state = move || s.clone()).into_any()
+            t!(i18n, why.mission_not_active, state = move || s.clone()).to_html()
         }
         WhyNotRunning::Dependencies(ids) => {
             let ids = ids.join(", ");
-            t!(i18n, why.dependencies, ids = move || ids.clone()).into_any()
+            t!(i18n, why.dependencies, ids = move || ids.clone()).to_html()
         }
         WhyNotRunning::Budget { dimension, account } => {
             let d = dimension_label(i18n, dimension);
@@ -118,10 +121,10 @@ pub fn why_view(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> An
                 dimension = move || d.clone(),
                 account = move || account.clone()
             )
-            .into_any()
+            .to_html()
         }
         WhyNotRunning::Approval { execution_approval } => {
-            t!(i18n, why.approval, id = move || execution_approval.clone()).into_any()
+            t!(i18n, why.approval, id = move || execution_approval.clone()).to_html()
         }
         WhyNotRunning::Lease(p) => match p {
             LeaseProblem::OwnershipExpired { at } => t!(
@@ -129,17 +132,17 @@ pub fn why_view(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> An
                 why.ownership_expired,
                 when = move || when(i18n, at, now)
             )
-            .into_any(),
-            LeaseProblem::NoOwner => t!(i18n, why.no_owner).into_any(),
+            .to_html(),
+            LeaseProblem::NoOwner => t!(i18n, why.no_owner).to_html(),
             LeaseProblem::ExecutionExpired { at } => t!(
                 i18n,
                 why.execution_expired,
                 when = move || when(i18n, at, now)
             )
-            .into_any(),
-            LeaseProblem::NoExecutionLease => t!(i18n, why.no_execution_lease).into_any(),
+            .to_html(),
+            LeaseProblem::NoExecutionLease => t!(i18n, why.no_execution_lease).to_html(),
             LeaseProblem::OfferExpired { at } => {
-                t!(i18n, why.offer_expired, when = move || when(i18n, at, now)).into_any()
+                t!(i18n, why.offer_expired, when = move || when(i18n, at, now)).to_html()
             }
         },
         WhyNotRunning::Capability { requirements } => {
@@ -148,9 +151,9 @@ pub fn why_view(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> An
                 .map(|c| format!("{} ≥ {}", c.id, c.minimum_version))
                 .collect();
             let r = r.join(", ");
-            t!(i18n, why.capability, requirements = move || r.clone()).into_any()
+            t!(i18n, why.capability, requirements = move || r.clone()).to_html()
         }
-        WhyNotRunning::NotOffered => t!(i18n, why.not_offered).into_any(),
+        WhyNotRunning::NotOffered => t!(i18n, why.not_offered).to_html(),
         WhyNotRunning::AwaitingAcceptance { candidates } => {
             let c = candidates.join(", ");
             t!(
@@ -158,17 +161,17 @@ pub fn why_view(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> An
                 why.awaiting_acceptance,
                 candidates = move || c.clone()
             )
-            .into_any()
+            .to_html()
         }
-        WhyNotRunning::ReadyToStart => t!(i18n, why.ready_to_start).into_any(),
+        WhyNotRunning::ReadyToStart => t!(i18n, why.ready_to_start).to_html(),
         WhyNotRunning::Blocked { blocker } => {
             let b = blocker.unwrap_or_default();
-            t!(i18n, why.blocked, blocker = move || b.clone()).into_any()
+            t!(i18n, why.blocked, blocker = move || b.clone()).to_html()
         }
         WhyNotRunning::ChildMission { mission_id } => {
-            t!(i18n, why.child_mission, id = move || mission_id.clone()).into_any()
+            t!(i18n, why.child_mission, id = move || mission_id.clone()).to_html()
         }
-        WhyNotRunning::AwaitingReview => t!(i18n, why.awaiting_review).into_any(),
+        WhyNotRunning::AwaitingReview => t!(i18n, why.awaiting_review).to_html(),
     }
 }
 

@@ -1,28 +1,58 @@
 //! A Mission (`/mission`, `/mission/:group`): its WorkItem DAG drawn as SVG from the core's own
 //! layout (`views::layout::LiveLayout` over `views::dag::DagView`): each node with its state
 //! (text and symbol), owner Agent, Ownership Epoch, lease countdown and "why not running"; the
-//! critical path outlined; child-Mission nodes link into the child. A live Event that changes
-//! only attributes patches the node in place (`LiveLayout::update_node`, no new layout); a new
-//! WorkItem or dependency lays the graph out again. Zoom and pan by buttons, wheel and keys
-//! (`+` `-` `0`, arrows). More than [`MAX_NODES`] nodes after collapsing fan-outs: a list.
+//! critical path outlined; child-Mission nodes link into the child. Zoom and pan by buttons,
+//! wheel and keys (`+` `-` `0`, arrows). More than [`MAX_NODES`] nodes after collapsing
+//! fan-outs: a list.
+//!
+//! **Rendering** (issue 13: first paint of 2,000 WorkItems under 500 ms, one live node update
+//! under 16 ms). The graph and the WorkItem table are each written as one markup string
+//! ([`graph_markup`], [`rows_markup`]) and handed to the browser's parser in one `innerHTML`,
+//! instead of a reactive `view!` per node: every piece of protocol text in them (WorkItem titles,
+//! Agent and WorkItem ids, blockers) is escaped ([`crate::format::markup`]). A live Event that
+//! changes only attributes is patched (`LiveLayout::update_node`, no new layout) and then only
+//! the changed nodes' elements are rewritten ([`patch_graph`], [`patch_rows`]); a new WorkItem
+//! or dependency lays the graph out again and draws it anew. Elements carry index-based DOM ids
+//! (`dag-v{i}`, `dag-row-{i}`), never protocol ids, so no untrusted text is ever put into a
+//! selector. Clicks and keys on nodes are delegated to the `<svg>` (one listener, not 2,000).
 
-use crate::components::live::{Countdown, state_label, why_view};
+use crate::components::live::{state_label, when, why_markup};
 use crate::components::session;
 use crate::components::states::{Empty, StreamStates};
+use crate::format::markup::escape_into;
 use crate::format::svg;
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
+use leptos_i18n::I18nContext;
 use leptos_router::hooks::use_params_map;
-use wasm_core::views::dag::{DagNode, DagView, NodeKind};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use wasm_bindgen::JsCast;
+use wasm_core::authority::Micros;
+use wasm_core::authority::state::State;
+use wasm_core::views::dag::{DagNode, DagView, NodeKind, WhyNotRunning};
 use wasm_core::views::layout::{CollapseOptions, LiveLayout, Sugiyama};
 
 /// The size guard: a collapsed graph larger than this is listed, not drawn.
 pub const MAX_NODES: usize = 2_000;
 
-/// Updates `live` with `dag`: node by node (`update_node`) when the structure (nodes, edges)
-/// is unchanged, a new layout otherwise. Returns how many layouts were made in total.
-pub fn apply_dag(live: &mut LiveLayout<Sugiyama>, dag: DagView) -> Result<usize, String> {
+/// What [`apply_dag`] did to the drawing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DagUpdate {
+    /// Layouts made so far, in total.
+    pub layouts: usize,
+    /// Everything is to be drawn anew: the graph was laid out again, or its DAG nodes changed.
+    pub redraw: bool,
+    /// Otherwise: the DAG nodes (indices into `LiveLayout::dag().nodes`) whose attributes
+    /// changed, in order; only their elements are rewritten.
+    pub changed: Vec<usize>,
+}
+
+/// Updates `live` with `dag`: node by node (`update_node`, no new layout) when the DAG's nodes
+/// and edges are the same, a new layout otherwise; says what to draw again.
+pub fn apply_dag(live: &mut LiveLayout<Sugiyama>, dag: DagView) -> Result<DagUpdate, String> {
+    let before = live.layouts;
     let same = live.dag().nodes.len() == dag.nodes.len()
         && live.dag().edges == dag.edges
         && live
@@ -31,22 +61,363 @@ pub fn apply_dag(live: &mut LiveLayout<Sugiyama>, dag: DagView) -> Result<usize,
             .iter()
             .zip(&dag.nodes)
             .all(|(a, b)| a.id == b.id);
-    if same {
-        let changed: Vec<DagNode> = dag
-            .nodes
-            .iter()
-            .filter(|n| live.attrs(&n.id) != Some(n))
-            .cloned()
-            .collect();
-        for n in changed {
-            live.update_node(n).map_err(|e| e.to_string())?;
-        }
-    } else {
+    if !same {
         live.refresh(dag).map_err(|e| e.to_string())?;
+        return Ok(DagUpdate {
+            layouts: live.layouts,
+            redraw: true,
+            changed: Vec::new(),
+        });
     }
-    Ok(live.layouts)
+    let DagView {
+        nodes,
+        now,
+        critical_path,
+        ..
+    } = dag;
+    let changed: Vec<(usize, DagNode)> = nodes
+        .into_iter()
+        .enumerate()
+        .filter(|(i, n)| live.dag().nodes.get(*i) != Some(n))
+        .collect();
+    let indices = changed.iter().map(|(i, _)| *i).collect();
+    for (_, n) in changed {
+        live.update_node(n).map_err(|e| e.to_string())?;
+    }
+    live.set_dag_facts(now, critical_path);
+    let redraw = live.layouts != before;
+    Ok(DagUpdate {
+        layouts: live.layouts,
+        redraw,
+        changed: if redraw { Vec::new() } else { indices },
+    })
 }
 
+/// The DAG of `mission` in `state` at `now`: rebuilt from `prev` — the DAG drawn, built from
+/// the state `old` — when there is one (only the nodes whose inputs changed are recomputed,
+/// `DagView::rebuild`), built in full otherwise.
+pub fn next_dag(
+    prev: Option<(&DagView, &State)>,
+    state: &State,
+    mission: &str,
+    now: Micros,
+) -> Option<DagView> {
+    match prev {
+        Some((d, old)) if d.mission_id == mission => DagView::rebuild(d, old, state, now),
+        _ => DagView::build(state, mission, now),
+    }
+}
+
+/// The words the markup needs, in the reader's language ([`with_words`] for the console; the
+/// tests pass their own). `why` returns escaped HTML.
+pub struct Words<'a> {
+    pub state: &'a dyn Fn(&str) -> String,
+    pub why: &'a dyn Fn(&WhyNotRunning) -> String,
+    pub when: &'a dyn Fn(Micros) -> String,
+    pub running: &'a str,
+}
+
+/// Runs `f` with the console's [`Words`] for `now`.
+pub fn with_words<R>(i18n: I18nContext<Locale>, now: Micros, f: impl FnOnce(&Words) -> R) -> R {
+    let state = |s: &str| state_label(i18n, s);
+    let why = |w: &WhyNotRunning| why_markup(i18n, w, now);
+    let when_ = |at: Micros| when(i18n, at, now);
+    f(&Words {
+        state: &state,
+        why: &why,
+        when: &when_,
+        running: t_string!(i18n, mission.running),
+    })
+}
+
+/// The DOM id of visual node `vi`'s element.
+pub fn node_dom_id(vi: usize) -> String {
+    format!("dag-v{vi}")
+}
+
+/// The DOM id of DAG node `i`'s table row.
+pub fn row_dom_id(i: usize) -> String {
+    format!("dag-row-{i}")
+}
+
+/// One drawn node: its element's changing attributes and its children's markup.
+struct NodeMarkup {
+    class: String,
+    critical: bool,
+    state: &'static str,
+    /// `<title>`, box and the three text lines.
+    inner: String,
+}
+
+/// The markup of visual node `vi` of `l`.
+fn node_markup(l: &LiveLayout<Sugiyama>, vi: usize, words: &Words) -> Option<NodeMarkup> {
+    let n = l.nodes.get(vi)?;
+    let d = Sugiyama::default();
+    let (w, h) = (d.node_width, d.node_height);
+    let (x, y) = (n.position.x, n.position.y);
+    let attrs = if n.count == 1 { l.attrs(&n.id) } else { None };
+    let critical = n
+        .members
+        .iter()
+        .any(|m| l.attrs(m).is_some_and(|a| a.on_critical_path));
+    let state = attrs.map_or(n.state, |a| a.state).as_str();
+    let title = attrs.map_or(n.id.as_str(), |a| a.title.as_str());
+    let owner = attrs
+        .and_then(|a| a.owner.as_deref())
+        .map_or("—", |o| o.rsplit(':').next().unwrap_or_default());
+    let epoch = attrs.map_or(0, |a| a.ownership_epoch);
+    let label = (words.state)(state);
+    let short: String = title.chars().take(22).collect();
+    let mut inner = String::with_capacity(320 + title.len());
+    inner.push_str("<title>");
+    escape_into(&mut inner, title);
+    inner.push_str(" — ");
+    escape_into(&mut inner, &label);
+    let _ = write!(
+        inner,
+        "</title><rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"6\" class=\"box\"></rect><text x=\"{}\" y=\"{}\" class=\"title\">",
+        x + 6,
+        y + 14
+    );
+    if critical {
+        inner.push_str("◆ ");
+    }
+    escape_into(&mut inner, &short);
+    let _ = write!(
+        inner,
+        "</text><text x=\"{}\" y=\"{}\" class=\"st\">",
+        x + 6,
+        y + 28
+    );
+    escape_into(&mut inner, &label);
+    if n.count > 1 {
+        let _ = write!(inner, " ×{}", n.count);
+    }
+    let _ = write!(
+        inner,
+        "</text><text x=\"{}\" y=\"{}\" class=\"owner\">",
+        x + 6,
+        y + 42
+    );
+    escape_into(&mut inner, owner);
+    let _ = write!(inner, " · e{epoch}</text>");
+    Some(NodeMarkup {
+        class: format!(
+            "node state-{state}{}",
+            if critical { " critical" } else { "" }
+        ),
+        critical,
+        state,
+        inner,
+    })
+}
+
+/// The whole graph of `l` as SVG markup: every edge, then every node — a `<g role="button">`
+/// (selectable by click, Enter or Space; `aria-pressed` for `selected`), or an `<a>` into the
+/// child Mission.
+pub fn graph_markup(l: &LiveLayout<Sugiyama>, words: &Words, selected: Option<&str>) -> String {
+    let mut out = String::with_capacity(l.edges.len() * 48 + l.nodes.len() * 640);
+    for e in &l.edges {
+        out.push_str("<path class=\"edge\" d=\"");
+        for (i, p) in e.points.iter().enumerate() {
+            let _ = write!(out, "{}{} {} ", if i == 0 { "M" } else { "L" }, p.x, p.y);
+        }
+        out.push_str("\"></path>");
+    }
+    for (vi, n) in l.nodes.iter().enumerate() {
+        let Some(m) = node_markup(l, vi, words) else {
+            continue;
+        };
+        let child = if n.count == 1 {
+            l.attrs(&n.id).and_then(|a| match &a.kind {
+                NodeKind::ChildMission { group_id } => Some(group_id.as_str()),
+                NodeKind::WorkItem => None,
+            })
+        } else {
+            None
+        };
+        let _ = write!(
+            out,
+            "<{} id=\"{}\"",
+            if child.is_some() { "a" } else { "g" },
+            node_dom_id(vi)
+        );
+        if let Some(g) = child {
+            out.push_str(" href=\"/mission/");
+            escape_into(&mut out, g);
+            out.push('"');
+        } else {
+            let pressed = selected == Some(n.id.as_str());
+            let _ = write!(
+                out,
+                " tabindex=\"0\" role=\"button\" aria-pressed=\"{pressed}\""
+            );
+        }
+        let _ = write!(out, " class=\"{}\" data-node-id=\"", m.class);
+        escape_into(&mut out, &n.id);
+        let _ = write!(
+            out,
+            "\" data-critical=\"{}\" data-state=\"{}\" translate=\"no\">{}</{}>",
+            m.critical,
+            m.state,
+            m.inner,
+            if child.is_some() { "a" } else { "g" }
+        );
+    }
+    out
+}
+
+/// Rewrites the drawn nodes of the `changed` DAG nodes (indices into `l.dag().nodes`) in place:
+/// their element keeps its identity (and focus), its attributes and children are replaced; no
+/// other element is touched. Returns how many elements were rewritten.
+pub fn patch_graph(l: &LiveLayout<Sugiyama>, changed: &[usize], words: &Words) -> usize {
+    let Some(doc) = crate::web::window().and_then(|w| w.document()) else {
+        return 0;
+    };
+    let mut visual: Vec<usize> = changed
+        .iter()
+        .filter_map(|&i| l.dag().nodes.get(i))
+        .filter_map(|n| l.visual_of(&n.id))
+        .collect();
+    visual.sort_unstable();
+    visual.dedup();
+    let mut done = 0;
+    for vi in visual {
+        if let (Some(el), Some(m)) = (
+            doc.get_element_by_id(&node_dom_id(vi)),
+            node_markup(l, vi, words),
+        ) {
+            let _ = el.set_attribute("class", &m.class);
+            let _ = el.set_attribute("data-critical", if m.critical { "true" } else { "false" });
+            let _ = el.set_attribute("data-state", m.state);
+            el.set_inner_html(&m.inner);
+            done += 1;
+        }
+    }
+    done
+}
+
+/// DAG node `i`'s row of the WorkItem table.
+fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
+    let _ = write!(out, "<tr id=\"{}\" data-work-item=\"", row_dom_id(i));
+    escape_into(out, &n.id);
+    out.push_str("\"><td>");
+    if n.on_critical_path {
+        out.push_str("◆ ");
+    }
+    out.push_str("<code>");
+    escape_into(out, &n.id);
+    out.push_str("</code><br><span translate=\"no\">");
+    escape_into(out, &n.title);
+    out.push_str("</span></td><td>");
+    escape_into(out, &(words.state)(n.state.as_str()));
+    out.push_str("</td><td><code>");
+    escape_into(out, n.owner.as_deref().unwrap_or("—"));
+    let _ = write!(out, "</code></td><td>{}</td><td>", n.ownership_epoch);
+    if let Some(at) = n.execution_lease_expires_at {
+        // A countdown: `tick_countdowns` rewrites its text as the clock moves.
+        let exact = at.format();
+        let _ = write!(
+            out,
+            "<time class=\"countdown\" datetime=\"{exact}\" title=\"{exact}\" data-at=\"{}\">",
+            at.0
+        );
+        escape_into(out, &(words.when)(at));
+        out.push_str("</time>");
+    }
+    out.push_str("</td><td>");
+    if n.running {
+        out.push_str("<span class=\"running\">▶ ");
+        escape_into(out, words.running);
+        out.push_str("</span>");
+    } else {
+        out.push_str("<ul class=\"why\">");
+        for w in &n.why_not_running {
+            out.push_str("<li>");
+            out.push_str(&(words.why)(w));
+            out.push_str("</li>");
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</td></tr>");
+}
+
+/// The WorkItem table's rows: the `selected` node's, or every node's when none is selected.
+pub fn rows_markup(dag: &DagView, selected: Option<&str>, words: &Words) -> String {
+    let mut out = String::with_capacity(
+        if selected.is_some() {
+            1
+        } else {
+            dag.nodes.len()
+        } * 480,
+    );
+    for (i, n) in dag.nodes.iter().enumerate() {
+        if selected.is_none_or(|s| s == n.id) {
+            row_markup(&mut out, i, n, words);
+        }
+    }
+    out
+}
+
+/// Rewrites the rows of the `changed` DAG nodes that are in the table (`outerHTML`); the
+/// others stay as they are. Returns how many rows were rewritten.
+pub fn patch_rows(dag: &DagView, changed: &[usize], words: &Words) -> usize {
+    let Some(doc) = crate::web::window().and_then(|w| w.document()) else {
+        return 0;
+    };
+    let mut done = 0;
+    for &i in changed {
+        if let (Some(el), Some(n)) = (doc.get_element_by_id(&row_dom_id(i)), dag.nodes.get(i)) {
+            let mut row = String::with_capacity(480);
+            row_markup(&mut row, i, n, words);
+            el.set_outer_html(&row);
+            done += 1;
+        }
+    }
+    done
+}
+
+/// Moves every lease countdown of the WorkItem table to `now` (their text only).
+fn tick_countdowns(i18n: I18nContext<Locale>, now: Micros) {
+    let Some(list) = crate::web::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector_all("table.work-items time.countdown").ok())
+    else {
+        return;
+    };
+    for k in 0..list.length() {
+        let Some(el) = list.item(k) else { continue };
+        let at = el
+            .dyn_ref::<web_sys::Element>()
+            .and_then(|e| e.get_attribute("data-at"))
+            .and_then(|a| a.parse::<i64>().ok());
+        if let Some(at) = at {
+            el.set_text_content(Some(&when(i18n, Micros(at), now)));
+        }
+    }
+}
+
+/// The DAG node id of the node element an event happened in, if it is a selectable one.
+fn node_target(ev: &web_sys::Event) -> Option<String> {
+    let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
+    el.closest("[data-node-id][role=button]")
+        .ok()??
+        .get_attribute("data-node-id")
+}
+
+/// Sets `aria-pressed` on the drawn node `id` (if drawn and selectable).
+fn set_pressed(l: &LiveLayout<Sugiyama>, id: Option<&str>, pressed: bool) {
+    let Some(vi) = id.and_then(|id| l.nodes.iter().position(|n| n.id == id)) else {
+        return;
+    };
+    if let Some(el) = crate::web::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(&node_dom_id(vi)))
+        && el.has_attribute("aria-pressed")
+    {
+        let _ = el.set_attribute("aria-pressed", if pressed { "true" } else { "false" });
+    }
+}
 #[component]
 pub fn Mission() -> impl IntoView {
     let i18n = use_i18n();
@@ -97,46 +468,159 @@ pub fn Mission() -> impl IntoView {
     }
 }
 
+/// What the Mission view shows; it changes rarely (the nodes are patched under it).
+#[derive(Clone, Debug, PartialEq)]
+enum Shape {
+    NotVisible,
+    /// Past the size guard: listed (the reason).
+    TooLarge(String),
+    Drawn,
+}
+
 #[component]
 fn Dag(group: String) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
     let live: StoredValue<Option<LiveLayout<Sugiyama>>> = StoredValue::new(None);
+    // The DAG when it is listed instead of drawn (past the size guard).
+    let listed: StoredValue<Option<DagView>> = StoredValue::new(None);
+    let shape = RwSignal::new(Shape::NotVisible);
+    // Bumped when everything is to be drawn anew (a new layout, another DAG).
+    let version = RwSignal::new(0u64);
     let layouts = RwSignal::new(0usize);
+    let crit_n = RwSignal::new(0usize);
     let selected = RwSignal::new(None::<String>);
     let zoom = RwSignal::new(1.0f64);
     let pan = RwSignal::new((0.0f64, 0.0f64));
-    let g2 = group.clone();
-    // The DagView as of the snapshot; the layout follows it (patched or relaid).
-    let drawn = Memo::new(move |_| {
+    // The DagView as of the snapshot; the layout follows it (patched or laid out again), and
+    // the document follows the layout (the changed nodes rewritten, or all drawn anew).
+    // The state the drawn DAG was built from (a new DAG is rebuilt from it).
+    let built_from: StoredValue<Option<Arc<State>>> = StoredValue::new(None);
+    Effect::new(move |_| {
         let now = console.view_now();
-        let dag = console.snapshot.with(|s| {
-            let m = s.state.mission_of_group(&g2)?;
-            DagView::build(&s.state, &m.id.clone(), now)
-        })?;
-        let mut err = None;
-        live.update_value(|l| match l {
-            Some(l) => {
-                if let Err(e) = apply_dag(l, dag.clone()) {
-                    err = Some(e);
+        let next = console.snapshot.with(|s| {
+            let mission = s.state.mission_of_group(&group)?.id.clone();
+            let dag = built_from.with_value(|old| {
+                live.with_value(|l| {
+                    listed.with_value(|d| {
+                        let prev = l.as_ref().map(LiveLayout::dag).or(d.as_ref());
+                        next_dag(prev.zip(old.as_deref()), &s.state, &mission, now)
+                    })
+                })
+            })?;
+            Some((dag, s.state.clone()))
+        });
+        let (dag, from) = next.unzip();
+        built_from.set_value(from);
+        untrack(|| {
+            let set_shape = |s: Shape| {
+                if shape.get_untracked() != s {
+                    shape.set(s);
                 }
+            };
+            let Some(dag) = dag else {
+                live.set_value(None);
+                listed.set_value(None);
+                set_shape(Shape::NotVisible);
+                return;
+            };
+            let n = dag.critical_path.work_item_ids.len();
+            if crit_n.get_untracked() != n {
+                crit_n.set(n);
             }
-            None => {
-                match LiveLayout::new(
-                    Sugiyama::default(),
-                    CollapseOptions {
+            let mut outcome: Result<DagUpdate, String> = Ok(DagUpdate::default());
+            live.update_value(|l| match l {
+                Some(drawn) => {
+                    outcome = apply_dag(drawn, dag);
+                    if outcome.is_err() {
+                        // Past the size guard now: list what the layout was given.
+                        listed.set_value(l.take().map(|d| d.dag().clone()));
+                    }
+                }
+                None => {
+                    let options = CollapseOptions {
                         max_nodes: MAX_NODES,
                         ..CollapseOptions::default()
-                    },
-                    dag.clone(),
-                ) {
-                    Ok(n) => *l = Some(n),
-                    Err(e) => err = Some(e.to_string()),
+                    };
+                    let before = listed.with_value(|d| d.as_ref().map(|d| d.nodes.clone()));
+                    match LiveLayout::new(Sugiyama::default(), options, dag.clone()) {
+                        Ok(new) => {
+                            outcome = Ok(DagUpdate {
+                                layouts: new.layouts,
+                                redraw: true,
+                                changed: Vec::new(),
+                            });
+                            listed.set_value(None);
+                            *l = Some(new);
+                        }
+                        Err(e) => {
+                            // Still listed: rewrite only the changed rows when the nodes are
+                            // the same ones.
+                            let changed = before.as_ref().filter(|b| {
+                                b.len() == dag.nodes.len()
+                                    && b.iter().zip(&dag.nodes).all(|(x, y)| x.id == y.id)
+                            });
+                            let rows = changed.map(|b| {
+                                b.iter()
+                                    .zip(&dag.nodes)
+                                    .enumerate()
+                                    .filter(|(_, (x, y))| x != y)
+                                    .map(|(i, _)| i)
+                                    .collect::<Vec<_>>()
+                            });
+                            listed.set_value(Some(dag));
+                            let was_listed = matches!(shape.get_untracked(), Shape::TooLarge(_));
+                            match rows {
+                                Some(rows) if was_listed => listed.with_value(|d| {
+                                    if let Some(d) = d {
+                                        with_words(i18n, now, |w| patch_rows(d, &rows, w));
+                                    }
+                                }),
+                                _ => version.update(|v| *v += 1),
+                            }
+                            outcome = Err(e.to_string());
+                        }
+                    }
+                }
+            });
+            match outcome {
+                Err(e) => set_shape(Shape::TooLarge(e)),
+                Ok(u) => {
+                    if layouts.get_untracked() != u.layouts {
+                        layouts.set(u.layouts);
+                    }
+                    if u.redraw {
+                        version.update(|v| *v += 1);
+                    } else if !u.changed.is_empty() {
+                        live.with_value(|l| {
+                            if let Some(l) = l {
+                                with_words(i18n, now, |w| {
+                                    patch_graph(l, &u.changed, w);
+                                    patch_rows(l.dag(), &u.changed, w);
+                                });
+                            }
+                        });
+                    }
+                    set_shape(Shape::Drawn);
                 }
             }
         });
-        layouts.set(live.with_value(|l| l.as_ref().map_or(0, |l| l.layouts)));
-        Some((dag, err))
+    });
+    // The lease countdowns follow the clock.
+    Effect::new(move |_| {
+        let now = console.view_now();
+        untrack(|| tick_countdowns(i18n, now));
+    });
+    // The selected node is `aria-pressed`, the one before no longer.
+    Effect::new(move |prev: Option<Option<String>>| {
+        let sel = selected.get();
+        live.with_value(|l| {
+            if let Some(l) = l {
+                set_pressed(l, prev.flatten().as_deref(), false);
+                set_pressed(l, sel.as_deref(), true);
+            }
+        });
+        sel
     });
     let key = move |ev: leptos::ev::KeyboardEvent| {
         let step = 40.0 / zoom.get_untracked();
@@ -151,9 +635,19 @@ fn Dag(group: String) -> impl IntoView {
             "ArrowRight" => pan.update(|p| p.0 -= step),
             "ArrowUp" => pan.update(|p| p.1 += step),
             "ArrowDown" => pan.update(|p| p.1 -= step),
+            // Enter or Space on a node selects it (delegated from the node).
+            "Enter" | " " => match node_target(&ev) {
+                Some(id) => selected.set(Some(id)),
+                None => return,
+            },
             _ => return,
         }
         ev.prevent_default();
+    };
+    let click = move |ev: leptos::ev::MouseEvent| {
+        if let Some(id) = node_target(&ev) {
+            selected.set(Some(id));
+        }
     };
     let wheel = move |ev: leptos::ev::WheelEvent| {
         ev.prevent_default();
@@ -161,17 +655,28 @@ fn Dag(group: String) -> impl IntoView {
         zoom.update(|z| *z = (*z * f).clamp(0.2, 4.0));
     };
     let dragging = StoredValue::new(None::<(i32, i32)>);
+    let all_rows = Signal::derive(move || {
+        version.get();
+        let now = untrack(|| console.view_now());
+        listed.with_value(|d| {
+            d.as_ref()
+                .map(|d| with_words(i18n, now, |w| rows_markup(d, None, w)))
+                .unwrap_or_default()
+        })
+    });
     view! {
-        {move || match drawn.get() {
-            None => view! { <Empty>{t!(i18n, mission.not_visible)}</Empty> }.into_any(),
-            Some((dag, Some(err))) => view! {
+        {move || match shape.get() {
+            Shape::NotVisible => view! { <Empty>{t!(i18n, mission.not_visible)}</Empty> }.into_any(),
+            Shape::TooLarge(err) => view! {
                 <p class="note" role="status"><span class="icon" aria-hidden="true">"⚠"</span>" "{t!(i18n, mission.too_large, detail = move || err.clone())}</p>
-                <NodeList dag=dag />
+                <WorkItemTable rows=all_rows />
             }.into_any(),
-            Some((dag, None)) => {
-                let critical = dag.critical_path.work_item_ids.clone();
-                let crit_n = critical.len();
-                let (w, h) = live.with_value(|l| l.as_ref().map_or((0, 0), |l| (l.width, l.height)));
+            Shape::Drawn => {
+                let view_box = move || {
+                    version.get();
+                    let (w, h) = live.with_value(|l| l.as_ref().map_or((0, 0), |l| (l.width, l.height)));
+                    format!("-20 -20 {} {}", w + 40, h + 40)
+                };
                 view! {
                     <div class="dag-tools toolbar">
                         <button type="button" id="zoom-in" on:click=move |_| zoom.update(|z| *z = (*z * 1.25).min(4.0))>{t!(i18n, mission.zoom_in)}</button>
@@ -180,14 +685,14 @@ fn Dag(group: String) -> impl IntoView {
                         <span class="hint">{t!(i18n, mission.keys_hint)}</span>
                     </div>
                     <p class="legend">
-                        <span class="critical-mark">"◆ "</span>{t!(i18n, mission.critical_path, n = move || crit_n)}
+                        <span class="critical-mark">"◆ "</span>{t!(i18n, mission.critical_path, n = move || crit_n.get())}
                         " · "{t!(i18n, mission.layouts, n = move || layouts.get())}
                     </p>
                     <div class="dag-frame">
                         <svg id="dag" class="dag" role="group" tabindex="0"
                             aria-label=move || t_string!(i18n, mission.dag_label)
-                            viewBox=format!("-20 -20 {} {}", w + 40, h + 40)
-                            on:keydown=key on:wheel=wheel
+                            viewBox=view_box
+                            on:keydown=key on:wheel=wheel on:click=click
                             on:pointerdown=move |ev| dragging.set_value(Some((ev.client_x(), ev.client_y())))
                             on:pointerup=move |_| dragging.set_value(None)
                             on:pointerleave=move |_| dragging.set_value(None)
@@ -199,168 +704,51 @@ fn Dag(group: String) -> impl IntoView {
                                 }
                             }>
                             <g transform=move || { let (x, y) = pan.get(); format!("scale({}) translate({} {})", svg::num(zoom.get()), svg::num(x), svg::num(y)) }>
-                                <Edges live />
-                                <Nodes live critical selected />
+                                <DagGraph live version selected />
                             </g>
                         </svg>
                     </div>
-                    <Details dag=dag selected />
+                    <Details live version selected />
                 }.into_any()
             }
         }}
     }
 }
 
+/// The drawn graph (edges and nodes) of `live`, written as one markup string ([`graph_markup`])
+/// whenever `version` moves or the language changes; between those, [`patch_graph`] rewrites
+/// single nodes. The Mission view and the benchmark page both draw with it.
 #[component]
-pub fn Edges(live: StoredValue<Option<LiveLayout<Sugiyama>>>) -> impl IntoView {
-    let paths: Vec<String> = live.with_value(|l| {
-        l.as_ref()
-            .map(|l| {
-                l.edges
-                    .iter()
-                    .map(|e| {
-                        let mut d = String::new();
-                        for (i, p) in e.points.iter().enumerate() {
-                            d.push_str(&format!(
-                                "{}{} {} ",
-                                if i == 0 { "M" } else { "L" },
-                                p.x,
-                                p.y
-                            ));
-                        }
-                        d
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    });
-    view! { {paths.into_iter().map(|d| view! { <path class="edge" d=d></path> }).collect_view()} }
-}
-
-/// A drawn node: id, top-left x and y, width, height, members collapsed into it, its
-/// attributes, member ids.
-type NodeBox = (
-    String,
-    i64,
-    i64,
-    i64,
-    i64,
-    usize,
-    Option<DagNode>,
-    Vec<String>,
-);
-
-#[component]
-pub fn Nodes(
+pub fn DagGraph(
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
-    critical: Vec<String>,
+    version: RwSignal<u64>,
     selected: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let i18n = use_i18n();
-    let nodes: Vec<NodeBox> = live.with_value(|l| {
-        l.as_ref()
-            .map(|l| {
-                let d = Sugiyama::default();
-                let (w, h) = (d.node_width, d.node_height);
-                l.nodes
-                    .iter()
-                    .map(|n| {
-                        (
-                            n.id.clone(),
-                            n.position.x,
-                            n.position.y,
-                            w,
-                            h,
-                            n.count,
-                            l.attrs(&n.id).cloned(),
-                            n.members.clone(),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    });
-    nodes
-        .into_iter()
-        .map(|(id, x, y, w, h, count, attrs, members)| {
-            let crit = members.iter().any(|m| critical.contains(m));
-            let st = attrs.as_ref().map_or("", |a| a.state.as_str());
-            let title = attrs.as_ref().map(|a| a.title.clone()).unwrap_or_else(|| id.clone());
-            let owner = attrs.as_ref().and_then(|a| a.owner.clone()).map(|o| o.rsplit(':').next().unwrap_or_default().to_owned()).unwrap_or_else(|| "—".into());
-            let epoch = attrs.as_ref().map_or(0, |a| a.ownership_epoch);
-            let child = attrs.as_ref().and_then(|a| match &a.kind {
-                NodeKind::ChildMission { group_id } => Some(group_id.clone()),
-                NodeKind::WorkItem => None,
-            });
-            let id2 = id.clone();
-            let label_title = title.clone();
-            let short: String = title.chars().take(22).collect();
-            let class = format!("node state-{st}{}", if crit { " critical" } else { "" });
-            let body = view! {
-                <rect x=x y=y width=w height=h rx="6" class="box"></rect>
-                <text x=x + 6 y=y + 14 class="title">{if crit { format!("◆ {short}") } else { short }}</text>
-                <text x=x + 6 y=y + 28 class="st">{move || state_label(i18n, st)}{(count > 1).then(|| format!(" ×{count}"))}</text>
-                <text x=x + 6 y=y + 42 class="owner">{owner.clone()}" · e"{epoch}</text>
-            };
-            let label = move || format!("{label_title} — {}", state_label(i18n, st));
-            match child {
-                Some(g) => view! {
-                    <a href=format!("/mission/{g}") class=class.clone() data-node-id=id.clone() data-critical=crit.to_string() translate="no">
-                        <title>{label}</title>
-                        {body}
-                    </a>
-                }.into_any(),
-                None => view! {
-                    <g class=class.clone() tabindex="0" role="button" data-node-id=id.clone() data-critical=crit.to_string()
-                        translate="no" aria-pressed=move || (selected.get().as_deref() == Some(id2.as_str())).to_string()
-                        on:click={ let id = id.clone(); move |_| selected.set(Some(id.clone())) }
-                        on:keydown={ let id = id.clone(); move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Enter" || ev.key() == " " { ev.prevent_default(); selected.set(Some(id.clone())) } }>
-                        <title>{label}</title>
-                        {body}
-                    </g>
-                }.into_any(),
-            }
+    let console = use_console_now();
+    let markup = move || {
+        version.get();
+        let now = untrack(console);
+        let sel = selected.get_untracked();
+        live.with_value(|l| {
+            l.as_ref()
+                .map(|l| with_words(i18n, now, |w| graph_markup(l, w, sel.as_deref())))
+                .unwrap_or_default()
         })
-        .collect_view()
+    };
+    view! { <g class="dag-graph" inner_html=markup></g> }
 }
 
-/// The selected node's facts (or every node's when none is selected), as text.
-#[component]
-fn Details(dag: DagView, selected: RwSignal<Option<String>>) -> impl IntoView {
-    let i18n = use_i18n();
-    let console = use_console();
-    move || {
-        let sel = selected.get();
-        let now = console.view_now();
-        let nodes: Vec<DagNode> = dag
-            .nodes
-            .iter()
-            .filter(|n| sel.as_ref().is_none_or(|s| *s == n.id))
-            .cloned()
-            .collect();
-        view! {
-            <section class="dag-details" aria-live="polite" aria-labelledby="details-title">
-                <h2 id="details-title">{t!(i18n, mission.details)}</h2>
-                <NodeRows nodes=nodes now=now critical=dag.critical_path.work_item_ids.clone() />
-            </section>
-        }
-    }
+/// The instant the markup measures leases against: the console's, or the clock when there is
+/// no console (the benchmark page).
+fn use_console_now() -> impl Fn() -> Micros + Copy {
+    let console = use_context::<crate::state::Console>();
+    move || console.map_or_else(crate::web::now, |c| c.view_now())
 }
 
+/// The WorkItem table: a header, and rows written as one markup string.
 #[component]
-fn NodeList(dag: DagView) -> impl IntoView {
-    let console = use_console();
-    let now = console.view_now();
-    let critical = dag.critical_path.work_item_ids.clone();
-    view! { <NodeRows nodes=dag.nodes now=now critical=critical /> }
-}
-
-#[component]
-fn NodeRows(
-    nodes: Vec<DagNode>,
-    now: wasm_core::authority::Micros,
-    critical: Vec<String>,
-) -> impl IntoView {
+pub fn WorkItemTable(rows: Signal<String>) -> impl IntoView {
     let i18n = use_i18n();
     view! {
         <table class="work-items">
@@ -372,28 +760,35 @@ fn NodeRows(
                 <th scope="col">"Execution Lease"</th>
                 <th scope="col">{t!(i18n, mission.why_not_running)}</th>
             </tr></thead>
-            <tbody>
-                {nodes.into_iter().map(|n| {
-                    let st = n.state.as_str();
-                    let crit = critical.contains(&n.id);
-                    let why = n.why_not_running.clone();
-                    let running = n.running;
-                    view! {
-                        <tr data-work-item=n.id.clone()>
-                            <td>{crit.then_some("◆ ")}<code>{n.id.clone()}</code><br/><span translate="no">{n.title.clone()}</span></td>
-                            <td>{move || state_label(i18n, st)}</td>
-                            <td><code>{n.owner.clone().unwrap_or_else(|| "—".into())}</code></td>
-                            <td>{n.ownership_epoch}</td>
-                            <td>{n.execution_lease_expires_at.map(|at| view! { <Countdown at=at /> })}</td>
-                            <td>{if running {
-                                view! { <span class="running">"▶ "{t!(i18n, mission.running)}</span> }.into_any()
-                            } else {
-                                view! { <ul class="why">{why.iter().map(|w| view! { <li>{why_view(i18n, w, now)}</li> }).collect_view()}</ul> }.into_any()
-                            }}</td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
+            <tbody inner_html=move || rows.get()></tbody>
         </table>
+    }
+}
+
+/// The selected node's facts (or every node's when none is selected), as a table whose rows
+/// [`patch_rows`] rewrites one by one on live updates.
+#[component]
+pub fn Details(
+    live: StoredValue<Option<LiveLayout<Sugiyama>>>,
+    version: RwSignal<u64>,
+    selected: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console_now();
+    let rows = Signal::derive(move || {
+        version.get();
+        let sel = selected.get();
+        let now = untrack(console);
+        live.with_value(|l| {
+            l.as_ref()
+                .map(|l| with_words(i18n, now, |w| rows_markup(l.dag(), sel.as_deref(), w)))
+                .unwrap_or_default()
+        })
+    });
+    view! {
+        <section class="dag-details" aria-live="polite" aria-labelledby="details-title">
+            <h2 id="details-title">{t!(i18n, mission.details)}</h2>
+            <WorkItemTable rows />
+        </section>
     }
 }

@@ -25,7 +25,8 @@
 //! changed (a node or edge added or removed, or a state change that joins or leaves a group)
 //! the graph is laid out again.
 
-use super::dag::{DagNode, DagView, NodeState};
+use super::dag::{CriticalPath, DagNode, DagView, NodeState};
+use crate::authority::clock::Micros;
 use std::collections::BTreeMap;
 
 /// A graph to lay out: nodes `0..node_count`, edges `(from, to)` drawn from above to below.
@@ -691,9 +692,29 @@ impl<L: Layout> LiveLayout<L> {
         self.refresh(dag)
     }
 
+    /// Records the DAG-wide facts of the DAG whose nodes were just patched in one by one
+    /// ([`LiveLayout::update_node`] takes nodes only): its instant and critical path, so that
+    /// [`LiveLayout::dag`] is that DAG and can be rebuilt from (`DagView::rebuild`).
+    pub fn set_dag_facts(&mut self, now: Micros, critical_path: CriticalPath) {
+        self.dag.now = now;
+        self.dag.critical_path = critical_path;
+    }
+
     /// The current attributes of DAG node `id`.
     pub fn attrs(&self, id: &str) -> Option<&DagNode> {
         self.attrs.get(id).and_then(|&i| self.dag.nodes.get(i))
+    }
+
+    /// The position of DAG node `id` in [`LiveLayout::dag`]'s nodes.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.attrs.get(id).copied()
+    }
+
+    /// The index in [`LiveLayout::nodes`] of the visual node that draws DAG node `id` (itself
+    /// or its group), without scanning the nodes: a live update patches exactly that one.
+    pub fn visual_of(&self, id: &str) -> Option<usize> {
+        self.index_of(id)
+            .and_then(|i| self.structure.visual_of.get(i).copied())
     }
 
     /// The visual node that draws DAG node `id` (itself or its group).

@@ -1,0 +1,151 @@
+//! The Mission view's DAG drawing (`routes::mission`): a live update that changes attributes is
+//! patched node by node and says exactly which nodes changed (only their elements are rewritten);
+//! a structural change redraws; the markup written into the SVG and the WorkItem table escapes
+//! every piece of protocol text (titles and ids are untrusted).
+
+use app::bench;
+use app::routes::mission::{
+    DagUpdate, Words, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
+};
+use wasm_core::authority::Micros;
+use wasm_core::json::Value;
+use wasm_core::views::dag::{DagEdge, DagView, EdgeKind, WhyNotRunning};
+use wasm_core::views::layout::{CollapseOptions, LiveLayout, Sugiyama};
+
+const NOW: Micros = Micros((1_893_456_000 + 86_400) * Micros::PER_SECOND);
+
+/// The benchmark's history of `n` WorkItems, folded but for its last Event (a cancellation).
+fn history(n: usize) -> (bench::Replay, Value) {
+    let events = bench::generate(n + 20, n).expect("the history");
+    let (last, rest) = events.split_last().expect("Events");
+    let mut r = bench::Replay::new(bench::registry());
+    for e in rest {
+        r.receive(&wasm_core::json::to_string(e));
+    }
+    r.fold(rest.len());
+    assert_eq!(r.failed, 0);
+    (r, last.clone())
+}
+
+fn words<R>(f: impl FnOnce(&Words) -> R) -> R {
+    let state = |s: &str| format!("[{s}]");
+    let why = |w: &WhyNotRunning| format!("{w:?}").replace('<', "&lt;");
+    let when = |at: Micros| format!("@{}", at.0);
+    f(&Words {
+        state: &state,
+        why: &why,
+        when: &when,
+        running: "running",
+    })
+}
+
+/// Laid out without collapsing sibling fan-outs: every WorkItem is a node of its own.
+fn layout(dag: DagView) -> LiveLayout<Sugiyama> {
+    let options = CollapseOptions {
+        max_siblings: usize::MAX,
+        ..CollapseOptions::default()
+    };
+    LiveLayout::new(Sugiyama::default(), options, dag).expect("laid out")
+}
+
+#[test]
+fn a_cancellation_patches_only_the_changed_nodes_without_a_new_layout() {
+    let (mut r, last) = history(120);
+    let mut live = bench::layout(&r.log, NOW).expect("laid out");
+    assert_eq!(live.layouts, 1);
+    let before = live.dag().clone();
+    let state_before = r.log.state().clone();
+    let u = bench::live_update(&mut r.log, &state_before, &mut live, last, NOW).expect("updated");
+    assert_eq!(live.layouts, 1, "no new layout");
+    assert!(!u.redraw);
+    let cancelled = bench::work_item_id(119);
+    let i = live.index_of(&cancelled).expect("the cancelled WorkItem");
+    assert!(u.changed.contains(&i), "{u:?}");
+    assert_eq!(live.dag().nodes[i].state.as_str(), "cancelled");
+    // The DAG rebuilt from the one drawn is the full build.
+    assert_eq!(
+        Some(live.dag()),
+        DagView::build(r.log.state(), bench::MISSION, NOW).as_ref()
+    );
+    // Exactly the nodes whose attributes differ are reported, in order.
+    let differ: Vec<usize> = (0..before.nodes.len())
+        .filter(|&k| before.nodes[k] != live.dag().nodes[k])
+        .collect();
+    assert_eq!(u.changed, differ);
+    assert!(
+        u.changed.len() < before.nodes.len() / 4,
+        "{}",
+        u.changed.len()
+    );
+    // The changed node's element is found by its index-based id.
+    let v = live.visual_of(&cancelled).expect("drawn");
+    assert_eq!(live.nodes[v].members, vec![cancelled.clone()]);
+    let svg = words(|w| graph_markup(&live, w, None));
+    assert!(svg.contains(&format!("id=\"{}\"", node_dom_id(v))));
+    assert!(svg.contains("data-state=\"cancelled\""));
+}
+
+#[test]
+fn the_same_dag_changes_nothing_and_a_new_dependency_redraws() {
+    let (r, _) = history(60);
+    let dag = DagView::build(r.log.state(), bench::MISSION, NOW).expect("the DAG");
+    let mut live = layout(dag.clone());
+    let u = apply_dag(&mut live, dag.clone()).expect("applied");
+    assert_eq!(
+        u,
+        DagUpdate {
+            layouts: 1,
+            redraw: false,
+            changed: Vec::new()
+        }
+    );
+    let mut owned = dag.clone();
+    owned.nodes[3].owner = Some("urn:missionweaveprotocol:agent:w".into());
+    owned.nodes[3].ownership_epoch = 2;
+    let u = apply_dag(&mut live, owned).expect("applied");
+    assert_eq!(
+        (u.redraw, u.changed.clone(), u.layouts),
+        (false, vec![3], 1)
+    );
+    let mut wider = dag;
+    // Two WorkItems of the same wave: never a dependency in the generated history.
+    wider.edges.push(DagEdge {
+        from: bench::work_item_id(40),
+        to: bench::work_item_id(59),
+        kind: EdgeKind::Dependency,
+    });
+    wider.edges.sort();
+    let u = apply_dag(&mut live, wider).expect("applied");
+    assert!(u.redraw && u.changed.is_empty() && u.layouts == 2, "{u:?}");
+}
+
+#[test]
+fn the_markup_escapes_titles_and_ids_and_marks_the_critical_path() {
+    let (r, _) = history(12);
+    let mut dag = DagView::build(r.log.state(), bench::MISSION, NOW).expect("the DAG");
+    let hostile = "<script>alert(\"x\")</script> & 'y'";
+    dag.nodes[0].title = hostile.into();
+    dag.nodes[0].owner = Some("urn:a:<b>".into());
+    let live = layout(dag);
+    let svg = words(|w| graph_markup(&live, w, Some(live.nodes[0].id.as_str())));
+    assert!(!svg.contains("<script>") && !svg.contains("<b>"), "{svg}");
+    assert!(svg.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"));
+    assert!(svg.contains("&lt;b&gt; · e0"));
+    let nodes = svg.matches(" data-node-id=\"").count();
+    assert_eq!(nodes, live.nodes.len());
+    assert_eq!(svg.matches("aria-pressed=\"true\"").count(), 1);
+    let critical = live.dag().critical_path.work_item_ids.len();
+    assert!(critical >= 1);
+    assert_eq!(svg.matches("data-critical=\"true\"").count(), critical);
+    assert_eq!(svg.matches(">◆ ").count(), critical);
+    // Every node says its state in text (never by colour alone).
+    assert_eq!(svg.matches("class=\"st\">[").count(), live.nodes.len());
+
+    let rows = words(|w| rows_markup(live.dag(), None, w));
+    assert_eq!(rows.matches("<tr ").count(), live.dag().nodes.len());
+    assert!(!rows.contains("<script>") && rows.contains("&lt;script&gt;"));
+    assert!(rows.contains(&format!("id=\"{}\"", row_dom_id(0))));
+    let one = words(|w| rows_markup(live.dag(), Some(live.dag().nodes[5].id.as_str()), w));
+    assert_eq!(one.matches("<tr ").count(), 1);
+    assert!(one.contains(&format!("id=\"{}\"", row_dom_id(5))));
+}
