@@ -11,7 +11,8 @@
 use crate::bench;
 use crate::i18n::*;
 use crate::routes::mission::{
-    DagGraph, Details, graph_markup, patch_graph, patch_rows, rows_markup, with_words,
+    DagGraph, Details, TABLE_PAGE, graph_markup, patch_graph, patch_rows, rows_markup_first,
+    with_words,
 };
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -323,7 +324,9 @@ async fn run(
     let t = now_ms();
     let rows_len = live.with_value(|l| {
         l.as_ref().map_or(0, |l| {
-            with_words(i18n, now, |w| rows_markup(l.dag(), None, w).len())
+            with_words(i18n, now, |w| {
+                rows_markup_first(l.dag(), None, TABLE_PAGE, w).len()
+            })
         })
     });
     let rows_ms = now_ms() - t;

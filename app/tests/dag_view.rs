@@ -6,6 +6,7 @@
 use app::bench;
 use app::routes::mission::{
     DagUpdate, Words, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
+    rows_markup_first,
 };
 use wasm_core::authority::Micros;
 use wasm_core::json::Value;
@@ -148,4 +149,14 @@ fn the_markup_escapes_titles_and_ids_and_marks_the_critical_path() {
     let one = words(|w| rows_markup(live.dag(), Some(live.dag().nodes[5].id.as_str()), w));
     assert_eq!(one.matches("<tr ").count(), 1);
     assert!(one.contains(&format!("id=\"{}\"", row_dom_id(5))));
+    // The Mission view lists a first page when none is selected; a selection is never cut.
+    let first = words(|w| rows_markup_first(live.dag(), None, 3, w));
+    assert_eq!(first.matches("<tr ").count(), 3);
+    assert!(first.contains(&format!("id=\"{}\"", row_dom_id(2))));
+    assert!(!first.contains(&format!("id=\"{}\"", row_dom_id(3))));
+    let last = live.dag().nodes.len() - 1;
+    let picked =
+        words(|w| rows_markup_first(live.dag(), Some(live.dag().nodes[last].id.as_str()), 3, w));
+    assert_eq!(picked.matches("<tr ").count(), 1);
+    assert!(picked.contains(&format!("id=\"{}\"", row_dom_id(last))));
 }

@@ -344,17 +344,40 @@ fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
 
 /// The WorkItem table's rows: the `selected` node's, or every node's when none is selected.
 pub fn rows_markup(dag: &DagView, selected: Option<&str>, words: &Words) -> String {
-    let mut out = String::with_capacity(
-        if selected.is_some() {
-            1
+    rows_markup_first(dag, selected, usize::MAX, words)
+}
+
+/// How many rows the Mission view's table lists before "list all": the browser's style and
+/// layout of a 2,000-row table under the graph cost more than the graph itself (first paint
+/// and every live update, docs/benchmarks.md), and a person reads a large graph by selecting
+/// its nodes, not by scrolling 2,000 rows.
+pub const TABLE_PAGE: usize = 100;
+
+/// As [`rows_markup`], at most the first `limit` rows when none is selected.
+pub fn rows_markup_first(
+    dag: &DagView,
+    selected: Option<&str>,
+    limit: usize,
+    words: &Words,
+) -> String {
+    let rows = if selected.is_some() {
+        1
+    } else {
+        dag.nodes.len().min(limit)
+    };
+    let mut out = String::with_capacity(rows * 480);
+    let chosen = dag
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| selected.is_none_or(|s| s == n.id))
+        .take(if selected.is_some() {
+            usize::MAX
         } else {
-            dag.nodes.len()
-        } * 480,
-    );
-    for (i, n) in dag.nodes.iter().enumerate() {
-        if selected.is_none_or(|s| s == n.id) {
-            row_markup(&mut out, i, n, words);
-        }
+            limit
+        });
+    for (i, n) in chosen {
+        row_markup(&mut out, i, n, words);
     }
     out
 }
@@ -775,19 +798,55 @@ pub fn Details(
 ) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console_now();
+    let show_all = RwSignal::new(false);
+    let limit = move || {
+        if show_all.get() {
+            usize::MAX
+        } else {
+            TABLE_PAGE
+        }
+    };
     let rows = Signal::derive(move || {
         version.get();
         let sel = selected.get();
+        let limit = limit();
         let now = untrack(console);
         live.with_value(|l| {
             l.as_ref()
-                .map(|l| with_words(i18n, now, |w| rows_markup(l.dag(), sel.as_deref(), w)))
+                .map(|l| {
+                    with_words(i18n, now, |w| {
+                        rows_markup_first(l.dag(), sel.as_deref(), limit, w)
+                    })
+                })
                 .unwrap_or_default()
         })
     });
+    // Set when the table lists only the first page: (shown, total) for the note.
+    let cut = Signal::derive(move || {
+        version.get();
+        let total = live.with_value(|l| l.as_ref().map_or(0, |l| l.dag().nodes.len()));
+        (selected.with(Option::is_none) && total > limit()).then_some((TABLE_PAGE, total))
+    });
+    let tag = move || crate::app::tag_of(i18n.get_locale());
     view! {
         <section class="dag-details" aria-live="polite" aria-labelledby="details-title">
             <h2 id="details-title">{t!(i18n, mission.details)}</h2>
+            {move || cut.get().map(|(shown, total)| {
+                let (shown, total) = (
+                    crate::format::number(tag(), shown as f64),
+                    crate::format::number(tag(), total as f64),
+                );
+                let t2 = total.clone();
+                view! {
+                    <p class="note table-cut" role="status">
+                        {t!(i18n, mission.rows_shown, shown = move || shown.clone(), total = move || total.clone())}
+                        " "
+                        <button type="button" class="show-all-rows" on:click=move |_| show_all.set(true)>
+                            {t!(i18n, mission.show_all_rows, total = move || t2.clone())}
+                        </button>
+                    </p>
+                }
+            })}
             <WorkItemTable rows />
         </section>
     }
