@@ -257,10 +257,12 @@ impl Pipeline {
 
     /// Per mille of the backlog taken (1000 when empty), for the progress bar.
     pub fn per_mille(&self) -> u32 {
-        if self.total == 0 {
-            return 1000;
+        crate::fold::Progress {
+            folded: self.taken,
+            known: self.total,
+            refused: 0,
         }
-        u32::try_from(self.taken.min(self.total) * 1000 / self.total).unwrap_or(1000)
+        .per_mille()
     }
 }
 

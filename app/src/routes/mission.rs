@@ -360,22 +360,15 @@ pub fn rows_markup_first(
     limit: usize,
     words: &Words,
 ) -> String {
-    let rows = if selected.is_some() {
-        1
-    } else {
-        dag.nodes.len().min(limit)
-    };
-    let mut out = String::with_capacity(rows * 480);
+    // A selection (node ids are unique) is one row and is never cut.
+    let limit = if selected.is_some() { 1 } else { limit };
+    let mut out = String::with_capacity(dag.nodes.len().min(limit) * 480);
     let chosen = dag
         .nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| selected.is_none_or(|s| s == n.id))
-        .take(if selected.is_some() {
-            usize::MAX
-        } else {
-            limit
-        });
+        .take(limit);
     for (i, n) in chosen {
         row_markup(&mut out, i, n, words);
     }
@@ -788,8 +781,9 @@ pub fn WorkItemTable(rows: Signal<String>) -> impl IntoView {
     }
 }
 
-/// The selected node's facts (or every node's when none is selected), as a table whose rows
-/// [`patch_rows`] rewrites one by one on live updates.
+/// The selected node's facts (or, when none is selected, the first [`TABLE_PAGE`] nodes' with
+/// a "list all" button), as a table whose rows [`patch_rows`] rewrites one by one on live
+/// updates.
 #[component]
 pub fn Details(
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
