@@ -807,7 +807,7 @@ async fn a_stalled_subscriber_is_paused_per_group_and_delays_no_one() {
     let mut srv = Server::start(
         &dir,
         Options {
-            tls: false,
+            tls: true,
             config,
             send_buffer: Some(4096),
         },
@@ -910,14 +910,7 @@ async fn a_stalled_subscriber_is_paused_per_group_and_delays_no_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_and_forbidden_groups_are_refused_alike() {
     let dir = TempDir::new("hidden");
-    let mut srv = Server::start(
-        &dir,
-        Options {
-            tls: false,
-            ..Options::default()
-        },
-    )
-    .await;
+    let mut srv = Server::start(&dir, Options::default()).await;
     let create = srv.create_mission(GROUP, "owner");
     srv.accepted(create).await;
     let mut c = srv.session("outsider").await;
@@ -1177,14 +1170,7 @@ fn the_development_certificate_is_made_once_and_serves_tls13_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_archived_group_answers_cursor_too_old_below_its_snapshot() {
     let dir = TempDir::new("archive");
-    let mut srv = Server::start(
-        &dir,
-        Options {
-            tls: false,
-            ..Options::default()
-        },
-    )
-    .await;
+    let mut srv = Server::start(&dir, Options::default()).await;
     let create = srv.create_mission(GROUP, "owner");
     srv.accepted(create).await;
     let post = srv.post(GROUP, "owner", None);
