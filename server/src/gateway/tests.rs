@@ -1528,3 +1528,78 @@ async fn a_client_hello_offering_only_tls12_is_refused() {
     assert!(c.session_epoch.is_some());
     srv.stop().await;
 }
+
+/// Membership is checked again at fan-out: once a subscriber's Membership ends, nothing more
+/// of that Group reaches it (another Group it still belongs to goes on), and a new SUBSCRIBE
+/// gets `GROUP_NOT_FOUND`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_membership_stops_live_delivery_of_that_group_only() {
+    let dir = TempDir::new("ended");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let outsider = srv.h.id("outsider");
+    let owner_env = |g: &str| Envelope {
+        group_id: Some(g.to_owned()),
+        membership_epoch: Some(1),
+        ..Envelope::default()
+    };
+    let member = || {
+        let mut principal = Object::new();
+        principal.insert("type", Value::string("agent"));
+        principal.insert("id", Value::string(outsider.clone()));
+        principal
+    };
+    for g in [GROUP, GROUP_B] {
+        let create = srv.create_mission(g, "owner");
+        srv.accepted(create).await;
+        let mut p = Object::new();
+        p.insert("principal", Value::Object(member()));
+        p.insert("roles", Value::Array(vec![Value::string("worker")]));
+        let add = srv.h.command(
+            "owner",
+            "membership.change",
+            &owner_env(g),
+            p,
+            runtime::now(),
+        );
+        srv.accepted(add).await;
+    }
+    let mut c = srv.session("outsider").await;
+    let sub = c.subscribe_frame(&[(GROUP, srv.head(GROUP)), (GROUP_B, srv.head(GROUP_B))]);
+    c.send(&sub).await.expect("send");
+    ping_pong(&mut c).await;
+    srv.until_live("outsider", GROUP).await;
+    srv.until_live("outsider", GROUP_B).await;
+
+    let mut p = Object::new();
+    p.insert("principal", Value::Object(member()));
+    let end = srv.h.command(
+        "owner",
+        "membership.end",
+        &owner_env(GROUP),
+        p,
+        runtime::now(),
+    );
+    srv.accepted(end).await;
+    let in_a = srv.post(GROUP, "owner", None);
+    srv.accepted(in_a.clone()).await;
+    let in_b = srv.post(GROUP_B, "owner", None);
+    srv.accepted(in_b.clone()).await;
+    // Group A's frames, had any been queued, would be served before B's (round robin in the
+    // order the queues filled).
+    loop {
+        let f = frame(&mut c).await;
+        assert_eq!(s(&f, "/frameType"), "EVENT", "{}", json::to_string(&f));
+        assert_ne!(
+            s(&f, "/event/cause/id"),
+            action_of(&in_a),
+            "a Group whose Membership ended is not delivered"
+        );
+        if s(&f, "/event/cause/id") == action_of(&in_b) {
+            break;
+        }
+    }
+    let sub = c.subscribe_frame(&[(GROUP, 0)]);
+    c.send(&sub).await.expect("send");
+    assert_eq!(code(&frame(&mut c).await), "GROUP_NOT_FOUND");
+    srv.stop().await;
+}
