@@ -3,7 +3,7 @@
 # console (scripts/build-web.sh release, into dist/) and the release server, and runs
 # `weave-console serve`. Arguments are passed through, e.g.
 #   scripts/run.sh --addr 0.0.0.0:8080
-# A first argument that is another subcommand (conformance, scenarios, bench, help) runs that instead.
+# A first argument that is another subcommand (conformance, scenarios, bench, dev, help) runs that instead.
 set -euo pipefail
 ORIG=$PWD
 cd "$(dirname "$0")/.."
@@ -23,6 +23,6 @@ case $TARGET_DIR in /*) ;; *) TARGET_DIR=$ROOT/$TARGET_DIR ;; esac
 BIN=$TARGET_DIR/release/weave-console
 cd "$ORIG"
 case ${1:-} in
-  serve|conformance|scenarios|bench|help|-h|--help|-V|--version) exec "$BIN" "$@" ;;
+  serve|conformance|scenarios|bench|dev|help|-h|--help|-V|--version) exec "$BIN" "$@" ;;
   *) exec "$BIN" serve "$@" ;;
 esac

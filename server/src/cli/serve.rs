@@ -703,6 +703,44 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// `--tls-cert` and `--tls-key` are served as given, on loopback too, and no development
+    /// certificate is made; a key that is not PEM is refused.
+    #[test]
+    fn a_given_certificate_is_served_instead_of_the_development_one() {
+        let dir = std::env::temp_dir().join(format!("weave-serve-cert-{}", std::process::id()));
+        let data = dir.join("data");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let ck = rcgen::generate_simple_self_signed(vec!["deploy.example".to_owned()])
+            .expect("certificate");
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        std::fs::write(&cert, ck.cert.pem()).expect("cert");
+        std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
+        let given = |addr: &str, key: &std::path::Path| {
+            let args = [
+                "--data",
+                data.to_str().expect("utf-8"),
+                "--addr",
+                addr,
+                "--tls-cert",
+                cert.to_str().expect("utf-8"),
+                "--tls-key",
+                key.to_str().expect("utf-8"),
+            ];
+            let o = opts(&args).expect("opts");
+            tls_for(&o, &addr.parse().expect("addr"))
+        };
+        for addr in ["127.0.0.1:8443", "0.0.0.0:8443"] {
+            let setup = given(addr, &key).expect("served").expect("TLS");
+            assert_eq!(setup.leaf.as_ref(), ck.cert.der().as_ref(), "{addr}");
+        }
+        assert!(!data.join("tls").exists(), "no development certificate");
+        assert!(
+            given("0.0.0.0:8443", &cert).is_err(),
+            "a certificate is no key"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn finds_the_workspace_public_dir() {
         let (public, style) = resolve_dirs(None).expect("workspace public/ is found");

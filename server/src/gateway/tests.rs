@@ -296,20 +296,40 @@ impl Server {
         c
     }
 
-    /// A session whose client reads through a tiny receive buffer (a slow reader).
-    async fn slow_session(&self, name: &str) -> Client {
-        let addr = self
-            .url
+    /// The listening address.
+    fn addr(&self) -> std::net::SocketAddr {
+        self.url
             .trim_start_matches("ws://")
             .trim_start_matches("wss://")
             .trim_end_matches("/ws")
-            .to_owned();
+            .parse()
+            .expect("addr")
+    }
+
+    /// Polls until `who`'s subscription to `group` is live (a SUBSCRIBE is handled in
+    /// order, so call it after a PING round trip that follows the SUBSCRIBE).
+    async fn until_live(&self, who: &str, group: &str) {
+        let id = self.h.id(who);
+        for _ in 0..1500 {
+            if self
+                .gw
+                .hub
+                .connections_of(&id)
+                .iter()
+                .any(|c| c.subscription(group) == Some(SubState::Live))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("{who}'s subscription to {group} never went live");
+    }
+
+    /// A session whose client reads through a tiny receive buffer (a slow reader).
+    async fn slow_session(&self, name: &str) -> Client {
         let socket = tokio::net::TcpSocket::new_v4().expect("socket");
         socket.set_recv_buffer_size(2048).expect("SO_RCVBUF");
-        let stream = socket
-            .connect(addr.parse().expect("addr"))
-            .await
-            .expect("connect");
+        let stream = socket.connect(self.addr()).await.expect("connect");
         let tls = self
             .root
             .clone()
@@ -393,6 +413,46 @@ async fn events(c: &mut Client, group: &str, after: u64, count: u64) -> Vec<Valu
     out
 }
 
+/// A Presence Record of `agent` at Session Epoch `epoch`.
+fn presence_of(agent: &str, epoch: u64) -> Value {
+    let mut presence = Object::new();
+    presence.insert("agentId", Value::string(agent.to_owned()));
+    presence.insert("sessionEpoch", Value::from(epoch));
+    presence.insert("status", Value::string("online"));
+    let mut capacity = Object::new();
+    for (k, v) in [
+        ("maxSlots", 2u64),
+        ("activeSlots", 0),
+        ("availableSlots", 2),
+        ("queuedItems", 0),
+    ] {
+        capacity.insert(k, Value::from(v));
+    }
+    presence.insert("capacity", Value::Object(capacity));
+    presence.insert("capabilityAvailability", Value::Array(vec![]));
+    let t = runtime::now();
+    presence.insert("lastHeartbeat", Value::string(t.format_whole_seconds()));
+    presence.insert(
+        "expiresAt",
+        Value::string(t.plus_seconds(60).format_whole_seconds()),
+    );
+    Value::Object(presence)
+}
+
+/// `sub` (a SUBSCRIBE) with `attention` on each of its Groups.
+fn with_attention(mut sub: Value, attention: &Object) -> Value {
+    if let Value::Object(o) = &mut sub
+        && let Some(Value::Array(groups)) = o.get_mut("groups")
+    {
+        for g in groups {
+            if let Value::Object(g) = g {
+                g.insert("attention", Value::Object(attention.clone()));
+            }
+        }
+    }
+    sub
+}
+
 async fn ping_pong(c: &mut Client) {
     let ping = c.ping_frame(b"are-you-there", &runtime::now().format(), None);
     c.send(&ping).await.expect("send");
@@ -444,28 +504,8 @@ async fn every_frame_type_over_tls_and_http_commands_fan_out() {
     assert_eq!(s(&ev[0], "/event/cause/id"), action_of(&human));
 
     // PING: echoed; a Presence Record about this session is kept.
-    let mut presence = Object::new();
-    presence.insert("agentId", Value::string(srv.h.id("coord")));
-    presence.insert("sessionEpoch", Value::from(epoch));
-    presence.insert("status", Value::string("online"));
-    let mut capacity = Object::new();
-    for (k, v) in [
-        ("maxSlots", 2u64),
-        ("activeSlots", 0),
-        ("availableSlots", 2),
-        ("queuedItems", 0),
-    ] {
-        capacity.insert(k, Value::from(v));
-    }
-    presence.insert("capacity", Value::Object(capacity));
-    presence.insert("capabilityAvailability", Value::Array(vec![]));
-    let t = runtime::now();
-    presence.insert("lastHeartbeat", Value::string(t.format_whole_seconds()));
-    presence.insert(
-        "expiresAt",
-        Value::string(t.plus_seconds(60).format_whole_seconds()),
-    );
-    let ping = coord.ping_frame(b"nonce-1", &t.format(), Some(Value::Object(presence)));
+    let presence = presence_of(&srv.h.id("coord"), epoch);
+    let ping = coord.ping_frame(b"nonce-1", &runtime::now().format(), Some(presence));
     coord.send(&ping).await.expect("send");
     let pong = frame(&mut coord).await;
     assert_eq!(s(&pong, "/replyToNonce"), "bm9uY2UtMQ");
@@ -767,7 +807,7 @@ async fn a_stalled_subscriber_is_paused_per_group_and_delays_no_one() {
     let mut srv = Server::start(
         &dir,
         Options {
-            tls: false,
+            tls: true,
             config,
             send_buffer: Some(4096),
         },
@@ -870,14 +910,7 @@ async fn a_stalled_subscriber_is_paused_per_group_and_delays_no_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_and_forbidden_groups_are_refused_alike() {
     let dir = TempDir::new("hidden");
-    let mut srv = Server::start(
-        &dir,
-        Options {
-            tls: false,
-            ..Options::default()
-        },
-    )
-    .await;
+    let mut srv = Server::start(&dir, Options::default()).await;
     let create = srv.create_mission(GROUP, "owner");
     srv.accepted(create).await;
     let mut c = srv.session("outsider").await;
@@ -1137,14 +1170,7 @@ fn the_development_certificate_is_made_once_and_serves_tls13_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_archived_group_answers_cursor_too_old_below_its_snapshot() {
     let dir = TempDir::new("archive");
-    let mut srv = Server::start(
-        &dir,
-        Options {
-            tls: false,
-            ..Options::default()
-        },
-    )
-    .await;
+    let mut srv = Server::start(&dir, Options::default()).await;
     let create = srv.create_mission(GROUP, "owner");
     srv.accepted(create).await;
     let post = srv.post(GROUP, "owner", None);
@@ -1242,5 +1268,338 @@ async fn an_archived_group_answers_cursor_too_old_below_its_snapshot() {
     let evs = events(&mut owner, GROUP, through, 2).await;
     assert_eq!(s(&evs[0], "/event/kind"), "group.snapshot.created");
     assert_eq!(s(&evs[1], "/event/kind"), "group.archived");
+    srv.stop().await;
+}
+
+/// §17.2: "A filter changes live delivery, not authorization or durable history". The replay
+/// ignores the filter; live Events that do not pass it are not sent, except the sender's own;
+/// a later SUBSCRIBE with another filter changes what arrives live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attention_filters_change_live_delivery_only() {
+    let dir = TempDir::new("attention");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let post = srv.post(GROUP, "owner", None);
+    srv.accepted(post).await;
+    let head = srv.head(GROUP);
+
+    // A filter that no Event of this Group passes: the replay still brings all of them.
+    let mut c = srv.session("coord").await;
+    let epoch = c.session_epoch.expect("epoch");
+    let mut elsewhere = Object::new();
+    elsewhere.insert(
+        "conversationIds",
+        Value::Array(vec![Value::string("urn:x:conversation:elsewhere")]),
+    );
+    let sub = c.subscribe_frame(&[(GROUP, 0)]);
+    c.send(&with_attention(sub, &elsewhere))
+        .await
+        .expect("send");
+    let replayed = events(&mut c, GROUP, 0, head).await;
+    assert!(
+        replayed
+            .iter()
+            .any(|e| s(e, "/event/kind") == "message.posted"),
+        "the replay is history, never filtered"
+    );
+    ping_pong(&mut c).await;
+    srv.until_live("coord", GROUP).await;
+
+    // Live: the owner's Message does not pass and is not sent; the sender's own Event is.
+    let theirs = srv.post(GROUP, "owner", None);
+    srv.accepted(theirs).await;
+    let mine = srv.post(GROUP, "coord", Some(epoch));
+    let cmd = c.command_frame(&mine).expect("frame");
+    c.send(&cmd).await.expect("send");
+    let own = frame(&mut c).await;
+    assert_eq!(
+        s(&own, "/event/cause/id"),
+        action_of(&mine),
+        "the filtered Event must not arrive: {}",
+        json::to_string(&own)
+    );
+    assert_eq!(n(&own, "/event/sequence"), head + 2);
+    ping_pong(&mut c).await;
+
+    // A filter the Group's Conversation passes: the next Message of the owner arrives live.
+    let mut mission = Object::new();
+    mission.insert(
+        "conversationIds",
+        Value::Array(vec![Value::string(format!("{GROUP}:mission"))]),
+    );
+    let sub = c.subscribe_frame(&[(GROUP, head + 2)]);
+    c.send(&with_attention(sub, &mission)).await.expect("send");
+    ping_pong(&mut c).await;
+    srv.until_live("coord", GROUP).await;
+    let theirs = srv.post(GROUP, "owner", None);
+    srv.accepted(theirs.clone()).await;
+    let ev = events(&mut c, GROUP, head + 2, 1).await;
+    assert_eq!(s(&ev[0], "/event/cause/id"), action_of(&theirs));
+    srv.stop().await;
+}
+
+/// The rest of binding.md's error table: a first frame that is not strict JSON, a
+/// schema-invalid HELLO, a challenge answered by another frame, and an expired session close
+/// the connection; an EVENT or HELLO from an authenticated client and a Presence Record of
+/// another session do not. A PING that answers one of ours is not echoed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_remaining_error_paths_close_only_where_the_table_says() {
+    let dir = TempDir::new("errors");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let head = srv.head(GROUP);
+    let coord = srv.h.id("coord");
+    let key = srv.h.principals["coord"].key_id.clone();
+    let fatal = |e: &Value| e.pointer("/error/fatal") == Some(&Value::Bool(true));
+
+    // Before HELLO: a duplicate member is not strict JSON.
+    let mut c = srv.client(false).await;
+    c.send_text(r#"{"frameType":"HELLO","frameType":"HELLO"}"#.into())
+        .await
+        .expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "PROTOCOL_VIOLATION", "{}", json::to_string(&e));
+    assert!(fatal(&e));
+    closed(&mut c).await;
+
+    // A HELLO without its keyId fails the frame schema.
+    let mut c = srv.client(false).await;
+    let mut init = c.client_init(&coord, &key, b"nonce-s");
+    if let Value::Object(o) = &mut init {
+        o.remove("keyId");
+    }
+    c.send(&init).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(
+        code(&e),
+        "SCHEMA_VALIDATION_FAILED",
+        "{}",
+        json::to_string(&e)
+    );
+    assert!(fatal(&e));
+    closed(&mut c).await;
+
+    // A challenge answered by anything but client_response.
+    let mut c = srv.client(false).await;
+    let init = c.client_init(&coord, &key, b"nonce-o");
+    c.send(&init).await.expect("send");
+    let challenge = frame(&mut c).await;
+    assert_eq!(s(&challenge, "/phase"), "server_challenge");
+    let early = c.ping_frame(b"too-early", &runtime::now().format(), None);
+    c.send(&early).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(
+        code(&e),
+        "AUTH_INVALID_SIGNATURE",
+        "{}",
+        json::to_string(&e)
+    );
+    assert_eq!(s(&e, "/error/relatedFrameId"), s(&early, "/frameId"));
+    assert!(fatal(&e));
+    closed(&mut c).await;
+
+    // After HELLO: an EVENT sent back, and a second HELLO, are refused; the session goes on.
+    let mut c = srv.session("coord").await;
+    let epoch = c.session_epoch.expect("epoch");
+    let sub = c.subscribe_frame(&[(GROUP, 0)]);
+    c.send(&sub).await.expect("send");
+    let got = events(&mut c, GROUP, 0, head).await;
+    c.send(&got[0]).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "PROTOCOL_VIOLATION", "{}", json::to_string(&e));
+    assert_eq!(s(&e, "/error/relatedFrameId"), s(&got[0], "/frameId"));
+    assert!(!fatal(&e));
+    ping_pong(&mut c).await;
+    let again = c.client_init(&coord, &key, b"nonce-again");
+    c.send(&again).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "PROTOCOL_VIOLATION");
+    assert!(!fatal(&e));
+    ping_pong(&mut c).await;
+
+    // PING: a Presence Record of another Agent, or of another Session Epoch, is refused and
+    // not kept; a PING that answers ours (replyToNonce) gets no answer.
+    let outsider = srv.h.id("outsider");
+    for record in [
+        presence_of(&outsider, epoch),
+        presence_of(&coord, epoch + 1),
+    ] {
+        let ping = c.ping_frame(b"presence", &runtime::now().format(), Some(record));
+        c.send(&ping).await.expect("send");
+        let e = frame(&mut c).await;
+        assert_eq!(code(&e), "AUTH_FORBIDDEN", "{}", json::to_string(&e));
+        assert_eq!(s(&e, "/error/relatedFrameId"), s(&ping, "/frameId"));
+        ping_pong(&mut c).await;
+    }
+    assert!(srv.gw.hub.presence(&outsider).is_none());
+    assert!(srv.gw.hub.presence(&coord).is_none());
+    let mut answer = c.ping_frame(b"answer", &runtime::now().format(), None);
+    if let Value::Object(o) = &mut answer {
+        o.insert("replyToNonce", Value::string("c2VydmVyLW5vbmNl"));
+    }
+    c.send(&answer).await.expect("send");
+    ping_pong(&mut c).await; // the next frame answers this PING, not the one before
+    srv.stop().await;
+
+    // A session past its expiresAt: the next frame gets AUTH_REQUIRED and the socket closes.
+    let config = GatewayConfig {
+        session_ttl: Duration::ZERO,
+        ..GatewayConfig::default()
+    };
+    let dir = TempDir::new("errors-expired");
+    let srv = Server::start(
+        &dir,
+        Options {
+            config,
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut c = srv.session("coord").await;
+    // The clock must pass expiresAt (a microsecond); this waits, it asserts no duration.
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    let ping = c.ping_frame(b"late", &runtime::now().format(), None);
+    c.send(&ping).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "AUTH_REQUIRED", "{}", json::to_string(&e));
+    assert!(fatal(&e));
+    closed(&mut c).await;
+    srv.stop().await;
+}
+
+/// TLS 1.3 only: a ClientHello that offers TLS 1.2 alone gets a fatal `protocol_version`
+/// alert (the build has no TLS 1.2 code at all), while TLS 1.3 clients connect on the same
+/// listener.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_hello_offering_only_tls12_is_refused() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = TempDir::new("tls12");
+    let srv = Server::start(&dir, Options::default()).await;
+
+    let mut body = vec![0x03, 0x03]; // legacy_version
+    body.extend([0x5a; 32]); // random
+    body.push(0); // no session ID
+    body.extend([0x00, 0x02, 0xc0, 0x2b]); // TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+    body.extend([0x01, 0x00]); // null compression
+    let extensions: &[u8] = &[
+        0x00, 0x0d, 0x00, 0x06, 0x00, 0x04, 0x04, 0x03, 0x08, 0x04, // signature_algorithms
+        0x00, 0x0a, 0x00, 0x04, 0x00, 0x02, 0x00, 0x1d, // supported_groups: x25519
+        0x00, 0x2b, 0x00, 0x03, 0x02, 0x03, 0x03, // supported_versions: TLS 1.2 only
+    ];
+    let len16 = |n: usize| u16::try_from(n).expect("short").to_be_bytes();
+    body.extend(len16(extensions.len()));
+    body.extend(extensions);
+    let mut handshake = vec![0x01, 0x00]; // ClientHello, 24-bit length
+    handshake.extend(len16(body.len()));
+    handshake.extend(body);
+    let mut record = vec![0x16, 0x03, 0x01];
+    record.extend(len16(handshake.len()));
+    record.extend(handshake);
+
+    let mut tcp = tokio::net::TcpStream::connect(srv.addr())
+        .await
+        .expect("connect");
+    tcp.write_all(&record).await.expect("send");
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 512];
+    while reply.len() < 7 {
+        match tokio::time::timeout(PATIENCE, tcp.read(&mut buf))
+            .await
+            .expect("an answer or a close")
+        {
+            Ok(0) | Err(_) => break,
+            Ok(k) => reply.extend(&buf[..k]),
+        }
+    }
+    assert_eq!(
+        reply.first(),
+        Some(&0x15),
+        "an alert record, not a ServerHello: {reply:02x?}"
+    );
+    assert_eq!(
+        reply.get(5..7),
+        Some(&[2u8, 70][..]),
+        "fatal protocol_version: {reply:02x?}"
+    );
+    // TLS 1.3 on the same listener.
+    let c = srv.session("coord").await;
+    assert!(c.session_epoch.is_some());
+    srv.stop().await;
+}
+
+/// Membership is checked again at fan-out: once a subscriber's Membership ends, nothing more
+/// of that Group reaches it (another Group it still belongs to goes on), and a new SUBSCRIBE
+/// gets `GROUP_NOT_FOUND`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_membership_stops_live_delivery_of_that_group_only() {
+    let dir = TempDir::new("ended");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let outsider = srv.h.id("outsider");
+    let owner_env = |g: &str| Envelope {
+        group_id: Some(g.to_owned()),
+        membership_epoch: Some(1),
+        ..Envelope::default()
+    };
+    let member = || {
+        let mut principal = Object::new();
+        principal.insert("type", Value::string("agent"));
+        principal.insert("id", Value::string(outsider.clone()));
+        principal
+    };
+    for g in [GROUP, GROUP_B] {
+        let create = srv.create_mission(g, "owner");
+        srv.accepted(create).await;
+        let mut p = Object::new();
+        p.insert("principal", Value::Object(member()));
+        p.insert("roles", Value::Array(vec![Value::string("worker")]));
+        let add = srv.h.command(
+            "owner",
+            "membership.change",
+            &owner_env(g),
+            p,
+            runtime::now(),
+        );
+        srv.accepted(add).await;
+    }
+    let mut c = srv.session("outsider").await;
+    let sub = c.subscribe_frame(&[(GROUP, srv.head(GROUP)), (GROUP_B, srv.head(GROUP_B))]);
+    c.send(&sub).await.expect("send");
+    ping_pong(&mut c).await;
+    srv.until_live("outsider", GROUP).await;
+    srv.until_live("outsider", GROUP_B).await;
+
+    let mut p = Object::new();
+    p.insert("principal", Value::Object(member()));
+    let end = srv.h.command(
+        "owner",
+        "membership.end",
+        &owner_env(GROUP),
+        p,
+        runtime::now(),
+    );
+    srv.accepted(end).await;
+    let in_a = srv.post(GROUP, "owner", None);
+    srv.accepted(in_a.clone()).await;
+    let in_b = srv.post(GROUP_B, "owner", None);
+    srv.accepted(in_b.clone()).await;
+    // Group A's frames, had any been queued, would be served before B's (round robin in the
+    // order the queues filled).
+    loop {
+        let f = frame(&mut c).await;
+        assert_eq!(s(&f, "/frameType"), "EVENT", "{}", json::to_string(&f));
+        assert_ne!(
+            s(&f, "/event/cause/id"),
+            action_of(&in_a),
+            "a Group whose Membership ended is not delivered"
+        );
+        if s(&f, "/event/cause/id") == action_of(&in_b) {
+            break;
+        }
+    }
+    let sub = c.subscribe_frame(&[(GROUP, 0)]);
+    c.send(&sub).await.expect("send");
+    assert_eq!(code(&frame(&mut c).await), "GROUP_NOT_FOUND");
     srv.stop().await;
 }
