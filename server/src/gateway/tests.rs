@@ -1738,3 +1738,90 @@ async fn a_command_past_the_in_flight_limit_gets_backpressure_and_the_socket_sta
     assert_eq!(n(&accepted, "/event/sequence"), head + 4);
     srv.stop().await;
 }
+
+/// A client that leaves more than `MAX_CONTROL` replies unread is disconnected (binding.md,
+/// "Backpressure"). Through tiny socket buffers, a client that sends `MAX_CONTROL` PINGs
+/// before reading gets every answer and stays; the same client, then sending PINGs without
+/// ever reading, is cut off: its writes fail, the server lets go of the connection and of
+/// its queue (never more than one reply past the limit), and another socket is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_its_replies_unread_is_disconnected_and_others_are_served() {
+    use super::conn::MAX_CONTROL;
+    let dir = TempDir::new("unread");
+    let srv = Server::start(
+        &dir,
+        Options {
+            send_buffer: Some(4096),
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut other = srv.session("owner").await;
+    ping_pong(&mut other).await;
+
+    // Within the limit: every reply, in order, and the session goes on.
+    let mut slow = srv.slow_session("coord").await;
+    let conn = srv
+        .gw
+        .hub
+        .connections_of(&srv.h.id("coord"))
+        .pop()
+        .expect("registered");
+    for i in 0..MAX_CONTROL {
+        let p = slow.ping_frame(
+            format!("late-{i}").as_bytes(),
+            &runtime::now().format(),
+            None,
+        );
+        slow.send(&p).await.expect("send");
+    }
+    for i in 0..MAX_CONTROL {
+        let pong = frame(&mut slow).await;
+        assert_eq!(
+            s(&pong, "/replyToNonce"),
+            wasm_core::encoding::b64url_encode(format!("late-{i}").as_bytes())
+        );
+    }
+    ping_pong(&mut slow).await;
+
+    // Past it: PINGs and never a read, until a write fails.
+    let mut sent = 0usize;
+    let cut_off = tokio::time::timeout(PATIENCE, async {
+        while sent <= 100 * MAX_CONTROL {
+            let p = slow.ping_frame(b"unread", &runtime::now().format(), None);
+            if slow.send(&p).await.is_err() {
+                return true;
+            }
+            sent += 1;
+        }
+        false
+    })
+    .await
+    .expect("the server neither closed the socket nor kept reading it");
+    assert!(cut_off, "{sent} replies left unread, and still connected");
+    assert!(
+        sent > MAX_CONTROL,
+        "cut off after only {sent} unread replies"
+    );
+    assert!(srv.gw.hub.connections_of(&srv.h.id("coord")).is_empty());
+    assert!(
+        conn.control_len() <= MAX_CONTROL + 1,
+        "{}",
+        conn.control_len()
+    );
+    for _ in 0..1500 {
+        if Arc::strong_count(&conn) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        Arc::strong_count(&conn),
+        1,
+        "the server still holds the connection"
+    );
+
+    // The other socket was never held up.
+    ping_pong(&mut other).await;
+    srv.stop().await;
+}
