@@ -210,6 +210,79 @@ impl AuthorityHandle {
             rx,
         )
     }
+
+    /// This authority behind an intake that can hold one gateway connection's Commands
+    /// (tests: a connection with Commands waiting for the authority, without racing it).
+    /// Everything else passes through in arrival order.
+    #[cfg(test)]
+    pub fn with_hold(&self) -> (AuthorityHandle, IntakeHold) {
+        let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
+        let hold = IntakeHold {
+            state: std::sync::Arc::default(),
+            authority: self.tx.clone(),
+        };
+        let state = std::sync::Arc::clone(&hold.state);
+        let authority = self.tx.clone();
+        std::thread::spawn(move || {
+            while let Ok(request) = rx.recv() {
+                let mut s = hold_lock(&state);
+                if s.origin.is_some() && s.origin == request.1.origin {
+                    s.waiting.push(request);
+                } else if authority.send(request).is_err() {
+                    return;
+                }
+            }
+        });
+        let handle = AuthorityHandle {
+            tx,
+            public: std::sync::Arc::clone(&self.public),
+            registry: self.registry.clone(),
+        };
+        (handle, hold)
+    }
+}
+
+/// The switch of [`AuthorityHandle::with_hold`].
+#[cfg(test)]
+pub struct IntakeHold {
+    state: std::sync::Arc<std::sync::Mutex<HoldState>>,
+    authority: mpsc::SyncSender<Request>,
+}
+
+#[cfg(test)]
+#[derive(Default)]
+struct HoldState {
+    origin: Origin,
+    waiting: Vec<Request>,
+}
+
+#[cfg(test)]
+fn hold_lock(m: &std::sync::Mutex<HoldState>) -> std::sync::MutexGuard<'_, HoldState> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+impl IntakeHold {
+    /// Commands from gateway connection `origin` wait here from now on.
+    pub fn hold(&self, origin: u64) {
+        hold_lock(&self.state).origin = Some(origin);
+    }
+
+    /// How many Commands wait.
+    pub fn waiting(&self) -> usize {
+        hold_lock(&self.state).waiting.len()
+    }
+
+    /// Hands the waiting Commands to the authority, in order, and holds nothing more.
+    pub fn release(&self) {
+        let mut s = hold_lock(&self.state);
+        s.origin = None;
+        for request in s.waiting.drain(..) {
+            if self.authority.send(request).is_err() {
+                return;
+            }
+        }
+    }
 }
 
 fn internal(cause: &str) -> Reply {

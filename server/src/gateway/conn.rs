@@ -24,7 +24,7 @@ use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
 
 /// Replies a client may leave unread before it is disconnected.
-const MAX_CONTROL: usize = 1024;
+pub(super) const MAX_CONTROL: usize = 1024;
 
 /// What the reader does after a frame.
 enum Flow {
@@ -86,6 +86,9 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         }
         if conn.control_len() > MAX_CONTROL {
             tracing::warn!(conn = conn.id, "a client left its replies unread; closing");
+            // Its writer waits on a socket that is not read and would wait forever: stop it,
+            // so that the socket closes now (and the queue is let go) instead of never.
+            writer.abort();
             break;
         }
     }

@@ -64,6 +64,8 @@ struct Server {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     n: u64,
+    /// The gateway's intake to the authority, when started with `Options::hold`.
+    hold: Option<runtime::IntakeHold>,
 }
 
 struct Options {
@@ -72,6 +74,9 @@ struct Options {
     /// SO_SNDBUF of the listener (inherited by accepted sockets), to stall a slow reader
     /// quickly.
     send_buffer: Option<u32>,
+    /// Put the gateway behind an intake that can hold one connection's Commands
+    /// (`AuthorityHandle::with_hold`); the test's own `handle` stays direct.
+    hold: bool,
 }
 
 impl Default for Options {
@@ -80,6 +85,7 @@ impl Default for Options {
             tls: true,
             config: GatewayConfig::default(),
             send_buffer: None,
+            hold: false,
         }
     }
 }
@@ -110,11 +116,17 @@ impl Server {
         let handle =
             runtime::start_full(&data, org, Box::new(runtime::now), Some(hub.clone()), None)
                 .expect("authority");
+        let (intake, hold) = if o.hold {
+            let (h, hold) = handle.with_hold();
+            (h, Some(hold))
+        } else {
+            (handle.clone(), None)
+        };
         let gw = Arc::new(
             Gateway::new(
                 o.config,
                 hub,
-                handle.clone(),
+                intake,
                 handle.live_registry(),
                 service,
                 &data,
@@ -166,6 +178,7 @@ impl Server {
             stop: Some(stop),
             task: Some(task),
             n: 0,
+            hold,
         };
         s.bootstrap().await;
         s
@@ -810,6 +823,7 @@ async fn a_stalled_subscriber_is_paused_per_group_and_delays_no_one() {
             tls: true,
             config,
             send_buffer: Some(4096),
+            ..Options::default()
         },
     )
     .await;
@@ -1601,5 +1615,219 @@ async fn an_ended_membership_stops_live_delivery_of_that_group_only() {
     let sub = c.subscribe_frame(&[(GROUP, 0)]);
     c.send(&sub).await.expect("send");
     assert_eq!(code(&frame(&mut c).await), "GROUP_NOT_FOUND");
+    srv.stop().await;
+}
+
+/// Commands in flight per connection (binding.md, "COMMAND"). The connection's Commands
+/// are held in front of the authority (no race with it): one past the limit gets a
+/// retryable `BACKPRESSURE` naming its frame and Action ID, never reaches the authority and
+/// pauses no Group; the socket stays open; another connection's Command in the same Group
+/// is accepted meanwhile (the limit is per connection); once the authority answers the held
+/// Commands, the refused one, retried after `retryAfterMs`, is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_past_the_in_flight_limit_gets_backpressure_and_the_socket_stays_open() {
+    let dir = TempDir::new("inflight");
+    let config = GatewayConfig {
+        commands_in_flight: 2,
+        retry_after_ms: 40,
+        ..GatewayConfig::default()
+    };
+    let mut srv = Server::start(
+        &dir,
+        Options {
+            config,
+            hold: true,
+            ..Options::default()
+        },
+    )
+    .await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let head = srv.head(GROUP);
+    let hold = srv.hold.take().expect("a held intake");
+
+    let mut owner = srv.session("owner").await;
+    let conns = srv.gw.hub.connections_of(&srv.h.id("owner"));
+    assert_eq!(conns.len(), 1);
+    hold.hold(conns[0].id);
+
+    // Two Commands wait for the authority: the connection's limit.
+    let held: Vec<Vec<u8>> = (0..2).map(|_| srv.post(GROUP, "owner", None)).collect();
+    for c in &held {
+        let f = owner.command_frame(c).expect("frame");
+        owner.send(&f).await.expect("send");
+    }
+    for _ in 0..1500 {
+        if hold.waiting() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(hold.waiting(), 2);
+
+    // One more: BACKPRESSURE with retry guidance, naming the frame and the Action ID; the
+    // PING sent after it is answered.
+    let over = srv.post(GROUP, "owner", None);
+    let f = owner.command_frame(&over).expect("frame");
+    owner.send(&f).await.expect("send");
+    let ping = owner.ping_frame(b"still-open", &runtime::now().format(), None);
+    owner.send(&ping).await.expect("send");
+    let e = frame(&mut owner).await;
+    assert_eq!(code(&e), "BACKPRESSURE", "{}", json::to_string(&e));
+    assert_eq!(s(&e, "/error/relatedFrameId"), s(&f, "/frameId"));
+    assert_eq!(s(&e, "/error/relatedActionId"), action_of(&over));
+    assert_eq!(s(&e, "/error/groupId"), GROUP);
+    assert_eq!(n(&e, "/error/retryAfterMs"), 40);
+    assert_eq!(e.pointer("/error/retryable"), Some(&Value::Bool(true)));
+    assert_ne!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    assert!(
+        e.pointer("/error/details/resumeAfterSequence").is_none(),
+        "a Command's BACKPRESSURE is not a Group's continuation"
+    );
+    let pong = frame(&mut owner).await;
+    assert_eq!(s(&pong, "/frameType"), "PING", "{}", json::to_string(&pong));
+    assert_eq!(
+        s(&pong, "/replyToNonce"),
+        wasm_core::encoding::b64url_encode(b"still-open")
+    );
+    assert_eq!(
+        hold.waiting(),
+        2,
+        "the refused Command never reached the authority"
+    );
+    assert_eq!(srv.head(GROUP), head);
+
+    // Another connection's Command in the same Group is not held back by this one's limit.
+    let mut coord = srv.session("coord").await;
+    let epoch = coord.session_epoch.expect("epoch");
+    let other = srv.post(GROUP, "coord", Some(epoch));
+    let f = coord.command_frame(&other).expect("frame");
+    coord.send(&f).await.expect("send");
+    let ev = events(&mut coord, GROUP, head, 1).await;
+    assert_eq!(s(&ev[0], "/event/cause/id"), action_of(&other));
+    assert_eq!(hold.waiting(), 2);
+
+    // The authority answers the held Commands: their Events. (Each Command of a connection
+    // goes to the authority from its own task, so two in flight may reach it in either order.)
+    hold.release();
+    let mut answered = Vec::new();
+    for i in 0..held.len() as u64 {
+        let f = frame(&mut owner).await;
+        assert_eq!(s(&f, "/frameType"), "EVENT", "{}", json::to_string(&f));
+        assert_eq!(n(&f, "/event/sequence"), head + 2 + i);
+        answered.push(s(&f, "/event/cause/id").to_owned());
+    }
+    answered.sort();
+    let mut expected: Vec<String> = held.iter().map(|c| action_of(c)).collect();
+    expected.sort();
+    assert_eq!(answered, expected);
+
+    // The refused Command, retried as the guidance says, is accepted. (The slots are freed
+    // just after the answers are published, so a retry may still meet a full connection: it
+    // then gets BACKPRESSURE again and waits again.)
+    let mut retry_after = n(&e, "/error/retryAfterMs");
+    let mut attempts = 0;
+    let accepted = loop {
+        attempts += 1;
+        assert!(attempts <= 50, "the Command was never accepted");
+        tokio::time::sleep(Duration::from_millis(retry_after)).await;
+        let f = owner.command_frame(&over).expect("frame");
+        owner.send(&f).await.expect("send");
+        let got = frame(&mut owner).await;
+        match s(&got, "/frameType") {
+            "EVENT" => break got,
+            "ERROR" if code(&got) == "BACKPRESSURE" => retry_after = n(&got, "/error/retryAfterMs"),
+            _ => panic!("unexpected {}", json::to_string(&got)),
+        }
+    };
+    assert_eq!(s(&accepted, "/event/cause/id"), action_of(&over));
+    assert_eq!(n(&accepted, "/event/sequence"), head + 4);
+    srv.stop().await;
+}
+
+/// A client that leaves more than `MAX_CONTROL` replies unread is disconnected (binding.md,
+/// "Backpressure"). Through tiny socket buffers, a client that sends `MAX_CONTROL` PINGs
+/// before reading gets every answer and stays; the same client, then sending PINGs without
+/// ever reading, is cut off: its writes fail, the server lets go of the connection and of
+/// its queue (never more than one reply past the limit), and another socket is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_its_replies_unread_is_disconnected_and_others_are_served() {
+    use super::conn::MAX_CONTROL;
+    let dir = TempDir::new("unread");
+    let srv = Server::start(
+        &dir,
+        Options {
+            send_buffer: Some(4096),
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut other = srv.session("owner").await;
+    ping_pong(&mut other).await;
+
+    // Within the limit: every reply, in order, and the session goes on.
+    let mut slow = srv.slow_session("coord").await;
+    let conn = srv
+        .gw
+        .hub
+        .connections_of(&srv.h.id("coord"))
+        .pop()
+        .expect("registered");
+    for i in 0..MAX_CONTROL {
+        let p = slow.ping_frame(
+            format!("late-{i}").as_bytes(),
+            &runtime::now().format(),
+            None,
+        );
+        slow.send(&p).await.expect("send");
+    }
+    for i in 0..MAX_CONTROL {
+        let pong = frame(&mut slow).await;
+        assert_eq!(
+            s(&pong, "/replyToNonce"),
+            wasm_core::encoding::b64url_encode(format!("late-{i}").as_bytes())
+        );
+    }
+    ping_pong(&mut slow).await;
+
+    // Past it: PINGs and never a read, until a write fails.
+    let mut sent = 0usize;
+    let cut_off = tokio::time::timeout(PATIENCE, async {
+        while sent <= 100 * MAX_CONTROL {
+            let p = slow.ping_frame(b"unread", &runtime::now().format(), None);
+            if slow.send(&p).await.is_err() {
+                return true;
+            }
+            sent += 1;
+        }
+        false
+    })
+    .await
+    .expect("the server neither closed the socket nor kept reading it");
+    assert!(cut_off, "{sent} replies left unread, and still connected");
+    assert!(
+        sent > MAX_CONTROL,
+        "cut off after only {sent} unread replies"
+    );
+    assert!(srv.gw.hub.connections_of(&srv.h.id("coord")).is_empty());
+    assert!(
+        conn.control_len() <= MAX_CONTROL + 1,
+        "{}",
+        conn.control_len()
+    );
+    for _ in 0..1500 {
+        if Arc::strong_count(&conn) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        Arc::strong_count(&conn),
+        1,
+        "the server still holds the connection"
+    );
+
+    // The other socket was never held up.
+    ping_pong(&mut other).await;
     srv.stop().await;
 }
