@@ -312,6 +312,12 @@ impl Machine {
         self.phase == Phase::Live
     }
 
+    /// Whether a subscribed Group is still replaying after its `SUBSCRIBE` (the socket's
+    /// backlog: `socket::backlog` may hold its frames for the Worker pool).
+    pub fn is_resuming(&self) -> bool {
+        self.phase == Phase::Live && self.groups.values().any(|t| t.resuming)
+    }
+
     /// When the driver must call [`Input::Tick`] next.
     pub fn next_deadline(&self) -> Option<u64> {
         let mut d: Option<u64> = None;
