@@ -8,7 +8,7 @@
 
 use app::replay::{ArrivalError, Verdict};
 use app::socket::backlog::{Backlog, FrameVerdict, Held, PreVerified, Route, verify_frames};
-use app::socket::machine::{EventCheck, Identity, Input, Output, RESUME_QUIET_MS};
+use app::socket::machine::{EventCheck, Identity, Input, Output, REPLAY_PAGE, RESUME_QUIET_MS};
 use app::socket::{Driver, RegistryCheck, Transport};
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
@@ -219,13 +219,14 @@ fn delivered(out: &[Output]) -> Vec<u64> {
         .collect()
 }
 
-/// Feeds a chunk as `socket::browser` does: each held frame with its arrival time and the
-/// chunk's `PreVerified` over the worker's verdicts.
+/// Feeds a chunk as `socket::browser` does at `now`: each held frame with its arrival time and
+/// the chunk's `PreVerified` over the worker's verdicts.
 fn feed_chunk(
     d: &mut Driver<Recorder>,
     signer: &Signer,
     items: &[Held],
     verdicts: &[FrameVerdict],
+    now: u64,
 ) -> (Vec<Output>, usize) {
     let fallback = check();
     let texts: Vec<&[u8]> = items.iter().map(Held::bytes).collect();
@@ -233,10 +234,13 @@ fn feed_chunk(
     let mut out = Vec::new();
     for h in items {
         let input = match &h.text {
-            Some(t) => Input::Text(t.clone()),
+            Some(t) => Input::Arrived {
+                text: t.clone(),
+                at_ms: h.at_ms,
+            },
             None => Input::Closed,
         };
-        out.extend(d.handle(h.at_ms, input, &pre, signer));
+        out.extend(d.handle(now, input, &pre, signer));
     }
     (out, pre.checked_anew())
 }
@@ -426,7 +430,7 @@ fn chunks_are_cut_at_the_chunk_size_on_idle_and_at_a_close() {
 }
 
 /// Holds `frames` (arriving 10 ms apart from `t0`) in chunks of `chunk`, has a "worker" answer
-/// them in `order`, and feeds what is ready after each answer.
+/// them in `order`, and feeds what is ready after each answer, at `fed_at`.
 fn replay_pooled(
     d: &mut Driver<Recorder>,
     signer: &Signer,
@@ -434,6 +438,7 @@ fn replay_pooled(
     chunk: usize,
     order: &[usize],
     t0: u64,
+    fed_at: u64,
 ) -> (Vec<Output>, usize, Vec<usize>) {
     let r = registry();
     let mut b = Backlog::new(0, chunk);
@@ -460,7 +465,7 @@ fn replay_pooled(
         b.arrived(*n, v).expect("taken");
         let mut fed = 0;
         while let Some((items, verdicts)) = b.take_ready() {
-            let (o, a) = feed_chunk(d, signer, &items, &verdicts);
+            let (o, a) = feed_chunk(d, signer, &items, &verdicts, fed_at);
             out.extend(o);
             anew += a;
             fed += items.len();
@@ -475,7 +480,7 @@ fn replay_pooled(
 fn order_is_kept_when_chunks_come_back_out_of_order() {
     let frames: Vec<String> = (1..=7).map(|s| event_frame(&event(s))).collect();
     let (mut d, signer) = connected();
-    let (out, anew, fed) = replay_pooled(&mut d, &signer, &frames, 2, &[3, 1, 2, 0], 2000);
+    let (out, anew, fed) = replay_pooled(&mut d, &signer, &frames, 2, &[3, 1, 2, 0], 2000, 2500);
     // Nothing is fed before chunk 0 is answered; then all four chunks at once, in order.
     assert_eq!(fed, [0, 0, 0, 7]);
     assert_eq!(delivered(&out), [1, 2, 3, 4, 5, 6, 7]);
@@ -503,7 +508,7 @@ fn a_refused_event_in_a_chunk_is_never_applied_and_is_reported_as_without_a_pool
     }
     // With the pool, chunks of 3 answered out of order.
     let (mut d, signer) = connected();
-    let (out, anew, _) = replay_pooled(&mut d, &signer, &frames, 3, &[1, 0, 2], 2000);
+    let (out, anew, _) = replay_pooled(&mut d, &signer, &frames, 3, &[1, 0, 2], 2000, 2500);
     assert_eq!(
         effects(&out),
         effects(&expected),
@@ -541,8 +546,8 @@ fn a_refused_event_in_a_chunk_is_never_applied_and_is_reported_as_without_a_pool
 fn the_quiet_rule_counts_from_a_held_frames_arrival() {
     let frames: Vec<String> = (1..=3).map(|s| event_frame(&event(s))).collect();
     let (mut d, signer) = connected();
-    // Frames arrive at 2000..2020 and are fed later; the machine's clock is their arrival.
-    replay_pooled(&mut d, &signer, &frames, 2, &[0, 1], 2000);
+    // Frames arrive at 2000..2020 and are fed at 2100: quiet counts from the last arrival.
+    replay_pooled(&mut d, &signer, &frames, 2, &[0, 1], 2000, 2100);
     assert!(d.machine.is_resuming());
     let deadline = d.machine.next_deadline().expect("a deadline");
     assert_eq!(deadline, 2020 + RESUME_QUIET_MS);
@@ -551,4 +556,47 @@ fn the_quiet_rule_counts_from_a_held_frames_arrival() {
     assert!(d.machine.is_resuming(), "quiet for less than 750 ms");
     d.handle(deadline, Input::Tick, &c, &signer);
     assert!(!d.machine.is_resuming(), "the replay is over");
+    // Fed long after arrival, the deadline is still the arrival's (not the feeding's).
+    let (mut d, signer) = connected();
+    replay_pooled(&mut d, &signer, &frames, 2, &[1, 0], 2000, 9000);
+    assert_eq!(d.machine.next_deadline(), Some(2020 + RESUME_QUIET_MS));
+    d.handle(9000, Input::Tick, &c, &signer);
+    assert!(!d.machine.is_resuming());
+}
+
+#[test]
+fn a_full_page_of_held_frames_asks_for_the_next_page_and_waits_for_it_from_then() {
+    let page = u64::from(REPLAY_PAGE);
+    let frames: Vec<String> = (1..=page).map(|s| event_frame(&event(s))).collect();
+    let (mut d, signer) = connected();
+    // The page arrived by 11 s (10 ms apart from 1 s); verified and fed only at 20 s.
+    let order: Vec<usize> = (0..2).collect();
+    let (out, anew, _) = replay_pooled(&mut d, &signer, &frames, 500, &order, 1000, 20_000);
+    assert_eq!(anew, 0);
+    assert_eq!(delivered(&out).len(), frames.len());
+    assert_eq!(d.machine.position(GROUP), Some(page));
+    // The next page is asked for from the new position...
+    let subscribed: Vec<(String, u64)> = d
+        .transport
+        .sent
+        .iter()
+        .filter_map(|t| match frame::decode(t.as_bytes()) {
+            Ok(Frame::Subscribe(s)) => Some(
+                s.groups
+                    .0
+                    .iter()
+                    .map(|g| (g.group_id.0.clone(), g.after_sequence.0))
+                    .collect::<Vec<_>>(),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(subscribed, [(GROUP.to_owned(), page)]);
+    // ...and its quiet period runs from that SUBSCRIBE, not from the old arrivals.
+    assert!(d.machine.is_resuming());
+    assert_eq!(d.machine.next_deadline(), Some(20_000 + RESUME_QUIET_MS));
+    let c = check();
+    d.handle(20_000 + RESUME_QUIET_MS - 1, Input::Tick, &c, &signer);
+    assert!(d.machine.is_resuming());
 }

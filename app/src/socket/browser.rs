@@ -8,9 +8,9 @@
 //! verified on the Worker pool ([`crate::pool`]): frames are held in [`Backlog`], cut into
 //! chunks (up to [`crate::replay::CHUNK`], or when the socket is idle: a zero-delay timeout),
 //! verified by the workers, and fed to the machine unchanged, in arrival order, each with its
-//! arrival time and a [`PreVerified`] check over its chunk's verdicts. While anything is held,
-//! every later socket input queues behind it and the machine's timer ticks wait (the quiet
-//! rule counts from each frame's arrival). The threshold and chunk size can be lowered for
+//! arrival time ([`Input::Arrived`]) and a [`PreVerified`] check over its chunk's verdicts.
+//! While anything is held, every later socket input queues behind it and the machine's timer
+//! ticks wait (the quiet rule counts from each frame's arrival). The threshold and chunk size can be lowered for
 //! tests with the `localStorage` keys `missionweave.console.backlogThreshold` and
 //! `missionweave.console.backlogChunk` (they change only which thread verifies, never what).
 
@@ -386,8 +386,14 @@ fn drain(inner: &mut Inner, me: &Weak<RefCell<Inner>>) -> Vec<Output> {
                 stale = true;
                 continue;
             }
-            let input = h.text.map_or(Input::Closed, Input::Text);
-            notices.extend(driver.handle(h.at_ms, input, &pre, signer));
+            let input = match h.text {
+                Some(text) => Input::Arrived {
+                    text,
+                    at_ms: h.at_ms,
+                },
+                None => Input::Closed,
+            };
+            notices.extend(driver.handle(now_ms(), input, &pre, signer));
         }
         if stale {
             backlog.clear();
