@@ -503,6 +503,117 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await context.close();
 });
 
+/// Signs in as the demo's MissionOwner on a fresh context and waits for the live board. With
+/// `pooled`, the socket's backlog thresholds are lowered (docs/console.md, "the socket's replay")
+/// so the demo's small history is verified by the Worker pool in chunks of 7 frames. With
+/// `tamper`, the test's proxy sends, right after the first Event of sequence 2, a copy under
+/// another Event ID (so its signature no longer holds).
+async function liveSession(browser, { pooled, tamper }) {
+  const context = await newContext(browser);
+  if (pooled) {
+    await context.addInitScript(() => {
+      localStorage.setItem('missionweave.console.backlogThreshold', '0');
+      localStorage.setItem('missionweave.console.backlogChunk', '7');
+    });
+  }
+  const page = await context.newPage();
+  page.problems = [];
+  page.logs = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => page.logs.push(m.text()));
+  const sockets = [];
+  const state = { tampered: null };
+  await page.routeWebSocket(/\/ws/, (ws) => {
+    const server = ws.connectToServer();
+    sockets.push({ ws, server });
+    server.onMessage((m) => {
+      ws.send(m);
+      if (!tamper || state.tampered || typeof m !== 'string' || !m.includes('"frameType":"EVENT"')) return;
+      const frame = JSON.parse(m);
+      if (!frame.event || frame.event.sequence !== 2) return;
+      const id = frame.event.eventId;
+      frame.event.eventId = id.slice(0, -1) + (id.endsWith('0') ? '1' : '0');
+      state.tampered = frame.event.eventId;
+      ws.send(JSON.stringify(frame));
+    });
+  });
+  await page.goto(url('/sign-in'), { waitUntil: 'load' });
+  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const pass = 'correct horse battery staple';
+  await page.fill('#name', 'mission-owner');
+  await page.fill('#pass1', pass);
+  await page.fill('#pass2', pass);
+  await page.click('#generate');
+  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await go(page, 'b');
+  await page.waitForFunction(() => document.querySelectorAll('.mission-card').length >= 2, null, { timeout: 90_000 });
+  await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
+  return { context, page, sockets, state };
+}
+
+/// The Event IDs of the Events view (the folded log), sorted, and how many carry a verified mark.
+async function eventIds(page) {
+  await go(page, 'e');
+  await page.locator('#events-table tbody tr[data-event-id]').first().waitFor({ timeout: TIMEOUT_MS });
+  const ids = await page.locator('#events-table tbody tr[data-event-id]').evaluateAll((rs) => rs.map((r) => r.dataset.eventId));
+  const verified = await page.locator('#events-table td.mark.verified').count();
+  return { ids: ids.slice().sort(), rows: ids.length, verified };
+}
+
+test('the socket backlog on the Worker pool: a tampered Event refused, the same views as on the page, resume', async (browser) => {
+  const pooled = await liveSession(browser, { pooled: true, tamper: true });
+  const plain = await liveSession(browser, { pooled: false, tamper: false });
+  const p = pooled.page;
+  // The pool path was taken on the lowered threshold, and only there.
+  const count = Number(await p.evaluate(() => document.documentElement.dataset.backlogPooled || '0'));
+  check(count > 0, `no frame verified by a worker (data-backlog-pooled ${count})`);
+  check(p.logs.some((t) => /socket backlog: \d+ Web Workers verify/.test(t)), `no pool start logged: ${p.logs.join(' | ')}`);
+  const plainCount = await plain.page.evaluate(() => document.documentElement.dataset.backlogPooled || '');
+  check(plainCount === '', `below the threshold the pool was used (${plainCount})`);
+  // The tampered copy is refused with its wire code, shown, raised, and never applied.
+  check(pooled.state.tampered, 'the proxy found no Event of sequence 2 to tamper with');
+  await go(p, 'e');
+  await p.locator('.rejected-events').waitFor({ timeout: TIMEOUT_MS });
+  const refused = await p.locator('.rejected-events').innerText();
+  check(refused.includes('AUTH_INVALID_SIGNATURE'), `rejected list: ${refused}`);
+  check((await p.locator('.rejected-events tr[data-event-id]').evaluateAll((rs) => rs.map((r) => r.dataset.eventId)))
+    .includes(pooled.state.tampered), 'the tampered Event is not listed as rejected');
+  check((await p.locator('.alarms .alarm').count()) >= 1, 'no alarm for the tampered Event');
+  // The same folded log and board as the page that verified on its own thread (polled: the
+  // demo may still be sealing Events, which both pages then receive live).
+  let a;
+  let b;
+  for (let i = 0; i < 20; i += 1) {
+    a = await eventIds(p);
+    b = await eventIds(plain.page);
+    if (JSON.stringify(a.ids) === JSON.stringify(b.ids)) break;
+    await p.waitForTimeout(500);
+  }
+  check(JSON.stringify(a.ids) === JSON.stringify(b.ids), `pooled ${a.ids.length} Events, page ${b.ids.length}`);
+  check(!a.ids.includes(pooled.state.tampered), 'the tampered Event was applied');
+  check(a.verified === a.rows && b.verified === b.rows, `verified marks ${a.verified}/${a.rows}, ${b.verified}/${b.rows}`);
+  await go(p, 'b');
+  await go(plain.page, 'b');
+  const cards = async (page) => (await page.locator('.mission-card h3').allTextContents()).sort().join(' | ');
+  check((await cards(p)) === (await cards(plain.page)), `board: ${await cards(p)} vs ${await cards(plain.page)}`);
+  await p.screenshot({ path: join(resultsDir, 'live-backlog-pool-en.png'), fullPage: true });
+  // A dropped socket resumes (through the pool again) with no gap and no duplicate.
+  const opened = pooled.sockets.length;
+  for (const s of pooled.sockets) s.ws.close({ code: 4000, reason: 'test drop' });
+  await p.locator('#conn-status[data-state="offline"], #conn-status[data-state="connecting"]').first().waitFor({ timeout: TIMEOUT_MS }).catch(() => {});
+  await p.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
+  check(pooled.sockets.length > opened, `no new socket after the drop (${pooled.sockets.length})`);
+  await p.waitForTimeout(1500);
+  const after = await eventIds(p);
+  check(after.ids.length >= a.ids.length, `Events after resume ${after.ids.length} < ${a.ids.length}`);
+  check(new Set(after.ids).size === after.ids.length, 'a duplicate Event row after resume');
+  check((await p.locator('li.gap').count()) === 0, 'a gap is open after resume');
+  check(p.problems.length === 0, p.problems.join('; '));
+  check(plain.page.problems.length === 0, plain.page.problems.join('; '));
+  await pooled.context.close();
+  await plain.context.close();
+});
+
 let passed = 0;
 let failed = 0;
 let browser;

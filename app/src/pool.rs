@@ -12,6 +12,10 @@
 //!   copied); answer `{chunk, verdicts}`, one per Event: its signing hash (a string) when all six
 //!   stages hold, else `[stage, reason]` ([`crate::replay::verify_chunk`]).
 //!
+//! - `{chunk, frames: true, bytes, ends}`: a chunk of the socket's held frame texts (the
+//!   socket's backlog, [`crate::socket::backlog`]); answer `{chunk, verdicts}` with `null` for a
+//!   frame that is not an `EVENT` ([`crate::socket::backlog::verify_frames`]).
+//!
 //! The page ([`Pool::replay`]) keeps the bytes it sent, keeps up to two chunks in flight per
 //! worker, and folds on its own thread in receiving order as answers come back
 //! ([`crate::replay::Pipeline`]): folding chunk n while the workers verify the next ones. An
@@ -31,6 +35,7 @@ use wasm_core::crypto::registry::ValidatedRegistry;
 
 use crate::fold::EventLog;
 use crate::replay::{Pipeline, Verdict, stage_named, verify_chunk};
+use crate::socket::backlog::{FrameVerdict, verify_frames};
 
 thread_local! {
     /// The worker's Registry (set by the `{registry}` message; a worker without one refuses
@@ -89,12 +94,21 @@ pub fn worker_message(data: JsValue) -> JsValue {
         }
         start = end;
     }
-    let verdicts = WORKER_REGISTRY.with(|w| verify_chunk(&docs, w.borrow().as_ref()));
+    let verdicts: Vec<Option<Verdict>> = if get(&data, "frames").is_truthy() {
+        WORKER_REGISTRY.with(|w| verify_frames(&docs, w.borrow().as_ref()))
+    } else {
+        WORKER_REGISTRY
+            .with(|w| verify_chunk(&docs, w.borrow().as_ref()))
+            .into_iter()
+            .map(Some)
+            .collect()
+    };
     let out = Array::new_with_length(u32::try_from(verdicts.len()).unwrap_or(0));
     for (i, v) in verdicts.into_iter().enumerate() {
         let js = match v {
-            Verdict::Verified { signing_hash } => JsValue::from_str(&signing_hash),
-            Verdict::Refused { stage, reason } => Array::of2(
+            None => JsValue::NULL,
+            Some(Verdict::Verified { signing_hash }) => JsValue::from_str(&signing_hash),
+            Some(Verdict::Refused { stage, reason }) => Array::of2(
                 &JsValue::from_str(stage.as_str()),
                 &JsValue::from_str(&reason),
             )
@@ -103,6 +117,29 @@ pub fn worker_message(data: JsValue) -> JsValue {
         out.set(u32::try_from(i).unwrap_or(u32::MAX), js);
     }
     object(&[("chunk", chunk), ("verdicts", out.into())])
+}
+
+/// Reads a worker's answer to a chunk of frames: `null` is a frame without a verdict.
+fn read_frames_answer(data: &JsValue) -> Option<(usize, Vec<FrameVerdict>)> {
+    let chunk = get(data, "chunk").as_f64()?;
+    let list = get(data, "verdicts").dyn_into::<Array>().ok()?;
+    let verdicts = list
+        .iter()
+        .map(|v| {
+            if v.is_null() {
+                return Some(None);
+            }
+            if let Some(hash) = v.as_string() {
+                return Some(Some(Verdict::Verified { signing_hash: hash }));
+            }
+            let pair = v.dyn_into::<Array>().ok()?;
+            Some(Some(Verdict::Refused {
+                stage: stage_named(&pair.get(0).as_string()?)?,
+                reason: pair.get(1).as_string().unwrap_or_default(),
+            }))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    (chunk >= 0.0 && chunk.fract() == 0.0).then_some((chunk as usize, verdicts))
 }
 
 /// Reads a worker's answer: the chunk number and its verdicts; `None` for anything else.
@@ -147,7 +184,7 @@ pub fn worker_url() -> Option<String> {
     Some(format!("{}worker.js", src.strip_suffix("boot.js")?))
 }
 
-enum Reply {
+pub enum Reply {
     Message(JsValue),
     /// The worker failed to load or threw (its `error` event).
     Failed(String),
@@ -179,7 +216,44 @@ impl Drop for Pool {
         for s in &self.slots {
             s.worker.terminate();
         }
+        // Wakes whoever awaits this pool's [`Replies`] (it then sees the pool is gone).
+        deliver(
+            &self.inbox,
+            usize::MAX,
+            Reply::Failed("the pool stopped".into()),
+        );
     }
+}
+
+/// A pool's replies, awaited without holding the pool (the socket client keeps the pool in its
+/// state and borrows it only between awaits).
+pub struct Replies(Rc<RefCell<Inbox>>);
+
+impl Replies {
+    /// The next reply from any worker (`usize::MAX`: the pool was dropped).
+    pub async fn next(&self) -> (usize, Reply) {
+        loop {
+            if let Some(r) = self.0.borrow_mut().replies.pop_front() {
+                return r;
+            }
+            let inbox = self.0.clone();
+            let p = js_sys::Promise::new(&mut |resolve, _| {
+                inbox.borrow_mut().wake = Some(resolve);
+            });
+            let _ = JsFuture::from(p).await;
+        }
+    }
+}
+
+/// What a reply means for the socket's backlog.
+pub enum FramesAnswer {
+    /// A full answer for chunk `n`, one verdict per held input.
+    Chunk(usize, Vec<FrameVerdict>),
+    /// These chunks will get no worker's answer (their worker failed or answered wrongly): they
+    /// are checked on the page.
+    Lost(Vec<usize>),
+    /// Nothing for the backlog.
+    Nothing,
 }
 
 /// Most chunks one worker holds at a time: one being verified, one queued behind it so that it
@@ -249,6 +323,86 @@ impl Pool {
             return Err(format!("no worker started: {last_error}"));
         }
         Ok(pool)
+    }
+
+    /// This pool's replies ([`Replies`]).
+    pub fn replies(&self) -> Replies {
+        Replies(self.inbox.clone())
+    }
+
+    /// Sends chunk `n` of the socket's held frames to the live worker with the fewest chunks in
+    /// flight. False when no worker took it (the caller checks it on the page).
+    pub fn send_frames(&mut self, n: usize, texts: &[&[u8]]) -> bool {
+        let mut bytes = Vec::with_capacity(texts.iter().map(|d| d.len()).sum());
+        let mut ends = Vec::with_capacity(texts.len());
+        for d in texts {
+            bytes.extend_from_slice(d);
+            match u32::try_from(bytes.len()) {
+                Ok(e) => ends.push(e),
+                Err(_) => return false,
+            }
+        }
+        loop {
+            let Some(i) = (0..self.slots.len())
+                .filter(|i| self.slots[*i].alive)
+                .min_by_key(|i| self.slots[*i].in_flight.len())
+            else {
+                return false;
+            };
+            let b = Uint8Array::from(&bytes[..]);
+            let e = Uint32Array::from(&ends[..]);
+            let msg = object(&[
+                ("chunk", JsValue::from_f64(n as f64)),
+                ("frames", JsValue::TRUE),
+                ("bytes", b.clone().into()),
+                ("ends", e.clone().into()),
+            ]);
+            let transfer = Array::of2(&b.buffer(), &e.buffer());
+            let slot = &mut self.slots[i];
+            if slot
+                .worker
+                .post_message_with_transfer(&msg, &transfer)
+                .is_ok()
+            {
+                slot.in_flight.push_back(n);
+                return true;
+            }
+            // This worker cannot take messages: its other chunks are lost too.
+            slot.alive = false;
+            slot.worker.terminate();
+        }
+    }
+
+    /// Chunks sent to workers that are no longer alive (to check on the page).
+    pub fn orphans(&mut self) -> Vec<usize> {
+        self.slots
+            .iter_mut()
+            .filter(|s| !s.alive)
+            .flat_map(|s| std::mem::take(&mut s.in_flight))
+            .collect()
+    }
+
+    /// Reads worker `i`'s reply to a chunk of frames. A worker that failed, or answered anything
+    /// but a full answer to the chunk it was sent, is not trusted with more.
+    pub fn frames_reply(&mut self, i: usize, reply: Reply) -> FramesAnswer {
+        let Some(slot) = self.slots.get_mut(i) else {
+            return FramesAnswer::Nothing;
+        };
+        let answer = match &reply {
+            Reply::Message(m) if !get(m, "error").is_truthy() => read_frames_answer(m),
+            _ => None,
+        };
+        match answer {
+            Some((n, verdicts)) if slot.in_flight.front() == Some(&n) => {
+                slot.in_flight.pop_front();
+                FramesAnswer::Chunk(n, verdicts)
+            }
+            _ => {
+                slot.alive = false;
+                slot.worker.terminate();
+                FramesAnswer::Lost(std::mem::take(&mut slot.in_flight).into())
+            }
+        }
     }
 
     /// Workers that answer.

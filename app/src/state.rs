@@ -196,6 +196,8 @@ pub struct Console {
     pub travel: StoredValue<Option<Travel>>,
     /// A fold task is running (browser): new Events join it instead of starting another.
     folding: StoredValue<bool>,
+    /// Socket frames held for the Worker pool, not yet verified (counted by the progress bar).
+    held: StoredValue<usize>,
     /// The Registry evidence the receipts of our Commands are verified against.
     pub verifier: StoredValue<Option<ValidatedRegistry>>,
     /// The human's Commands, newest last, with their outcomes.
@@ -234,6 +236,7 @@ impl Console {
             log: StoredValue::new(EventLog::new()),
             travel: StoredValue::new(None),
             folding: StoredValue::new(false),
+            held: StoredValue::new(0),
             verifier: StoredValue::new(None),
             outbox: RwSignal::new(Vec::new()),
         }
@@ -347,9 +350,7 @@ impl Console {
                     crate::web::yield_now().await;
                     let mut n = 0;
                     console.log.update_value(|l| n = l.fold(FOLD_CHUNK));
-                    console
-                        .progress
-                        .set(console.log.with_value(EventLog::progress));
+                    console.refresh_progress();
                     if n == 0 {
                         break;
                     }
@@ -365,11 +366,25 @@ impl Console {
             console
                 .log
                 .update_value(|l| while l.fold(FOLD_CHUNK) > 0 {});
-            console
-                .progress
-                .set(console.log.with_value(EventLog::progress));
+            console.refresh_progress();
             console.publish();
             console.refusal_alarms();
+        }
+    }
+
+    /// The progress bar: Events folded of those known, the socket's frames held for the Worker
+    /// pool counted as known and not yet folded.
+    fn refresh_progress(&self) {
+        let mut p = self.log.with_value(EventLog::progress);
+        p.known += self.held.get_value();
+        self.progress.set(p);
+    }
+
+    /// How many socket frames the Worker pool holds (the socket client reports each change).
+    pub fn set_held(&self, n: usize) {
+        if self.held.get_value() != n {
+            self.held.set_value(n);
+            self.refresh_progress();
         }
     }
 
@@ -503,7 +518,7 @@ impl Console {
             }
         }
         if fold {
-            self.progress.set(self.log.with_value(EventLog::progress));
+            self.refresh_progress();
             self.schedule_fold();
         }
     }

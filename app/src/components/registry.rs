@@ -12,7 +12,20 @@ pub fn parse(bytes: &[u8]) -> Result<ValidatedRegistry, String> {
         .validate()
 }
 
+thread_local! {
+    /// The bytes of the Registry last fetched and validated: what the socket's Worker pool
+    /// verifies against (the same evidence as the page's `RegistryCheck`).
+    static LAST: std::cell::RefCell<Option<std::rc::Rc<[u8]>>> = const { std::cell::RefCell::new(None) };
+}
+
 pub async fn fetch() -> Result<ValidatedRegistry, String> {
     let bytes = crate::web::get_bytes("/api/registry").await?;
-    parse(&bytes)
+    let r = parse(&bytes)?;
+    LAST.with(|l| *l.borrow_mut() = Some(bytes.into()));
+    Ok(r)
+}
+
+/// The Registry-fixture bytes of the last [`fetch`] (for the Worker pool).
+pub fn last_fixture() -> Option<std::rc::Rc<[u8]>> {
+    LAST.with(|l| l.borrow().clone())
 }

@@ -34,7 +34,9 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
         use crate::socket::machine::Identity;
         let client = imp::CLIENT.with(|c| {
             c.borrow_mut()
-                .get_or_insert_with(|| Client::new(move |n| console.apply(n)))
+                .get_or_insert_with(|| {
+                    Client::new(move |n| console.apply(n), move |h| console.set_held(h))
+                })
                 .clone()
         });
         for g in imp::WATCHED.with(|w| w.borrow().clone()) {

@@ -3,9 +3,21 @@
 //! [`Input::Tick`] at the machine's next deadline, and the glue that hands notices to the UI.
 //! Each socket's callbacks are detached when the machine closes it, so a stale socket can never
 //! feed the machine.
+//!
+//! A large backlog (more than [`crate::replay::POOL_THRESHOLD`] frames in one resume) is
+//! verified on the Worker pool ([`crate::pool`]): frames are held in [`Backlog`], cut into
+//! chunks (up to [`crate::replay::CHUNK`], or when the socket is idle: a zero-delay timeout),
+//! verified by the workers, and fed to the machine unchanged, in arrival order, each with its
+//! arrival time ([`Input::Arrived`]) and a [`PreVerified`] check over its chunk's verdicts.
+//! While anything is held, every later socket input queues behind it and the machine's timer
+//! ticks wait (the quiet rule counts from each frame's arrival). The threshold and chunk size can be lowered for
+//! tests with the `localStorage` keys `missionweave.console.backlogThreshold` and
+//! `missionweave.console.backlogChunk` (they change only which thread verifies, never what).
 
+use super::backlog::{Backlog, Held, PreVerified, Route};
 use super::machine::{Identity, Input, Output};
 use super::{ChallengeSigner, Driver, NoSigner, RegistryCheck, Transport};
+use crate::pool::{FramesAnswer, Pool, Replies};
 use crate::web::{now_ms, random_bytes, window};
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -15,19 +27,37 @@ use wasm_bindgen::prelude::Closure;
 use wasm_core::crypto::ed25519::Signer;
 
 type Notify = Rc<dyn Fn(Vec<Output>)>;
+/// Told how many socket inputs are held for the pool (the progress bar counts them).
+type OnHeld = Rc<dyn Fn(usize)>;
+
+/// The Worker pool for the socket's backlog.
+enum PoolState {
+    Off,
+    Starting,
+    Ready(Pool),
+    /// It could not start: frames are fed as without a pool from now on.
+    Failed,
+}
 
 struct Inner {
     driver: Driver<WsTransport>,
     check: RegistryCheck,
     signer: Option<Arc<Signer>>,
     notify: Notify,
+    on_held: OnHeld,
     timer: Option<i32>,
+    backlog: Backlog,
+    pool: PoolState,
+    /// The zero-delay timeout that cuts held frames into a chunk when the socket is idle.
+    idle: Option<i32>,
 }
 
 /// The WebSocket transport. `me` points back at the client so callbacks can feed it.
 struct WsTransport {
     ws: Option<web_sys::WebSocket>,
     me: Weak<RefCell<Inner>>,
+    /// Bumped on every open and close: an input held from an older socket is never fed.
+    epoch: u64,
 }
 
 fn url() -> Option<String> {
@@ -45,6 +75,7 @@ fn url() -> Option<String> {
 
 impl Transport for WsTransport {
     fn open(&mut self) {
+        self.epoch += 1;
         let me = self.me.clone();
         let ws = url().and_then(|u| web_sys::WebSocket::new(&u).ok());
         let Some(ws) = ws else {
@@ -61,11 +92,11 @@ impl Transport for WsTransport {
         let onmessage =
             Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
                 if let Some(text) = e.data().as_string() {
-                    feed(&m, Input::Text(text));
+                    arrive(&m, Some(text));
                 }
             });
         let m = self.me.clone();
-        let onclose = Closure::<dyn FnMut()>::new(move || feed(&m, Input::Closed));
+        let onclose = Closure::<dyn FnMut()>::new(move || arrive(&m, None));
         ws.set_onopen(Some(onopen.as_ref().unchecked_ref()));
         ws.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
         ws.set_onclose(Some(onclose.as_ref().unchecked_ref()));
@@ -83,6 +114,7 @@ impl Transport for WsTransport {
     }
 
     fn close(&mut self) {
+        self.epoch += 1;
         if let Some(ws) = self.ws.take() {
             ws.set_onopen(None);
             ws.set_onmessage(None);
@@ -107,6 +139,10 @@ fn feed(me: &Weak<RefCell<Inner>>, input: Input) {
             schedule_feed(me.clone(), input);
             return;
         };
+        if input == Input::Tick && inner.backlog.pending() {
+            // Held frames come first; the timer is re-armed once they are fed.
+            return;
+        }
         let Inner {
             driver,
             check,
@@ -119,10 +155,262 @@ fn feed(me: &Weak<RefCell<Inner>>, input: Input) {
         };
         let notices = driver.handle(now_ms(), input, check, signer);
         rearm(&mut inner, me);
+        settle_pool(&mut inner);
         (notices, inner.notify.clone())
     };
     if !notices.is_empty() {
         notify(notices);
+    }
+}
+
+/// A frame (or the socket's close, `None`) arrived: fed at once, or held for the pool.
+fn arrive(me: &Weak<RefCell<Inner>>, text: Option<String>) {
+    let Some(rc) = me.upgrade() else { return };
+    let (route, notices, notify, held, on_held) = {
+        let Ok(mut inner) = rc.try_borrow_mut() else {
+            // Socket callbacks never run inside the client's own call; kept total.
+            schedule_feed(me.clone(), text.map_or(Input::Closed, Input::Text));
+            return;
+        };
+        let resuming = inner.driver.machine.is_resuming();
+        let epoch = inner.driver.transport.epoch;
+        let route = inner.backlog.arrive(resuming, text, now_ms(), epoch);
+        let mut notices = Vec::new();
+        if route == Route::Held {
+            hold(&mut inner, me);
+            notices = drain(&mut inner, me);
+        }
+        (
+            route,
+            notices,
+            inner.notify.clone(),
+            inner.backlog.held(),
+            inner.on_held.clone(),
+        )
+    };
+    match route {
+        Route::Feed(h) => feed(me, h.text.map_or(Input::Closed, Input::Text)),
+        Route::Held => {
+            on_held(held);
+            if !notices.is_empty() {
+                notify(notices);
+            }
+        }
+    }
+}
+
+/// A frame was held: the idle cut is armed, and the pool started or given the cut chunks.
+fn hold(inner: &mut Inner, me: &Weak<RefCell<Inner>>) {
+    if inner.idle.is_none()
+        && let Some(w) = window()
+    {
+        let m = me.clone();
+        let cb = Closure::once_into_js(move || on_idle(&m));
+        inner.idle = w
+            .set_timeout_with_callback_and_timeout_and_arguments_0(cb.unchecked_ref(), 0)
+            .ok();
+    }
+    match inner.pool {
+        PoolState::Off => {
+            inner.pool = PoolState::Starting;
+            start_pool(me.clone());
+        }
+        PoolState::Ready(_) => dispatch(inner),
+        PoolState::Starting => {}
+        // Not held after a failed start (`Backlog::give_up`); kept total.
+        PoolState::Failed => inner.backlog.give_up(),
+    }
+}
+
+/// The socket has been idle since frames were held: they go as a chunk now.
+fn on_idle(me: &Weak<RefCell<Inner>>) {
+    let Some(rc) = me.upgrade() else { return };
+    let (notices, notify) = {
+        let Ok(mut inner) = rc.try_borrow_mut() else {
+            return;
+        };
+        inner.idle = None;
+        inner.backlog.idle();
+        dispatch(&mut inner);
+        (drain(&mut inner, me), inner.notify.clone())
+    };
+    if !notices.is_empty() {
+        notify(notices);
+    }
+}
+
+/// Hands every cut chunk to a worker; a chunk no worker takes is checked on the page.
+fn dispatch(inner: &mut Inner) {
+    let Inner { backlog, pool, .. } = inner;
+    let PoolState::Ready(pool) = pool else {
+        return;
+    };
+    let mut refused = Vec::new();
+    for (n, texts) in backlog.unsent() {
+        if !pool.send_frames(n, &texts) {
+            refused.push(n);
+        }
+    }
+    refused.extend(pool.orphans());
+    for n in refused {
+        backlog.check_here(n);
+    }
+}
+
+/// Starts the Worker pool with the page's Registry; its replies are read by [`receive`].
+fn start_pool(me: Weak<RefCell<Inner>>) {
+    leptos::task::spawn_local(async move {
+        let started = match (
+            crate::pool::worker_url(),
+            crate::components::registry::last_fixture(),
+        ) {
+            (Some(url), Some(registry)) => {
+                Pool::start(&url, crate::pool::default_size(), &registry).await
+            }
+            _ => Err("no worker script or no Registry".into()),
+        };
+        let Some(rc) = me.upgrade() else { return };
+        let (notices, notify, held, on_held) = {
+            let Ok(mut inner) = rc.try_borrow_mut() else {
+                return;
+            };
+            if !matches!(inner.pool, PoolState::Starting) {
+                return; // stopped meanwhile
+            }
+            match started {
+                Ok(pool) => {
+                    web_sys::console::info_1(
+                        &format!("socket backlog: {} Web Workers verify", pool.alive()).into(),
+                    );
+                    let replies = pool.replies();
+                    inner.pool = PoolState::Ready(pool);
+                    dispatch(&mut inner);
+                    leptos::task::spawn_local(receive(me.clone(), replies));
+                }
+                Err(e) => {
+                    web_sys::console::warn_1(
+                        &format!("socket backlog: no Worker pool ({e}); verified on the page")
+                            .into(),
+                    );
+                    inner.pool = PoolState::Failed;
+                    inner.backlog.give_up();
+                }
+            }
+            let notices = drain(&mut inner, &me);
+            (
+                notices,
+                inner.notify.clone(),
+                inner.backlog.held(),
+                inner.on_held.clone(),
+            )
+        };
+        on_held(held);
+        if !notices.is_empty() {
+            notify(notices);
+        }
+    });
+}
+
+/// Reads the pool's replies until the pool is dropped.
+async fn receive(me: Weak<RefCell<Inner>>, replies: Replies) {
+    loop {
+        let (i, reply) = replies.next().await;
+        if i == usize::MAX {
+            return; // this pool was dropped
+        }
+        let Some(rc) = me.upgrade() else { return };
+        let (notices, notify, held, on_held) = {
+            let Ok(mut inner) = rc.try_borrow_mut() else {
+                // Never inside the client's own call (a promise continuation); kept total.
+                continue;
+            };
+            let Inner { backlog, pool, .. } = &mut *inner;
+            let PoolState::Ready(pool) = pool else {
+                return;
+            };
+            match pool.frames_reply(i, reply) {
+                FramesAnswer::Chunk(n, verdicts) => {
+                    if backlog.arrived(n, verdicts).is_err() {
+                        backlog.check_here(n);
+                    }
+                    crate::web::set_root_attr("data-backlog-pooled", &backlog.pooled.to_string());
+                }
+                FramesAnswer::Lost(lost) => {
+                    for n in lost {
+                        backlog.check_here(n);
+                    }
+                }
+                FramesAnswer::Nothing => {}
+            }
+            if pool.alive() == 0 {
+                inner.pool = PoolState::Failed;
+                inner.backlog.give_up();
+            }
+            let notices = drain(&mut inner, &me);
+            (
+                notices,
+                inner.notify.clone(),
+                inner.backlog.held(),
+                inner.on_held.clone(),
+            )
+        };
+        on_held(held);
+        if !notices.is_empty() {
+            notify(notices);
+        }
+    }
+}
+
+/// Feeds every answered chunk in arrival order: each held input on its socket with its arrival
+/// time, Events checked by the chunk's [`PreVerified`]. A socket the machine closed meanwhile
+/// drops the rest (the binding replays it from the last contiguous position).
+fn drain(inner: &mut Inner, me: &Weak<RefCell<Inner>>) -> Vec<Output> {
+    let mut notices = Vec::new();
+    while let Some((items, verdicts)) = inner.backlog.take_ready() {
+        let Inner {
+            driver,
+            check,
+            signer,
+            backlog,
+            ..
+        } = &mut *inner;
+        let signer: &dyn ChallengeSigner = match signer.as_deref() {
+            Some(s) => s,
+            None => &NoSigner,
+        };
+        let texts: Vec<&[u8]> = items.iter().map(Held::bytes).collect();
+        let pre = PreVerified::from_frames(&texts, &verdicts, &*check);
+        let mut stale = false;
+        for h in items {
+            if h.epoch != driver.transport.epoch {
+                stale = true;
+                continue;
+            }
+            let input = match h.text {
+                Some(text) => Input::Arrived {
+                    text,
+                    at_ms: h.at_ms,
+                },
+                None => Input::Closed,
+            };
+            notices.extend(driver.handle(now_ms(), input, &pre, signer));
+        }
+        if stale {
+            backlog.clear();
+        }
+    }
+    rearm(inner, me);
+    settle_pool(inner);
+    notices
+}
+
+/// Stops the pool once nothing is held and the machine no longer replays.
+fn settle_pool(inner: &mut Inner) {
+    if matches!(inner.pool, PoolState::Ready(_))
+        && !inner.backlog.pending()
+        && !inner.driver.machine.is_resuming()
+    {
+        inner.pool = PoolState::Off;
     }
 }
 
@@ -147,22 +435,46 @@ pub struct Client {
     inner: Rc<RefCell<Inner>>,
 }
 
+/// A test override from `localStorage` (module documentation).
+fn setting(key: &str, default: usize) -> usize {
+    crate::web::local_get(key)
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
 impl Client {
-    pub fn new(notify: impl Fn(Vec<Output>) + 'static) -> Client {
+    /// `notify` gets the machine's notices; `on_held` the number of socket inputs held for the
+    /// Worker pool (the progress bar counts them as not yet verified).
+    pub fn new(
+        notify: impl Fn(Vec<Output>) + 'static,
+        on_held: impl Fn(usize) + 'static,
+    ) -> Client {
         let seed = random_bytes::<8>().map(u64::from_le_bytes).unwrap_or(1);
+        let backlog = Backlog::new(
+            setting(
+                "missionweave.console.backlogThreshold",
+                crate::replay::POOL_THRESHOLD,
+            ),
+            setting("missionweave.console.backlogChunk", crate::replay::CHUNK),
+        );
         let inner = Rc::new_cyclic(|me: &Weak<RefCell<Inner>>| {
             RefCell::new(Inner {
                 driver: Driver::new(
                     WsTransport {
                         ws: None,
                         me: me.clone(),
+                        epoch: 0,
                     },
                     seed,
                 ),
                 check: RegistryCheck::default(),
                 signer: None,
                 notify: Rc::new(notify),
+                on_held: Rc::new(on_held),
                 timer: None,
+                backlog,
+                pool: PoolState::Off,
+                idle: None,
             })
         });
         Client { inner }
@@ -176,6 +488,11 @@ impl Client {
     pub fn set_registry(&self, check: RegistryCheck) {
         if let Ok(mut i) = self.inner.try_borrow_mut() {
             i.check = check;
+            // The next pool starts with this Registry; a failed start may be tried again.
+            if matches!(i.pool, PoolState::Failed) {
+                i.pool = PoolState::Off;
+                i.backlog.allow();
+            }
         }
     }
 
@@ -190,6 +507,11 @@ impl Client {
     pub fn stop(&self) {
         if let Ok(mut i) = self.inner.try_borrow_mut() {
             i.signer = None;
+            // Nothing held is fed after a stop; the workers are ended.
+            i.backlog.clear();
+            if !matches!(i.pool, PoolState::Failed) {
+                i.pool = PoolState::Off;
+            }
         }
         self.feed(Input::Stop);
     }

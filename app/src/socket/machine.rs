@@ -156,6 +156,10 @@ pub enum Input {
     Opened { nonce: [u8; 16] },
     /// A text frame arrived.
     Text(String),
+    /// A text frame that arrived at `at_ms` and is fed only now (the socket's backlog held it
+    /// for the Worker pool, `socket::backlog`): the resume's quiet period counts from its
+    /// arrival, anything sent in answer (the next replay page) from now.
+    Arrived { text: String, at_ms: u64 },
     /// The current socket closed or failed (not one the driver closed on request).
     Closed,
     /// The driver signed the challenge bytes.
@@ -312,6 +316,12 @@ impl Machine {
         self.phase == Phase::Live
     }
 
+    /// Whether a subscribed Group is still replaying after its `SUBSCRIBE` (the socket's
+    /// backlog: `socket::backlog` may hold its frames for the Worker pool).
+    pub fn is_resuming(&self) -> bool {
+        self.phase == Phase::Live && self.groups.values().any(|t| t.resuming)
+    }
+
     /// When the driver must call [`Input::Tick`] next.
     pub fn next_deadline(&self) -> Option<u64> {
         let mut d: Option<u64> = None;
@@ -376,7 +386,8 @@ impl Machine {
                     self.phase = Phase::HelloSent { nonce };
                 }
             }
-            Input::Text(text) => self.on_text(&text, check, &mut out),
+            Input::Text(text) => self.on_text(&text, None, check, &mut out),
+            Input::Arrived { text, at_ms } => self.on_text(&text, Some(at_ms), check, &mut out),
             Input::ChallengeSigned(sig) => {
                 if let (
                     Phase::Signing {
@@ -548,7 +559,14 @@ impl Machine {
         }
     }
 
-    fn on_text(&mut self, text: &str, check: &dyn EventCheck, out: &mut Vec<Output>) {
+    /// `arrived_ms`: when a held frame arrived (`None`: now).
+    fn on_text(
+        &mut self,
+        text: &str,
+        arrived_ms: Option<u64>,
+        check: &dyn EventCheck,
+        out: &mut Vec<Output>,
+    ) {
         let frame = match frame::decode(text.as_bytes()) {
             Ok(f) => f,
             Err(e) => {
@@ -594,7 +612,7 @@ impl Machine {
                 }
             }
             (Phase::Live, Frame::Event(ev)) => {
-                self.on_event(&ev.event.value, check, out);
+                self.on_event(&ev.event.value, arrived_ms, check, out);
             }
             (Phase::Live, Frame::Ping(p)) => match p.reply_to_nonce {
                 Some(r) => {
@@ -633,7 +651,13 @@ impl Machine {
         }
     }
 
-    fn on_event(&mut self, value: &Value, check: &dyn EventCheck, out: &mut Vec<Output>) {
+    fn on_event(
+        &mut self,
+        value: &Value,
+        arrived_ms: Option<u64>,
+        check: &dyn EventCheck,
+        out: &mut Vec<Output>,
+    ) {
         let s = |p: &str| value.pointer(p).and_then(Value::as_str).map(str::to_owned);
         let event_id = s("/eventId");
         let group_id = s("/groupId");
@@ -645,7 +669,9 @@ impl Machine {
             && let Some(t) = self.groups.get_mut(g)
         {
             t.since_subscribe = t.since_subscribe.saturating_add(1);
-            t.last_event_ms = Some(self.now_ms);
+            // Quiet since the later of this Event's arrival and the last SUBSCRIBE sent.
+            let at = arrived_ms.unwrap_or(self.now_ms);
+            t.last_event_ms = Some(t.last_event_ms.map_or(at, |l| l.max(at)));
         }
         let duplicate = event_id.as_ref().is_some_and(|id| self.seen.contains(id));
         self.match_command(value, duplicate, check, out);

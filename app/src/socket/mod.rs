@@ -3,6 +3,7 @@
 //! console, a recording fake in the native tests), and the browser transport (`browser`,
 //! wasm32 only).
 
+pub mod backlog;
 #[cfg(target_arch = "wasm32")]
 pub mod browser;
 pub mod machine;
