@@ -7,7 +7,9 @@
 //! What closes the connection (binding.md, "Errors"): a failed handshake, a first frame that
 //! is not `HELLO`, a binary message, a fenced or expired session, and a client that leaves
 //! its replies unread. Everything else, a rejected Command included, is answered with an
-//! `ERROR` frame and the connection stays open.
+//! `ERROR` frame and the connection stays open. A closing connection's last frames (the
+//! closing `ERROR`, the Close) get `GatewayConfig::close_grace` to be sent; then the socket
+//! is dropped whether or not the client read them.
 
 use super::hub::{Conn, Next, Principal};
 use super::session::{self, Established};
@@ -37,8 +39,12 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
     let established = match handshake(&gw, &mut socket, kind).await {
         Ok(e) => e,
         Err(Some(e)) => {
-            let _ = socket.send(Message::Text(error_frame(&e).into())).await;
-            let _ = socket.send(Message::Close(None)).await;
+            // Bounded: a client that does not read gets its socket dropped after the grace.
+            let _ = tokio::time::timeout(gw.config.close_grace, async {
+                socket.send(Message::Text(error_frame(&e).into())).await?;
+                socket.send(Message::Close(None)).await
+            })
+            .await;
             return;
         }
         Err(None) => return,
@@ -62,7 +68,7 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         return;
     }
     let (sink, mut stream) = socket.split();
-    let writer = tokio::spawn(write_loop(Arc::clone(&conn), sink));
+    let mut writer = tokio::spawn(write_loop(Arc::clone(&conn), sink));
     let in_flight = Arc::new(Semaphore::new(gw.config.commands_in_flight.max(1)));
     while let Some(msg) = stream.next().await {
         let flow = match msg {
@@ -93,7 +99,20 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         }
     }
     conn.close_with(None);
-    let _ = writer.await;
+    // A bounded flush: the writer gets `close_grace` to send the closing ERROR and the Close.
+    // A client that does not read keeps it blocked on the socket; it is then stopped, and the
+    // socket (both halves) is dropped here, instead of the socket and this task living forever.
+    if tokio::time::timeout(gw.config.close_grace, &mut writer)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            conn = conn.id,
+            "a closing client did not read its last frames; dropped"
+        );
+        writer.abort();
+        let _ = writer.await;
+    }
     gw.hub.unregister(&conn);
 }
 

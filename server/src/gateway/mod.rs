@@ -46,6 +46,11 @@ pub const MAX_FRAME_BYTES: usize = crate::cli::serve::MAX_COMMAND_BYTES + 4096;
 /// messages still arrive whole; the buffer grows as needed.
 pub const READ_BUFFER: usize = 16 * 1024;
 
+/// How long a closing connection may take to send its last frames (the closing `ERROR`, the
+/// Close) before its socket is dropped anyway: a client that stops reading must not keep a
+/// socket and a task forever. The proxy bounds its closing sends the same way.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(3);
+
 /// The bounds and lifetimes of the binding.
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
@@ -62,6 +67,8 @@ pub struct GatewayConfig {
     pub commands_in_flight: usize,
     /// Retry guidance sent with `BACKPRESSURE`.
     pub retry_after_ms: u64,
+    /// How long a closing connection's last frames may take to send ([`CLOSE_GRACE`]).
+    pub close_grace: Duration,
 }
 
 impl Default for GatewayConfig {
@@ -73,6 +80,7 @@ impl Default for GatewayConfig {
             session_ttl: Duration::from_secs(12 * 3600),
             commands_in_flight: 64,
             retry_after_ms: 250,
+            close_grace: CLOSE_GRACE,
         }
     }
 }

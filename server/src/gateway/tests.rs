@@ -1831,3 +1831,95 @@ async fn a_client_leaving_its_replies_unread_is_disconnected_and_others_are_serv
     ping_pong(&mut other).await;
     srv.stop().await;
 }
+
+/// A client that triggers a closing `ERROR` and never reads is dropped after `close_grace`
+/// (binding.md, "Errors and what closes the connection"): through tiny socket buffers, PINGs
+/// left unread (fewer than `MAX_CONTROL`) block the server's writer on the socket; a binary
+/// message then ends the session with a fatal `PROTOCOL_VIOLATION` the client never reads.
+/// The connection leaves the hub, the server lets go of it, the client's writes fail, and
+/// another socket is served. Before the grace, the writer waited on the socket forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_not_reading_its_closing_error_is_dropped_after_the_grace() {
+    use super::conn::MAX_CONTROL;
+    let dir = TempDir::new("closing-unread");
+    let srv = Server::start(
+        &dir,
+        Options {
+            send_buffer: Some(4096),
+            config: GatewayConfig {
+                close_grace: Duration::from_millis(200),
+                ..GatewayConfig::default()
+            },
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut other = srv.session("owner").await;
+    ping_pong(&mut other).await;
+
+    let mut slow = srv.slow_session("coord").await;
+    ping_pong(&mut slow).await;
+    let conn = srv
+        .gw
+        .hub
+        .connections_of(&srv.h.id("coord"))
+        .pop()
+        .expect("registered");
+    // PINGs never read, until replies pile up behind the blocked writer (well under the
+    // unread-replies limit, so that limit is not what closes it).
+    let stuck = MAX_CONTROL / 4;
+    let mut sent = 0usize;
+    let blocked = tokio::time::timeout(PATIENCE, async {
+        while conn.control_len() < stuck {
+            if sent < MAX_CONTROL / 2 {
+                let p = slow.ping_frame(b"unread", &runtime::now().format(), None);
+                slow.send(&p).await.expect("send");
+                sent += 1;
+            } else {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    })
+    .await;
+    assert!(
+        blocked.is_ok(),
+        "{sent} PINGs unread and the writer still drains ({} queued)",
+        conn.control_len()
+    );
+    assert_eq!(srv.gw.hub.connections_of(&srv.h.id("coord")).len(), 1);
+
+    // The closing error, never read.
+    slow.send_binary(vec![1, 2, 3]).await.expect("send");
+    let gone = tokio::time::timeout(PATIENCE, async {
+        while !srv.gw.hub.connections_of(&srv.h.id("coord")).is_empty()
+            || Arc::strong_count(&conn) > 1
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        gone.is_ok(),
+        "the server still holds the closed connection ({} replies queued)",
+        conn.control_len()
+    );
+    assert!(conn.is_closing());
+    // The socket is gone: the client's writes fail.
+    let failed = tokio::time::timeout(PATIENCE, async {
+        for _ in 0..100 * MAX_CONTROL {
+            let p = slow.ping_frame(b"late", &runtime::now().format(), None);
+            if slow.send(&p).await.is_err() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        false
+    })
+    .await
+    .expect("writes neither fail nor are taken");
+    assert!(failed, "the dropped socket still takes writes");
+
+    // The other socket was never held up.
+    ping_pong(&mut other).await;
+    srv.stop().await;
+}

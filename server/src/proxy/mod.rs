@@ -28,7 +28,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 use wasm_core::model::error::ErrorCode;
 
-use crate::gateway::MAX_FRAME_BYTES;
+use crate::gateway::{CLOSE_GRACE, MAX_FRAME_BYTES};
 use crate::wire::WireError;
 
 /// Close code sent to the browser when the upstream connection ends without a close frame of
@@ -208,7 +208,8 @@ pub async fn relay(State(up): State<Arc<Upstream>>, uri: Uri, ws: WebSocketUpgra
 }
 
 /// Copies data frames both ways until either side ends; the other side then gets a close
-/// (the upstream's own close code when it sent one, 1012 when it just dropped).
+/// (the upstream's own close code when it sent one, 1012 when it just dropped), given at most
+/// `CLOSE_GRACE` to be sent: a peer that does not read must not keep the pair alive.
 async fn pump(browser: WebSocket, upstream: UpSocket) {
     let (mut b_tx, mut b_rx) = browser.split();
     let (mut u_tx, mut u_rx) = upstream.split();
@@ -234,24 +235,22 @@ async fn pump(browser: WebSocket, upstream: UpSocket) {
                         code: u16::from(c.code),
                         reason: ws::Utf8Bytes::from(c.reason.as_str()),
                     });
-                    let _ = b_tx
-                        .send(ws::Message::Close(Some(frame.unwrap_or(CloseFrame {
-                            code: u16::from(CloseCode::Normal),
-                            reason: ws::Utf8Bytes::from_static(""),
-                        }))))
-                        .await;
+                    let close = b_tx.send(ws::Message::Close(Some(frame.unwrap_or(CloseFrame {
+                        code: u16::from(CloseCode::Normal),
+                        reason: ws::Utf8Bytes::from_static(""),
+                    }))));
+                    let _ = tokio::time::timeout(CLOSE_GRACE, close).await;
                     return;
                 }
                 None | Some(Err(_)) => {
-                    let _ = b_tx
-                        .send(ws::Message::Close(Some(CloseFrame {
-                            code: CLOSE_UPSTREAM_GONE,
-                            reason: ws::Utf8Bytes::from_static(
-                                "upstream connection lost; reconnect, HELLO and SUBSCRIBE after \
-                                 your last sequence",
-                            ),
-                        })))
-                        .await;
+                    let close = b_tx.send(ws::Message::Close(Some(CloseFrame {
+                        code: CLOSE_UPSTREAM_GONE,
+                        reason: ws::Utf8Bytes::from_static(
+                            "upstream connection lost; reconnect, HELLO and SUBSCRIBE after \
+                             your last sequence",
+                        ),
+                    })));
+                    let _ = tokio::time::timeout(CLOSE_GRACE, close).await;
                     return;
                 }
             }
@@ -277,11 +276,11 @@ async fn pump(browser: WebSocket, upstream: UpSocket) {
                         code: CloseCode::from(c.code),
                         reason: c.reason.as_str().into(),
                     });
-                    let _ = u_tx.send(Up::Close(frame)).await;
+                    let _ = tokio::time::timeout(CLOSE_GRACE, u_tx.send(Up::Close(frame))).await;
                     return;
                 }
                 None | Some(Err(_)) => {
-                    let _ = u_tx.send(Up::Close(None)).await;
+                    let _ = tokio::time::timeout(CLOSE_GRACE, u_tx.send(Up::Close(None))).await;
                     return;
                 }
             }
