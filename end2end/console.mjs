@@ -411,8 +411,9 @@ async function missionIssues(page) {
       const box = node && node.querySelector('rect.box');
       const full = ((node && node.querySelector('title')) || {}).textContent || '';
       const shown = t.textContent.replace(/^◆ /, '');
-      if (box && t.getComputedTextLength() > box.getBBox().width - 6) {
-        out.push(`title wider than its box: "${t.textContent}" ${Math.round(t.getComputedTextLength())} > ${box.getBBox().width - 6}`);
+      // The text starts 6 in from the box's left edge and must end 6 before its right one.
+      if (box && t.getComputedTextLength() > box.getBBox().width - 12) {
+        out.push(`title wider than its box: "${t.textContent}" ${Math.round(t.getComputedTextLength())} > ${box.getBBox().width - 12}`);
       }
       const kept = shown.endsWith('…') ? shown.slice(0, -1) : shown;
       if (!full.startsWith(kept)) out.push(`title "${shown}" is not the start of "${full}"`);
