@@ -131,9 +131,9 @@ pub fn with_words<R>(i18n: I18nContext<Locale>, now: Micros, f: impl FnOnce(&Wor
 }
 
 /// How many columns ([`svg::columns`]) of a title fit on a node's first line: the box is
-/// 160 wide with 6 on each side, and a bold 11px Latin letter is about 7.1 wide on average
-/// (22 columns measured 156 in the end2end walk).
-pub const TITLE_COLUMNS: usize = 20;
+/// 160 wide with 6 on each side, and a bold 11px Latin letter with the ellipsis is about 7.5
+/// wide on average (the end2end walk measured 22 columns at 156, 20 at 151).
+pub const TITLE_COLUMNS: usize = 19;
 
 /// The DOM id of visual node `vi`'s element.
 pub fn node_dom_id(vi: usize) -> String {
