@@ -380,6 +380,49 @@ async function layoutIssues(page) {
   });
 }
 
+// The Mission view's own layout: the WorkItem table takes its section's width; its headers
+// break only between words (a Latin word on one line; CJK may break anywhere); a node title in
+// the graph fits its box, and a cut one ends with "…" and is whole in the node's <title>.
+async function missionIssues(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const table = document.querySelector('table.work-items');
+    const section = document.querySelector('.dag-details');
+    if (table && section) {
+      const tw = table.getBoundingClientRect().width;
+      const sw = section.getBoundingClientRect().width;
+      if (tw < sw - 2) out.push(`table ${Math.round(tw)} px of its section's ${Math.round(sw)} px`);
+      for (const th of table.querySelectorAll('th')) {
+        const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          for (const m of n.data.matchAll(/[^\s]+/g)) {
+            if (/[\u2e80-\u9fff\uac00-\ud7a3\uff00-\uff60]/.test(m[0])) continue;
+            const r = document.createRange();
+            r.setStart(n, m.index);
+            r.setEnd(n, m.index + m[0].length);
+            const tops = new Set([...r.getClientRects()].map((q) => Math.round(q.top)));
+            if (tops.size > 1) out.push(`header word broken: "${m[0]}"`);
+          }
+        }
+      }
+    }
+    for (const t of document.querySelectorAll('#dag text.title')) {
+      const node = t.closest('[data-node-id]');
+      const box = node && node.querySelector('rect.box');
+      const full = ((node && node.querySelector('title')) || {}).textContent || '';
+      const shown = t.textContent.replace(/^◆ /, '');
+      // The text starts 6 in from the box's left edge and must end 6 before its right one.
+      if (box && t.getComputedTextLength() > box.getBBox().width - 12) {
+        out.push(`title wider than its box: "${t.textContent}" ${Math.round(t.getComputedTextLength())} > ${box.getBBox().width - 12}`);
+      }
+      const kept = shown.endsWith('…') ? shown.slice(0, -1) : shown;
+      if (!full.startsWith(kept)) out.push(`title "${shown}" is not the start of "${full}"`);
+      if (!shown.endsWith('…') && !full.startsWith(`${shown} — `)) out.push(`title cut without "…": "${shown}" of "${full}"`);
+    }
+    return out;
+  });
+}
+
 test('live views: board, DAG, time travel, resume after a dropped socket, every view in every language', async (browser) => {
   const context = await newContext(browser);
   const page = await context.newPage();
@@ -474,7 +517,11 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
       for (const vp of VIEWPORTS) {
         await page.setViewportSize(vp);
         const issues = await layoutIssues(page);
+        if (path === '/mission') issues.push(...await missionIssues(page));
         if (issues.length) found.push(`${tag} ${path} ${vp.width}: ${issues.join('; ')}`);
+        if (path === '/mission' && vp.width < 600) {
+          await page.screenshot({ path: join(resultsDir, `live-mission-${tag}-${vp.width}.png`), fullPage: true });
+        }
       }
       await page.setViewportSize(VIEWPORTS[0]);
       const name = path === '/' ? 'board' : path.slice(1);

@@ -415,5 +415,90 @@ async fn run(
             painted - frame
         ));
     }
+    frame_ab(i18n, live, &update.changed, now, say).await;
     Ok(())
+}
+
+/// The median of `v` (0 when empty).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Ways to style the `<svg>` that the frame after a graph patch is measured with, alternated
+/// round by round: as the console draws it, and two that could keep the browser from
+/// repainting the whole SVG for one node.
+const SVG_VARIANTS: [(&str, &str); 3] = [
+    ("as drawn", ""),
+    ("svg contain: paint", "contain: paint"),
+    ("svg will-change: transform", "will-change: transform"),
+];
+
+/// How many rounds [`frame_ab`] alternates the variants for.
+const ROUNDS: usize = 9;
+
+/// What "the frame that paints it" is made of. Round by round, for each [`SVG_VARIANTS`] style
+/// on the `<svg>`: an empty frame (nothing changed, measured as [`after_paint`] measures every
+/// frame: from the animation-frame callback to the first task after it) as the baseline, then
+/// the graph node patched alone (rewrite, style and layout, its frame). Prints the medians; the
+/// frame's own work is the patched frame less the empty one.
+async fn frame_ab(
+    i18n: leptos_i18n::I18nContext<Locale>,
+    live: StoredValue<Option<LiveLayout<Sugiyama>>>,
+    changed: &[usize],
+    now: Micros,
+    say: impl Fn(String),
+) {
+    let svg = crate::web::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("dag"));
+    let n = SVG_VARIANTS.len();
+    let (mut empty, mut rewrite, mut style, mut frame, mut total) = (
+        vec![Vec::new(); n],
+        vec![Vec::new(); n],
+        vec![Vec::new(); n],
+        vec![Vec::new(); n],
+        vec![Vec::new(); n],
+    );
+    for _ in 0..ROUNDS {
+        for (k, (_, css)) in SVG_VARIANTS.iter().enumerate() {
+            if let Some(svg) = &svg {
+                let _ = svg.set_attribute("style", css);
+            }
+            // Settle: the style change's own frames.
+            after_paint().await;
+            after_paint().await;
+            let (f, p) = after_paint().await;
+            empty[k].push(p - f);
+            after_paint().await;
+            let t = now_ms();
+            live.with_value(|l| {
+                if let Some(l) = l {
+                    with_words(i18n, now, |w| patch_graph(l, changed, w));
+                }
+            });
+            let t_style = now_ms();
+            force_layout();
+            let t_frame = now_ms();
+            let (f, p) = after_paint().await;
+            rewrite[k].push(t_style - t);
+            style[k].push(t_frame - t_style);
+            frame[k].push(p - f);
+            total[k].push(t_frame - t + p - f);
+        }
+    }
+    if let Some(svg) = &svg {
+        let _ = svg.remove_attribute("style");
+    }
+    for (k, (name, _)) in SVG_VARIANTS.iter().enumerate() {
+        let (e, fr) = (median(empty[k].clone()), median(frame[k].clone()));
+        say(format!(
+            "BENCH wasm frame A/B ({name}; median of {ROUNDS}, variants alternated): empty frame {e:.1} ms; graph node alone: rewritten {:.2} ms, style and layout {:.1} ms, its frame {fr:.1} ms (the frame's own work {:.1} ms over the empty one); to the painted frame {:.1} ms; work without the wait {:.1} ms",
+            median(rewrite[k].clone()),
+            median(style[k].clone()),
+            fr - e,
+            median(total[k].clone()),
+            median(rewrite[k].clone()) + median(style[k].clone()) + (fr - e).max(0.0),
+        ));
+    }
 }

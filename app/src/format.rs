@@ -184,6 +184,51 @@ pub mod svg {
         let v = u128::from(part) * u128::from(extent) / u128::from(whole.max(1));
         i64::try_from(v).unwrap_or(i64::MAX)
     }
+
+    /// How many columns `c` takes in SVG text: 2 for the East Asian wide and fullwidth
+    /// characters (CJK ideographs, kana, Hangul, fullwidth forms), which are about twice as
+    /// wide as a Latin letter, 1 for everything else.
+    pub fn columns(c: char) -> usize {
+        match u32::from(c) {
+            0x1100..=0x115F
+            | 0x2E80..=0x303E
+            | 0x3041..=0x33FF
+            | 0x3400..=0x4DBF
+            | 0x4E00..=0x9FFF
+            | 0xA000..=0xA4CF
+            | 0xAC00..=0xD7A3
+            | 0xF900..=0xFAFF
+            | 0xFE30..=0xFE4F
+            | 0xFF00..=0xFF60
+            | 0xFFE0..=0xFFE6
+            | 0x20000..=0x3FFFD => 2,
+            _ => 1,
+        }
+    }
+
+    /// `text` cut to fit `width` columns ([`columns`]), ending with "…" when it was cut; an
+    /// SVG `<text>` does not wrap or ellipsise by itself, so the markup cuts it (the full text
+    /// stays in the element's `<title>`).
+    pub fn fit(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
+        if text.chars().map(columns).sum::<usize>() <= width {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        // Room for the ellipsis (one column).
+        let room = width.saturating_sub(1);
+        let mut used = 0;
+        let mut out = String::with_capacity(text.len().min(width * 4) + 3);
+        for c in text.chars() {
+            used += columns(c);
+            if used > room {
+                break;
+            }
+            out.push(c);
+        }
+        // No cut word ends in a space before the ellipsis ("payment …").
+        out.truncate(out.trim_end().len());
+        out.push('…');
+        std::borrow::Cow::Owned(out)
+    }
 }
 
 /// Text for markup the console writes as a string (the Mission view's DAG and WorkItem table,

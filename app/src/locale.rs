@@ -37,6 +37,18 @@ pub fn pick(stored: Option<&str>, languages: &[String]) -> &'static str {
     languages.iter().find_map(|l| match_tag(l)).unwrap_or("en")
 }
 
+/// Whether a count of `n` takes the singular in locale `tag` (CLDR's cardinal "one" for whole
+/// numbers): English 1; French 0 and 1; Chinese has no plural, its one string serves every
+/// count. A count string has a `_single` key beside its plural one and this picks between them
+/// (the i18n library's own plurals would ship ICU's plural rules for every language).
+pub fn singular(tag: &str, n: usize) -> bool {
+    match tag {
+        "en" => n == 1,
+        "fr" => n <= 1,
+        _ => false,
+    }
+}
+
 /// The locale after `current` in switcher order (the `l` shortcut).
 pub fn next(current: &str) -> &'static str {
     let i = TAGS.iter().position(|t| *t == current).unwrap_or(0);

@@ -2,7 +2,7 @@
 //! the same interpolation variables in each, the 27 wire-code explanations present and
 //! distinct, the glossary nouns kept in English, and the language choice on a first visit.
 
-use app::locale::{TAGS, match_tag, next, pick};
+use app::locale::{TAGS, match_tag, next, pick, singular};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -175,4 +175,41 @@ fn the_generated_lookups_match_the_files() {
         assert_eq!(app::app::tag_of(l), tag);
         assert_eq!(app::app::locale_of(tag), l);
     }
+}
+
+#[test]
+fn counts_take_the_singular_by_each_languages_rule_and_every_pair_exists() {
+    // English: only 1; French: 0 and 1; Chinese: no plural.
+    assert!(singular("en", 1));
+    assert!(!singular("en", 0) && !singular("en", 2) && !singular("en", 21));
+    assert!(singular("fr", 0) && singular("fr", 1));
+    assert!(!singular("fr", 2) && !singular("fr", 100));
+    assert!(!singular("zh-Hant", 1) && !singular("zh-Hant", 2));
+    // Every `_single` key has its plural beside it, with the same variables, in every locale;
+    // English and French say them differently, Chinese may say them alike.
+    for tag in TAGS {
+        let s = strings(tag);
+        let pairs: Vec<(&String, &String)> = s
+            .iter()
+            .filter_map(|(k, v)| {
+                let plural = k.strip_suffix("_single")?;
+                Some((
+                    v,
+                    s.get(plural)
+                        .unwrap_or_else(|| panic!("{tag}.{plural} missing")),
+                ))
+            })
+            .collect();
+        assert!(pairs.len() >= 3, "{tag}: {} count pairs", pairs.len());
+        for (one, many) in pairs {
+            assert_eq!(vars(one), vars(many), "{tag}: {one} / {many}");
+            if tag != "zh-Hant" {
+                assert_ne!(one, many, "{tag}: the singular says the plural");
+            }
+        }
+    }
+    assert_eq!(
+        strings("en")["mission.critical_path_single"],
+        "critical path: {{ n }} WorkItem"
+    );
 }

@@ -1,7 +1,9 @@
 //! `format::svg`: the numbers written into SVG attributes are formatted from integers, and say
-//! the same as the float text they replace.
+//! the same as the float text they replace; a node title too long for its box is cut with "…",
+//! counting CJK characters as two columns.
 
-use app::format::svg::{coord, num, scale};
+use app::format::svg::{columns, coord, fit, num, scale};
+use std::borrow::Cow;
 
 #[test]
 fn coord_rounds_to_the_nearest_unit() {
@@ -45,4 +47,47 @@ fn scale_places_a_value_on_an_axis() {
     assert_eq!(scale(7, 0, 200), 1400);
     assert_eq!(scale(u64::MAX, u64::MAX, 600), 600);
     assert_eq!(scale(u64::MAX, 1, u64::MAX), i64::MAX);
+}
+
+#[test]
+fn fit_keeps_a_title_that_fits_and_cuts_a_longer_one_with_an_ellipsis() {
+    // Exactly fits: 22 columns, kept whole and borrowed.
+    let exact = "Document the payment f";
+    assert_eq!(exact.chars().count(), 22);
+    assert!(matches!(fit(exact, 22), Cow::Borrowed(t) if t == exact));
+    // One over: cut to 21 columns and the ellipsis, which is 22 again.
+    let over = "Document the payment fl";
+    assert_eq!(fit(over, 22), "Document the payment…");
+    assert_eq!(
+        fit("Document the payment provider's webhooks", 22),
+        "Document the payment…"
+    );
+    // The cut never leaves a space before the ellipsis.
+    assert_eq!(fit("abcdefghij klmnopqrstuvwxyz", 12), "abcdefghij…");
+    // Empty and short titles are kept.
+    assert_eq!(fit("", 22), "");
+    assert_eq!(fit("Ship", 22), "Ship");
+    // No room at all: the ellipsis alone says something was there.
+    assert_eq!(fit("Ship", 0), "…");
+}
+
+#[test]
+fn fit_counts_characters_not_bytes_and_cjk_as_wide() {
+    // French accents are one column each (two bytes each in UTF-8).
+    let fr = "Vérifier l’intégrité des reçus émis";
+    assert_eq!(fit(fr, 22), "Vérifier l’intégrité…");
+    assert_eq!(fit("Édition été", 22), "Édition été");
+    // zh-Hant: two columns a character; 11 fit in 22, 12 do not.
+    assert_eq!(columns('驗'), 2);
+    assert_eq!(columns('é'), 1);
+    assert_eq!(columns('a'), 1);
+    assert_eq!(columns('，'), 2);
+    let eleven = "驗證付款服務供應商的回";
+    assert_eq!(fit(eleven, 22), eleven);
+    assert_eq!(fit("驗證付款服務供應商的回呼", 22), "驗證付款服務供應商的…");
+    // Mixed: "WorkItem " is 9 columns, then 6 ideographs (12) = 21, the 7th would pass 21.
+    assert_eq!(
+        fit("WorkItem 驗證付款服務供應商", 22),
+        "WorkItem 驗證付款服務…"
+    );
 }

@@ -95,6 +95,11 @@ pub fn when(i18n: I18nContext<Locale>, at: Micros, now: Micros) -> String {
     )
 }
 
+/// Whether a count of `n` takes the singular in the reader's language.
+fn one_of(i18n: I18nContext<Locale>, n: usize) -> bool {
+    crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n)
+}
+
 /// Why a WorkItem is not running, one sentence per reason (each the authority's own predicate,
 /// wasm-core `views::dag`), as escaped HTML in the reader's language: the Mission view writes
 /// its WorkItem table as one markup string (`routes::mission`), and rendering the translation
@@ -110,8 +115,13 @@ pub fn why_markup(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> 
             t!(i18n, why.mission_not_active, state = move || s.clone()).to_html()
         }
         WhyNotRunning::Dependencies(ids) => {
+            let one = one_of(i18n, ids.len());
             let ids = ids.join(", ");
-            t!(i18n, why.dependencies, ids = move || ids.clone()).to_html()
+            if one {
+                t!(i18n, why.dependencies_single, ids = move || ids.clone()).to_html()
+            } else {
+                t!(i18n, why.dependencies, ids = move || ids.clone()).to_html()
+            }
         }
         WhyNotRunning::Budget { dimension, account } => {
             let d = dimension_label(i18n, dimension);
@@ -150,8 +160,18 @@ pub fn why_markup(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> 
                 .iter()
                 .map(|c| format!("{} ≥ {}", c.id, c.minimum_version))
                 .collect();
+            let one = one_of(i18n, r.len());
             let r = r.join(", ");
-            t!(i18n, why.capability, requirements = move || r.clone()).to_html()
+            if one {
+                t!(
+                    i18n,
+                    why.capability_single,
+                    requirements = move || r.clone()
+                )
+                .to_html()
+            } else {
+                t!(i18n, why.capability, requirements = move || r.clone()).to_html()
+            }
         }
         WhyNotRunning::NotOffered => t!(i18n, why.not_offered).to_html(),
         WhyNotRunning::AwaitingAcceptance { candidates } => {

@@ -130,6 +130,11 @@ pub fn with_words<R>(i18n: I18nContext<Locale>, now: Micros, f: impl FnOnce(&Wor
     })
 }
 
+/// How many columns ([`svg::columns`]) of a title fit on a node's first line: the box is
+/// 160 wide with 6 on each side, and a bold 11px Latin letter with the ellipsis is about 7.5
+/// wide on average (the end2end walk measured 22 columns at 156, 20 at 151).
+pub const TITLE_COLUMNS: usize = 19;
+
 /// The DOM id of visual node `vi`'s element.
 pub fn node_dom_id(vi: usize) -> String {
     format!("dag-v{vi}")
@@ -167,7 +172,11 @@ fn node_markup(l: &LiveLayout<Sugiyama>, vi: usize, words: &Words) -> Option<Nod
         .map_or("—", |o| o.rsplit(':').next().unwrap_or_default());
     let epoch = attrs.map_or(0, |a| a.ownership_epoch);
     let label = (words.state)(state);
-    let short: String = title.chars().take(22).collect();
+    // The "◆ " mark of the critical path takes two of the box's columns.
+    let short = svg::fit(
+        title,
+        TITLE_COLUMNS.saturating_sub(if critical { 2 } else { 0 }),
+    );
     let mut inner = String::with_capacity(320 + title.len());
     inner.push_str("<title>");
     escape_into(&mut inner, title);
@@ -701,7 +710,14 @@ fn Dag(group: String) -> impl IntoView {
                         <span class="hint">{t!(i18n, mission.keys_hint)}</span>
                     </div>
                     <p class="legend">
-                        <span class="critical-mark">"◆ "</span>{t!(i18n, mission.critical_path, n = move || crit_n.get())}
+                        <span class="critical-mark">"◆ "</span>{move || {
+                            let n = crit_n.get();
+                            if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {
+                                t!(i18n, mission.critical_path_single, n = move || n).into_any()
+                            } else {
+                                t!(i18n, mission.critical_path, n = move || n).into_any()
+                            }
+                        }}
                         " · "{t!(i18n, mission.layouts, n = move || layouts.get())}
                     </p>
                     <div class="dag-frame">
@@ -762,11 +778,15 @@ fn use_console_now() -> impl Fn() -> Micros + Copy {
     move || console.map_or_else(crate::web::now, |c| c.view_now())
 }
 
-/// The WorkItem table: a header, and rows written as one markup string.
+/// The WorkItem table: a header, and rows written as one markup string. Its wrapper scrolls
+/// sideways when the table is wider than the screen (its headers break only between words, so
+/// it has a minimum width); as a scrolling region it is focusable and named, for the keyboard.
 #[component]
 pub fn WorkItemTable(rows: Signal<String>) -> impl IntoView {
     let i18n = use_i18n();
     view! {
+        <div class="table-scroll work-items-scroll" role="region" tabindex="0"
+            aria-label=move || t_string!(i18n, mission.details)>
         <table class="work-items">
             <thead><tr>
                 <th scope="col">"WorkItem"</th>
@@ -778,6 +798,7 @@ pub fn WorkItemTable(rows: Signal<String>) -> impl IntoView {
             </tr></thead>
             <tbody inner_html=move || rows.get()></tbody>
         </table>
+        </div>
     }
 }
 
