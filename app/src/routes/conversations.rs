@@ -47,7 +47,11 @@ fn Conversation(conv: ConversationView) -> impl IntoView {
     view! {
         <section class="conversation" data-conversation=conv.conversation_id.clone()>
             <h2><code>{conv.conversation_id.clone()}</code></h2>
-            <p class="hint">{t!(i18n, conversations.messages, n = move || n)}" · Mission "<code>{conv.mission_id.clone()}</code></p>
+            <p class="hint">{move || if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {
+                t!(i18n, conversations.messages_single, n = move || n).into_any()
+            } else {
+                t!(i18n, conversations.messages, n = move || n).into_any()
+            }}" · Mission "<code>{conv.mission_id.clone()}</code></p>
             <ol class="messages">
                 {conv.messages.into_iter().map(|m| {
                     let (cls, text) = match &m.effective {
