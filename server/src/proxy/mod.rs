@@ -413,12 +413,7 @@ mod tests {
                 while tx.send(Message::Text(flood.as_str().into())).await.is_ok() {}
                 let _ = on_write.send("write").await;
             });
-            loop {
-                match rx.next().await {
-                    Some(Ok(_)) => {}
-                    None | Some(Err(_)) => break,
-                }
-            }
+            while let Some(Ok(_)) = rx.next().await {}
             let _ = ended_tx.send("read").await;
             let _ = writer.await;
         });
