@@ -5,7 +5,7 @@
 //! authority go on.
 //!
 //! What closes the connection (binding.md, "Errors"): a failed handshake, a first frame that
-//! is not `HELLO`, a binary message, a fenced or expired session, and a client that leaves
+//! is not `HELLO` or does not come within `GatewayConfig::hello_wait`, a binary message, a fenced or expired session, and a client that leaves
 //! its replies unread. Everything else, a rejected Command included, is answered with an
 //! `ERROR` frame and the connection stays open. A closing connection's last frames (the
 //! closing `ERROR`, the Close) get `GatewayConfig::close_grace` to be sent; then the socket
@@ -122,7 +122,11 @@ async fn handshake(
     socket: &mut WebSocket,
     kind: ActorType,
 ) -> Result<Established, Option<WireError>> {
-    let first = next_value(socket).await?;
+    // Bounded: a client that opens the socket and sends nothing is refused and dropped.
+    let first = match tokio::time::timeout(gw.config.hello_wait, next_value(socket)).await {
+        Ok(v) => v?,
+        Err(_) => return Err(Some(GatewayError::NoHello.wire().fatal())),
+    };
     if session::offers_no_common_version(&first) {
         return Err(Some(GatewayError::Version.wire().fatal()));
     }

@@ -51,6 +51,11 @@ pub const READ_BUFFER: usize = 16 * 1024;
 /// socket and a task forever. The proxy bounds its closing sends the same way.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(3);
 
+/// How long a new connection may take to send its first frame (`HELLO/client_init`): a
+/// client that opens `/ws` and says nothing must not keep a socket and a task forever. The
+/// second step has its own bound (`challenge_ttl`).
+pub const HELLO_WAIT: Duration = Duration::from_secs(10);
+
 /// The bounds and lifetimes of the binding.
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
@@ -69,6 +74,9 @@ pub struct GatewayConfig {
     pub retry_after_ms: u64,
     /// How long a closing connection's last frames may take to send ([`CLOSE_GRACE`]).
     pub close_grace: Duration,
+    /// How long the first frame may take to arrive ([`HELLO_WAIT`]); past it the client gets
+    /// a fatal `AUTH_REQUIRED` and the connection closes.
+    pub hello_wait: Duration,
 }
 
 impl Default for GatewayConfig {
@@ -81,6 +89,7 @@ impl Default for GatewayConfig {
             commands_in_flight: 64,
             retry_after_ms: 250,
             close_grace: CLOSE_GRACE,
+            hello_wait: HELLO_WAIT,
         }
     }
 }
@@ -203,6 +212,8 @@ pub(crate) fn event_frame(jcs: &[u8]) -> String {
 pub enum GatewayError {
     /// The first frame is not `HELLO/client_init`.
     NotAuthenticated,
+    /// No first frame within `GatewayConfig::hello_wait`.
+    NoHello,
     /// A handshake step failed (signature, key, transcript, expiry).
     Handshake(&'static str),
     /// The session is fenced by a newer Session Epoch.
@@ -225,7 +236,9 @@ pub enum GatewayError {
 impl GatewayError {
     pub fn code(&self) -> ErrorCode {
         match self {
-            GatewayError::NotAuthenticated | GatewayError::Expired => ErrorCode::AuthRequired,
+            GatewayError::NotAuthenticated | GatewayError::NoHello | GatewayError::Expired => {
+                ErrorCode::AuthRequired
+            }
             GatewayError::Handshake(_) => ErrorCode::AuthInvalidSignature,
             GatewayError::Fenced => ErrorCode::AuthStaleSession,
             GatewayError::GroupNotFound => ErrorCode::GroupNotFound,
@@ -239,6 +252,7 @@ impl GatewayError {
     pub fn wire(&self) -> WireError {
         let message = match self {
             GatewayError::NotAuthenticated => "the first frame must be HELLO/client_init".into(),
+            GatewayError::NoHello => "no HELLO/client_init in time; connect again and HELLO".into(),
             GatewayError::Handshake(m) => (*m).to_owned(),
             GatewayError::Fenced => {
                 "this session's Session Epoch is fenced by a newer HELLO".to_owned()

@@ -1923,3 +1923,38 @@ async fn a_client_not_reading_its_closing_error_is_dropped_after_the_grace() {
     ping_pong(&mut other).await;
     srv.stop().await;
 }
+
+/// A client that opens `/ws` and sends nothing gets a fatal `AUTH_REQUIRED` once
+/// `hello_wait` is over, then the Close (binding.md, "Errors and what closes the
+/// connection"); a HELLO within the bound opens a session that outlives it. Before the bound,
+/// the server waited for the first frame forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_sending_no_hello_is_refused_and_closed() {
+    let dir = TempDir::new("no-hello");
+    let wait = Duration::from_millis(300);
+    let srv = Server::start(
+        &dir,
+        Options {
+            config: GatewayConfig {
+                hello_wait: wait,
+                ..GatewayConfig::default()
+            },
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut silent = srv.client(false).await;
+    let e = frame(&mut silent).await;
+    assert_eq!(code(&e), "AUTH_REQUIRED", "{}", json::to_string(&e));
+    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    closed(&mut silent).await;
+    assert!(srv.gw.hub.connections_of(&srv.h.id("coord")).is_empty());
+
+    // A HELLO in time is served, and the session is not cut at the bound.
+    let mut c = srv.session("coord").await;
+    ping_pong(&mut c).await;
+    tokio::time::sleep(wait * 2).await;
+    ping_pong(&mut c).await;
+    assert_eq!(srv.gw.hub.connections_of(&srv.h.id("coord")).len(), 1);
+    srv.stop().await;
+}

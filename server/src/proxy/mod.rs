@@ -22,6 +22,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message as Up;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -35,6 +36,12 @@ use crate::wire::WireError;
 /// its own (RFC 6455 registry: 1012 Service Restart, "reconnect").
 pub const CLOSE_UPSTREAM_GONE: u16 = 1012;
 
+/// How long one relayed message may take to be sent to either side. A side that stops
+/// reading blocks the relay in that send; past this bound the pair is dropped, instead of the
+/// relay waiting forever (and missing the other side's close meanwhile). Generous: a reading
+/// peer takes a 1 MiB frame far sooner.
+pub const RELAY_SEND_LIMIT: Duration = Duration::from_secs(30);
+
 /// Where the relay connects, and whom it trusts there.
 #[derive(Clone)]
 pub struct Upstream {
@@ -42,6 +49,8 @@ pub struct Upstream {
     pub url: String,
     /// TLS trust for a `wss://` upstream (the pinned certificate of `--upstream-ca`).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// How long one relayed send may take ([`RELAY_SEND_LIMIT`]).
+    pub send_limit: Duration,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -111,6 +120,7 @@ impl Upstream {
         Ok(Upstream {
             url: url.to_owned(),
             tls,
+            send_limit: RELAY_SEND_LIMIT,
         })
     }
 
@@ -204,13 +214,15 @@ pub async fn relay(State(up): State<Arc<Upstream>>, uri: Uri, ws: WebSocketUpgra
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .read_buffer_size(crate::gateway::READ_BUFFER)
-        .on_upgrade(move |browser| pump(browser, upstream))
+        .on_upgrade(move |browser| pump(browser, upstream, up.send_limit))
 }
 
 /// Copies data frames both ways until either side ends; the other side then gets a close
 /// (the upstream's own close code when it sent one, 1012 when it just dropped), given at most
-/// `CLOSE_GRACE` to be sent: a peer that does not read must not keep the pair alive.
-async fn pump(browser: WebSocket, upstream: UpSocket) {
+/// `CLOSE_GRACE` to be sent: a peer that does not read must not keep the pair alive. A data
+/// message that cannot be sent within `send_limit` (its receiver stopped reading) drops both
+/// sides at once.
+async fn pump(browser: WebSocket, upstream: UpSocket, send_limit: Duration) {
     let (mut b_tx, mut b_rx) = browser.split();
     let (mut u_tx, mut u_rx) = upstream.split();
     let down = async {
@@ -219,12 +231,12 @@ async fn pump(browser: WebSocket, upstream: UpSocket) {
             match u_rx.next().await {
                 Some(Ok(Up::Text(t))) => {
                     let t = ws::Utf8Bytes::from(t.as_str());
-                    if b_tx.send(ws::Message::Text(t)).await.is_err() {
+                    if !sent(send_limit, b_tx.send(ws::Message::Text(t))).await {
                         return;
                     }
                 }
                 Some(Ok(Up::Binary(b))) => {
-                    if b_tx.send(ws::Message::Binary(b)).await.is_err() {
+                    if !sent(send_limit, b_tx.send(ws::Message::Binary(b))).await {
                         return;
                     }
                 }
@@ -261,12 +273,12 @@ async fn pump(browser: WebSocket, upstream: UpSocket) {
         loop {
             match b_rx.next().await {
                 Some(Ok(ws::Message::Text(t))) => {
-                    if u_tx.send(Up::Text(t.as_str().into())).await.is_err() {
+                    if !sent(send_limit, u_tx.send(Up::Text(t.as_str().into()))).await {
                         return;
                     }
                 }
                 Some(Ok(ws::Message::Binary(b))) => {
-                    if u_tx.send(Up::Binary(b)).await.is_err() {
+                    if !sent(send_limit, u_tx.send(Up::Binary(b))).await {
                         return;
                     }
                 }
@@ -290,6 +302,17 @@ async fn pump(browser: WebSocket, upstream: UpSocket) {
     tokio::select! {
         () = down => {},
         () = up => {},
+    }
+}
+
+/// Whether one relayed send completed within `limit`.
+async fn sent<E>(limit: Duration, send: impl Future<Output = Result<(), E>>) -> bool {
+    match tokio::time::timeout(limit, send).await {
+        Ok(r) => r.is_ok(),
+        Err(_) => {
+            tracing::warn!("a relayed message was not taken in time; dropping the pair");
+            false
+        }
     }
 }
 
@@ -361,6 +384,86 @@ mod tests {
         assert!(is_loopback_host("127.0.0.5"));
         assert!(is_loopback_host("::1"));
         assert!(!is_loopback_host("10.0.0.1"));
+    }
+
+    /// A browser that stops reading blocks the relay in a send to it; past `send_limit` the
+    /// pair is dropped, so the upstream sees its connection end (before the bound, the relay
+    /// waited forever and the upstream's socket lived on). Tiny socket buffers make the stall
+    /// come quickly; the upstream floods until it does. Nothing asserts a duration.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_browser_that_stops_reading_drops_the_pair_after_the_send_limit() {
+        use tokio_tungstenite::tungstenite::Message;
+        const PATIENCE: Duration = Duration::from_secs(30);
+        let payload = "x".repeat(64 * 1024);
+
+        // The stand-in upstream: floods text messages until its socket fails, and reports
+        // when its connection ends (read end or write error).
+        let up_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let up_addr = up_listener.local_addr().expect("addr");
+        let (ended_tx, mut ended) = tokio::sync::mpsc::channel::<&'static str>(2);
+        let flood = payload.clone();
+        let upstream = tokio::spawn(async move {
+            let (tcp, _) = up_listener.accept().await.expect("accept");
+            let ws = tokio_tungstenite::accept_async(tcp).await.expect("ws");
+            let (mut tx, mut rx) = ws.split();
+            let on_write = ended_tx.clone();
+            let writer = tokio::spawn(async move {
+                while tx.send(Message::Text(flood.as_str().into())).await.is_ok() {}
+                let _ = on_write.send("write").await;
+            });
+            while let Some(Ok(_)) = rx.next().await {}
+            let _ = ended_tx.send("read").await;
+            let _ = writer.await;
+        });
+
+        // The proxy, its accepted sockets with a small send buffer.
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.set_send_buffer_size(4096).expect("SO_SNDBUF");
+        socket
+            .bind("127.0.0.1:0".parse().expect("addr"))
+            .expect("bind");
+        let listener = socket.listen(16).expect("listen");
+        let proxy_addr = listener.local_addr().expect("addr");
+        let mut up = Upstream::new(&format!("ws://{up_addr}/ws"), None).expect("upstream");
+        up.send_limit = Duration::from_millis(200);
+        let app = axum::Router::new()
+            .route("/ws", axum::routing::get(relay))
+            .with_state(Arc::new(up));
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+
+        // The browser: a tiny receive buffer; it reads one message (relayed unchanged), then
+        // stops reading.
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(2048).expect("SO_RCVBUF");
+        let tcp = socket.connect(proxy_addr).await.expect("connect");
+        let (mut browser, _) =
+            tokio_tungstenite::client_async(format!("ws://{proxy_addr}/ws"), tcp)
+                .await
+                .expect("ws");
+        let first = tokio::time::timeout(PATIENCE, browser.next())
+            .await
+            .expect("a message")
+            .expect("open")
+            .expect("readable");
+        assert_eq!(first, Message::Text(payload.as_str().into()));
+
+        let gone = tokio::time::timeout(PATIENCE, ended.recv()).await;
+        assert!(
+            matches!(gone, Ok(Some(_))),
+            "the relay still holds the upstream while the browser does not read"
+        );
+        // The browser's side is dropped too: reading on reaches its end.
+        let browser_end = tokio::time::timeout(PATIENCE, async {
+            while let Some(Ok(_)) = browser.next().await {}
+        })
+        .await;
+        assert!(browser_end.is_ok(), "the browser's socket is still open");
+        server.abort();
+        upstream.abort();
     }
 
     #[test]
