@@ -554,7 +554,9 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
 /// `pooled`, the socket's backlog thresholds are lowered (docs/console.md, "the socket's replay")
 /// so the demo's small history is verified by the Worker pool in chunks of 7 frames. With
 /// `tamper`, the test's proxy sends, right after the first Event of sequence 2, a copy under
-/// another Event ID (so its signature no longer holds).
+/// another Event ID (so its signature no longer holds), and, right before the first Event of
+/// sequence 3, a copy under the SAME Event ID with its `occurredAt` changed (refused; the genuine
+/// Event that follows is applied and keeps its verified mark: two rows, never merged).
 async function liveSession(browser, { pooled, tamper }) {
   const context = await newContext(browser);
   if (pooled) {
@@ -569,11 +571,19 @@ async function liveSession(browser, { pooled, tamper }) {
   page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
   page.on('console', (m) => page.logs.push(m.text()));
   const sockets = [];
-  const state = { tampered: null };
+  const state = { tampered: null, sameId: null };
   await page.routeWebSocket(/\/ws/, (ws) => {
     const server = ws.connectToServer();
     sockets.push({ ws, server });
     server.onMessage((m) => {
+      if (tamper && !state.sameId && typeof m === 'string' && m.includes('"frameType":"EVENT"')) {
+        const copy = JSON.parse(m);
+        if (copy.event && copy.event.sequence === 3 && /\dZ$/.test(copy.event.occurredAt || '')) {
+          copy.event.occurredAt = copy.event.occurredAt.replace(/(\d)Z$/, (_, d) => (d === '0' ? '1' : '0') + 'Z');
+          state.sameId = copy.event.eventId;
+          ws.send(JSON.stringify(copy));
+        }
+      }
       ws.send(m);
       if (!tamper || state.tampered || typeof m !== 'string' || !m.includes('"frameType":"EVENT"')) return;
       const frame = JSON.parse(m);
@@ -626,6 +636,15 @@ test('the socket backlog on the Worker pool: a tampered Event refused, the same 
   check((await p.locator('.rejected-events tr[data-event-id]').evaluateAll((rs) => rs.map((r) => r.dataset.eventId)))
     .includes(pooled.state.tampered), 'the tampered Event is not listed as rejected');
   check((await p.locator('.alarms .alarm').count()) >= 1, 'no alarm for the tampered Event');
+  // The copy under the genuine Event's own ID: its own rejected row; the genuine one verified.
+  check(pooled.state.sameId, 'the proxy found no Event of sequence 3 to copy');
+  check((await p.locator('.rejected-events tr[data-event-id]').evaluateAll((rs) => rs.map((r) => r.dataset.eventId)))
+    .includes(pooled.state.sameId), 'the same-ID copy is not listed as rejected');
+  const genuine = p.locator(`#events-table tbody tr[data-event-id="${pooled.state.sameId}"]`);
+  await genuine.first().waitFor({ timeout: TIMEOUT_MS });
+  check((await genuine.count()) === 1, `the genuine Event has ${await genuine.count()} rows`);
+  check((await genuine.locator('td.mark.verified').count()) === 1, 'the genuine Event is not shown as verified');
+  check((await genuine.locator('td.mark.rejected').count()) === 0, 'the genuine Event is shown as rejected');
   // The same folded log and board as the page that verified on its own thread (polled: the
   // demo may still be sealing Events, which both pages then receive live).
   let a;

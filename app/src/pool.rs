@@ -22,6 +22,13 @@
 //! answer that is not exactly one verdict per Event, a worker's `{error}`, or a worker that dies
 //! sends its chunks to this thread's own verification: nothing is ever applied unverified, and
 //! the replay ends even with no worker left.
+//!
+//! A worker that neither answers nor errors (hung) is caught by a watchdog
+//! ([`crate::replay::Watchdog`], checked every second): once its oldest chunk is past
+//! [`crate::replay::WATCHDOG_BASE_MS`] plus a per-Event allowance it gets a `Failed` reply, so it
+//! is retired exactly as a worker that errors, and whatever it answers later is ignored. The
+//! base can be lowered for tests with the `localStorage` key
+//! `missionweave.console.workerTimeoutMs`.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -34,7 +41,9 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_core::crypto::registry::ValidatedRegistry;
 
 use crate::fold::EventLog;
-use crate::replay::{Pipeline, Verdict, stage_named, verify_chunk};
+use crate::replay::{
+    Pipeline, Verdict, WATCHDOG_BASE_MS, WATCHDOG_PER_EVENT_MS, Watchdog, stage_named, verify_chunk,
+};
 use crate::socket::backlog::{FrameVerdict, verify_frames};
 
 thread_local! {
@@ -209,10 +218,19 @@ struct Slot {
 pub struct Pool {
     slots: Vec<Slot>,
     inbox: Rc<RefCell<Inbox>>,
+    watchdog: Rc<RefCell<Watchdog>>,
+    /// The interval that checks the watchdog (its handle and callback), cleared when dropped.
+    tick: Option<(i32, Closure<dyn FnMut()>)>,
 }
+
+/// How often the watchdog is checked (the deadlines are seconds long).
+const WATCHDOG_TICK_MS: i32 = 1_000;
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        if let (Some((handle, _)), Some(w)) = (&self.tick, crate::web::window()) {
+            w.clear_interval_with_handle(*handle);
+        }
         for s in &self.slots {
             s.worker.terminate();
         }
@@ -266,9 +284,15 @@ impl Pool {
     /// its own thread).
     pub async fn start(url: &str, size: usize, registry_fixture: &[u8]) -> Result<Pool, String> {
         let inbox = Rc::new(RefCell::new(Inbox::default()));
+        let base_ms = crate::web::local_get("missionweave.console.workerTimeoutMs")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .unwrap_or(WATCHDOG_BASE_MS);
         let mut pool = Pool {
             slots: Vec::new(),
             inbox: inbox.clone(),
+            watchdog: Rc::new(RefCell::new(Watchdog::new(base_ms, WATCHDOG_PER_EVENT_MS))),
+            tick: None,
         };
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
@@ -322,7 +346,38 @@ impl Pool {
         if pool.alive() == 0 {
             return Err(format!("no worker started: {last_error}"));
         }
+        pool.arm_watchdog();
         Ok(pool)
+    }
+
+    /// Checks the watchdog every [`WATCHDOG_TICK_MS`]: an overdue worker gets a `Failed` reply
+    /// (handled as any failed worker: retired, its chunks verified on the page).
+    fn arm_watchdog(&mut self) {
+        let Some(w) = crate::web::window() else {
+            return;
+        };
+        let (inbox, watchdog) = (self.inbox.clone(), self.watchdog.clone());
+        let cb = Closure::<dyn FnMut()>::new(move || {
+            let overdue = watchdog.borrow_mut().expire(crate::web::perf_now());
+            for (i, _) in overdue {
+                deliver(&inbox, i, Reply::Failed("no answer in time".into()));
+            }
+        });
+        if let Ok(handle) = w.set_interval_with_callback_and_timeout_and_arguments_0(
+            cb.as_ref().unchecked_ref(),
+            WATCHDOG_TICK_MS,
+        ) {
+            self.tick = Some((handle, cb));
+        }
+    }
+
+    /// Worker `i` is no longer trusted: terminated, nothing more for it.
+    fn kill(&mut self, i: usize) {
+        self.watchdog.borrow_mut().retire(i);
+        if let Some(slot) = self.slots.get_mut(i) {
+            slot.alive = false;
+            slot.worker.terminate();
+        }
     }
 
     /// This pool's replies ([`Replies`]).
@@ -365,11 +420,13 @@ impl Pool {
                 .is_ok()
             {
                 slot.in_flight.push_back(n);
+                self.watchdog
+                    .borrow_mut()
+                    .sent(i, n, texts.len(), crate::web::perf_now());
                 return true;
             }
             // This worker cannot take messages: its other chunks are lost too.
-            slot.alive = false;
-            slot.worker.terminate();
+            self.kill(i);
         }
     }
 
@@ -385,22 +442,28 @@ impl Pool {
     /// Reads worker `i`'s reply to a chunk of frames. A worker that failed, or answered anything
     /// but a full answer to the chunk it was sent, is not trusted with more.
     pub fn frames_reply(&mut self, i: usize, reply: Reply) -> FramesAnswer {
-        let Some(slot) = self.slots.get_mut(i) else {
+        if i >= self.slots.len() {
             return FramesAnswer::Nothing;
-        };
+        }
         let answer = match &reply {
             Reply::Message(m) if !get(m, "error").is_truthy() => read_frames_answer(m),
             _ => None,
         };
+        // The watchdog takes only a live worker's answer to its oldest chunk (not a late one).
+        let now = crate::web::perf_now();
+        let slot = &mut self.slots[i];
         match answer {
-            Some((n, verdicts)) if slot.in_flight.front() == Some(&n) => {
+            Some((n, verdicts))
+                if slot.in_flight.front() == Some(&n)
+                    && self.watchdog.borrow_mut().answered(i, n, now) =>
+            {
                 slot.in_flight.pop_front();
                 FramesAnswer::Chunk(n, verdicts)
             }
             _ => {
-                slot.alive = false;
-                slot.worker.terminate();
-                FramesAnswer::Lost(std::mem::take(&mut slot.in_flight).into())
+                let lost = std::mem::take(&mut slot.in_flight).into();
+                self.kill(i);
+                FramesAnswer::Lost(lost)
             }
         }
     }
@@ -455,6 +518,9 @@ impl Pool {
             return false;
         }
         slot.in_flight.push_back(n);
+        self.watchdog
+            .borrow_mut()
+            .sent(i, n, docs.len(), crate::web::perf_now());
         true
     }
 
@@ -519,6 +585,18 @@ impl Pool {
                     else {
                         continue;
                     };
+                    if !self
+                        .watchdog
+                        .borrow_mut()
+                        .answered(i, n, crate::web::perf_now())
+                    {
+                        // Overdue (its `Failed` reply is queued): not taken, retired now.
+                        if let Some(s) = self.slots.get_mut(i) {
+                            s.in_flight.push_front(n);
+                        }
+                        self.retire(i, &mut p, texts, registry);
+                        continue;
+                    }
                     let taken = read_answer(&m)
                         .filter(|(c, _)| *c == n)
                         .is_some_and(|(_, v)| p.arrived(n, v).is_ok());
@@ -543,9 +621,9 @@ impl Pool {
         let Some(slot) = self.slots.get_mut(i) else {
             return;
         };
-        slot.alive = false;
-        slot.worker.terminate();
-        for n in std::mem::take(&mut slot.in_flight) {
+        let chunks = std::mem::take(&mut slot.in_flight);
+        self.kill(i);
+        for n in chunks {
             if !p.answered(n) {
                 verify_here(p, n, texts, registry);
             }

@@ -285,3 +285,104 @@ pub fn replay_here<T: AsRef<[u8]>>(
     }
     p
 }
+
+/// How long a worker may take to answer a chunk before it is retired: a base (a worker that
+/// is slow to start, a busy machine) plus an allowance per Event of the chunk. Generous: a
+/// chunk of [`CHUNK`] Events is roughly 100 ms of verification, the bound is 20 s.
+pub const WATCHDOG_BASE_MS: f64 = 10_000.0;
+/// The per-Event allowance of [`WATCHDOG_BASE_MS`].
+pub const WATCHDOG_PER_EVENT_MS: f64 = 20.0;
+
+#[derive(Debug, Default)]
+struct Watched {
+    /// Chunks sent and not answered, oldest first (a worker answers in order), each with its
+    /// number of Events.
+    in_flight: std::collections::VecDeque<(usize, usize)>,
+    /// When the oldest chunk in flight started: its sending, or the previous answer when it was
+    /// queued behind another chunk.
+    started_ms: f64,
+    retired: bool,
+}
+
+/// The watchdog over the pool's workers (sans-IO: the caller passes the clock). A worker that
+/// neither answers nor errors would stall the replay (or the socket's held backlog) forever:
+/// once its oldest chunk is past its deadline the worker is retired, exactly as a worker that
+/// errors — its unanswered chunks are verified on the page, and whatever it answers later is
+/// ignored.
+#[derive(Debug)]
+pub struct Watchdog {
+    base_ms: f64,
+    per_event_ms: f64,
+    workers: BTreeMap<usize, Watched>,
+}
+
+impl Watchdog {
+    /// A chunk of `n` Events may take `base_ms + n * per_event_ms`.
+    pub fn new(base_ms: f64, per_event_ms: f64) -> Watchdog {
+        Watchdog {
+            base_ms: base_ms.max(0.0),
+            per_event_ms: per_event_ms.max(0.0),
+            workers: BTreeMap::new(),
+        }
+    }
+
+    /// The bound for a chunk of `events` Events.
+    pub fn bound_ms(&self, events: usize) -> f64 {
+        self.base_ms + self.per_event_ms * events as f64
+    }
+
+    /// Chunk `chunk` of `events` Events was sent to `worker` at `now_ms`.
+    pub fn sent(&mut self, worker: usize, chunk: usize, events: usize, now_ms: f64) {
+        let w = self.workers.entry(worker).or_default();
+        if w.retired {
+            return;
+        }
+        if w.in_flight.is_empty() {
+            w.started_ms = now_ms;
+        }
+        w.in_flight.push_back((chunk, events));
+    }
+
+    /// `worker` answered `chunk` at `now_ms`. False when the answer is not to be taken: the
+    /// worker is retired (a late answer), or `chunk` is not its oldest chunk in flight.
+    pub fn answered(&mut self, worker: usize, chunk: usize, now_ms: f64) -> bool {
+        let Some(w) = self.workers.get_mut(&worker) else {
+            return false;
+        };
+        if w.retired || w.in_flight.front().map(|(n, _)| *n) != Some(chunk) {
+            return false;
+        }
+        w.in_flight.pop_front();
+        w.started_ms = now_ms;
+        true
+    }
+
+    /// Retires `worker` (it errored, died or is overdue); returns its unanswered chunks.
+    pub fn retire(&mut self, worker: usize) -> Vec<usize> {
+        let w = self.workers.entry(worker).or_default();
+        w.retired = true;
+        std::mem::take(&mut w.in_flight)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    pub fn is_retired(&self, worker: usize) -> bool {
+        self.workers.get(&worker).is_some_and(|w| w.retired)
+    }
+
+    /// Workers whose oldest chunk is past its deadline at `now_ms`, each with its unanswered
+    /// chunks; they are retired (listed once).
+    pub fn expire(&mut self, now_ms: f64) -> Vec<(usize, Vec<usize>)> {
+        let overdue: Vec<usize> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| !w.retired)
+            .filter_map(|(i, w)| {
+                let (_, events) = w.in_flight.front()?;
+                (now_ms > w.started_ms + self.bound_ms(*events)).then_some(*i)
+            })
+            .collect();
+        overdue.into_iter().map(|i| (i, self.retire(i))).collect()
+    }
+}

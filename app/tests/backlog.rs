@@ -6,7 +6,7 @@
 //! nothing is held; the 750 ms quiet rule counts from a held frame's arrival. The Web Workers
 //! themselves run in Chromium (end2end/console.mjs, the pooled socket replay).
 
-use app::replay::{ArrivalError, Verdict};
+use app::replay::{ArrivalError, Verdict, Watchdog};
 use app::socket::backlog::{Backlog, FrameVerdict, Held, PreVerified, Route, verify_frames};
 use app::socket::machine::{EventCheck, Identity, Input, Output, REPLAY_PAGE, RESUME_QUIET_MS};
 use app::socket::{Driver, RegistryCheck, Transport};
@@ -599,4 +599,53 @@ fn a_full_page_of_held_frames_asks_for_the_next_page_and_waits_for_it_from_then(
     let c = check();
     d.handle(20_000 + RESUME_QUIET_MS - 1, Input::Tick, &c, &signer);
     assert!(d.machine.is_resuming());
+}
+
+#[test]
+fn a_hung_workers_held_chunk_is_checked_on_the_page_at_the_deadline_and_fed_in_order() {
+    let mut b = Backlog::new(0, 2);
+    for i in 0..6 {
+        assert_eq!(b.arrive(true, Some(format!("{i}")), i, 1), Route::Held);
+    }
+    let mut dog = Watchdog::new(10_000.0, 20.0);
+    // Chunks 0 and 2 to worker 0, chunk 1 to worker 1 (which hangs).
+    let sent: Vec<usize> = b.unsent().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(sent, [0, 1, 2]);
+    for n in &sent {
+        dog.sent(n % 2, *n, 2, 0.0);
+    }
+    assert!(dog.answered(0, 0, 5.0));
+    b.arrived(0, vec![None, None]).expect("taken");
+    assert!(dog.answered(0, 2, 9.0));
+    b.arrived(2, vec![None, None]).expect("taken");
+    // Chunk 0 is fed; chunk 2 waits behind the hung chunk 1.
+    assert!(b.take_ready().is_some());
+    assert!(b.take_ready().is_none());
+    assert!(b.pending());
+    assert!(dog.expire(dog.bound_ms(2)).is_empty());
+    // Past the deadline: worker 1 retired, its chunk checked on the page.
+    let overdue = dog.expire(dog.bound_ms(2) + 1.0);
+    assert_eq!(overdue, vec![(1, vec![1])]);
+    for (_, chunks) in overdue {
+        for n in chunks {
+            b.check_here(n);
+        }
+    }
+    // Its late answer is refused, before and after the chunk is fed.
+    assert!(!dog.answered(1, 1, 20_000.0));
+    assert_eq!(
+        b.arrived(1, vec![None, None]),
+        Err(ArrivalError::Duplicate(1))
+    );
+    let mut fed = Vec::new();
+    while let Some((items, verdicts)) = b.take_ready() {
+        assert_eq!(verdicts, vec![None, None], "checked on the page");
+        fed.extend(items.into_iter().filter_map(|h| h.text));
+    }
+    assert_eq!(fed, ["2", "3", "4", "5"], "arrival order, each once");
+    assert!(!b.pending());
+    assert_eq!(
+        b.arrived(1, vec![None, None]),
+        Err(ArrivalError::Duplicate(1))
+    );
 }

@@ -7,7 +7,9 @@
 
 use app::bench;
 use app::fold::EventLog;
-use app::replay::{ArrivalError, Pipeline, Verdict, replay_here, stage_named, verify_chunk};
+use app::replay::{
+    ArrivalError, Pipeline, Verdict, Watchdog, replay_here, stage_named, verify_chunk,
+};
 use app::socket::RegistryCheck;
 use app::socket::machine::EventCheck;
 use wasm_core::crypto::verify::Stage;
@@ -306,4 +308,88 @@ fn the_workers_registry_fixture_validates_to_the_same_registry() {
             .iter()
             .all(Verdict::is_verified)
     );
+}
+
+#[test]
+fn a_hung_workers_chunks_go_to_the_page_at_the_deadline_and_its_late_answer_is_ignored() {
+    let texts = history();
+    let mut log = EventLog::new();
+    let mut p = Pipeline::new(texts.len(), 8);
+    let n = p.chunks();
+    assert!(n >= 4, "{n} chunks");
+    let mut dog = Watchdog::new(10_000.0, 20.0);
+    let bound = dog.bound_ms(8);
+    assert_eq!(bound, 10_160.0);
+    // Worker 0 takes the even chunks, worker 1 (which hangs) the odd ones; all sent at 0.
+    for c in 0..n {
+        dog.sent(c % 2, c, p.range(c).len(), 0.0);
+    }
+    // Worker 0 answers each of its chunks promptly, in order.
+    let mut t = 0.0;
+    for c in (0..n).step_by(2) {
+        t += 50.0;
+        assert!(dog.answered(0, c, t));
+        p.arrived(c, verdicts(&texts, &p, c))
+            .expect("a full answer");
+    }
+    // Only chunk 0 folds: chunk 1 (worker 1) is missing, and order is strict.
+    assert_eq!(p.fold_next(&texts, &mut log), 8);
+    assert!(!p.ready());
+    // Before the deadline nobody is retired.
+    assert!(dog.expire(bound).is_empty());
+    assert!(!dog.is_retired(1));
+    // Past it, worker 1 is retired with every chunk it still holds; worker 0 is idle, not late.
+    let odd: Vec<usize> = (1..n).step_by(2).collect();
+    assert_eq!(dog.expire(bound + 1.0), vec![(1, odd.clone())]);
+    assert!(dog.is_retired(1));
+    assert!(!dog.is_retired(0));
+    assert!(
+        dog.expire(1e12).is_empty(),
+        "retired once, nothing else overdue"
+    );
+    // Its chunks are verified on the page.
+    for &c in &odd {
+        p.arrived(c, verdicts(&texts, &p, c))
+            .expect("verified here");
+    }
+    // Its late answer is refused by the watchdog and by the pipeline (the first answer stands).
+    assert!(!dog.answered(1, 1, bound + 5.0));
+    assert_eq!(
+        p.arrived(1, verdicts(&texts, &p, 1)),
+        Err(ArrivalError::Duplicate(1))
+    );
+    // A retired worker is given nothing more.
+    dog.sent(1, 99, 8, bound + 6.0);
+    assert!(dog.expire(1e12).is_empty());
+    while p.ready() {
+        p.fold_next(&texts, &mut log);
+    }
+    assert!(p.done());
+    // Every Event applied once, in receiving order, as the reference.
+    assert_eq!(p.applied, texts.len());
+    assert_eq!(p.duplicates, 0);
+    assert!(p.rejections.is_empty());
+    assert_eq!(ids(&log), ids(&one_by_one(&texts)));
+}
+
+#[test]
+fn a_queued_chunks_deadline_counts_from_the_previous_answer() {
+    let mut dog = Watchdog::new(1_000.0, 10.0);
+    let bound = dog.bound_ms(10);
+    dog.sent(0, 0, 10, 0.0);
+    dog.sent(0, 1, 10, 0.0);
+    // An answer out of order (not its oldest chunk) is not taken.
+    assert!(!dog.answered(0, 1, 10.0));
+    // Chunk 0 answered just before its deadline: chunk 1 starts then.
+    assert!(dog.answered(0, 0, bound - 1.0));
+    assert!(dog.expire(bound + 1.0).is_empty());
+    assert!(dog.expire(2.0 * bound - 1.0).is_empty());
+    assert_eq!(dog.expire(2.0 * bound), vec![(0, vec![1])]);
+    // An unknown worker answers nothing.
+    assert!(!dog.answered(7, 0, 0.0));
+    // Retiring by hand (the worker errored) hands back its chunks once.
+    dog.sent(2, 5, 3, 0.0);
+    assert_eq!(dog.retire(2), vec![5]);
+    assert_eq!(dog.retire(2), Vec::<usize>::new());
+    assert!(!dog.answered(2, 5, 1.0));
 }

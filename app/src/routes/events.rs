@@ -14,6 +14,19 @@ use crate::state::{EventRow, use_console};
 use leptos::prelude::*;
 use wasm_core::views::timeline::{Timeline, TimelineQuery};
 
+/// The row of each applied Event, by Event ID, for the table of folded Events: one lookup per
+/// row, not a scan of every row per row (100,000 Events would be 10^10). A rejected copy that
+/// shares an applied Event's ID (a tampered copy, before or after the genuine one) is never
+/// taken for it: it keeps its own row in the rejected list, and the applied Event shows its
+/// verified mark.
+pub fn applied_by_id(rows: &[EventRow]) -> std::collections::HashMap<&str, &EventRow> {
+    let mut by_id = std::collections::HashMap::new();
+    for r in rows.iter().filter(|r| r.rejected.is_none()) {
+        by_id.entry(r.event_id.as_str()).or_insert(r);
+    }
+    by_id
+}
+
 #[component]
 pub fn Events() -> impl IntoView {
     let i18n = use_i18n();
@@ -40,12 +53,7 @@ pub fn Events() -> impl IntoView {
             )
         });
         let hashes = console.events.get();
-        // One lookup per row, not a scan of every row per row (100,000 Events would be 10^10).
-        // The first row of an Event ID wins, as before (a rejected copy may share the ID).
-        let mut by_id: std::collections::HashMap<&str, &EventRow> = Default::default();
-        for r in &hashes {
-            by_id.entry(r.event_id.as_str()).or_insert(r);
-        }
+        let by_id = applied_by_id(&hashes);
         timeline
             .filter(&q)
             .into_iter()
