@@ -166,7 +166,7 @@ fn feed(me: &Weak<RefCell<Inner>>, input: Input) {
 /// A frame (or the socket's close, `None`) arrived: fed at once, or held for the pool.
 fn arrive(me: &Weak<RefCell<Inner>>, text: Option<String>) {
     let Some(rc) = me.upgrade() else { return };
-    let (route, notices, notify, held, on_held) = {
+    let (route, drained) = {
         let Ok(mut inner) = rc.try_borrow_mut() else {
             // Socket callbacks never run inside the client's own call; kept total.
             schedule_feed(me.clone(), text.map_or(Input::Closed, Input::Text));
@@ -175,27 +175,16 @@ fn arrive(me: &Weak<RefCell<Inner>>, text: Option<String>) {
         let resuming = inner.driver.machine.is_resuming();
         let epoch = inner.driver.transport.epoch;
         let route = inner.backlog.arrive(resuming, text, now_ms(), epoch);
-        let mut notices = Vec::new();
-        if route == Route::Held {
+        let drained = (route == Route::Held).then(|| {
             hold(&mut inner, me);
-            notices = drain(&mut inner, me);
-        }
-        (
-            route,
-            notices,
-            inner.notify.clone(),
-            inner.backlog.held(),
-            inner.on_held.clone(),
-        )
+            Drained::take(&mut inner, me)
+        });
+        (route, drained)
     };
-    match route {
-        Route::Feed(h) => feed(me, h.text.map_or(Input::Closed, Input::Text)),
-        Route::Held => {
-            on_held(held);
-            if !notices.is_empty() {
-                notify(notices);
-            }
-        }
+    match (route, drained) {
+        (Route::Feed(h), _) => feed(me, h.text.map_or(Input::Closed, Input::Text)),
+        (Route::Held, Some(drained)) => drained.deliver(),
+        (Route::Held, None) => {}
     }
 }
 
@@ -270,7 +259,7 @@ fn start_pool(me: Weak<RefCell<Inner>>) {
             _ => Err("no worker script or no Registry".into()),
         };
         let Some(rc) = me.upgrade() else { return };
-        let (notices, notify, held, on_held) = {
+        let drained = {
             let Ok(mut inner) = rc.try_borrow_mut() else {
                 return;
             };
@@ -296,18 +285,9 @@ fn start_pool(me: Weak<RefCell<Inner>>) {
                     inner.backlog.give_up();
                 }
             }
-            let notices = drain(&mut inner, &me);
-            (
-                notices,
-                inner.notify.clone(),
-                inner.backlog.held(),
-                inner.on_held.clone(),
-            )
+            Drained::take(&mut inner, &me)
         };
-        on_held(held);
-        if !notices.is_empty() {
-            notify(notices);
-        }
+        drained.deliver();
     });
 }
 
@@ -319,7 +299,7 @@ async fn receive(me: Weak<RefCell<Inner>>, replies: Replies) {
             return; // this pool was dropped
         }
         let Some(rc) = me.upgrade() else { return };
-        let (notices, notify, held, on_held) = {
+        let drained = {
             let Ok(mut inner) = rc.try_borrow_mut() else {
                 // Never inside the client's own call (a promise continuation); kept total.
                 continue;
@@ -346,24 +326,46 @@ async fn receive(me: Weak<RefCell<Inner>>, replies: Replies) {
                 inner.pool = PoolState::Failed;
                 inner.backlog.give_up();
             }
-            let notices = drain(&mut inner, &me);
-            (
-                notices,
-                inner.notify.clone(),
-                inner.backlog.held(),
-                inner.on_held.clone(),
-            )
+            Drained::take(&mut inner, &me)
         };
-        on_held(held);
-        if !notices.is_empty() {
-            notify(notices);
-        }
+        drained.deliver();
     }
 }
 
 /// Feeds every answered chunk in arrival order: each held input on its socket with its arrival
 /// time, Events checked by the chunk's [`PreVerified`]. A socket the machine closed meanwhile
 /// drops the rest (the binding replays it from the last contiguous position).
+/// What a held-frames step leaves to do once the client is no longer borrowed: tell the page
+/// how many inputs are held and hand over the machine's outputs (callbacks may call back into
+/// the client, so they never run inside the borrow).
+struct Drained {
+    notices: Vec<Output>,
+    notify: Notify,
+    held: usize,
+    on_held: OnHeld,
+}
+
+impl Drained {
+    /// Drains the answered chunks into the machine ([`drain`]) and takes what to tell.
+    fn take(inner: &mut Inner, me: &Weak<RefCell<Inner>>) -> Drained {
+        let notices = drain(inner, me);
+        Drained {
+            notices,
+            notify: inner.notify.clone(),
+            held: inner.backlog.held(),
+            on_held: inner.on_held.clone(),
+        }
+    }
+
+    /// Runs the callbacks (outside the borrow).
+    fn deliver(self) {
+        (self.on_held)(self.held);
+        if !self.notices.is_empty() {
+            (self.notify)(self.notices);
+        }
+    }
+}
+
 fn drain(inner: &mut Inner, me: &Weak<RefCell<Inner>>) -> Vec<Output> {
     let mut notices = Vec::new();
     while let Some((items, verdicts)) = inner.backlog.take_ready() {
