@@ -23,7 +23,8 @@
 //! sends its chunks to this thread's own verification: nothing is ever applied unverified, and
 //! the replay ends even with no worker left.
 //!
-//! A worker that neither answers nor errors (hung) is caught by a watchdog
+//! A worker that neither answers nor errors (hung), at its start or on a chunk, is caught by a
+//! watchdog
 //! ([`crate::replay::Watchdog`], checked every second): once its oldest chunk is past
 //! [`crate::replay::WATCHDOG_BASE_MS`] plus a per-Event allowance it gets a `Failed` reply, so it
 //! is retired exactly as a worker that errors, and whatever it answers later is ignored. The
@@ -280,7 +281,8 @@ const IN_FLIGHT: usize = 2;
 
 impl Pool {
     /// Starts `size` workers from `url` and gives each the Registry (fixture JSON bytes); waits
-    /// until each answered. An error when not one worker is ready (the caller then verifies on
+    /// until each answered or was retired by the watchdog (no answer within
+    /// [`WATCHDOG_BASE_MS`]). An error when not one worker is ready (the caller then verifies on
     /// its own thread).
     pub async fn start(url: &str, size: usize, registry_fixture: &[u8]) -> Result<Pool, String> {
         let inbox = Rc::new(RefCell::new(Inbox::default()));
@@ -321,6 +323,9 @@ impl Pool {
             worker
                 .post_message(&msg)
                 .map_err(|e| crate::web::js_error(&e))?;
+            pool.watchdog
+                .borrow_mut()
+                .starting(i, crate::web::perf_now());
             pool.slots.push(Slot {
                 worker,
                 in_flight: VecDeque::new(),
@@ -329,24 +334,43 @@ impl Pool {
                 _on_error: on_error,
             });
         }
-        let mut answered = 0;
+        // The watchdog runs from the start: a worker that never answers its Registry is
+        // retired after `WATCHDOG_BASE_MS` (a `Failed` reply), so the start always ends.
+        pool.arm_watchdog();
+        let mut answered = vec![false; pool.slots.len()];
         let mut last_error = String::new();
-        while answered < pool.slots.len() {
+        while answered.iter().any(|a| !a) {
             let (i, reply) = pool.next().await;
-            let Some(slot) = pool.slots.get_mut(i) else {
-                continue;
+            // One answer per worker: a late `{ready}` after the watchdog's `Failed` is not one.
+            match answered.get_mut(i) {
+                Some(a) if !*a => *a = true,
+                _ => continue,
+            }
+            let ready = match reply {
+                Reply::Message(m) if get(&m, "ready").is_truthy() => pool
+                    .watchdog
+                    .borrow_mut()
+                    .started(i, crate::web::perf_now()),
+                Reply::Message(m) => {
+                    last_error = get(&m, "error").as_string().unwrap_or_default();
+                    false
+                }
+                Reply::Failed(e) => {
+                    last_error = e;
+                    false
+                }
             };
-            answered += 1;
-            match reply {
-                Reply::Message(m) if get(&m, "ready").is_truthy() => slot.alive = true,
-                Reply::Message(m) => last_error = get(&m, "error").as_string().unwrap_or_default(),
-                Reply::Failed(e) => last_error = e,
+            if ready {
+                if let Some(slot) = pool.slots.get_mut(i) {
+                    slot.alive = true;
+                }
+            } else {
+                pool.kill(i);
             }
         }
         if pool.alive() == 0 {
             return Err(format!("no worker started: {last_error}"));
         }
-        pool.arm_watchdog();
         Ok(pool)
     }
 

@@ -293,6 +293,10 @@ pub const WATCHDOG_BASE_MS: f64 = 10_000.0;
 /// The per-Event allowance of [`WATCHDOG_BASE_MS`].
 pub const WATCHDOG_PER_EVENT_MS: f64 = 20.0;
 
+/// The chunk number a worker's start is watched under: no real chunk has it, and it is never
+/// returned as an unanswered chunk.
+const STARTUP: usize = usize::MAX;
+
 #[derive(Debug, Default)]
 struct Watched {
     /// Chunks sent and not answered, oldest first (a worker answers in order), each with its
@@ -357,6 +361,19 @@ impl Watchdog {
         true
     }
 
+    /// `worker` was started (given its Registry) at `now_ms`: until [`Watchdog::started`] it is
+    /// held to the bound of an empty chunk ([`WATCHDOG_BASE_MS`]), so a worker that never
+    /// answers `{ready}` cannot stall the pool's start.
+    pub fn starting(&mut self, worker: usize, now_ms: f64) {
+        self.sent(worker, STARTUP, 0, now_ms);
+    }
+
+    /// `worker` answered its start at `now_ms`. False when the answer is not to be taken (it
+    /// was retired, e.g. overdue, before it answered).
+    pub fn started(&mut self, worker: usize, now_ms: f64) -> bool {
+        self.answered(worker, STARTUP, now_ms)
+    }
+
     /// Retires `worker` (it errored, died or is overdue); returns its unanswered chunks.
     pub fn retire(&mut self, worker: usize) -> Vec<usize> {
         let w = self.workers.entry(worker).or_default();
@@ -364,6 +381,7 @@ impl Watchdog {
         std::mem::take(&mut w.in_flight)
             .into_iter()
             .map(|(n, _)| n)
+            .filter(|n| *n != STARTUP)
             .collect()
     }
 

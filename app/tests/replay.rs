@@ -393,3 +393,32 @@ fn a_queued_chunks_deadline_counts_from_the_previous_answer() {
     assert_eq!(dog.retire(2), Vec::<usize>::new());
     assert!(!dog.answered(2, 5, 1.0));
 }
+
+#[test]
+fn a_worker_that_never_answers_its_start_is_retired_at_the_deadline_and_its_late_ready_is_ignored()
+{
+    let mut dog = Watchdog::new(10_000.0, 20.0);
+    // Three workers given their Registry at 0 and 5 ms; worker 0 answers, 1 and 2 hang.
+    dog.starting(0, 0.0);
+    dog.starting(1, 0.0);
+    dog.starting(2, 5.0);
+    assert!(dog.started(0, 40.0));
+    let bound = dog.bound_ms(0);
+    assert_eq!(bound, 10_000.0);
+    // Before the bound of an empty chunk nobody is retired.
+    assert!(dog.expire(bound).is_empty());
+    // Past it, only the hung workers started at 0; the one started later at its own bound.
+    // The start is no chunk: nothing is handed to the page.
+    assert_eq!(dog.expire(bound + 1.0), vec![(1, vec![])]);
+    assert_eq!(dog.expire(bound + 6.0), vec![(2, vec![])]);
+    assert!(dog.is_retired(1) && dog.is_retired(2) && !dog.is_retired(0));
+    // The started worker is idle, never overdue; a late `{ready}` is not taken.
+    assert!(dog.expire(1e12).is_empty());
+    assert!(!dog.started(1, bound + 50.0));
+    // A started worker is then watched for its chunks as before.
+    dog.sent(0, 0, 8, 100.0);
+    assert_eq!(
+        dog.expire(100.0 + dog.bound_ms(8) + 1.0),
+        vec![(0, vec![0])]
+    );
+}
