@@ -42,7 +42,7 @@ pub fn TravelBanner() -> impl IntoView {
             let exact = a.at.format();
             view! {
                 <div class="travel-banner" role="status" id="travel-banner">
-                    <span class="icon" aria-hidden="true">"⏮"</span>" "
+                    <span class="icon" aria-hidden="true">"⇤"</span>" "
                     <span>{t!(i18n, live.as_of, sequence = move || seq, group = move || group.clone())}</span>" "
                     <time datetime=exact.clone()>{exact.clone()}</time>" "
                     <button type="button" id="back-to-live" on:click=move |_| console.back_to_live()>
@@ -58,7 +58,7 @@ pub fn TravelBanner() -> impl IntoView {
 pub fn state_label(i18n: I18nContext<Locale>, s: &str) -> String {
     let (sym, text) = match s {
         "active" => ("▶", t_string!(i18n, st.active)),
-        "awaiting_approval" => ("⏸", t_string!(i18n, st.awaiting_approval)),
+        "awaiting_approval" => ("◷", t_string!(i18n, st.awaiting_approval)),
         "approved" => ("✔", t_string!(i18n, st.approved)),
         "failed" => ("✖", t_string!(i18n, st.failed)),
         "cancelled" => ("⊘", t_string!(i18n, st.cancelled)),

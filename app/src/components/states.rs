@@ -62,7 +62,7 @@ pub fn StreamStates(children: ChildrenFn) -> impl IntoView {
         .into_any(),
         (_, KeyState::None) | (_, KeyState::Locked { .. }) => view! {
             <div class="state empty">
-                <span class="icon" aria-hidden="true">"🔒"</span>
+                <span class="icon" aria-hidden="true">"⚷"</span>
                 <p>{t!(i18n, states.sign_in_first)}</p>
                 <a href="/sign-in">{t!(i18n, nav.sign_in)}</a>
             </div>

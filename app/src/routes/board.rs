@@ -156,7 +156,7 @@ fn Card(card: MissionCard) -> impl IntoView {
                     {(failed > 0).then(|| view! { " · "{t!(i18n, board.failed_items, n = move || failed)} })}
                 </dd>
                 <dt>{t!(i18n, board.approvals)}</dt>
-                <dd>{move || if pending > 0 { format!("⏳ {pending}") } else { "—".to_owned() }}</dd>
+                <dd>{move || if pending > 0 { format!("⚑ {pending}") } else { "—".to_owned() }}</dd>
             </dl>
             {(!blockers.is_empty()).then(|| view! {
                 <details class="blockers" open>
