@@ -2,6 +2,7 @@
 
 pub mod cheat_sheet;
 pub mod header;
+pub mod ident;
 pub mod live;
 pub mod registry;
 pub mod session;

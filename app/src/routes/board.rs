@@ -4,6 +4,7 @@
 //! and state filter (`MissionBoard::filter`); the Mission tree. Status is text and symbol,
 //! never colour alone.
 
+use crate::components::ident::Id;
 use crate::components::live::{Countdown, dimension_label, state_label};
 use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
@@ -68,7 +69,7 @@ pub fn Board() -> impl IntoView {
                             let cards: Vec<MissionCard> = cards.iter().filter(|c| shown.contains(&c.mission_id)).cloned().collect();
                             let n = cards.len();
                             view! {
-                                <section class="column" data-state=st aria-label=move || state_label(i18n, st)>
+                                <section class=if n == 0 { "column empty" } else { "column" } data-state=st aria-label=move || state_label(i18n, st)>
                                     <h2>{move || state_label(i18n, st)}" "<span class="count">"("{n}")"</span></h2>
                                     <ul class="cards">
                                         {cards.into_iter().map(|c| view! { <li><Card card=c /></li> }).collect_view()}
@@ -147,7 +148,7 @@ fn Card(card: MissionCard) -> impl IntoView {
                     {overdue.then(|| view! { " "<span class="badge warn">"⚠ "{t!(i18n, board.overdue)}</span> })}
                 </dd>
                 <dt>"Coordinator"</dt>
-                <dd><code>{coordinator}</code></dd>
+                <dd><Id id=coordinator /></dd>
                 <dt>{t!(i18n, board.progress)}</dt>
                 <dd>
                     <progress max="1000" value=per_mille.to_string() aria-label=move || t_string!(i18n, board.progress)></progress>" "
@@ -163,7 +164,7 @@ fn Card(card: MissionCard) -> impl IntoView {
                     <summary>"■ "{t!(i18n, board.blockers)}" ("{blockers.len()}")"</summary>
                     <ul>{blockers.iter().map(|b| {
                         let s = b.state.as_str();
-                        view! { <li><code>{b.work_item_id.clone()}</code>" — "{move || state_label(i18n, s)}{b.reason.clone().map(|r| view! { ": "<span translate="no">{r}</span> })}</li> }
+                        view! { <li><Id id=b.work_item_id.clone() />" — "{move || state_label(i18n, s)}{b.reason.clone().map(|r| view! { ": "<span translate="no">{r}</span> })}</li> }
                     }).collect_view()}</ul>
                 </details>
             })}

@@ -4,6 +4,7 @@
 //! rejections the human's Commands received.
 
 use crate::app::tag_of;
+use crate::components::ident::Id;
 use crate::components::live::dimension_label;
 use crate::components::states::{Empty, StreamStates};
 use crate::format;
@@ -119,26 +120,32 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
                 <th scope="col">{t!(i18n, ledger.remaining)}</th>
                 <th scope="col">{t!(i18n, ledger.effective_limit)}</th>
             </tr></thead>
-            <tbody>
-                {rows.into_iter().flat_map(|a| {
-                    let id = a.account_id.clone();
-                    let depth = a.depth;
-                    a.figures.into_iter().map(move |f| {
-                        let d = f.dimension;
-                        let id = id.clone();
-                        view! {
-                            <tr>
-                                <th scope="row" class=format!("depth-{}", depth.min(4))><code>{id}</code></th>
-                                <td>{move || dimension_label(i18n, d)}</td>
-                                <td>{move || num(tag(), f.allocated)}</td>
-                                <td>{move || num(tag(), Some(f.used))}</td>
-                                <td>{move || num(tag(), f.remaining)}</td>
-                                <td>{move || num(tag(), f.effective_limit)}</td>
-                            </tr>
-                        }
-                    }).collect::<Vec<_>>()
-                }).collect_view()}
-            </tbody>
+            // One row group per account: its id once, as the header of its six dimensions.
+            {rows.into_iter().map(|a| {
+                let id = a.account_id.clone();
+                let depth = a.depth;
+                let span = a.figures.len().max(1).to_string();
+                view! {
+                    <tbody class="account">
+                        {a.figures.into_iter().enumerate().map(|(i, f)| {
+                            let d = f.dimension;
+                            let head = (i == 0).then(|| view! {
+                                <th scope="rowgroup" rowspan=span.clone() class=format!("depth-{}", depth.min(4))><Id id=id.clone() /></th>
+                            });
+                            view! {
+                                <tr>
+                                    {head}
+                                    <td>{move || dimension_label(i18n, d)}</td>
+                                    <td class="num">{move || num(tag(), f.allocated)}</td>
+                                    <td class="num">{move || num(tag(), Some(f.used))}</td>
+                                    <td class="num">{move || num(tag(), f.remaining)}</td>
+                                    <td class="num">{move || num(tag(), f.effective_limit)}</td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                }
+            }).collect_view()}
         </table>
         <section aria-labelledby="burn-title">
             <h2 id="burn-title">{t!(i18n, ledger.burn_down)}" — "{move || dimension_label(i18n, dim)}</h2>
