@@ -1,5 +1,6 @@
-//! Agents (`/agents`): the Organization's Agent Cards (`GET /api/registry/agent-cards`: version,
-//! owner, capabilities), their Memberships in the Groups the human sees (from the replayed
+//! Agents (`/agents`): the Organization's Agent Cards (`GET /api/registry/agent-cards`, the
+//! signed documents of `agent-card.schema.json`: `cardVersion`, the `owner` actor, capabilities
+//! with their semantic versions), their Memberships in the Groups the human sees (from the replayed
 //! State), and live presence as the human can observe it: the last Event each Agent caused in
 //! those Groups (PING presence records go to the server only, §6.2).
 
@@ -15,9 +16,12 @@ use wasm_core::json::Value;
 struct Card {
     agent_id: String,
     name: String,
+    /// `cardVersion` (§ Agent Card: a positive integer, raised with each new card).
     version: u64,
+    /// The owner actor's id (`owner` is an actor object: `{type, id}`).
     owner: String,
-    capabilities: Vec<(String, u64)>,
+    /// Each capability's id and its semantic version, as the card states them.
+    capabilities: Vec<(String, String)>,
 }
 
 /// The cards of `GET /api/registry/agent-cards` (a list, or an object holding one).
@@ -48,7 +52,10 @@ fn cards_of(v: &Value) -> Vec<Card> {
                     .filter_map(|k| {
                         Some((
                             k.pointer("/id").and_then(Value::as_str)?.to_owned(),
-                            n(k, "/version").unwrap_or(0),
+                            k.pointer("/version")
+                                .and_then(Value::as_str)
+                                .unwrap_or("?")
+                                .to_owned(),
                         ))
                     })
                     .collect(),
@@ -57,8 +64,8 @@ fn cards_of(v: &Value) -> Vec<Card> {
             Some(Card {
                 agent_id: s("/agentId")?,
                 name: s("/displayName").unwrap_or_default(),
-                version: n(c, "/version").unwrap_or(0),
-                owner: s("/owner").unwrap_or_default(),
+                version: n(c, "/cardVersion").unwrap_or(0),
+                owner: s("/owner/id").unwrap_or_default(),
                 capabilities: caps,
             })
         })
@@ -134,7 +141,7 @@ pub fn Agents() -> impl IntoView {
                                     Some(at) => view! { "● "{t!(i18n, agents.last_seen)}" "<Countdown at=at /> }.into_any(),
                                     None => view! { "○ "{t!(i18n, agents.not_seen)} }.into_any(),
                                 }}</p>
-                                <p>{t!(i18n, agents.capabilities)}": "<code>{c.capabilities.iter().map(|(k, v)| format!("{k} v{v}")).collect::<Vec<_>>().join(", ")}</code></p>
+                                <p>{t!(i18n, agents.capabilities)}": "<code>{c.capabilities.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")}</code></p>
                                 {(!members.is_empty()).then(|| view! {
                                     <ul class="memberships">{members.into_iter().map(|(g, roles, epoch, status)| view! {
                                         <li><code>{g}</code>" · "<code>{roles.join(", ")}</code>" · e"{epoch}" · "<code>{status}</code></li>
@@ -146,5 +153,32 @@ pub fn Agents() -> impl IntoView {
                 }}
             </StreamStates>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Card, cards_of};
+    use wasm_core::json;
+
+    #[test]
+    fn a_signed_agent_card_reads_its_card_version_owner_and_capability_versions() {
+        // The shape `GET /api/registry/agent-cards` serves (agent-card.schema.json), trimmed
+        // to the members the view reads.
+        let body = br#"{"organizationId":"urn:o","agentCards":[{"agentId":"urn:missionweaveprotocol:agent:analyst","cardVersion":3,"displayName":"analyst","owner":{"type":"human","id":"urn:missionweaveprotocol:human:ops"},"capabilities":[{"id":"requirements.analysis","version":"1.2.0"},{"id":"software.rust","version":"2.0.0"}]}]}"#;
+        let v = json::parse(body).expect("json");
+        assert_eq!(
+            cards_of(&v),
+            [Card {
+                agent_id: "urn:missionweaveprotocol:agent:analyst".into(),
+                name: "analyst".into(),
+                version: 3,
+                owner: "urn:missionweaveprotocol:human:ops".into(),
+                capabilities: vec![
+                    ("requirements.analysis".into(), "1.2.0".into()),
+                    ("software.rust".into(), "2.0.0".into()),
+                ],
+            }]
+        );
     }
 }
