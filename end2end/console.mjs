@@ -557,8 +557,11 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
 /// another Event ID (so its signature no longer holds), and, right before the first Event of
 /// sequence 3, a copy under the SAME Event ID with its `occurredAt` changed (refused; the genuine
 /// Event that follows is applied and keeps its verified mark: two rows, never merged).
-async function liveSession(browser, { pooled, tamper }) {
+async function liveSession(browser, { pooled, tamper, eventsPage }) {
   const context = await newContext(browser);
+  if (eventsPage) {
+    await context.addInitScript((n) => localStorage.setItem('missionweave.console.eventsPage', String(n)), eventsPage);
+  }
   if (pooled) {
     await context.addInitScript(() => {
       localStorage.setItem('missionweave.console.backlogThreshold', '0');
@@ -678,6 +681,40 @@ test('the socket backlog on the Worker pool: a tampered Event refused, the same 
   check(plain.page.problems.length === 0, plain.page.problems.join('; '));
   await pooled.context.close();
   await plain.context.close();
+});
+
+test('the Events view draws the latest page of a long log and the earlier ones on demand', async (browser) => {
+  const PAGE = 10;
+  const { context, page } = await liveSession(browser, { pooled: false, tamper: false, eventsPage: PAGE });
+  await go(page, 'e');
+  const rows = page.locator('#events-table tbody tr[data-event-id]');
+  await rows.first().waitFor({ timeout: TIMEOUT_MS });
+  await page.locator('#events-page').waitFor({ timeout: TIMEOUT_MS });
+  check((await rows.count()) === PAGE, `the first page drew ${await rows.count()} rows, not ${PAGE}`);
+  const info = await page.locator('#events-page').innerText();
+  check(new RegExp(`latest ${PAGE} of the \\d`).test(info), `page line: ${info}`);
+  const latest = await rows.evaluateAll((rs) => rs.map((r) => r.dataset.eventId));
+  // Each click adds a page in front; the drawn rows keep the latest ones at the end.
+  let clicks = 0;
+  while ((await page.locator('#events-earlier').count()) > 0 && clicks < 1000) {
+    const before = await rows.count();
+    await page.click('#events-earlier');
+    await page.waitForFunction((n) => document.querySelectorAll('#events-table tbody tr[data-event-id]').length > n, before, { timeout: TIMEOUT_MS });
+    clicks += 1;
+  }
+  const all = await rows.evaluateAll((rs) => rs.map((r) => r.dataset.eventId));
+  check(clicks >= 1 && all.length > PAGE, `${clicks} clicks, ${all.length} rows`);
+  check(new Set(all).size === all.length, 'a duplicate Event row');
+  check(latest.every((id) => all.includes(id)), 'a row of the first page is gone');
+  // The first page is the latest run of the log, in order (Events that arrived since follow it).
+  const at = all.indexOf(latest[0]);
+  check(at >= PAGE && JSON.stringify(all.slice(at, at + PAGE)) === JSON.stringify(latest), `the first page is not the log's latest run (at ${at} of ${all.length})`);
+  check((await page.locator('#events-page').count()) === 0, 'the page line stays with every Event drawn');
+  // The JSON of an Event is written when opened.
+  await page.locator('#events-table button.show-json').first().click();
+  check(JSON.parse(await page.locator('pre.json').first().innerText()).eventId === all[0], 'the JSON of the first row');
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
 });
 
 let passed = 0;

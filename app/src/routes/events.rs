@@ -6,6 +6,7 @@
 //! with a banner and a way back to live. Open sequence gaps are shown, never papered over (§16).
 
 use crate::app::tag_of;
+use crate::components::ident::Id;
 use crate::components::states::{Empty, StreamStates};
 use crate::components::wire;
 use crate::format;
@@ -27,6 +28,11 @@ pub fn applied_by_id(rows: &[EventRow]) -> std::collections::HashMap<&str, &Even
     by_id
 }
 
+/// Rows drawn at first, and added by each "Show earlier Events": the table draws the latest
+/// matching Events, never a whole long history at once (each row is live: marks, time travel,
+/// its JSON on demand). The `localStorage` key `missionweave.console.eventsPage` lowers it.
+pub const PAGE: usize = 500;
+
 #[component]
 pub fn Events() -> impl IntoView {
     let i18n = use_i18n();
@@ -35,6 +41,13 @@ pub fn Events() -> impl IntoView {
     let work = RwSignal::new(String::new());
     let actor = RwSignal::new(String::new());
     let shown_json = RwSignal::new(None::<String>);
+    // How many of the matching Events are drawn: the latest, [`PAGE`] more per click.
+    // `missionweave.console.eventsPage` lowers the page for tests.
+    let page = crate::web::local_get("missionweave.console.eventsPage")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(PAGE);
+    let shown = RwSignal::new(page);
     let rows = move || {
         let _ = console.progress.get();
         let q = TimelineQuery {
@@ -46,17 +59,16 @@ pub fn Events() -> impl IntoView {
             actor_id: Some(actor.get().trim().to_owned()).filter(|a| !a.is_empty()),
             group_id: None,
         };
-        let (timeline, docs) = console.log.with_value(|l| {
-            (
-                Timeline::build(l.folded_events()),
-                l.folded_events().to_vec(),
-            )
-        });
+        let timeline = console
+            .log
+            .with_value(|l| Timeline::build(l.folded_events()));
         let hashes = console.events.get();
         let by_id = applied_by_id(&hashes);
-        timeline
-            .filter(&q)
-            .into_iter()
+        let matching = timeline.filter(&q);
+        let total = matching.len();
+        let from = total.saturating_sub(shown.get());
+        let rows = matching[from..]
+            .iter()
             .map(|e| {
                 let row = by_id
                     .get(e.event_id.as_str())
@@ -70,19 +82,10 @@ pub fn Events() -> impl IntoView {
                         signing_hash: None,
                         rejected: None,
                     });
-                let json = docs
-                    .get(e.position)
-                    .map(wasm_core::json::to_string)
-                    .unwrap_or_default();
-                (
-                    row,
-                    e.actor.id.0.clone(),
-                    e.cause_id.clone(),
-                    e.work_item_id.clone(),
-                    json,
-                )
+                (row, e.actor.id.0.clone(), e.cause_id.clone(), e.position)
             })
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        (total, rows)
     };
     let rejected = move || {
         console
@@ -123,17 +126,27 @@ pub fn Events() -> impl IntoView {
                         <section class="rejected-events" aria-labelledby="rejected-title">
                             <h2 id="rejected-title">{t!(i18n, events.rejected_list)}</h2>
                             <table class="events"><tbody>
-                                {bad.into_iter().map(|r| view! { <Row row=r actor=String::new() cause=String::new() json=String::new() shown_json /> }).collect_view()}
+                                {bad.into_iter().map(|r| view! { <Row row=r actor=String::new() cause=String::new() position=None shown_json /> }).collect_view()}
                             </tbody></table>
                         </section>
                     })
                 }}
                 {move || {
-                    let rows = rows();
+                    let (total, rows) = rows();
                     if rows.is_empty() {
                         view! { <Empty>{t!(i18n, events.empty)}</Empty> }.into_any()
                     } else {
+                        let drawn = rows.len();
+                        let tag = move || tag_of(i18n.get_locale());
                         view! {
+                            {(drawn < total).then(|| view! {
+                                <p class="page-info" id="events-page">
+                                    {t!(i18n, events.page_info, shown = move || format::number(tag(), drawn as f64), total = move || format::number(tag(), total as f64))}" "
+                                    <button type="button" id="events-earlier" on:click=move |_| shown.update(|n| *n = n.saturating_add(page))>
+                                        {t!(i18n, events.show_earlier)}
+                                    </button>
+                                </p>
+                            })}
                             <table class="events" id="events-table">
                                 <thead>
                                     <tr>
@@ -148,7 +161,7 @@ pub fn Events() -> impl IntoView {
                                     </tr>
                                 </thead>
                                 <tbody>
-                                    {rows.into_iter().map(|(r, a, c, _w, j)| view! { <Row row=r actor=a cause=c json=j shown_json /> }).collect_view()}
+                                    {rows.into_iter().map(|(r, a, c, at)| view! { <Row row=r actor=a cause=c position=Some(at) shown_json /> }).collect_view()}
                                 </tbody>
                             </table>
                         }.into_any()
@@ -164,7 +177,8 @@ fn Row(
     row: EventRow,
     actor: String,
     cause: String,
-    json: String,
+    /// Its position in the folded log, for its JSON (written only when opened).
+    position: Option<usize>,
     shown_json: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let i18n = use_i18n();
@@ -221,11 +235,11 @@ fn Row(
     let open2 = open.clone();
     view! {
         <tr data-event-id=row.event_id.clone() class:pinned=pinned>
-            <td><code>{row.group_id.clone().unwrap_or_default()}</code></td>
+            <td><Id id=row.group_id.clone().unwrap_or_default() /></td>
             <td>{row.sequence.map(|s| s.to_string()).unwrap_or_default()}</td>
-            <td><code>{row.kind.clone()}</code></td>
-            <td><code>{actor}</code></td>
-            <td><code class="hash">{cause}</code></td>
+            <td><code class="kind">{row.kind.clone()}</code></td>
+            <td><Id id=actor /></td>
+            <td><Id id=cause /></td>
             <td><time datetime=exact_title.clone() title=exact_title>{when}</time></td>
             {mark}
             <td class="actions">
@@ -240,8 +254,13 @@ fn Row(
                 })}
             </td>
         </tr>
-        {move || open2().then(|| view! {
-            <tr class="json-row"><td colspan="8"><pre class="json"><code>{json.clone()}</code></pre></td></tr>
+        {move || open2().then(|| {
+            let json = position
+                .and_then(|at| console.log.with_value(|l| l.folded_events().get(at).map(wasm_core::json::to_string)))
+                .unwrap_or_default();
+            view! {
+                <tr class="json-row"><td colspan="8"><pre class="json"><code>{json}</code></pre></td></tr>
+            }
         })}
     }
 }
