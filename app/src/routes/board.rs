@@ -108,7 +108,7 @@ fn Tree(nodes: Vec<TreeNode>, board: MissionBoard) -> AnyView {
                 let b3 = board.clone();
                 view! {
                     <li>
-                        <a href=href translate="no">{title}</a>" "<span class="state">{move || state_label(i18n, st)}</span>
+                        <a href=href translate="no">{title}</a>" "<span class="mission-state">{move || state_label(i18n, st)}</span>
                         {(!children.is_empty()).then(|| view! { <Tree nodes=children.clone() board=b2.clone() /> })}
                         {(!follow_ups.is_empty()).then(|| view! {
                             <p class="hint">{t!(i18n, board.follow_ups)}</p>
@@ -140,7 +140,7 @@ fn Card(card: MissionCard) -> impl IntoView {
     view! {
         <article class="mission-card" data-mission-id=card.mission_id.clone() data-state=st>
             <h3><a href=href translate="no">{card.title.clone()}</a></h3>
-            <p class="state"><strong>{move || state_label(i18n, st)}</strong>" · "{t!(i18n, board.revision, n = move || rev_of(card.revision))}</p>
+            <p class="mission-state"><strong>{move || state_label(i18n, st)}</strong>" · "{t!(i18n, board.revision, n = move || rev_of(card.revision))}</p>
             <dl class="facts">
                 <dt>{t!(i18n, board.deadline)}</dt>
                 <dd>
