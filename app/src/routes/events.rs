@@ -147,6 +147,7 @@ pub fn Events() -> impl IntoView {
                                     </button>
                                 </p>
                             })}
+                            <div class="table-scroll" role="region" tabindex="0" aria-label=move || t_string!(i18n, events.title)>
                             <table class="events" id="events-table">
                                 <thead>
                                     <tr>
@@ -164,6 +165,7 @@ pub fn Events() -> impl IntoView {
                                     {rows.into_iter().map(|(r, a, c, at)| view! { <Row row=r actor=a cause=c position=Some(at) shown_json /> }).collect_view()}
                                 </tbody>
                             </table>
+                            </div>
                         }.into_any()
                     }
                 }}
