@@ -594,6 +594,22 @@ fn node_target(ev: &web_sys::Event) -> Option<String> {
         .get_attribute("data-node-id")
 }
 
+/// Focuses the element `id` (an SVG element's `focus`, called by name: web-sys binds it on
+/// `HTMLElement` only).
+fn focus_element(id: &str) {
+    let Some(el) = crate::web::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    else {
+        return;
+    };
+    if let Ok(f) = js_sys::Reflect::get(&el, &"focus".into())
+        && let Ok(f) = f.dyn_into::<js_sys::Function>()
+    {
+        let _ = f.call0(&el);
+    }
+}
+
 /// Sets `aria-pressed` on the drawn node `id` (if drawn and selectable).
 fn set_pressed(l: &LiveLayout<Sugiyama>, id: Option<&str>, pressed: bool) {
     let Some(vi) = id.and_then(|id| l.nodes.iter().position(|n| n.id == id)) else {
@@ -722,6 +738,27 @@ fn Dag(group: String) -> impl IntoView {
         screen_scale(frame.get(), dims, 1.0)
     });
     let detail = Memo::new(move |_| detail_at(fitted.get() * zoom.get()));
+    // A node focused when the zoom crosses the threshold is focused again in the new drawing
+    // (its element was replaced).
+    let refocus = StoredValue::new(None::<String>);
+    Effect::new(move |prev: Option<Detail>| {
+        let now = detail.get();
+        if prev.is_some_and(|p| p != now)
+            && let Some(id) = refocus.get_value()
+        {
+            request_animation_frame(move || {
+                live.with_value(|l| {
+                    if let Some(vi) = l
+                        .as_ref()
+                        .and_then(|l| l.nodes.iter().position(|n| n.id == id))
+                    {
+                        focus_element(&node_dom_id(vi));
+                    }
+                });
+            });
+        }
+        now
+    });
     let zoom_in = move || zoom.update(|z| *z = (*z * 1.25).min(max_zoom(fitted.get_untracked())));
     let zoom_out = move || zoom.update(|z| *z = (*z / 1.25).max(0.2));
     // The DagView as of the snapshot; the layout follows it (patched or laid out again), and
@@ -856,6 +893,7 @@ fn Dag(group: String) -> impl IntoView {
     });
     let key = move |ev: leptos::ev::KeyboardEvent| {
         let step = 40.0 / zoom.get_untracked();
+        refocus.set_value(node_target(&ev));
         match ev.key().as_str() {
             "+" | "=" => zoom_in(),
             "-" => zoom_out(),
