@@ -58,9 +58,14 @@ fn text_under_six_px_is_drawn_far_and_at_six_or_more_in_full() {
     assert_eq!(detail_at(1.0), Detail::Full);
     assert_eq!(detail_at(0.0), Detail::Far);
     // "meet": the tighter side of the frame decides; the viewBox has a 20 margin all round.
-    let s = screen_scale((1000.0, 100.0), (960, 60), 1.0);
-    assert!((s - 1.0).abs() < 1e-9, "{s}");
-    assert!((screen_scale((1000.0, 100.0), (960, 60), 2.5) - 2.5).abs() < 1e-9);
+    let s = screen_scale((2000.0, 100.0), (960, 60), 1.0);
+    assert!((s - 1.0).abs() < 1e-9, "height decides: {s}");
+    let s = screen_scale((500.0, 1000.0), (960, 60), 1.0);
+    assert!((s - 0.5).abs() < 1e-9, "width decides: {s}");
+    assert!((screen_scale((2000.0, 100.0), (960, 60), 2.5) - 2.5).abs() < 1e-9);
+    // The demo on a desktop: 568×504 in 1118×448, the height decides.
+    let demo = screen_scale(DESKTOP, DEMO_LAYOUT, 1.0);
+    assert!((demo - 448.0 / 504.0).abs() < 1e-9, "{demo}");
     // Not laid out yet, or not measured: nothing readable.
     assert_eq!(screen_scale((0.0, 448.0), DEMO_LAYOUT, 1.0), 0.0);
 }
