@@ -15,6 +15,9 @@
 //! or dependency lays the graph out again and draws it anew. Elements carry index-based DOM ids
 //! (`dag-v{i}`, `dag-row-{i}`), never protocol ids, so no untrusted text is ever put into a
 //! selector. Clicks and keys on nodes are delegated to the `<svg>` (one listener, not 2,000).
+//! Zoomed out so far that node text would be unreadable ([`detail_at`]), each node is drawn as
+//! one element without text ([`Detail::Far`]): the browser repaints the whole `<svg>` for one
+//! changed node, and 2,000 nodes of text made that frame 15–55 ms.
 
 use crate::components::live::{state_label, when, why_markup};
 use crate::components::session;
