@@ -467,6 +467,37 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await page.locator('#dag g.node').first().focus();
   await page.keyboard.press('Enter');
   check((await page.locator('#dag g.node[aria-pressed="true"]').count()) === 1, 'a node selected by keyboard');
+  // Level of detail: the demo's graph keeps its text at the fitted zoom; zoomed out until node
+  // text would be under 6 CSS px, each node is one <rect> without text, named, still selectable
+  // by click and by keyboard, child-Mission links kept; zoomed back, the text returns.
+  check((await page.locator('#dag[data-detail="full"]').count()) === 1, 'the demo graph is drawn with its text');
+  const links = await page.locator('#dag a[href^="/mission/"]').count();
+  await page.locator('#dag').focus();
+  await page.keyboard.press('0');
+  for (let i = 0; i < 3; i++) await page.keyboard.press('-');
+  await page.locator('#dag[data-detail="far"]').waitFor({ timeout: TIMEOUT_MS });
+  check((await page.locator('#dag text').count()) === 0, 'text drawn at the far level');
+  check((await page.locator('#dag [data-node-id]').count()) === nodes, 'every node drawn at the far level');
+  check((await page.locator('#dag [data-node-id][aria-label]').count()) === nodes, 'every far node named');
+  check((await page.locator('#dag [data-critical="true"].critical').count()) === critical, 'critical path at the far level');
+  check((await page.locator('#dag a[href^="/mission/"]').count()) === links, 'child-Mission links at the far level');
+  check(await page.locator('#far-legend').isVisible(), 'the far level legend');
+  const farButtons = page.locator('#dag rect.far[role="button"]');
+  check((await page.locator('#dag rect.far[aria-pressed="true"]').count()) === 1, 'the selection kept at the far level');
+  await farButtons.nth(1).click();
+  check((await farButtons.nth(1).getAttribute('aria-pressed')) === 'true', 'a far node selected by click');
+  check((await page.locator('#dag [aria-pressed="true"]').count()) === 1, 'one node selected after the click');
+  await farButtons.nth(0).focus();
+  await page.keyboard.press('Enter');
+  check((await farButtons.nth(0).getAttribute('aria-pressed')) === 'true', 'a far node selected by keyboard');
+  const farAxe = await new AxeBuilder({ page }).include('#dag').analyze();
+  check(farAxe.violations.length === 0, `axe at the far level: ${farAxe.violations.map((v) => v.id).join(', ')}`);
+  await page.screenshot({ path: join(resultsDir, 'live-mission-far-en.png'), fullPage: true });
+  await page.locator('#dag').focus();
+  await page.keyboard.press('0');
+  await page.locator('#dag[data-detail="full"]').waitFor({ timeout: TIMEOUT_MS });
+  check((await page.locator('#dag g.node text.title').count()) > 0 && (await page.locator('#far-legend').count()) === 0, 'full text after zooming back in');
+  check((await page.locator('#dag g.node[aria-pressed="true"]').count()) === 1, 'the selection kept at the full level');
   await page.screenshot({ path: join(resultsDir, 'live-mission-en.png'), fullPage: true });
   // Time travel: an early Event; the board shows the state as of then, with the banner.
   await go(page, 'e');

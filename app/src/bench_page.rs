@@ -11,8 +11,8 @@
 use crate::bench;
 use crate::i18n::*;
 use crate::routes::mission::{
-    DagGraph, Details, TABLE_PAGE, graph_markup, patch_graph, patch_rows, rows_markup_first,
-    with_words,
+    DagGraph, Detail, Details, TABLE_PAGE, detail_at, frame_of, graph_markup, patch_graph,
+    patch_rows, rows_markup_first, screen_scale, with_words,
 };
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -113,6 +113,9 @@ fn BenchRun() -> impl IntoView {
     let live: StoredValue<Option<LiveLayout<Sugiyama>>> = StoredValue::new(None);
     let version = RwSignal::new(0u64);
     let selected = RwSignal::new(None::<String>);
+    // The level the graph is drawn at: the Mission view's at the fitted zoom, set before the
+    // first paint; the frame A/B switches it.
+    let detail = RwSignal::new(Detail::Full);
     let say = move |s: String| lines.update(|l| l.push(s));
     let view_box = move || {
         version.get();
@@ -120,7 +123,7 @@ fn BenchRun() -> impl IntoView {
         format!("-20 -20 {} {}", w + 40, h + 40)
     };
     leptos::task::spawn_local(async move {
-        if let Err(e) = run(i18n, progress, say, live, version).await {
+        if let Err(e) = run(i18n, progress, say, live, version, detail).await {
             say(format!("BENCH wasm error {e}"));
         }
         done.set(true);
@@ -135,7 +138,7 @@ fn BenchRun() -> impl IntoView {
             <div class="dag-frame">
                 <svg id="dag" class="dag" viewBox=view_box>
                     <g>
-                        <DagGraph live version selected />
+                        <DagGraph live version selected detail=detail.into() />
                     </g>
                 </svg>
             </div>
@@ -150,6 +153,7 @@ async fn run(
     say: impl Fn(String) + Copy,
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
     version: RwSignal<u64>,
+    detail: RwSignal<Detail>,
 ) -> Result<(), String> {
     let text = crate::web::get_text("/bench/history.jsonl").await?;
     let all: Vec<&str> = text.lines().collect();
@@ -289,6 +293,24 @@ async fn run(
     let layout = bench::layout(&r.log, now)?;
     let layout_ms = now_ms() - t;
     let (items, drawn) = (layout.dag().nodes.len(), layout.nodes.len());
+    // The level the Mission view draws at its initial (fitted) zoom, from the `<svg>`'s size
+    // on this page (styled as in the Mission view).
+    let frame = crate::web::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("dag"))
+        .and_then(|el| frame_of(&el))
+        .ok_or("the <svg> has no size")?;
+    let scale = screen_scale(frame, (layout.width, layout.height), 1.0);
+    let fitted = detail_at(scale);
+    say(format!(
+        "BENCH wasm level of detail at the fitted zoom: {fitted:?} (<svg> {:.0}×{:.0} px, layout {}×{}: {scale:.3} px per unit, node text {:.2} px tall)",
+        frame.0,
+        frame.1,
+        layout.width,
+        layout.height,
+        scale * crate::routes::mission::TEXT_UNITS
+    ));
+    detail.set(fitted);
     live.set_value(Some(layout));
     version.update(|v| *v += 1);
     // The render effects run: the markup is built and parsed into the document.
@@ -309,7 +331,7 @@ async fn run(
         count("table.work-items tbody tr"),
     );
     say(format!(
-        "BENCH wasm DAG of {items} WorkItems ({drawn} drawn nodes, {in_doc} in the document, {rows} table rows): layout {layout_ms:.1} ms, layout + first paint {paint_ms:.1} ms (in the document after {parsed_ms:.1} ms, styled and laid out after {styled_ms:.1} ms, the frame that paints it {frame_ms:.1} ms)"
+        "BENCH wasm DAG of {items} WorkItems ({drawn} drawn nodes, {in_doc} in the document, {rows} table rows), drawn {fitted:?}: layout {layout_ms:.1} ms, layout + first paint {paint_ms:.1} ms (in the document after {parsed_ms:.1} ms, styled and laid out after {styled_ms:.1} ms, the frame that paints it {frame_ms:.1} ms)"
     ));
 
     // Where first paint goes: the two markup strings built again, alone (not part of a figure
@@ -317,7 +339,7 @@ async fn run(
     let t = now_ms();
     let graph_len = live.with_value(|l| {
         l.as_ref().map_or(0, |l| {
-            with_words(i18n, now, |w| graph_markup(l, w, None).len())
+            with_words(i18n, now, |w| graph_markup(l, w, None, fitted).len())
         })
     });
     let graph_ms = now_ms() - t;
@@ -365,7 +387,7 @@ async fn run(
             if let Some(l) = l {
                 with_words(i18n, now, |w| {
                     patched = (
-                        patch_graph(l, &update.changed, w),
+                        patch_graph(l, &update.changed, w, fitted),
                         patch_rows(l.dag(), &update.changed, w),
                     );
                 });
@@ -380,7 +402,7 @@ async fn run(
     let frame_ms = painted - frame;
     let total_ms = painted - t;
     say(format!(
-        "BENCH wasm live node update: fold + DAG + patch {model_ms:.2} ms (layouts {}, {} DAG nodes changed{}); elements rewritten {patch_ms:.2} ms ({} nodes, {} rows); style and layout {style_ms:.1} ms; the frame that paints it {frame_ms:.1} ms; work {:.1} ms; to the painted frame (with the wait for it) {total_ms:.1} ms; the State copied for the snapshot {copy_ms:.1} ms (not included)",
+        "BENCH wasm live node update ({fitted:?}): fold + DAG + patch {model_ms:.2} ms (layouts {}, {} DAG nodes changed{}); elements rewritten {patch_ms:.2} ms ({} nodes, {} rows); style and layout {style_ms:.1} ms; the frame that paints it {frame_ms:.1} ms; work {:.1} ms; to the painted frame (with the wait for it) {total_ms:.1} ms; the State copied for the snapshot {copy_ms:.1} ms (not included)",
         update.layouts,
         update.changed.len(),
         if update.redraw { ", drawn anew" } else { "" },
@@ -397,7 +419,7 @@ async fn run(
             if let Some(l) = l {
                 with_words(i18n, now, |w| {
                     if graph {
-                        patch_graph(l, &update.changed, w);
+                        patch_graph(l, &update.changed, w, fitted);
                     }
                     if table {
                         patch_rows(l.dag(), &update.changed, w);
@@ -411,11 +433,28 @@ async fn run(
         let style_ms = now_ms() - t;
         let (frame, painted) = after_paint().await;
         say(format!(
-            "BENCH wasm the same patch, {what} alone: rewritten {patch_ms:.2} ms; style and layout {style_ms:.1} ms; the frame that paints it {:.1} ms",
+            "BENCH wasm the same patch ({fitted:?}), {what} alone: rewritten {patch_ms:.2} ms; style and layout {style_ms:.1} ms; the frame that paints it {:.1} ms",
             painted - frame
         ));
     }
-    frame_ab(i18n, live, &update.changed, now, say).await;
+    frame_ab(i18n, live, detail, &update.changed, now, &say).await;
+    // Zooming in past the threshold: the whole graph drawn anew with its text, and its frame.
+    if fitted == Detail::Far {
+        after_paint().await;
+        let t = now_ms();
+        detail.set(Detail::Full);
+        leptos::task::tick().await;
+        let parsed_ms = now_ms() - t;
+        force_layout();
+        let styled_ms = now_ms() - t;
+        let (frame, painted) = after_paint().await;
+        say(format!(
+            "BENCH wasm switch to full text (zoomed in past the threshold, the whole graph drawn anew): {:.1} ms to the painted frame (in the document after {parsed_ms:.1} ms, styled and laid out after {styled_ms:.1} ms, the frame that paints it {:.1} ms)",
+            painted - t,
+            painted - frame
+        ));
+        detail.set(fitted);
+    }
     Ok(())
 }
 
@@ -425,34 +464,51 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
-/// Ways to style the `<svg>` that the frame after a graph patch is measured with, alternated
-/// round by round: as the console draws it, and two that could keep the browser from
-/// repainting the whole SVG for one node.
-const SVG_VARIANTS: [(&str, &str); 3] = [
-    ("as drawn", ""),
-    ("svg contain: paint", "contain: paint"),
-    ("svg will-change: transform", "will-change: transform"),
+/// The drawings the frame after a graph patch is measured with, alternated round by round:
+/// (name, level of detail, with the far level's `<title>` tooltips). The full text drawing is
+/// the baseline (the Mission view's before the far level); "no title" asks whether the unpainted
+/// `<title>`s cost anything in the repaint.
+const VARIANTS: [(&str, Detail, bool); 3] = [
+    ("as drawn (full text)", Detail::Full, true),
+    ("far level: one <rect> and its <title>", Detail::Far, true),
+    ("far level, no <title>", Detail::Far, false),
 ];
 
 /// How many rounds [`frame_ab`] alternates the variants for.
 const ROUNDS: usize = 9;
 
-/// What "the frame that paints it" is made of. Round by round, for each [`SVG_VARIANTS`] style
-/// on the `<svg>`: an empty frame (nothing changed, measured as [`after_paint`] measures every
-/// frame: from the animation-frame callback to the first task after it) as the baseline, then
-/// the graph node patched alone (rewrite, style and layout, its frame). Prints the medians; the
-/// frame's own work is the patched frame less the empty one.
+/// Removes every `<title>` of the drawn graph (the "no title" variant).
+fn drop_titles() {
+    let list = crate::web::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector_all("#dag title").ok());
+    if let Some(list) = list {
+        for k in 0..list.length() {
+            if let Some(el) = list
+                .item(k)
+                .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+            {
+                el.remove();
+            }
+        }
+    }
+}
+
+/// What "the frame that paints it" is made of, at each level of detail ([`VARIANTS`], the
+/// whole graph drawn anew at the variant's level first). Round by round: an empty frame
+/// (nothing changed, measured as [`after_paint`] measures every frame: from the
+/// animation-frame callback to the first task after it) as the baseline, then the graph node
+/// patched alone (rewrite, style and layout, its frame). Prints the medians; the frame's own
+/// work is the patched frame less the empty one.
 async fn frame_ab(
     i18n: leptos_i18n::I18nContext<Locale>,
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
+    detail: RwSignal<Detail>,
     changed: &[usize],
     now: Micros,
-    say: impl Fn(String),
+    say: &impl Fn(String),
 ) {
-    let svg = crate::web::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("dag"));
-    let n = SVG_VARIANTS.len();
+    let n = VARIANTS.len();
     let (mut empty, mut rewrite, mut style, mut frame, mut total) = (
         vec![Vec::new(); n],
         vec![Vec::new(); n],
@@ -460,12 +516,16 @@ async fn frame_ab(
         vec![Vec::new(); n],
         vec![Vec::new(); n],
     );
+    let restore = detail.get_untracked();
     for _ in 0..ROUNDS {
-        for (k, (_, css)) in SVG_VARIANTS.iter().enumerate() {
-            if let Some(svg) = &svg {
-                let _ = svg.set_attribute("style", css);
+        for (k, &(_, level, titles)) in VARIANTS.iter().enumerate() {
+            // Drawn anew at this level (a new `version` of the same layout).
+            detail.set(level);
+            leptos::task::tick().await;
+            if !titles {
+                drop_titles();
             }
-            // Settle: the style change's own frames.
+            // Settle: the redraw's own frames.
             after_paint().await;
             after_paint().await;
             let (f, p) = after_paint().await;
@@ -474,9 +534,12 @@ async fn frame_ab(
             let t = now_ms();
             live.with_value(|l| {
                 if let Some(l) = l {
-                    with_words(i18n, now, |w| patch_graph(l, changed, w));
+                    with_words(i18n, now, |w| patch_graph(l, changed, w, level));
                 }
             });
+            if !titles {
+                drop_titles();
+            }
             let t_style = now_ms();
             force_layout();
             let t_frame = now_ms();
@@ -487,10 +550,9 @@ async fn frame_ab(
             total[k].push(t_frame - t + p - f);
         }
     }
-    if let Some(svg) = &svg {
-        let _ = svg.remove_attribute("style");
-    }
-    for (k, (name, _)) in SVG_VARIANTS.iter().enumerate() {
+    detail.set(restore);
+    leptos::task::tick().await;
+    for (k, (name, _, _)) in VARIANTS.iter().enumerate() {
         let (e, fr) = (median(empty[k].clone()), median(frame[k].clone()));
         say(format!(
             "BENCH wasm frame A/B ({name}; median of {ROUNDS}, variants alternated): empty frame {e:.1} ms; graph node alone: rewritten {:.2} ms, style and layout {:.1} ms, its frame {fr:.1} ms (the frame's own work {:.1} ms over the empty one); to the painted frame {:.1} ms; work without the wait {:.1} ms",

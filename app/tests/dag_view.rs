@@ -5,7 +5,7 @@
 
 use app::bench;
 use app::routes::mission::{
-    DagUpdate, Words, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
+    DagUpdate, Detail, Words, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
     rows_markup_first,
 };
 use wasm_core::authority::Micros;
@@ -81,7 +81,7 @@ fn a_cancellation_patches_only_the_changed_nodes_without_a_new_layout() {
     // The changed node's element is found by its index-based id.
     let v = live.visual_of(&cancelled).expect("drawn");
     assert_eq!(live.nodes[v].members, vec![cancelled.clone()]);
-    let svg = words(|w| graph_markup(&live, w, None));
+    let svg = words(|w| graph_markup(&live, w, None, Detail::Full));
     assert!(svg.contains(&format!("id=\"{}\"", node_dom_id(v))));
     assert!(svg.contains("data-state=\"cancelled\""));
 }
@@ -128,7 +128,7 @@ fn the_markup_escapes_titles_and_ids_and_marks_the_critical_path() {
     dag.nodes[0].title = hostile.into();
     dag.nodes[0].owner = Some("urn:a:<b>".into());
     let live = layout(dag);
-    let svg = words(|w| graph_markup(&live, w, Some(live.nodes[0].id.as_str())));
+    let svg = words(|w| graph_markup(&live, w, Some(live.nodes[0].id.as_str()), Detail::Full));
     assert!(!svg.contains("<script>") && !svg.contains("<b>"), "{svg}");
     assert!(svg.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"));
     assert!(svg.contains("&lt;b&gt; · e0"));

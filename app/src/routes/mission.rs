@@ -15,6 +15,9 @@
 //! or dependency lays the graph out again and draws it anew. Elements carry index-based DOM ids
 //! (`dag-v{i}`, `dag-row-{i}`), never protocol ids, so no untrusted text is ever put into a
 //! selector. Clicks and keys on nodes are delegated to the `<svg>` (one listener, not 2,000).
+//! Zoomed out so far that node text would be unreadable ([`detail_at`]), each node is drawn as
+//! one element without text ([`Detail::Far`]): the browser repaints the whole `<svg>` for one
+//! changed node, and 2,000 nodes of text made that frame 15–55 ms.
 
 use crate::components::live::{state_label, when, why_markup};
 use crate::components::session;
@@ -145,17 +148,85 @@ pub fn row_dom_id(i: usize) -> String {
     format!("dag-row-{i}")
 }
 
+/// How much of each node is drawn (issue 13: one live update under 16 ms with 2,000 WorkItems).
+/// The browser repaints the whole `<svg>` for one changed node, so its cost grows with what is
+/// drawn: zoomed out so far that no node's text is readable, each node is one element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Each node a `<g>`: its `<title>`, box and three text lines.
+    Full,
+    /// Each node a single `<rect>` (a child Mission's inside its `<a>`), named by `aria-label`,
+    /// its state shown by its outline's dash style and the critical path by a thick outline.
+    Far,
+}
+
+/// The font size of a node's text, in layout units (`.dag text` in style/console.css).
+pub const TEXT_UNITS: f64 = 11.0;
+
+/// Below this height on screen (CSS px) node text is unreadable and the graph is drawn
+/// [`Detail::Far`].
+pub const MIN_TEXT_PX: f64 = 6.0;
+
+/// The margin around the layout in the `viewBox` (`-20 -20 w+40 h+40`).
+pub const VIEW_MARGIN: i64 = 20;
+
+/// The zoom buttons and keys go at least this far in ([`max_zoom`]).
+pub const MAX_ZOOM: f64 = 4.0;
+
+/// CSS px per layout unit: the `viewBox` of a `layout` (width, height) fitted into a `frame`
+/// of (width, height) CSS px (`preserveAspectRatio` "meet": the tighter side wins), times `zoom`.
+/// 0 when either is empty.
+pub fn screen_scale(frame: (f64, f64), layout: (i64, i64), zoom: f64) -> f64 {
+    let w = (layout.0 + 2 * VIEW_MARGIN) as f64;
+    let h = (layout.1 + 2 * VIEW_MARGIN) as f64;
+    if w <= 0.0 || h <= 0.0 || frame.0 <= 0.0 || frame.1 <= 0.0 {
+        return 0.0;
+    }
+    (frame.0 / w).min(frame.1 / h) * zoom
+}
+
+/// The level of detail at `scale` CSS px per layout unit ([`screen_scale`]): full text when a
+/// node's text is at least [`MIN_TEXT_PX`] tall on screen.
+pub fn detail_at(scale: f64) -> Detail {
+    if TEXT_UNITS * scale >= MIN_TEXT_PX {
+        Detail::Full
+    } else {
+        Detail::Far
+    }
+}
+
+/// How far the zoom goes in for a graph fitted at `fitted` CSS px per unit: [`MAX_ZOOM`], or
+/// further for a large graph, until its text is twice [`MIN_TEXT_PX`] (so every graph can be
+/// zoomed in to its full text).
+pub fn max_zoom(fitted: f64) -> f64 {
+    if fitted > 0.0 {
+        (2.0 * MIN_TEXT_PX / TEXT_UNITS / fitted).max(MAX_ZOOM)
+    } else {
+        MAX_ZOOM
+    }
+}
+
 /// One drawn node: its element's changing attributes and its children's markup.
 struct NodeMarkup {
     class: String,
     critical: bool,
     state: &'static str,
-    /// `<title>`, box and the three text lines.
+    /// At [`Detail::Far`]: the element's `aria-label` (the text, not yet escaped).
+    label: Option<String>,
+    /// `<title>`, box and the three text lines ([`Detail::Full`]); the `<title>` alone, or for
+    /// a child Mission's `<a>` also its box ([`Detail::Far`]).
     inner: String,
 }
 
-/// The markup of visual node `vi` of `l`.
-fn node_markup(l: &LiveLayout<Sugiyama>, vi: usize, words: &Words) -> Option<NodeMarkup> {
+/// The markup of visual node `vi` of `l` at `detail`; `boxed` (far level only): the node is an
+/// `<a>` whose box is a child element.
+fn node_markup(
+    l: &LiveLayout<Sugiyama>,
+    vi: usize,
+    words: &Words,
+    detail: Detail,
+    boxed: bool,
+) -> Option<NodeMarkup> {
     let n = l.nodes.get(vi)?;
     let d = Sugiyama::default();
     let (w, h) = (d.node_width, d.node_height);
@@ -172,6 +243,17 @@ fn node_markup(l: &LiveLayout<Sugiyama>, vi: usize, words: &Words) -> Option<Nod
         .map_or("—", |o| o.rsplit(':').next().unwrap_or_default());
     let epoch = attrs.map_or(0, |a| a.ownership_epoch);
     let label = (words.state)(state);
+    if detail == Detail::Far {
+        return Some(far_markup(
+            n,
+            (x, y, w, h),
+            title,
+            &label,
+            state,
+            critical,
+            boxed,
+        ));
+    }
     // The "◆ " mark of the critical path takes two of the box's columns.
     let short = svg::fit(
         title,
@@ -217,15 +299,78 @@ fn node_markup(l: &LiveLayout<Sugiyama>, vi: usize, words: &Words) -> Option<Nod
         ),
         critical,
         state,
+        label: None,
         inner,
     })
 }
 
-/// The whole graph of `l` as SVG markup: every edge, then every node — a `<g role="button">`
-/// (selectable by click, Enter or Space; `aria-pressed` for `selected`), or an `<a>` into the
-/// child Mission.
-pub fn graph_markup(l: &LiveLayout<Sugiyama>, words: &Words, selected: Option<&str>) -> String {
-    let mut out = String::with_capacity(l.edges.len() * 48 + l.nodes.len() * 640);
+/// The class of a far-level node: its state's outline dash style ([`far_cue`]) as well as its
+/// state's fill, and the critical path's thick outline.
+fn far_class(state: &str, critical: bool) -> String {
+    format!(
+        "node far state-{state} cue-{}{}",
+        far_cue(state),
+        if critical { " critical" } else { "" }
+    )
+}
+
+/// The non-colour cue of a state at the far level (style/console.css draws each as an outline
+/// dash style): done, running, waiting, stopped (failed or blocked), cancelled.
+pub fn far_cue(state: &str) -> &'static str {
+    match state {
+        "verified" | "approved" => "done",
+        "active" | "submitted" => "running",
+        "failed" | "blocked" => "stopped",
+        "cancelled" => "cancelled",
+        _ => "waiting",
+    }
+}
+
+/// A node at [`Detail::Far`]: its label ("title — state", ×count for a collapsed group) as the
+/// accessible name and tooltip, and at most one painted element.
+fn far_markup(
+    n: &wasm_core::views::layout::VisualNode,
+    (x, y, w, h): (i64, i64, i64, i64),
+    title: &str,
+    state_label: &str,
+    state: &'static str,
+    critical: bool,
+    boxed: bool,
+) -> NodeMarkup {
+    let mut label = format!("{title} — {state_label}");
+    if n.count > 1 {
+        let _ = write!(label, " ×{}", n.count);
+    }
+    let mut inner = String::with_capacity(label.len() + 120);
+    inner.push_str("<title>");
+    escape_into(&mut inner, &label);
+    inner.push_str("</title>");
+    if boxed {
+        let _ = write!(
+            inner,
+            "<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"6\"></rect>"
+        );
+    }
+    NodeMarkup {
+        class: far_class(state, critical),
+        critical,
+        state,
+        label: Some(label),
+        inner,
+    }
+}
+
+/// The whole graph of `l` as SVG markup at `detail`: every edge, then every node — selectable
+/// by click, Enter or Space (`role="button"`, `aria-pressed` for `selected`): a `<g>` of box and
+/// text, or at the far level one `<rect>` —, or an `<a>` into the child Mission.
+pub fn graph_markup(
+    l: &LiveLayout<Sugiyama>,
+    words: &Words,
+    selected: Option<&str>,
+    detail: Detail,
+) -> String {
+    let per_node = if detail == Detail::Far { 320 } else { 640 };
+    let mut out = String::with_capacity(l.edges.len() * 48 + l.nodes.len() * per_node);
     for e in &l.edges {
         out.push_str("<path class=\"edge\" d=\"");
         for (i, p) in e.points.iter().enumerate() {
@@ -233,10 +378,8 @@ pub fn graph_markup(l: &LiveLayout<Sugiyama>, words: &Words, selected: Option<&s
         }
         out.push_str("\"></path>");
     }
+    let d = Sugiyama::default();
     for (vi, n) in l.nodes.iter().enumerate() {
-        let Some(m) = node_markup(l, vi, words) else {
-            continue;
-        };
         let child = if n.count == 1 {
             l.attrs(&n.id).and_then(|a| match &a.kind {
                 NodeKind::ChildMission { group_id } => Some(group_id.as_str()),
@@ -245,17 +388,27 @@ pub fn graph_markup(l: &LiveLayout<Sugiyama>, words: &Words, selected: Option<&s
         } else {
             None
         };
-        let _ = write!(
-            out,
-            "<{} id=\"{}\"",
-            if child.is_some() { "a" } else { "g" },
-            node_dom_id(vi)
-        );
+        let Some(m) = node_markup(l, vi, words, detail, child.is_some()) else {
+            continue;
+        };
+        let tag = match (child.is_some(), detail) {
+            (true, _) => "a",
+            (false, Detail::Full) => "g",
+            (false, Detail::Far) => "rect",
+        };
+        let _ = write!(out, "<{tag} id=\"{}\"", node_dom_id(vi));
         if let Some(g) = child {
             out.push_str(" href=\"/mission/");
             escape_into(&mut out, g);
             out.push('"');
         } else {
+            if tag == "rect" {
+                let _ = write!(
+                    out,
+                    " x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\"",
+                    n.position.x, n.position.y, d.node_width, d.node_height
+                );
+            }
             let pressed = selected == Some(n.id.as_str());
             let _ = write!(
                 out,
@@ -266,20 +419,29 @@ pub fn graph_markup(l: &LiveLayout<Sugiyama>, words: &Words, selected: Option<&s
         escape_into(&mut out, &n.id);
         let _ = write!(
             out,
-            "\" data-critical=\"{}\" data-state=\"{}\" translate=\"no\">{}</{}>",
-            m.critical,
-            m.state,
-            m.inner,
-            if child.is_some() { "a" } else { "g" }
+            "\" data-critical=\"{}\" data-state=\"{}\"",
+            m.critical, m.state
         );
+        if let Some(label) = &m.label {
+            out.push_str(" aria-label=\"");
+            escape_into(&mut out, label);
+            out.push('"');
+        }
+        let _ = write!(out, " translate=\"no\">{}</{tag}>", m.inner);
     }
     out
 }
 
-/// Rewrites the drawn nodes of the `changed` DAG nodes (indices into `l.dag().nodes`) in place:
-/// their element keeps its identity (and focus), its attributes and children are replaced; no
-/// other element is touched. Returns how many elements were rewritten.
-pub fn patch_graph(l: &LiveLayout<Sugiyama>, changed: &[usize], words: &Words) -> usize {
+/// Rewrites the drawn nodes of the `changed` DAG nodes (indices into `l.dag().nodes`) in place,
+/// at the `detail` they are drawn at: their element keeps its identity (and focus), its
+/// attributes and children are replaced; no other element is touched. Returns how many
+/// elements were rewritten.
+pub fn patch_graph(
+    l: &LiveLayout<Sugiyama>,
+    changed: &[usize],
+    words: &Words,
+    detail: Detail,
+) -> usize {
     let Some(doc) = crate::web::window().and_then(|w| w.document()) else {
         return 0;
     };
@@ -292,13 +454,18 @@ pub fn patch_graph(l: &LiveLayout<Sugiyama>, changed: &[usize], words: &Words) -
     visual.dedup();
     let mut done = 0;
     for vi in visual {
-        if let (Some(el), Some(m)) = (
-            doc.get_element_by_id(&node_dom_id(vi)),
-            node_markup(l, vi, words),
-        ) {
+        let Some(el) = doc.get_element_by_id(&node_dom_id(vi)) else {
+            continue;
+        };
+        // A child Mission's `<a>` holds its box; a far-level WorkItem is the box itself.
+        let boxed = el.tag_name().eq_ignore_ascii_case("a");
+        if let Some(m) = node_markup(l, vi, words, detail, boxed) {
             let _ = el.set_attribute("class", &m.class);
             let _ = el.set_attribute("data-critical", if m.critical { "true" } else { "false" });
             let _ = el.set_attribute("data-state", m.state);
+            if let Some(label) = &m.label {
+                let _ = el.set_attribute("aria-label", label);
+            }
             el.set_inner_html(&m.inner);
             done += 1;
         }
@@ -430,6 +597,22 @@ fn node_target(ev: &web_sys::Event) -> Option<String> {
         .get_attribute("data-node-id")
 }
 
+/// Focuses the element `id` (an SVG element's `focus`, called by name: web-sys binds it on
+/// `HTMLElement` only).
+fn focus_element(id: &str) {
+    let Some(el) = crate::web::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    else {
+        return;
+    };
+    if let Ok(f) = js_sys::Reflect::get(&el, &"focus".into())
+        && let Ok(f) = f.dyn_into::<js_sys::Function>()
+    {
+        let _ = f.call0(&el);
+    }
+}
+
 /// Sets `aria-pressed` on the drawn node `id` (if drawn and selectable).
 fn set_pressed(l: &LiveLayout<Sugiyama>, id: Option<&str>, pressed: bool) {
     let Some(vi) = id.and_then(|id| l.nodes.iter().position(|n| n.id == id)) else {
@@ -443,6 +626,23 @@ fn set_pressed(l: &LiveLayout<Sugiyama>, id: Option<&str>, pressed: bool) {
         let _ = el.set_attribute("aria-pressed", if pressed { "true" } else { "false" });
     }
 }
+/// The size on screen (CSS px) of the graph's `<svg>`, once laid out.
+pub fn frame_of(svg: &web_sys::Element) -> Option<(f64, f64)> {
+    let (w, h) = (svg.client_width(), svg.client_height());
+    (w > 0 && h > 0).then(|| (f64::from(w), f64::from(h)))
+}
+
+/// The `<svg>`'s size before it is laid out: the window's width (it is at most that wide) and
+/// its CSS height (`svg.dag`: 28rem, 20rem up to 600 px wide) — a scale no smaller than the
+/// real one, measured ([`frame_of`]) once the `<svg>` is in the document.
+pub fn guess_frame() -> (f64, f64) {
+    let w = crate::web::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|v| v.as_f64())
+        .unwrap_or(1280.0);
+    (w, if w <= 600.0 { 320.0 } else { 448.0 })
+}
+
 #[component]
 pub fn Mission() -> impl IntoView {
     let i18n = use_i18n();
@@ -517,6 +717,53 @@ fn Dag(group: String) -> impl IntoView {
     let selected = RwSignal::new(None::<String>);
     let zoom = RwSignal::new(1.0f64);
     let pan = RwSignal::new((0.0f64, 0.0f64));
+    // The level of detail follows the on-screen scale: the `<svg>`'s size (measured when it is
+    // mounted and when the window is resized), the layout's, and the zoom.
+    let svg_ref = NodeRef::<leptos::svg::Svg>::new();
+    let frame = RwSignal::new(guess_frame());
+    let measure = move || {
+        if let Some(f) = svg_ref.get_untracked().and_then(|el| frame_of(&el))
+            && frame.get_untracked() != f
+        {
+            frame.set(f);
+        }
+    };
+    Effect::new(move |_| {
+        if svg_ref.get().is_some() {
+            measure();
+        }
+    });
+    let resized = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || resized.remove());
+    let fitted = Memo::new(move |_| {
+        version.get();
+        let dims = live.with_value(|l| l.as_ref().map_or((0, 0), |l| (l.width, l.height)));
+        screen_scale(frame.get(), dims, 1.0)
+    });
+    let detail = Memo::new(move |_| detail_at(fitted.get() * zoom.get()));
+    // A node focused when the zoom crosses the threshold is focused again in the new drawing
+    // (its element was replaced).
+    let refocus = StoredValue::new(None::<String>);
+    Effect::new(move |prev: Option<Detail>| {
+        let now = detail.get();
+        if prev.is_some_and(|p| p != now)
+            && let Some(id) = refocus.get_value()
+        {
+            request_animation_frame(move || {
+                live.with_value(|l| {
+                    if let Some(vi) = l
+                        .as_ref()
+                        .and_then(|l| l.nodes.iter().position(|n| n.id == id))
+                    {
+                        focus_element(&node_dom_id(vi));
+                    }
+                });
+            });
+        }
+        now
+    });
+    let zoom_in = move || zoom.update(|z| *z = (*z * 1.25).min(max_zoom(fitted.get_untracked())));
+    let zoom_out = move || zoom.update(|z| *z = (*z / 1.25).max(0.2));
     // The DagView as of the snapshot; the layout follows it (patched or laid out again), and
     // the document follows the layout (the changed nodes rewritten, or all drawn anew).
     // The state the drawn DAG was built from (a new DAG is rebuilt from it).
@@ -620,7 +867,7 @@ fn Dag(group: String) -> impl IntoView {
                         live.with_value(|l| {
                             if let Some(l) = l {
                                 with_words(i18n, now, |w| {
-                                    patch_graph(l, &u.changed, w);
+                                    patch_graph(l, &u.changed, w, detail.get_untracked());
                                     patch_rows(l.dag(), &u.changed, w);
                                 });
                             }
@@ -649,9 +896,10 @@ fn Dag(group: String) -> impl IntoView {
     });
     let key = move |ev: leptos::ev::KeyboardEvent| {
         let step = 40.0 / zoom.get_untracked();
+        refocus.set_value(node_target(&ev));
         match ev.key().as_str() {
-            "+" | "=" => zoom.update(|z| *z = (*z * 1.25).min(4.0)),
-            "-" => zoom.update(|z| *z = (*z / 1.25).max(0.2)),
+            "+" | "=" => zoom_in(),
+            "-" => zoom_out(),
             "0" => {
                 zoom.set(1.0);
                 pan.set((0.0, 0.0));
@@ -677,7 +925,8 @@ fn Dag(group: String) -> impl IntoView {
     let wheel = move |ev: leptos::ev::WheelEvent| {
         ev.prevent_default();
         let f = if ev.delta_y() < 0.0 { 1.1 } else { 1.0 / 1.1 };
-        zoom.update(|z| *z = (*z * f).clamp(0.2, 4.0));
+        let max = max_zoom(fitted.get_untracked());
+        zoom.update(|z| *z = (*z * f).clamp(0.2, max));
     };
     let dragging = StoredValue::new(None::<(i32, i32)>);
     let all_rows = Signal::derive(move || {
@@ -704,8 +953,8 @@ fn Dag(group: String) -> impl IntoView {
                 };
                 view! {
                     <div class="dag-tools toolbar">
-                        <button type="button" id="zoom-in" on:click=move |_| zoom.update(|z| *z = (*z * 1.25).min(4.0))>{t!(i18n, mission.zoom_in)}</button>
-                        <button type="button" id="zoom-out" on:click=move |_| zoom.update(|z| *z = (*z / 1.25).max(0.2))>{t!(i18n, mission.zoom_out)}</button>
+                        <button type="button" id="zoom-in" on:click=move |_| zoom_in()>{t!(i18n, mission.zoom_in)}</button>
+                        <button type="button" id="zoom-out" on:click=move |_| zoom_out()>{t!(i18n, mission.zoom_out)}</button>
                         <button type="button" id="zoom-reset" on:click=move |_| { zoom.set(1.0); pan.set((0.0, 0.0)); }>{t!(i18n, mission.zoom_reset)}</button>
                         <span class="hint">{t!(i18n, mission.keys_hint)}</span>
                     </div>
@@ -720,8 +969,12 @@ fn Dag(group: String) -> impl IntoView {
                         }}
                         " · "{t!(i18n, mission.layouts, n = move || layouts.get())}
                     </p>
+                    {move || (detail.get() == Detail::Far).then(|| view! {
+                        <p class="legend far-legend" id="far-legend">{t!(i18n, mission.far_legend)}</p>
+                    })}
                     <div class="dag-frame">
-                        <svg id="dag" class="dag" role="group" tabindex="0"
+                        <svg id="dag" class="dag" role="group" tabindex="0" node_ref=svg_ref
+                            data-detail=move || if detail.get() == Detail::Far { "far" } else { "full" }
                             aria-label=move || t_string!(i18n, mission.dag_label)
                             viewBox=view_box
                             on:keydown=key on:wheel=wheel on:click=click
@@ -736,7 +989,7 @@ fn Dag(group: String) -> impl IntoView {
                                 }
                             }>
                             <g transform=move || { let (x, y) = pan.get(); format!("scale({}) translate({} {})", svg::num(zoom.get()), svg::num(x), svg::num(y)) }>
-                                <DagGraph live version selected />
+                                <DagGraph live version selected detail=detail.into() />
                             </g>
                         </svg>
                     </div>
@@ -747,24 +1000,27 @@ fn Dag(group: String) -> impl IntoView {
     }
 }
 
-/// The drawn graph (edges and nodes) of `live`, written as one markup string ([`graph_markup`])
-/// whenever `version` moves or the language changes; between those, [`patch_graph`] rewrites
-/// single nodes. The Mission view and the benchmark page both draw with it.
+/// The drawn graph (edges and nodes) of `live` at `detail`, written as one markup string
+/// ([`graph_markup`]) whenever `version` moves, the level of detail or the language changes;
+/// between those, [`patch_graph`] rewrites single nodes. The Mission view and the benchmark
+/// page both draw with it.
 #[component]
 pub fn DagGraph(
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
     version: RwSignal<u64>,
     selected: RwSignal<Option<String>>,
+    detail: Signal<Detail>,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console_now();
     let markup = move || {
         version.get();
+        let detail = detail.get();
         let now = untrack(console);
         let sel = selected.get_untracked();
         live.with_value(|l| {
             l.as_ref()
-                .map(|l| with_words(i18n, now, |w| graph_markup(l, w, sel.as_deref())))
+                .map(|l| with_words(i18n, now, |w| graph_markup(l, w, sel.as_deref(), detail)))
                 .unwrap_or_default()
         })
     };
