@@ -85,7 +85,9 @@ pub fn verify_stage<T>(
 #[derive(Debug)]
 pub enum Reply {
     /// HTTP 200: `{"status": "accepted" | "duplicate", "events": […]}`, serialized on the
-    /// authority thread so the async runtime only copies it out.
+    /// authority thread so the async runtime only copies it out. Empty for a Command from a
+    /// gateway connection (`Origin` set): its Events reach it as `EVENT` frames (binding.md,
+    /// "The sender's outcome"), and the owner thread serializes no body nobody reads.
     Done(String),
     /// A wire error (§19).
     Refused(WireError),
@@ -457,7 +459,11 @@ fn run(
             }
         }
         for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
-            let _ = sender.send(reply(svc, outcome, &bytes));
+            let r = match outcome {
+                Ok(_) if sender.origin.is_some() => Reply::Done(String::new()),
+                outcome => reply(svc, outcome, &bytes),
+            };
+            let _ = sender.send(r);
         }
     };
     loop {

@@ -213,7 +213,11 @@ async fn next_value(socket: &mut WebSocket) -> Result<Value, Option<WireError>> 
     }
 }
 
-/// Sends the connection's frames until it closes or is fenced.
+/// Sends the connection's frames until it closes or is fenced. Frames are fed to the socket
+/// as they are taken and flushed once the queues are empty: every frame waiting at that
+/// moment leaves in the same TLS records and write calls instead of one write each (the
+/// library still writes out on its own past its write buffer, so a backlog never piles up
+/// in memory, and a socket that is not read still stalls only this writer).
 async fn write_loop(
     conn: Arc<Conn>,
     mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
@@ -222,11 +226,18 @@ async fn write_loop(
         let notified = conn.wake.notified();
         match conn.next() {
             Next::Frame(f) => {
-                if sink.send(Message::Text(f.as_ref().into())).await.is_err() {
+                if sink.feed(Message::Text(f)).await.is_err() {
                     break;
                 }
             }
-            Next::Idle => notified.await,
+            Next::Idle => {
+                // A frame queued during the flush is not missed: `notified` was created
+                // before `next` looked, so its wake-up is kept.
+                if sink.flush().await.is_err() {
+                    break;
+                }
+                notified.await;
+            }
             Next::Close => {
                 let _ = sink.send(Message::Close(None)).await;
                 break;
