@@ -85,7 +85,9 @@ pub fn verify_stage<T>(
 #[derive(Debug)]
 pub enum Reply {
     /// HTTP 200: `{"status": "accepted" | "duplicate", "events": […]}`, serialized on the
-    /// authority thread so the async runtime only copies it out.
+    /// authority thread so the async runtime only copies it out. Empty for a Command from a
+    /// gateway connection (`Origin` set): its Events reach it as `EVENT` frames (binding.md,
+    /// "The sender's outcome"), and the owner thread serializes no body nobody reads.
     Done(String),
     /// A wire error (§19).
     Refused(WireError),
@@ -99,14 +101,53 @@ pub type Origin = Option<u64>;
 /// Where the answer to one Command goes, and who sent it.
 #[derive(Debug)]
 pub struct ReplyTo {
-    tx: tokio::sync::oneshot::Sender<Reply>,
+    to: Answer,
     pub origin: Origin,
+}
+
+/// How an answer is delivered.
+enum Answer {
+    /// To a task that awaits it ([`AuthorityHandle::submit`]).
+    Task(tokio::sync::oneshot::Sender<Reply>),
+    /// By a call on the owner thread ([`AuthorityHandle::submit_then`]): no task waits for
+    /// the answer and none is woken for it.
+    Call(Callback),
+}
+
+/// The call of [`Answer::Call`]; `None` once made. Dropped uncalled (the authority stopped),
+/// it is made with the internal error a waiting task would get.
+struct Callback(Option<Box<dyn FnOnce(Reply) + Send>>);
+
+impl Drop for Callback {
+    fn drop(&mut self) {
+        if let Some(then) = self.0.take() {
+            then(internal("the authority stopped"));
+        }
+    }
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Answer::Task(_) => "Task",
+            Answer::Call(_) => "Call",
+        })
+    }
 }
 
 impl ReplyTo {
     /// Answers the sender; false if it has gone.
     pub fn send(self, reply: Reply) -> bool {
-        self.tx.send(reply).is_ok()
+        match self.to {
+            Answer::Task(tx) => tx.send(reply).is_ok(),
+            Answer::Call(mut call) => match call.0.take() {
+                Some(then) => {
+                    then(reply);
+                    true
+                }
+                None => false,
+            },
+        }
     }
 }
 
@@ -163,10 +204,48 @@ impl AuthorityHandle {
         self.submit_from(bytes, None).await
     }
 
+    /// [`AuthorityHandle::submit`] for a Command that came in on gateway connection `origin`,
+    /// answered by calling `then` instead of waking a task: on the owner thread once the
+    /// outcome is durable (it must not block), or at once, on the caller's thread, with
+    /// `BACKPRESSURE` when the queue is full. The gateway submits every Command this way, so
+    /// that a Command costs no task and no wake-up beyond its `EVENT` frame's.
+    pub fn submit_then(
+        &self,
+        bytes: Vec<u8>,
+        origin: Origin,
+        then: impl FnOnce(Reply) + Send + 'static,
+    ) {
+        let to = ReplyTo {
+            to: Answer::Call(Callback(Some(Box::new(then)))),
+            origin,
+        };
+        // A request the queue refuses is answered at once, as `submit_from` answers it.
+        match self.tx.try_send((bytes, to)) {
+            Ok(()) => {}
+            Err(mpsc::TrySendError::Full((_, to))) => {
+                tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
+                to.send(Reply::Refused(
+                    WireError::new(
+                        ErrorCode::Backpressure,
+                        "the authority's queue is full; retry after retryAfterMs",
+                    )
+                    .retry_after(RETRY_AFTER_MS),
+                ));
+            }
+            Err(mpsc::TrySendError::Disconnected((_, to))) => {
+                to.send(internal("the authority is not running"));
+            }
+        }
+    }
+
     /// [`AuthorityHandle::submit`] for a Command that came in on gateway connection `origin`.
     pub async fn submit_from(&self, bytes: Vec<u8>, origin: Origin) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        match self.tx.try_send((bytes, ReplyTo { tx, origin })) {
+        let to = ReplyTo {
+            to: Answer::Task(tx),
+            origin,
+        };
+        match self.tx.try_send((bytes, to)) {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full(_)) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
@@ -457,7 +536,11 @@ fn run(
             }
         }
         for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
-            let _ = sender.send(reply(svc, outcome, &bytes));
+            let r = match outcome {
+                Ok(_) if sender.origin.is_some() => Reply::Done(String::new()),
+                outcome => reply(svc, outcome, &bytes),
+            };
+            let _ = sender.send(r);
         }
     };
     loop {

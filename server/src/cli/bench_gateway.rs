@@ -9,8 +9,8 @@
 //! from one Command to 1,000 subscribed sockets. For comparison, `bench authority` (the same
 //! authority in process, no sockets) is measured first in the same run.
 //!
-//! The server is a child process (`serve --tls` on a fresh data directory, the Message rate
-//! limit lifted as `bench authority` lifts it) so that its memory is its own; `--url` and
+//! The server is a child process (`serve --tls --no-demo` on a fresh data directory, the
+//! Message rate limit lifted as `bench authority` lifts it) so that its memory is its own; `--url` and
 //! `--data` use an existing development server instead (its Message rate limit must allow the
 //! load; its memory is then not measured). A benchmark, not a test: it prints figures and
 //! asserts nothing.
@@ -146,6 +146,9 @@ fn start(args: &GatewayArgs) -> Result<Target, String> {
     let mut child = std::process::Command::new(exe)
         .args(["serve", "--tls", "--addr", "127.0.0.1:0"])
         .args(["--message-rate-per-minute", "1000000000"])
+        // No §22 demo: its director follows every committed Event in process and its Agents
+        // run beside the bench's; the in-process reference runs no demo either.
+        .arg("--no-demo")
         .arg("--public")
         .arg(&public)
         .arg("--data")

@@ -13,7 +13,7 @@
 
 use super::hub::{Conn, Next, Principal};
 use super::session::{self, Established};
-use super::{Gateway, GatewayError, error_frame, replay};
+use super::{Gateway, GatewayError, WRITE_BUFFER, error_frame, replay};
 use crate::runtime::{Reply, now};
 use crate::wire::WireError;
 use axum::extract::ws::{Message, WebSocket};
@@ -213,20 +213,44 @@ async fn next_value(socket: &mut WebSocket) -> Result<Value, Option<WireError>> 
     }
 }
 
-/// Sends the connection's frames until it closes or is fenced.
+/// Sends the connection's frames until it closes or is fenced. Frames are fed to the socket
+/// as they are taken and flushed once the queues are empty or a batch reaches
+/// [`WRITE_BUFFER`]: the frames waiting at that moment leave in the same TLS records and
+/// write calls instead of one write each, and a socket that is not read holds at most one
+/// batch beyond its queues (which then fill and pause its Groups, §17.3) while it stalls only
+/// this writer.
 async fn write_loop(
     conn: Arc<Conn>,
     mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
 ) {
+    // Bytes fed since the last flush.
+    let mut batch = 0usize;
     loop {
         let notified = conn.wake.notified();
         match conn.next() {
             Next::Frame(f) => {
-                if sink.send(Message::Text(f.as_ref().into())).await.is_err() {
+                batch += f.len();
+                if sink.feed(Message::Text(f)).await.is_err() {
                     break;
                 }
+                if batch >= WRITE_BUFFER {
+                    if sink.flush().await.is_err() {
+                        break;
+                    }
+                    batch = 0;
+                }
             }
-            Next::Idle => notified.await,
+            Next::Idle => {
+                if batch > 0 {
+                    if sink.flush().await.is_err() {
+                        break;
+                    }
+                    batch = 0;
+                }
+                // A frame queued during the flush is not missed: `notified` was created
+                // before `next` looked, so its wake-up is kept.
+                notified.await;
+            }
             Next::Close => {
                 let _ = sink.send(Message::Close(None)).await;
                 break;
@@ -336,20 +360,23 @@ fn command(
         ));
         return;
     };
-    let gw = Arc::clone(gw);
-    let conn = Arc::clone(conn);
+    // Answered on the authority's owner thread (no task per Command): a refusal becomes an
+    // ERROR frame on this connection's queue; an accepted Command's EVENT comes by the hub.
+    let hub = Arc::clone(&gw.hub);
+    let origin = Arc::clone(conn);
     let frame_id = frame_id.to_owned();
-    tokio::spawn(async move {
-        let reply = gw.authority.submit_from(bytes.clone(), Some(conn.id)).await;
-        drop(permit);
-        if let Reply::Refused(e) = reply
-            && !gw.hub.is_stale(&conn)
-        {
-            conn.control(error_frame(
-                &e.about_command(&bytes).about_frame(Some(&frame_id)),
-            ));
-        }
-    });
+    let submitted = bytes.clone();
+    gw.authority
+        .submit_then(submitted, Some(conn.id), move |reply| {
+            drop(permit);
+            if let Reply::Refused(e) = reply
+                && !hub.is_stale(&origin)
+            {
+                origin.control(error_frame(
+                    &e.about_command(&bytes).about_frame(Some(&frame_id)),
+                ));
+            }
+        });
 }
 
 /// `ACK`: durable Cursors per principal and Group (§16), for Groups the principal is a

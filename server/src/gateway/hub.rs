@@ -25,6 +25,10 @@ use wasm_core::json::Value;
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
 
+/// A frame's text as queued and sent: one buffer shared by every connection it goes to
+/// (a clone is a reference count), handed to the socket without a copy.
+pub type FrameText = axum::extract::ws::Utf8Bytes;
+
 /// The kind of the Event that opens a Session (payloads.md §6.34).
 pub const SESSION_OPENED: &str = "ext.missionweaveprotocol.identity.session_opened";
 const SNAPSHOT_CREATED: &str = "group.snapshot.created";
@@ -83,7 +87,7 @@ pub enum SubState {
 
 struct Sub {
     state: SubState,
-    queue: VecDeque<Arc<str>>,
+    queue: VecDeque<FrameText>,
     attention: Option<Attention>,
     /// The last sequence queued (or skipped by the filter).
     last: u64,
@@ -98,9 +102,9 @@ struct ConnInner {
     /// Groups with queued frames, served in turn (fair between Groups).
     ready: VecDeque<String>,
     /// Frames of the connection's own Commands it would not get by subscription.
-    own: VecDeque<Arc<str>>,
+    own: VecDeque<FrameText>,
     /// Replies and errors.
-    control: VecDeque<Arc<str>>,
+    control: VecDeque<FrameText>,
     next_generation: u64,
 }
 
@@ -120,9 +124,21 @@ pub struct Conn {
     pub high_water: AtomicUsize,
 }
 
+/// What became of a live Event offered to one subscription.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Offer {
+    /// Queued, or the replay will read it.
+    Seen,
+    /// Left out by the subscription's attention filter.
+    Filtered,
+    /// The subscription is paused or gone: it takes no live Event until the client
+    /// subscribes again, which registers it with the Group anew (`Hub::subscribe`).
+    Stopped,
+}
+
 /// The next thing a writer sends.
 pub enum Next {
-    Frame(Arc<str>),
+    Frame(FrameText),
     /// Nothing now; wait for `wake`.
     Idle,
     /// Send nothing more; close.
@@ -320,21 +336,28 @@ impl Conn {
         lock(&self.inner).subs.get(group).map(|s| s.state)
     }
 
-    /// One live Event of `group`; returns whether the connection will see it through the
-    /// subscription (in order).
-    fn offer(&self, group: &str, seq: u64, frame: &Arc<str>, meta: &EventMeta, own: bool) -> bool {
+    /// One live Event of `group`: whether the connection will see it through the
+    /// subscription (in order), or whether the subscription has stopped taking live Events.
+    fn offer(
+        &self,
+        group: &str,
+        seq: u64,
+        frame: &FrameText,
+        meta: &EventMeta,
+        own: bool,
+    ) -> Offer {
         let mut inner = lock(&self.inner);
         let Some(sub) = inner.subs.get_mut(group) else {
-            return false;
+            return Offer::Stopped;
         };
         match sub.state {
             // The replay reads it from the store (the head already includes it).
-            SubState::Replaying => return true,
-            SubState::Paused => return false,
+            SubState::Replaying => return Offer::Seen,
+            SubState::Paused => return Offer::Stopped,
             SubState::Live => {}
         }
         if seq <= sub.last {
-            return true;
+            return Offer::Seen;
         }
         sub.last = seq;
         // Attention filters change live delivery only (§17.2); a sender always gets its own.
@@ -342,16 +365,16 @@ impl Conn {
             && let Some(a) = &sub.attention
             && !meta.passes(a, &self.principal.id)
         {
-            return false;
+            return Offer::Filtered;
         }
         if sub.queue.len() >= self.group_buffer {
             sub.last = seq - 1;
             drop(inner);
             self.pause(group, None, "buffer_full");
-            return false;
+            return Offer::Stopped;
         }
         let was_empty = sub.queue.is_empty();
-        sub.queue.push_back(Arc::clone(frame));
+        sub.queue.push_back(frame.clone());
         let len = sub.queue.len();
         self.high_water.fetch_max(len, Ordering::Relaxed);
         if was_empty {
@@ -359,10 +382,10 @@ impl Conn {
         }
         drop(inner);
         self.wake.notify_one();
-        true
+        Offer::Seen
     }
 
-    fn push_own(&self, frame: Arc<str>) {
+    fn push_own(&self, frame: FrameText) {
         lock(&self.inner).own.push_back(frame);
         self.wake.notify_one();
     }
@@ -676,7 +699,7 @@ impl Hub {
 struct Live {
     group: String,
     seq: u64,
-    frame: Arc<str>,
+    frame: FrameText,
     meta: EventMeta,
     origin: Origin,
 }
@@ -794,7 +817,7 @@ impl Publish for Hub {
             }
         }
         // Fan out in sequence order per Group (a batch's Events are in append order).
-        let mut own: Vec<(u64, String, Arc<str>)> = Vec::new();
+        let mut own: Vec<(u64, String, FrameText)> = Vec::new();
         for ev in &live {
             let entry = groups.entry(ev.group.clone()).or_default();
             entry.head = entry.head.max(ev.seq);
@@ -813,8 +836,14 @@ impl Publish for Hub {
                     continue;
                 }
                 let is_origin = ev.origin == Some(*id);
-                let seen = conn.offer(&ev.group, ev.seq, &ev.frame, &ev.meta, is_origin);
-                origin_served |= is_origin && seen;
+                match conn.offer(&ev.group, ev.seq, &ev.frame, &ev.meta, is_origin) {
+                    Offer::Seen => origin_served |= is_origin,
+                    Offer::Filtered => {}
+                    // A paused subscriber costs nothing more per Event: it leaves the Group's
+                    // fan-out until it subscribes again (under this same lock, so that a
+                    // SUBSCRIBE racing with this batch registers after the removal).
+                    Offer::Stopped => gone.push(*id),
+                }
             }
             for id in gone {
                 entry.subscribers.remove(&id);
@@ -822,7 +851,7 @@ impl Publish for Hub {
             if let Some(o) = ev.origin
                 && !origin_served
             {
-                own.push((o, ev.group.clone(), Arc::clone(&ev.frame)));
+                own.push((o, ev.group.clone(), ev.frame.clone()));
             }
             self.stats.published.fetch_add(1, Ordering::Relaxed);
         }

@@ -46,6 +46,12 @@ pub const MAX_FRAME_BYTES: usize = crate::cli::serve::MAX_COMMAND_BYTES + 4096;
 /// messages still arrive whole; the buffer grows as needed.
 pub const READ_BUFFER: usize = 16 * 1024;
 
+/// The most a connection's writer gathers before it flushes (`conn::write_loop`): one TLS
+/// record's worth. It flushes sooner when its queues run dry. A socket that is not read
+/// holds at most this much past its queues (the library's default write buffer, 128 KiB,
+/// set here to the same size, would hold 8 times more per stalled socket).
+pub const WRITE_BUFFER: usize = 16 * 1024;
+
 /// How long a closing connection may take to send its last frames (the closing `ERROR`, the
 /// Close) before its socket is dropped anyway: a client that stops reading must not keep a
 /// socket and a task forever. The proxy bounds its closing sends the same way.
@@ -163,6 +169,7 @@ pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgr
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(WRITE_BUFFER)
         .on_upgrade(move |socket: ws::WebSocket| conn::run(gw, socket, kind))
 }
 
@@ -198,13 +205,23 @@ pub(crate) fn error_frame(e: &WireError) -> String {
     json::to_string(&Value::Object(o))
 }
 
-/// An `EVENT` frame around stored JCS bytes, without re-parsing them.
+/// An `EVENT` frame around stored JCS bytes, without re-parsing them (built by appending:
+/// it runs on the owner thread for every Event).
 pub(crate) fn event_frame(jcs: &[u8]) -> String {
-    let event = String::from_utf8_lossy(jcs);
-    format!(
-        r#"{{"protocolVersion":"0.1","frameId":"{}","frameType":"EVENT","event":{event}}}"#,
-        frame_id()
-    )
+    const HEAD: &str = r#"{"protocolVersion":"0.1","frameId":""#;
+    const TYPE: &str = r#"","frameType":"EVENT","event":"#;
+    let event = match std::str::from_utf8(jcs) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(jcs),
+    };
+    let id = frame_id();
+    let mut f = String::with_capacity(HEAD.len() + id.len() + TYPE.len() + event.len() + 1);
+    f.push_str(HEAD);
+    f.push_str(&id);
+    f.push_str(TYPE);
+    f.push_str(&event);
+    f.push('}');
+    f
 }
 
 /// What the gateway refuses with, by area (§19 codes).

@@ -918,6 +918,18 @@ async fn a_stalled_subscriber_is_paused_per_group_and_delays_no_one() {
     let sub = slow.subscribe_frame(&[(GROUP, last_a)]);
     slow.send(&sub).await.expect("send");
     events(&mut slow, GROUP, last_a, head_a + flood - last_a).await;
+    // Live again: the paused subscription left Group A's fan-out while the flood went on, and
+    // the SUBSCRIBE registered it anew, so an Event published once it is live reaches it.
+    tokio::time::timeout(PATIENCE, async {
+        while coord_conn.subscription(GROUP) != Some(SubState::Live) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the resumed subscription goes live");
+    let late = srv.post(GROUP, "owner", None);
+    srv.accepted(late).await;
+    events(&mut slow, GROUP, head_a + flood, 1).await;
     srv.stop().await;
 }
 
