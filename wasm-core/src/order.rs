@@ -78,7 +78,7 @@ mod tests {
             let mut ours = v.clone();
             let mut std_ = v;
             sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
-            std_.sort_by(|a, b| a.0.cmp(&b.0));
+            std_.sort_by_key(|a| a.0);
             prop_assert_eq!(ours, std_);
         }
     }
