@@ -29,7 +29,20 @@ log() { printf '[build-web] %s\n' "$*"; }
 
 FEATURES=${FEATURES:-csr}
 DIST=${DIST:-dist}
-cargo build -p app --lib --target wasm32-unknown-unknown --features "$FEATURES" --profile "$PROFILE"
+# Release on a pinned nightly (WEB_NIGHTLY, empty = stable): the standard library rebuilt with the
+# module's own flags (WEB_RUSTFLAGS), --cfg erase_components kept (.cargo/config.toml's note).
+CARGO=(cargo)
+if [ "$MODE" = release ] && [ -n "${WEB_NIGHTLY:-}" ]; then
+  CARGO=(cargo "+$WEB_NIGHTLY")
+  # This variable is merged with .cargo/config.toml's `--cfg erase_components`.
+  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${WEB_RUSTFLAGS:-}"
+  CARGO_ARGS=(-Zbuild-std=std,panic_abort)
+else
+  CARGO_ARGS=()
+fi
+START=$(date +%s)
+"${CARGO[@]}" build "${CARGO_ARGS[@]}" -p app --lib --target wasm32-unknown-unknown --features "$FEATURES" --profile "$PROFILE"
+log "cargo build $(($(date +%s) - START)) s"
 WASM=$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/app.wasm
 
 TMP=$(mktemp -d "$ROOT/.dist.XXXXXX")

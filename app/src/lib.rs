@@ -77,6 +77,9 @@ pub mod web;
 #[cfg(feature = "csr")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
+    // With `panic = "immediate-abort"` (a nightly `-Zbuild-std` build) no hook ever runs: leaving
+    // it out drops its panic-message formatting from the module.
+    #[cfg(not(panic = "immediate-abort"))]
     console_error_panic_hook::set_once();
     // The replay's Web Workers load this same module (`pool`): no page to mount there.
     if web_sys::window().is_none() {

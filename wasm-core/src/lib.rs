@@ -16,6 +16,7 @@ pub mod frame;
 pub mod id;
 pub mod json;
 pub mod model;
+pub mod order;
 pub mod time;
 pub mod views;
 

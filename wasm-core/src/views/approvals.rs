@@ -265,7 +265,7 @@ impl ApprovalInbox {
                 }
             }
         }
-        items.sort_by(|a, b| {
+        crate::order::sort_by(&mut items, |a, b| {
             a.since
                 .cmp(&b.since)
                 .then_with(|| a.mission_id.cmp(&b.mission_id))

@@ -213,7 +213,7 @@ impl MissionBoard {
             .into_iter()
             .map(|s| {
                 let mut cards = cols.remove(&s).unwrap_or_default();
-                cards.sort_by(|a, b| {
+                crate::order::sort_by(&mut cards, |a, b| {
                     a.deadline
                         .cmp(&b.deadline)
                         .then_with(|| a.mission_id.cmp(&b.mission_id))

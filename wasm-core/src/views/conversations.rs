@@ -151,7 +151,7 @@ fn conversation(
             message_view_with(m, of_m)
         })
         .collect();
-    messages.sort_by(|a, b| {
+    crate::order::sort_by(&mut messages, |a, b| {
         a.created_at
             .cmp(&b.created_at)
             .then_with(|| a.id.cmp(&b.id))
@@ -185,7 +185,7 @@ fn message_view_with(m: &Message, amendments: &[&MessageAmendment]) -> MessageVi
         .iter()
         .filter_map(|a| AmendmentKind::parse(&a.kind).map(|k| (k, *a)))
         .collect();
-    amendments.sort_by(|a, b| {
+    crate::order::sort_by(&mut amendments, |a, b| {
         a.1.created_at
             .cmp(&b.1.created_at)
             .then_with(|| a.1.id.cmp(&b.1.id))

@@ -218,7 +218,7 @@ impl DagView {
                 children.push(child);
             }
         }
-        children.sort_by(|a, b| a.id.cmp(&b.id));
+        crate::order::sort_by(&mut children, |a, b| a.id.cmp(&b.id));
         for c in children {
             let state_ = MissionState::parse(&c.status).unwrap_or(MissionState::Active);
             nodes.push(DagNode {
@@ -242,7 +242,7 @@ impl DagView {
         // Only edges between nodes of this graph (a dependency is always in the same Mission).
         let ids: BTreeSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
         edges.retain(|e| ids.contains(e.from.as_str()) && ids.contains(e.to.as_str()));
-        edges.sort();
+        crate::order::sort(&mut edges);
         edges.dedup();
         Some(DagView {
             mission_id: mission.id.clone(),
@@ -399,7 +399,7 @@ pub fn weight(w: &WorkItem) -> u64 {
 /// 2,000 WorkItems is rebuilt on every live Event.
 pub fn critical_path(items: &[&WorkItem]) -> CriticalPath {
     let mut open: Vec<&WorkItem> = items.iter().copied().filter(|w| !w.is_terminal()).collect();
-    open.sort_by(|a, b| a.id.cmp(&b.id));
+    crate::order::sort_by(&mut open, |a, b| a.id.cmp(&b.id));
     open.dedup_by(|a, b| a.id == b.id);
     let index: HashMap<&str, usize> = open
         .iter()

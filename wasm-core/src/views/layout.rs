@@ -138,7 +138,7 @@ fn reorder(layer: &mut [usize], adj: &[Vec<usize>], pos: &mut [usize]) {
             (bary, pos[v], v)
         })
         .collect();
-    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    crate::order::sort_by(&mut keyed, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     for (i, (_, _, v)) in keyed.into_iter().enumerate() {
         layer[i] = v;
         pos[v] = i;
@@ -471,7 +471,7 @@ pub fn collapse(dag: &DagView, max_siblings: usize) -> Collapsed {
             }
         }
     }
-    firsts.sort_by_key(|f| f.0);
+    crate::order::sort_by_key(&mut firsts, |f| f.0);
     let mut nodes = Vec::with_capacity(firsts.len());
     for (vi, (_, members)) in firsts.into_iter().enumerate() {
         for &m in &members {

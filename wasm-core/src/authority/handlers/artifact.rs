@@ -308,7 +308,7 @@ pub fn apply_published(state: &mut State, ev: &EventView) -> Result<(), String> 
         .get_mut(&work_id)
         .ok_or_else(|| format!("{}: unknown WorkItem {work_id}", ev.kind))?;
     w.artifact_ids.push(id.clone());
-    w.artifact_ids.sort();
+    crate::order::sort(&mut w.artifact_ids);
     w.revision += 1;
     w.updated_at = ev.occurred_at;
     state.artifacts.insert(id, manifest);

@@ -51,7 +51,7 @@ pub fn execution_approver(g: &GroupState, mission: &Mission, who: &Actor) -> Res
 }
 
 fn sorted_unique(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
+    crate::order::sort(&mut v);
     v.dedup();
     v
 }

@@ -133,7 +133,7 @@ pub fn decide_change(cx: &Ctx) -> Decision {
         Some(m) => {
             let mut all = m.roles.clone();
             all.extend(roles);
-            all.sort();
+            crate::order::sort(&mut all);
             all.dedup();
             Membership {
                 ended_at: None,
@@ -148,7 +148,7 @@ pub fn decide_change(cx: &Ctx) -> Decision {
         }
         None => {
             let mut roles = roles;
-            roles.sort();
+            crate::order::sort(&mut roles);
             Membership {
                 ended_at: None,
                 epoch: 1,

@@ -498,7 +498,7 @@ pub fn decide_renew_coordinator(cx: &Ctx) -> Decision {
 }
 
 fn sorted_unique(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
+    crate::order::sort(&mut v);
     v.dedup();
     v
 }
@@ -898,7 +898,7 @@ fn grant_role(gs: &mut GroupState, principal: Actor, role: &str, at: Micros) {
         Some(m) => {
             if !m.has_role(role) {
                 m.roles.push(role.to_owned());
-                m.roles.sort();
+                crate::order::sort(&mut m.roles);
             }
             m.epoch += 1;
             m.status = "active".into();

@@ -684,7 +684,7 @@ pub fn decide_submit(cx: &Ctx) -> Decision {
             );
         }
     }
-    artifact_ids.sort();
+    crate::order::sort(&mut artifact_ids);
     artifact_ids.dedup();
     Ok(vec![EventDraft::group(
         &w.group_id,
@@ -781,7 +781,7 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
             })
             .map(|(k, _)| k.clone())
             .collect();
-        artifact_ids.sort();
+        crate::order::sort(&mut artifact_ids);
         let mut data = Object::new();
         data.insert("childMissionId", Value::string(child_id.to_owned()));
         data.insert("approvalId", Value::string(approval_id.to_owned()));

@@ -205,7 +205,7 @@ pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
 // ---------------------------------------------------------------------------------------------
 
 fn sorted_unique(mut ids: Vec<String>) -> Vec<String> {
-    ids.sort();
+    crate::order::sort(&mut ids);
     ids.dedup();
     ids
 }
@@ -975,7 +975,7 @@ pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), S
         .ok_or_else(|| format!("dependency for unknown WorkItem {id}"))?;
     if !w.dependency_ids.contains(&dep) {
         w.dependency_ids.push(dep);
-        w.dependency_ids.sort();
+        crate::order::sort(&mut w.dependency_ids);
     }
     w.revision = revision;
     w.updated_at = ev.occurred_at;
