@@ -9,7 +9,7 @@
 use std::path::Path;
 
 /// The symbols checked against DejaVu Sans (Noto Sans CJK TC for the CJK punctuation).
-const DRAWN: &str = "§·×–—’…→↻⇤∅−≤≥⊘█■▶◆○◌●◑◔◕◷☀☾⚑⚠⚷✓✔✕✖✗、。（），：；？";
+const DRAWN: &str = "§·×–—’…→↻⇤∅−≤≥⊘█■▶◆○◌●◑◔◕◷☀☾⚑⚠⚷✓✔✕✖✗、。（），：；＝？";
 
 /// The non-ASCII characters of `text` that are not letters (symbols and punctuation).
 fn symbols(text: &str) -> impl Iterator<Item = char> + '_ {
