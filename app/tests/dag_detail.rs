@@ -6,14 +6,14 @@
 
 use app::bench;
 use app::routes::mission::{
-    Detail, MAX_ZOOM, MIN_TEXT_PX, TEXT_UNITS, Words, detail_at, far_cue, graph_markup, max_zoom,
+    Detail, MAX_ZOOM, MIN_TEXT_PX, TEXT_UNITS, detail_at, far_cue, graph_markup, max_zoom,
     screen_scale,
 };
-use wasm_core::authority::Micros;
-use wasm_core::views::dag::{DagView, NodeKind, WhyNotRunning};
+use wasm_core::views::dag::{DagView, NodeKind};
 use wasm_core::views::layout::{CollapseOptions, LiveLayout, Sugiyama};
 
-const NOW: Micros = Micros((1_893_456_000 + 86_400) * Micros::PER_SECOND);
+mod common;
+use common::{NOW, folded, words};
 
 /// The `<svg>`'s size in the Mission view (CSS px) at the end2end walk's two viewports:
 /// 1280×800 (28rem tall) and 390×844 (20rem tall).
@@ -24,28 +24,10 @@ const PHONE: (f64, f64) = (350.0, 320.0);
 /// gaps 24 and 56).
 const DEMO_LAYOUT: (i64, i64) = (3 * 160 + 2 * 24, 5 * 48 + 4 * 56);
 
-fn words<R>(f: impl FnOnce(&Words) -> R) -> R {
-    let state = |s: &str| format!("[{s}]");
-    let why = |w: &WhyNotRunning| format!("{w:?}");
-    let when = |at: Micros| format!("@{}", at.0);
-    f(&Words {
-        state: &state,
-        why: &why,
-        when: &when,
-        running: "running",
-    })
-}
-
 /// The benchmark's Mission of `n` WorkItems, laid out as the Mission view lays it out.
 fn mission(n: usize) -> LiveLayout<Sugiyama> {
     let events = bench::generate(n + 20, n).expect("the history");
-    let mut r = bench::Replay::new(bench::registry());
-    for e in &events {
-        r.receive(&wasm_core::json::to_string(e));
-    }
-    r.fold(events.len());
-    assert_eq!(r.failed, 0);
-    bench::layout(&r.log, NOW).expect("laid out")
+    bench::layout(&folded(&events).log, NOW).expect("laid out")
 }
 
 #[test]

@@ -5,39 +5,21 @@
 
 use app::bench;
 use app::routes::mission::{
-    DagUpdate, Detail, Words, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
+    DagUpdate, Detail, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
     rows_markup_first,
 };
-use wasm_core::authority::Micros;
 use wasm_core::json::Value;
-use wasm_core::views::dag::{DagEdge, DagView, EdgeKind, WhyNotRunning};
+use wasm_core::views::dag::{DagEdge, DagView, EdgeKind};
 use wasm_core::views::layout::{CollapseOptions, LiveLayout, Sugiyama};
 
-const NOW: Micros = Micros((1_893_456_000 + 86_400) * Micros::PER_SECOND);
+mod common;
+use common::{NOW, folded, words};
 
 /// The benchmark's history of `n` WorkItems, folded but for its last Event (a cancellation).
 fn history(n: usize) -> (bench::Replay, Value) {
     let events = bench::generate(n + 20, n).expect("the history");
     let (last, rest) = events.split_last().expect("Events");
-    let mut r = bench::Replay::new(bench::registry());
-    for e in rest {
-        r.receive(&wasm_core::json::to_string(e));
-    }
-    r.fold(rest.len());
-    assert_eq!(r.failed, 0);
-    (r, last.clone())
-}
-
-fn words<R>(f: impl FnOnce(&Words) -> R) -> R {
-    let state = |s: &str| format!("[{s}]");
-    let why = |w: &WhyNotRunning| format!("{w:?}").replace('<', "&lt;");
-    let when = |at: Micros| format!("@{}", at.0);
-    f(&Words {
-        state: &state,
-        why: &why,
-        when: &when,
-        running: "running",
-    })
+    (folded(rest), last.clone())
 }
 
 /// Laid out without collapsing sibling fan-outs: every WorkItem is a node of its own.
