@@ -133,15 +133,6 @@ pub struct Verifier {
 }
 
 impl Verifier {
-    /// A verifier over `registry` on up to `threads` threads.
-    pub fn new(registry: crate::live_registry::LiveRegistry, threads: usize) -> Verifier {
-        Verifier {
-            registry,
-            threads: threads.max(1),
-            busy: std::sync::Arc::default(),
-        }
-    }
-
     /// Verifies `commands` on up to `threads` threads; results in the order of `commands`.
     pub fn verify(&self, commands: &[Vec<u8>]) -> Vec<Result<Verified, VerifyError>> {
         let t = std::time::Instant::now();
@@ -266,7 +257,11 @@ impl AuthorityService {
     /// A verifier over this service's Registry, using `threads` threads, for verifying
     /// batches ahead of [`AuthorityService::begin_verified`].
     pub fn verifier(&self, threads: usize) -> Verifier {
-        Verifier::new(self.registry.clone(), threads)
+        Verifier {
+            registry: self.registry.clone(),
+            threads: threads.max(1),
+            busy: std::sync::Arc::default(),
+        }
     }
 
     /// Verifies, admits and decides each Command at `now`, signs the accepted Commands' Events

@@ -51,9 +51,6 @@ pub struct VerifiedBatch<T> {
     pub commands: Vec<Vec<u8>>,
     pub replies: Vec<T>,
     pub verified: Vec<Result<wasm_core::crypto::Verified, wasm_core::crypto::VerifyError>>,
-    /// From the verify stage (which holds one of its [`VERIFIED_AHEAD`] places until the
-    /// owner takes it), not verified by its sender ([`AuthorityHandle::submit_then`]).
-    pub staged: bool,
 }
 
 impl<T> VerifiedBatch<T> {
@@ -66,13 +63,10 @@ impl<T> VerifiedBatch<T> {
 }
 
 /// The verify stage: takes up to [`MAX_BATCH`] waiting requests at a time, verifies them and
-/// hands the batch on; returns when either side is gone. It runs at most [`VERIFIED_AHEAD`]
-/// batches ahead of the owner: it takes a place in `ahead` before handing a batch on, and the
-/// owner gives it back when it takes the batch.
+/// hands the batch on; returns when either side is gone.
 pub fn verify_stage<T>(
     rx: &mpsc::Receiver<(Vec<u8>, T)>,
     verifier: &Verifier,
-    ahead: &mpsc::SyncSender<()>,
     out: &mpsc::SyncSender<VerifiedBatch<T>>,
 ) {
     while let Ok(first) = rx.recv() {
@@ -89,9 +83,8 @@ pub fn verify_stage<T>(
             commands,
             replies,
             verified,
-            staged: true,
         };
-        if ahead.send(()).is_err() || out.send(batch).is_err() {
+        if out.send(batch).is_err() {
             return;
         }
     }
@@ -196,12 +189,6 @@ pub type EventHook = Box<dyn Fn(Vec<Vec<u8>>) + Send>;
 #[derive(Clone)]
 pub struct AuthorityHandle {
     tx: mpsc::SyncSender<Request>,
-    /// Straight to the owner: Commands verified by their sender (a gateway connection's
-    /// reader, [`AuthorityHandle::submit_then`]), which skip the verify stage's hand-off.
-    verified: mpsc::SyncSender<VerifiedBatch<ReplyTo>>,
-    /// What those senders verify with (one thread: the caller's; the same Registry as the
-    /// verify stage's).
-    verifier: Verifier,
     /// The Organization's public Registry documents (`GET /api/registry`).
     public: std::sync::Arc<crate::registry_api::PublicRegistry>,
     /// The Registry the verify stage uses (swapped by a development enrolment).
@@ -229,14 +216,8 @@ impl AuthorityHandle {
     /// [`AuthorityHandle::submit`] for a Command that came in on gateway connection `origin`,
     /// answered by calling `then` instead of waking a task: on the owner thread once the
     /// outcome is durable (it must not block), or at once, on the caller's thread, with
-    /// `BACKPRESSURE` when the owner's queue is full. The gateway submits every Command this
-    /// way, so that a Command costs no task and no wake-up beyond its `EVENT` frame's.
-    ///
-    /// The six §6.4 stages run here, on the caller's thread (the connection's reader, which is
-    /// awake anyway), and the verified Command goes straight to the owner: no hand-off to the
-    /// verify stage and no wake-up of its thread per Command. The owner's queue takes at most
-    /// [`QUEUE_CAPACITY`] such Commands; a connection's Commands reach it in the order it sent
-    /// them.
+    /// `BACKPRESSURE` when the queue is full. The gateway submits every Command this way, so
+    /// that a Command costs no task and no wake-up beyond its `EVENT` frame's.
     pub fn submit_then(
         &self,
         bytes: Vec<u8>,
@@ -247,20 +228,10 @@ impl AuthorityHandle {
             to: Answer::Call(Callback(Some(Box::new(then)))),
             origin,
         };
-        let verified = self.verifier.verify(std::slice::from_ref(&bytes));
-        let batch = VerifiedBatch {
-            commands: vec![bytes],
-            replies: vec![to],
-            verified,
-            staged: false,
-        };
         // A request the queue refuses is answered at once, as `submit_from` answers it.
-        match self.verified.try_send(batch) {
+        match self.tx.try_send((bytes, to)) {
             Ok(()) => {}
-            Err(mpsc::TrySendError::Full(b)) => {
-                let Some(to) = b.replies.into_iter().next() else {
-                    return;
-                };
+            Err(mpsc::TrySendError::Full((_, to))) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
                 to.send(Reply::Refused(
                     WireError::new(
@@ -270,10 +241,8 @@ impl AuthorityHandle {
                     .retry_after(RETRY_AFTER_MS),
                 ));
             }
-            Err(mpsc::TrySendError::Disconnected(b)) => {
-                if let Some(to) = b.replies.into_iter().next() {
-                    to.send(internal("the authority is not running"));
-                }
+            Err(mpsc::TrySendError::Disconnected((_, to))) => {
+                to.send(internal("the authority is not running"));
             }
         }
     }
@@ -315,21 +284,16 @@ impl AuthorityHandle {
             bindings: vec![],
         };
         let public = crate::registry_api::PublicRegistry::new(&evidence, &[]);
-        let registry = crate::live_registry::LiveRegistry::new(
-            evidence
-                .clone()
-                .validate()
-                .expect("an empty Registry is valid"),
-        );
-        // No owner: a Command submitted verified is answered that the authority is not running.
-        let (verified, _) = mpsc::sync_channel(1);
         (
             AuthorityHandle {
                 tx,
-                verified,
-                verifier: Verifier::new(registry.clone(), 1),
                 public: std::sync::Arc::new(public),
-                registry,
+                registry: crate::live_registry::LiveRegistry::new(
+                    evidence
+                        .clone()
+                        .validate()
+                        .expect("an empty Registry is valid"),
+                ),
             },
             rx,
         )
@@ -340,19 +304,17 @@ impl AuthorityHandle {
     /// Everything else passes through in arrival order.
     #[cfg(test)]
     pub fn with_hold(&self) -> (AuthorityHandle, IntakeHold) {
-        // Gateway Commands reach the owner verified (`submit_then`): that queue is held.
-        let (verified, rx) = mpsc::sync_channel::<VerifiedBatch<ReplyTo>>(QUEUE_CAPACITY);
+        let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
         let hold = IntakeHold {
             state: std::sync::Arc::default(),
-            authority: self.verified.clone(),
+            authority: self.tx.clone(),
         };
         let state = std::sync::Arc::clone(&hold.state);
-        let authority = self.verified.clone();
+        let authority = self.tx.clone();
         std::thread::spawn(move || {
             while let Ok(request) = rx.recv() {
                 let mut s = hold_lock(&state);
-                let origin = request.replies.first().and_then(|r| r.origin);
-                if s.origin.is_some() && s.origin == origin {
+                if s.origin.is_some() && s.origin == request.1.origin {
                     s.waiting.push(request);
                 } else if authority.send(request).is_err() {
                     return;
@@ -360,9 +322,7 @@ impl AuthorityHandle {
             }
         });
         let handle = AuthorityHandle {
-            tx: self.tx.clone(),
-            verified,
-            verifier: self.verifier.clone(),
+            tx,
             public: std::sync::Arc::clone(&self.public),
             registry: self.registry.clone(),
         };
@@ -374,14 +334,14 @@ impl AuthorityHandle {
 #[cfg(test)]
 pub struct IntakeHold {
     state: std::sync::Arc<std::sync::Mutex<HoldState>>,
-    authority: mpsc::SyncSender<VerifiedBatch<ReplyTo>>,
+    authority: mpsc::SyncSender<Request>,
 }
 
 #[cfg(test)]
 #[derive(Default)]
 struct HoldState {
     origin: Origin,
-    waiting: Vec<VerifiedBatch<ReplyTo>>,
+    waiting: Vec<Request>,
 }
 
 #[cfg(test)]
@@ -529,34 +489,18 @@ pub fn start_full(
     svc.set_threads(sign_threads);
     let verifier = svc.verifier(verify_threads);
     let live = svc.live_registry();
-    let sender_verifier = svc.verifier(1);
     let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
-    // The owner's queue: up to `QUEUE_CAPACITY` Commands verified by their senders, plus the
-    // verify stage's `VERIFIED_AHEAD` batches (their places are held in `ahead`).
-    let (vtx, vrx) = mpsc::sync_channel::<VerifiedBatch<ReplyTo>>(QUEUE_CAPACITY + VERIFIED_AHEAD);
-    let (ahead_tx, ahead_rx) = mpsc::sync_channel::<()>(VERIFIED_AHEAD);
-    let stage_out = vtx.clone();
+    let (vtx, vrx) = mpsc::sync_channel::<VerifiedBatch<ReplyTo>>(VERIFIED_AHEAD);
     std::thread::Builder::new()
         .name("authority-verify".into())
-        .spawn(move || verify_stage(&rx, &verifier, &ahead_tx, &stage_out))
+        .spawn(move || verify_stage(&rx, &verifier, &vtx))
         .map_err(|e| format!("cannot start the verify thread: {e}"))?;
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || {
-            run(
-                &mut svc,
-                &vrx,
-                &ahead_rx,
-                &clock,
-                publisher.as_deref(),
-                hook.as_ref(),
-            )
-        })
+        .spawn(move || run(&mut svc, &vrx, &clock, publisher.as_deref(), hook.as_ref()))
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle {
         tx,
-        verified: vtx,
-        verifier: sender_verifier,
         public,
         registry: live,
     })
@@ -569,7 +513,6 @@ pub fn start_full(
 fn run(
     svc: &mut AuthorityService,
     rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>,
-    ahead: &mpsc::Receiver<()>,
     clock: &Clock,
     publisher: Option<&dyn Publish>,
     hook: Option<&EventHook>,
@@ -627,24 +570,18 @@ fn run(
                 None => return, // every handle dropped
             }
         };
-        // The verify stage may hand on its next batch.
-        let mut taken_from_stage = usize::from(batch.staged);
         // Every other verified batch already waiting joins this one (in arrival order, up to
         // `MAX_BATCH`): one transaction, one sync request and one fan-out for all of them
-        // instead of one each. Under load the verify stage hands on a few Commands at a time
-        // (it takes what has arrived since its last batch); merging here makes the owner's
-        // batches as large as the backlog it finds.
+        // instead of one each. The verify stage hands on what has arrived since its last
+        // batch, often a few Commands; merging here makes the owner's batches as large as
+        // the backlog it finds.
         while carried.is_none() && batch.commands.len() < MAX_BATCH {
             let Ok(more) = rx.try_recv() else { break };
             if batch.commands.len() + more.commands.len() > MAX_BATCH {
                 carried = Some(more);
             } else {
-                taken_from_stage += usize::from(more.staged);
                 batch.append(more);
             }
-        }
-        for _ in 0..taken_from_stage {
-            let _ = ahead.try_recv();
         }
         let begun = svc.begin_verified(batch.verified, clock());
         let senders: Senders = batch.replies.into_iter().zip(batch.commands).collect();
