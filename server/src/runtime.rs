@@ -1,8 +1,9 @@
 //! The authority's two threads. HTTP (and later WebSocket) handlers send signed Command bytes
 //! here. The verify stage drains what is waiting (up to one batch) and runs the six §6.4 stages
-//! on it (pure, on its share of the cores); the owner thread then admits, decides, signs and
-//! writes that batch with one durable commit (group commit), and only then answers each
-//! sender. The verify stage works on the next batch while the owner decides the current one.
+//! on it (pure, on its share of the cores); the owner thread then takes that batch together
+//! with every other verified batch already waiting (up to [`MAX_BATCH`] Commands), admits,
+//! decides, signs and writes them with one durable commit (group commit), and only then answers
+//! each sender. The verify stage works on the next batch while the owner decides the current one.
 //! One thread owns the reducer, and batches reach it in arrival order, so per-Group order is
 //! simply arrival order.
 //!
@@ -620,4 +621,45 @@ fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), St
         o.map_err(|r| format!("bootstrap: {r}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::VerifiedBatch;
+    use wasm_core::crypto::VerifyError;
+
+    fn batch(ids: &[u8]) -> VerifiedBatch<u8> {
+        VerifiedBatch {
+            commands: ids.iter().map(|i| vec![*i]).collect(),
+            replies: ids.to_vec(),
+            verified: ids
+                .iter()
+                .map(|_| {
+                    Err(VerifyError {
+                        stage: wasm_core::crypto::verify::Stage::Parse,
+                        reason: "not a Command".into(),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn merged_batches_keep_arrival_order_and_stay_aligned() {
+        let mut first = batch(&[1, 2]);
+        first.append(batch(&[3]));
+        first.append(batch(&[]));
+        first.append(batch(&[4, 5]));
+        assert_eq!(first.replies, vec![1, 2, 3, 4, 5]);
+        assert_eq!(
+            first.commands,
+            vec![vec![1], vec![2], vec![3], vec![4], vec![5]]
+        );
+        assert_eq!(first.verified.len(), 5);
+        // An empty batch appended changes nothing.
+        let mut alone = batch(&[7]);
+        alone.append(batch(&[]));
+        assert_eq!(alone.replies, vec![7]);
+        assert_ne!(alone.replies, first.replies);
+    }
 }
