@@ -1,8 +1,9 @@
 //! The authority's two threads. HTTP (and later WebSocket) handlers send signed Command bytes
 //! here. The verify stage drains what is waiting (up to one batch) and runs the six §6.4 stages
-//! on it (pure, on its share of the cores); the owner thread then admits, decides, signs and
-//! writes that batch with one durable commit (group commit), and only then answers each
-//! sender. The verify stage works on the next batch while the owner decides the current one.
+//! on it (pure, on its share of the cores); the owner thread then takes that batch together
+//! with every other verified batch already waiting (up to [`MAX_BATCH`] Commands), admits,
+//! decides, signs and writes them with one durable commit (group commit), and only then answers
+//! each sender. The verify stage works on the next batch while the owner decides the current one.
 //! One thread owns the reducer, and batches reach it in arrival order, so per-Group order is
 //! simply arrival order.
 //!
@@ -51,6 +52,15 @@ pub struct VerifiedBatch<T> {
     pub commands: Vec<Vec<u8>>,
     pub replies: Vec<T>,
     pub verified: Vec<Result<wasm_core::crypto::Verified, wasm_core::crypto::VerifyError>>,
+}
+
+impl<T> VerifiedBatch<T> {
+    /// Appends `later`, which arrived after this batch.
+    fn append(&mut self, later: VerifiedBatch<T>) {
+        self.commands.extend(later.commands);
+        self.replies.extend(later.replies);
+        self.verified.extend(later.verified);
+    }
 }
 
 /// The verify stage: takes up to [`MAX_BATCH`] waiting requests at a time, verifies them and
@@ -543,13 +553,16 @@ fn run(
             let _ = sender.send(r);
         }
     };
+    // A verified batch taken while merging that would have made the merged one too large:
+    // it is the next one decided.
+    let mut carried: Option<VerifiedBatch<ReplyTo>> = None;
     loop {
-        let next = if pipeline.is_empty() {
-            rx.recv().ok()
-        } else {
-            rx.try_recv().ok()
+        let next = match carried.take() {
+            Some(b) => Some(b),
+            None if pipeline.is_empty() => rx.recv().ok(),
+            None => rx.try_recv().ok(),
         };
-        let Some(batch) = next else {
+        let Some(mut batch) = next else {
             match pipeline.finish_oldest(svc) {
                 Some(done) => {
                     answer(svc, done);
@@ -558,6 +571,19 @@ fn run(
                 None => return, // every handle dropped
             }
         };
+        // Every other verified batch already waiting joins this one (in arrival order, up to
+        // `MAX_BATCH`): one transaction, one sync request and one fan-out for all of them
+        // instead of one each. The verify stage hands on what has arrived since its last
+        // batch, often a few Commands; merging here makes the owner's batches as large as
+        // the backlog it finds.
+        while carried.is_none() && batch.commands.len() < MAX_BATCH {
+            let Ok(more) = rx.try_recv() else { break };
+            if batch.commands.len() + more.commands.len() > MAX_BATCH {
+                carried = Some(more);
+            } else {
+                batch.append(more);
+            }
+        }
         let begun = svc.begin_verified(batch.verified, clock());
         let senders: Senders = batch.replies.into_iter().zip(batch.commands).collect();
         for done in pipeline.push(svc, begun, senders) {
@@ -595,4 +621,45 @@ fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), St
         o.map_err(|r| format!("bootstrap: {r}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::VerifiedBatch;
+    use wasm_core::crypto::VerifyError;
+
+    fn batch(ids: &[u8]) -> VerifiedBatch<u8> {
+        VerifiedBatch {
+            commands: ids.iter().map(|i| vec![*i]).collect(),
+            replies: ids.to_vec(),
+            verified: ids
+                .iter()
+                .map(|_| {
+                    Err(VerifyError {
+                        stage: wasm_core::crypto::verify::Stage::Parse,
+                        reason: "not a Command".into(),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn merged_batches_keep_arrival_order_and_stay_aligned() {
+        let mut first = batch(&[1, 2]);
+        first.append(batch(&[3]));
+        first.append(batch(&[]));
+        first.append(batch(&[4, 5]));
+        assert_eq!(first.replies, vec![1, 2, 3, 4, 5]);
+        assert_eq!(
+            first.commands,
+            vec![vec![1], vec![2], vec![3], vec![4], vec![5]]
+        );
+        assert_eq!(first.verified.len(), 5);
+        // An empty batch appended changes nothing.
+        let mut alone = batch(&[7]);
+        alone.append(batch(&[]));
+        assert_eq!(alone.replies, vec![7]);
+        assert_ne!(alone.replies, first.replies);
+    }
 }

@@ -127,7 +127,9 @@ pub struct Conn {
 /// What became of a live Event offered to one subscription.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Offer {
-    /// Queued, or the replay will read it.
+    /// Queued: the writer is to be woken (once per batch, by `Hub::publish`).
+    Queued,
+    /// Already queued, or the replay will read it.
     Seen,
     /// Left out by the subscription's attention filter.
     Filtered,
@@ -338,6 +340,7 @@ impl Conn {
 
     /// One live Event of `group`: whether the connection will see it through the
     /// subscription (in order), or whether the subscription has stopped taking live Events.
+    /// A queued frame does not wake the writer: the caller does, once for the whole batch.
     fn offer(
         &self,
         group: &str,
@@ -380,14 +383,12 @@ impl Conn {
         if was_empty {
             inner.ready.push_back(group.to_owned());
         }
-        drop(inner);
-        self.wake.notify_one();
-        Offer::Seen
+        Offer::Queued
     }
 
+    /// Queues one of the connection's own Events; the caller wakes the writer.
     fn push_own(&self, frame: FrameText) {
         lock(&self.inner).own.push_back(frame);
-        self.wake.notify_one();
     }
 }
 
@@ -816,7 +817,10 @@ impl Publish for Hub {
                 a.state_hash = hash;
             }
         }
-        // Fan out in sequence order per Group (a batch's Events are in append order).
+        // Fan out in sequence order per Group (a batch's Events are in append order). Each
+        // writer with new frames is woken once, after the whole batch is queued: one wake-up
+        // per connection and batch instead of one per frame.
+        let mut wake: HashMap<u64, Arc<Conn>> = HashMap::new();
         let mut own: Vec<(u64, String, FrameText)> = Vec::new();
         for ev in &live {
             let entry = groups.entry(ev.group.clone()).or_default();
@@ -837,6 +841,10 @@ impl Publish for Hub {
                 }
                 let is_origin = ev.origin == Some(*id);
                 match conn.offer(&ev.group, ev.seq, &ev.frame, &ev.meta, is_origin) {
+                    Offer::Queued => {
+                        origin_served |= is_origin;
+                        wake.entry(*id).or_insert_with(|| Arc::clone(conn));
+                    }
                     Offer::Seen => origin_served |= is_origin,
                     Offer::Filtered => {}
                     // A paused subscriber costs nothing more per Event: it leaves the Group's
@@ -865,6 +873,7 @@ impl Publish for Hub {
                 && self.has_membership(&group, &c.principal.id)
             {
                 c.push_own(frame);
+                wake.entry(o).or_insert_with(|| Arc::clone(c));
             }
         }
         // An exact retry: the original Events, to the sender only (D-12).
@@ -878,8 +887,13 @@ impl Publish for Hub {
                     && let Some(bytes) = page.pop()
                 {
                     c.push_own(event_frame(&bytes).into());
+                    wake.entry(o).or_insert_with(|| Arc::clone(c));
                 }
             }
+        }
+        drop(conns);
+        for c in wake.values() {
+            c.wake.notify_one();
         }
     }
 }
