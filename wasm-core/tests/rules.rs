@@ -205,6 +205,19 @@ cases! {
             assert!(!is_absolute_uri(bad), "{bad:?}");
         }
     }
+    d10_ip_literals_each_rule {
+        // RFC 3986 IP-literal: every group counts (eight without `::`), an IPv4 tail counts
+        // two, a group is 1–4 hex digits, and IPvFuture needs something after its dot.
+        for ok in ["http://[1:2:3:4:5:6:7:8]/", "http://[1:2:3:4:5:6:1.2.3.4]/", "http://[1:2:3:4:5::1.2.3.4]/",
+                   "http://[abcd::]/", "http://[v1.x]/"] {
+            assert!(is_absolute_uri(ok), "{ok}");
+        }
+        for bad in ["http://[1:2:3:4:5:6:7]/", "http://[1:2:3:4:5:6:7:]/", "http://[:1:2:3:4:5:6:7]/",
+                    "http://[12345::1]/", "http://[::g]/", "http://[1:2:3:4:5:6:7:1.2.3.4]/", "http://[v1.]/",
+                    "http://[1:2:3:4:5:6:1.2.3]/"] {
+            assert!(!is_absolute_uri(bad), "{bad:?}");
+        }
+    }
     d10_protocol_ids_are_limited_to_512_characters {
         let long = format!("urn:x:{}", "a".repeat(506));
         assert_eq!(long.len(), 512);
