@@ -158,6 +158,19 @@ impl Cx {
         self.at(seg, |cx| T::from_json(v, cx))
     }
 
+    /// Parses member `name` into `slot` (the `object!` members): out of line, so each member
+    /// type's parse and the move into its slot exist once, however many objects use the type.
+    #[inline(never)]
+    pub fn field_into<T: FromJson>(
+        &mut self,
+        name: &'static str,
+        v: &Value,
+        slot: &mut Option<T>,
+    ) -> Result<(), SchemaError> {
+        *slot = Some(self.at(name, |cx| T::from_json(v, cx))?);
+        Ok(())
+    }
+
     pub fn object<'v>(&self, v: &'v Value) -> Result<&'v Object, SchemaError> {
         v.as_object()
             .ok_or_else(|| self.err(format!("expected an object, found {}", v.type_name())))
@@ -317,7 +330,7 @@ macro_rules! object {
                     let mut n = 0usize;
                     $(
                         if i == n {
-                            $field = Some(cx.field::<$ty>($json, val)?);
+                            cx.field_into::<$ty>($json, val, &mut $field)?;
                             continue;
                         }
                         n += 1;
