@@ -313,7 +313,7 @@ macro_rules! object {
         }
 
         impl $crate::model::FromJson for $name {
-            #[allow(unused_assignments)]
+            #[allow(unused_assignments, unused_labels)]
             fn from_json(
                 v: &$crate::json::Value,
                 cx: &mut $crate::model::Cx,
@@ -326,15 +326,20 @@ macro_rules! object {
                     // by declared position: the name lookup is shared by every object type.
                     #[allow(unused_variables)]
                     let i = cx.member_index(k, FIELDS)?;
+                    // One `?` for all members: each member's error is written to the same
+                    // place instead of being copied out at a site of its own.
                     #[allow(unused_mut, unused_variables)]
                     let mut n = 0usize;
-                    $(
-                        if i == n {
-                            cx.field_into::<$ty>($json, val, &mut $field)?;
-                            continue;
-                        }
-                        n += 1;
-                    )*
+                    let r: Result<(), $crate::model::SchemaError> = 'member: {
+                        $(
+                            if i == n {
+                                break 'member cx.field_into::<$ty>($json, val, &mut $field);
+                            }
+                            n += 1;
+                        )*
+                        Ok(())
+                    };
+                    r?;
                 }
                 let out = $name {
                     $( $field: $crate::__field_take!($req $field $json cx), )*
