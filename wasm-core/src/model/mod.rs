@@ -135,15 +135,40 @@ impl Cx {
         seg: impl Into<Seg>,
         f: impl FnOnce(&mut Cx) -> Result<T, SchemaError>,
     ) -> Result<T, SchemaError> {
-        self.path.push(seg.into());
+        self.enter(seg.into());
         let r = f(self);
-        self.path.pop();
+        self.leave();
         r
+    }
+
+    /// One step down. Out of line (with [`Self::leave`]) so that the push, its growth and the
+    /// pop's drop glue exist once, not at each of the hundreds of member sites in the browser.
+    #[inline(never)]
+    fn enter(&mut self, seg: Seg) {
+        self.path.push(seg);
+    }
+
+    #[inline(never)]
+    fn leave(&mut self) {
+        self.path.pop();
     }
 
     /// Parses child value `v` found at `seg`.
     pub fn field<T: FromJson>(&mut self, seg: impl Into<Seg>, v: &Value) -> Result<T, SchemaError> {
         self.at(seg, |cx| T::from_json(v, cx))
+    }
+
+    /// Parses member `name` into `slot` (the `object!` members): out of line, so each member
+    /// type's parse and the move into its slot exist once, however many objects use the type.
+    #[inline(never)]
+    pub fn field_into<T: FromJson>(
+        &mut self,
+        name: &'static str,
+        v: &Value,
+        slot: &mut Option<T>,
+    ) -> Result<(), SchemaError> {
+        *slot = Some(self.at(name, |cx| T::from_json(v, cx))?);
+        Ok(())
     }
 
     pub fn object<'v>(&self, v: &'v Value) -> Result<&'v Object, SchemaError> {
@@ -165,6 +190,44 @@ impl Cx {
         }
     }
 
+    /// The position of member `key` in `fields` (an object's declared wire names), or the
+    /// unknown-member error (`additionalProperties: false`; a name with an unpaired surrogate
+    /// matches no declared name). One shared loop instead of a string match per object type.
+    #[inline(never)]
+    pub fn member_index(
+        &self,
+        key: &crate::json::JsonString,
+        fields: &[&str],
+    ) -> Result<usize, SchemaError> {
+        let name = key.as_str();
+        match fields.iter().position(|f| *f == name) {
+            Some(i) if key.is_well_formed() => Ok(i),
+            _ => Err(self.unknown(name)),
+        }
+    }
+
+    /// The value of a string enum, or the error that lists the allowed wire values.
+    #[inline(never)]
+    pub fn wire_index(&self, v: &Value, wires: &[&str]) -> Result<usize, SchemaError> {
+        let s = self.string(v)?;
+        wires
+            .iter()
+            .position(|w| *w == s)
+            .ok_or_else(|| self.err(format!("{s:?} is not one of {wires:?}")))
+    }
+
+    /// A `const` string member (`const_str!`): `wire` or an error that names it.
+    #[inline(never)]
+    pub fn const_string(&self, v: &Value, wire: &str) -> Result<(), SchemaError> {
+        let s = self.string(v)?;
+        if s == wire {
+            Ok(())
+        } else {
+            Err(self.err(format!("{s:?} must be {wire:?}")))
+        }
+    }
+
+    #[inline(never)]
     pub fn missing(&self, name: &str) -> SchemaError {
         self.err(format!("missing required member \"{name}\""))
     }
@@ -250,19 +313,33 @@ macro_rules! object {
         }
 
         impl $crate::model::FromJson for $name {
+            #[allow(unused_assignments, unused_labels)]
             fn from_json(
                 v: &$crate::json::Value,
                 cx: &mut $crate::model::Cx,
             ) -> Result<Self, $crate::model::SchemaError> {
+                const FIELDS: &[&str] = &[$($json),*];
                 let obj = cx.object(v)?;
                 $( let mut $field: Option<$ty> = None; )*
                 for (k, val) in obj.iter() {
-                    match k.as_str() {
-                        $( $json if k.is_well_formed() => {
-                            $field = Some(cx.field::<$ty>($json, val)?);
-                        } )*
-                        other => return Err(cx.unknown(other)),
-                    }
+                    // Members in document order (so the first error is the same), dispatched
+                    // by declared position: the name lookup is shared by every object type.
+                    #[allow(unused_variables)]
+                    let i = cx.member_index(k, FIELDS)?;
+                    // One `?` for all members: each member's error is written to the same
+                    // place instead of being copied out at a site of its own.
+                    #[allow(unused_mut, unused_variables)]
+                    let mut n = 0usize;
+                    let r: Result<(), $crate::model::SchemaError> = 'member: {
+                        $(
+                            if i == n {
+                                break 'member cx.field_into::<$ty>($json, val, &mut $field);
+                            }
+                            n += 1;
+                        )*
+                        Ok(())
+                    };
+                    r?;
                 }
                 let out = $name {
                     $( $field: $crate::__field_take!($req $field $json cx), )*
@@ -302,8 +379,12 @@ macro_rules! string_enum {
                 match self { $( $name::$variant => $wire ),+ }
             }
 
+            /// The wire values, in the order of [`Self::ALL`].
+            pub const WIRE: &'static [&'static str] = &[ $( $wire ),+ ];
+
             pub fn from_wire(s: &str) -> Option<$name> {
-                match s { $( $wire => Some($name::$variant), )+ _ => None }
+                let i = Self::WIRE.iter().position(|w| *w == s)?;
+                Self::ALL.get(i).copied()
             }
         }
 
@@ -318,11 +399,11 @@ macro_rules! string_enum {
                 v: &$crate::json::Value,
                 cx: &mut $crate::model::Cx,
             ) -> Result<Self, $crate::model::SchemaError> {
-                let s = cx.string(v)?;
-                $name::from_wire(s).ok_or_else(|| {
-                    let allowed: &[&str] = &[ $( $wire ),+ ];
-                    cx.err(format!("{s:?} is not one of {allowed:?}"))
-                })
+                let i = cx.wire_index(v, Self::WIRE)?;
+                match Self::ALL.get(i) {
+                    Some(x) => Ok(*x),
+                    None => Err(cx.err("enum table mismatch")),
+                }
             }
         }
 

@@ -135,13 +135,19 @@ impl<const MIN: usize, const MAX: usize> Str<MIN, MAX> {
 
 impl<const MIN: usize, const MAX: usize> FromJson for Str<MIN, MAX> {
     fn from_json(v: &Value, cx: &mut Cx) -> Result<Self, SchemaError> {
-        let s = cx.string(v)?;
-        let n = s.chars().count();
-        if n < MIN || n > MAX {
-            return Err(cx.err(format!("string length {n} is outside {MIN}..={MAX}")));
-        }
-        Ok(Str(s.to_owned()))
+        bounded_string(v, cx, MIN, MAX).map(Str)
     }
+}
+
+/// [`Str`]'s check, out of line: one copy for every `MIN`/`MAX` pair.
+#[inline(never)]
+fn bounded_string(v: &Value, cx: &Cx, min: usize, max: usize) -> Result<String, SchemaError> {
+    let s = cx.string(v)?;
+    let n = s.chars().count();
+    if n < min || n > max {
+        return Err(cx.err(format!("string length {n} is outside {min}..={max}")));
+    }
+    Ok(s.to_owned())
 }
 
 impl<const MIN: usize, const MAX: usize> ToJson for Str<MIN, MAX> {
@@ -330,37 +336,56 @@ impl<T: FromJson + ToJson, const MIN: usize, const MAX: usize, const UNIQUE: boo
     for Array<T, MIN, MAX, UNIQUE>
 {
     fn from_json(v: &Value, cx: &mut Cx) -> Result<Self, SchemaError> {
-        let items = match v {
-            Value::Array(a) => a,
-            other => {
-                return Err(cx.err(format!("expected an array, found {}", other.type_name())));
-            }
-        };
-        if items.len() < MIN {
-            return Err(cx.err(format!(
-                "array has {} items, at least {MIN} required",
-                items.len()
-            )));
-        }
-        if items.len() > MAX {
-            return Err(cx.err(format!(
-                "array has {} items, at most {MAX} allowed",
-                items.len()
-            )));
-        }
-        if UNIQUE {
-            for (i, a) in items.iter().enumerate() {
-                if items[..i].iter().any(|b| json_equal(a, b)) {
-                    return Err(cx.err(format!("item {i} repeats an earlier item (uniqueItems)")));
-                }
-            }
-        }
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            out.push(cx.at(i, |cx| T::from_json(item, cx))?);
-        }
-        Ok(Array(out))
+        let items = array_items(v, cx, MIN, MAX, UNIQUE)?;
+        parse_items(items, cx).map(Array)
     }
+}
+
+/// An array's `minItems`/`maxItems`/`uniqueItems` checks, out of line: one copy for every
+/// item type and bound (the bounds are const generics of [`Array`]).
+#[inline(never)]
+fn array_items<'v>(
+    v: &'v Value,
+    cx: &Cx,
+    min: usize,
+    max: usize,
+    unique: bool,
+) -> Result<&'v [Value], SchemaError> {
+    let items = match v {
+        Value::Array(a) => a,
+        other => {
+            return Err(cx.err(format!("expected an array, found {}", other.type_name())));
+        }
+    };
+    if items.len() < min {
+        return Err(cx.err(format!(
+            "array has {} items, at least {min} required",
+            items.len()
+        )));
+    }
+    if items.len() > max {
+        return Err(cx.err(format!(
+            "array has {} items, at most {max} allowed",
+            items.len()
+        )));
+    }
+    if unique {
+        for (i, a) in items.iter().enumerate() {
+            if items[..i].iter().any(|b| json_equal(a, b)) {
+                return Err(cx.err(format!("item {i} repeats an earlier item (uniqueItems)")));
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// Parses every item as `T`, at its index; one instance per item type whatever the bounds.
+fn parse_items<T: FromJson>(items: &[Value], cx: &mut Cx) -> Result<Vec<T>, SchemaError> {
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        out.push(cx.at(i, |cx| T::from_json(item, cx))?);
+    }
+    Ok(out)
 }
 
 impl<T: ToJson, const MIN: usize, const MAX: usize, const UNIQUE: bool> ToJson
@@ -373,14 +398,8 @@ impl<T: ToJson, const MIN: usize, const MAX: usize, const UNIQUE: bool> ToJson
 
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(v: &Value, cx: &mut Cx) -> Result<Self, SchemaError> {
-        match v {
-            Value::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| cx.at(i, |cx| T::from_json(item, cx)))
-                .collect(),
-            other => Err(cx.err(format!("expected an array, found {}", other.type_name()))),
-        }
+        let items = array_items(v, cx, 0, usize::MAX, false)?;
+        parse_items(items, cx)
     }
 }
 
@@ -426,12 +445,7 @@ macro_rules! const_str {
                 v: &$crate::json::Value,
                 cx: &mut $crate::model::Cx,
             ) -> Result<Self, $crate::model::SchemaError> {
-                let s = cx.string(v)?;
-                if s == $wire {
-                    Ok($name)
-                } else {
-                    Err(cx.err(format!("{s:?} must be {:?}", $wire)))
-                }
+                cx.const_string(v, $wire).map(|()| $name)
             }
         }
 
