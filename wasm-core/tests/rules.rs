@@ -176,7 +176,8 @@ cases! {
     d5_calendar_and_syntax {
         assert!(Timestamp::parse_profile("2024-02-29T00:00:00Z").is_ok());
         assert!(Timestamp::parse_profile("2000-02-29T00:00:00Z").is_ok());
-        for bad in ["2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z"] {
+        for bad in ["2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z",
+                    "2026-07-00T00:00:00Z", "2026-00-01T00:00:00Z", "2026-00-00T00:00:00Z"] {
             assert_eq!(Timestamp::parse_profile(bad).unwrap_err(), TimestampError::InvalidDate, "{bad}");
         }
         for bad in ["2026-07-15", "2026-07-15T00:00Z", "2026-07-15 00:00:00Z", "2026-07-15T00:00:00.Z",
