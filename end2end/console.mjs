@@ -471,10 +471,20 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   // text would be under 6 CSS px, each node is one <rect> without text, named, still selectable
   // by click and by keyboard, child-Mission links kept; zoomed back, the text returns.
   check((await page.locator('#dag[data-detail="full"]').count()) === 1, 'the demo graph is drawn with its text');
+  // Its height follows its shape, so the small demo graph is read at a larger scale than a
+  // fixed 28rem box gave (11-unit text at 9.8 CSS px in 1280×800).
+  await page.locator('#dag').focus();
+  await page.keyboard.press('0');
+  const textPx = await page.evaluate(() => 11 * document.getElementById('dag').getScreenCTM().a);
+  check(textPx >= 11, `the demo graph's text is ${textPx.toFixed(1)} CSS px at the fitted zoom`);
   const links = await page.locator('#dag a[href^="/mission/"]').count();
   await page.locator('#dag').focus();
   await page.keyboard.press('0');
-  for (let i = 0; i < 3; i++) await page.keyboard.press('-');
+  // The graph's height follows its shape, so the zoom that reaches the far level depends on the
+  // window: zoom out step by step until it does (each step is 1/1.25).
+  for (let i = 0; i < 8 && (await page.locator('#dag[data-detail="far"]').count()) === 0; i++) {
+    await page.keyboard.press('-');
+  }
   await page.locator('#dag[data-detail="far"]').waitFor({ timeout: TIMEOUT_MS });
   check((await page.locator('#dag text').count()) === 0, 'text drawn at the far level');
   check((await page.locator('#dag [data-node-id]').count()) === nodes, 'every node drawn at the far level');

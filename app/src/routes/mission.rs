@@ -633,8 +633,9 @@ pub fn frame_of(svg: &web_sys::Element) -> Option<(f64, f64)> {
 }
 
 /// The `<svg>`'s size before it is laid out: the window's width (it is at most that wide) and
-/// its CSS height (`svg.dag`: 28rem, 20rem up to 600 px wide) — a scale no smaller than the
-/// real one, measured ([`frame_of`]) once the `<svg>` is in the document.
+/// its smallest CSS height (`svg.dag`: at least 28rem, 20rem up to 600 px wide; taller when
+/// the graph's shape asks for it) — replaced by the real size, measured ([`frame_of`]) once the
+/// `<svg>` is in the document and again whenever the graph is drawn anew.
 pub fn guess_frame() -> (f64, f64) {
     let w = crate::web::window()
         .and_then(|w| w.inner_width().ok())
@@ -728,7 +729,10 @@ fn Dag(group: String) -> impl IntoView {
             frame.set(f);
         }
     };
+    // Measured again after each new drawing: the `<svg>`'s height follows the layout's shape
+    // (`svg.dag`, `height: auto` from the viewBox), so a new layout can change it.
     Effect::new(move |_| {
+        version.get();
         if svg_ref.get().is_some() {
             measure();
         }
