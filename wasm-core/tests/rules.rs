@@ -186,6 +186,18 @@ cases! {
         }
         assert_eq!(Timestamp::parse_profile("2026-07-15T24:00:00Z").unwrap_err(), TimestampError::InvalidTime);
     }
+    d5_year_zero_is_on_the_proleptic_calendar {
+        // RFC 3339 date-times (outside the §2 profile, which starts at 0001) reach year 0000, a
+        // leap year whose January and February count in the era before 0000-03-01
+        // (days_from_civil's negative-year branch): −62,167,219,200 s is 0000-01-01T00:00:00Z.
+        for (text, secs) in [("0000-01-01T00:00:00Z", -62_167_219_200i64),
+                             ("0000-02-29T00:00:00Z", -62_167_219_200 + 59 * 86_400),
+                             ("0000-03-01T00:00:00Z", -62_167_219_200 + 60 * 86_400),
+                             ("0001-01-01T00:00:00Z", -62_135_596_800)] {
+            assert_eq!(Timestamp::parse_rfc3339(text).unwrap().instant().seconds, secs, "{text}");
+            assert_eq!(format_utc(secs), text);
+        }
+    }
     format_utc_round_trips {
         for secs in [0i64, 1_784_073_600, -86_400, 253_402_300_799] {
             let t = Timestamp::parse_profile(&format_utc(secs)).unwrap();
