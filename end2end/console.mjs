@@ -522,6 +522,7 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await sequenceTwo.locator('button.as-of').click();
   await page.locator('#travel-banner').waitFor({ timeout: TIMEOUT_MS });
   check(/sequence 2/.test(await page.locator('#travel-banner').innerText()), 'banner names the sequence');
+  check(!/\d{4}-\d{2}-\d{2}T\d{2}:/.test(await page.locator('#travel-banner').innerText()), 'the banner shows its instant raw');
   await go(page, 'b');
   const pastBoard = await page.locator('main').innerText();
   check(pastBoard !== liveBoard && /revision 1\b/.test(pastBoard), 'the board as of sequence 2 differs from live');
@@ -575,6 +576,14 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
           found.push(`${tag} ${path}: axe ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
         }
       }
+      // Instants are written for a person in the locale (issue 14); the exact protocol text is
+      // in each <time>'s tooltip and shown only when Settings asks for it.
+      const raw = await page.locator('main').evaluate((m) => {
+        const c = m.cloneNode(true);
+        c.querySelectorAll('code, pre').forEach((e) => e.remove());
+        return c.innerText.match(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}[^\s]*/g) || [];
+      });
+      if (raw.length) found.push(`${tag} ${path}: protocol timestamps shown raw: ${raw.slice(0, 3).join(', ')}`);
       if (tag !== 'en') {
         // Protocol data (identifiers, kinds, codes in <code>; titles and Message text marked
         // translate="no") is verbatim by design; only the console's own words must be translated.

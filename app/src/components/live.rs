@@ -44,7 +44,7 @@ pub fn TravelBanner() -> impl IntoView {
                 <div class="travel-banner" role="status" id="travel-banner">
                     <span class="icon" aria-hidden="true">"⇤"</span>" "
                     <span>{t!(i18n, live.as_of, sequence = move || seq, group = move || group.clone())}</span>" "
-                    <time datetime=exact.clone()>{exact.clone()}</time>" "
+                    <Timestamp exact=exact />" "
                     <button type="button" id="back-to-live" on:click=move |_| console.back_to_live()>
                         {t!(i18n, live.back_to_live)}
                     </button>
@@ -193,6 +193,24 @@ pub fn why_markup(i18n: I18nContext<Locale>, w: &WhyNotRunning, now: Micros) -> 
         }
         WhyNotRunning::AwaitingReview => t!(i18n, why.awaiting_review).to_html(),
     }
+}
+
+/// A protocol instant as a person reads it: the date and time in the reader's locale, or the
+/// exact protocol text when Settings asks for exact timestamps (issue 14); the exact text is
+/// always in the tooltip and `datetime`.
+#[component]
+pub fn Timestamp(#[prop(into)] exact: String) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    let text = exact.clone();
+    let shown = move || {
+        if console.exact_times.get() {
+            text.clone()
+        } else {
+            format::timestamp(tag_of(i18n.get_locale()), &text).unwrap_or_else(|| text.clone())
+        }
+    };
+    view! { <time datetime=exact.clone() title=exact>{shown}</time> }
 }
 
 /// A lease or deadline countdown that ticks with the console's clock ("in 4 min"), the exact

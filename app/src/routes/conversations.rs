@@ -3,6 +3,7 @@
 //! from `views::conversations`. A Message never authorizes anything (§4 invariant 2, §9): no
 //! control here is derived from a Message's content; the text is shown as text only.
 
+use crate::components::live::Timestamp;
 use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
 use crate::state::use_console;
@@ -69,7 +70,7 @@ fn Conversation(conv: ConversationView) -> impl IntoView {
                     let chain = m.chain.clone();
                     view! {
                         <li class=format!("message {cls}") data-message-id=m.id.clone()>
-                            <p class="meta"><code>{m.author.id.0.clone()}</code>" · "<time datetime=m.created_at.format()>{m.created_at.format()}</time>
+                            <p class="meta"><code>{m.author.id.0.clone()}</code>" · "<Timestamp exact=m.created_at.format() />
                                 {status.map(|s| view! { " · "<strong>{s}</strong> })}</p>
                             {match text {
                                 Some(t) if cls == "retracted" => view! { <p class="text" translate="no"><del>{t}</del></p> }.into_any(),

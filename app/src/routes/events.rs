@@ -7,6 +7,7 @@
 
 use crate::app::tag_of;
 use crate::components::ident::Id;
+use crate::components::live::Timestamp;
 use crate::components::states::{Empty, StreamStates};
 use crate::components::wire;
 use crate::format;
@@ -185,16 +186,6 @@ fn Row(
 ) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
-    let exact = row.occurred_at.clone();
-    let when = move || {
-        let tag = tag_of(i18n.get_locale());
-        if console.exact_times.get() {
-            exact.clone()
-        } else {
-            format::timestamp(tag, &exact).unwrap_or_else(|| exact.clone())
-        }
-    };
-    let exact_title = row.occurred_at.clone();
     let mark = match (&row.signing_hash, &row.rejected) {
         (Some(h), _) => {
             let h = h.clone();
@@ -242,7 +233,7 @@ fn Row(
             <td><code class="kind">{row.kind.clone()}</code></td>
             <td><Id id=actor /></td>
             <td><Id id=cause /></td>
-            <td><time datetime=exact_title.clone() title=exact_title>{when}</time></td>
+            <td><Timestamp exact=row.occurred_at.clone() /></td>
             {mark}
             <td class="actions">
                 {applied.then(|| view! {
