@@ -9,6 +9,7 @@ use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
+use std::collections::BTreeMap;
 use wasm_core::authority::Micros;
 use wasm_core::json::Value;
 
@@ -96,10 +97,14 @@ pub fn Agents() -> impl IntoView {
                 .filter(|m| viewer.as_ref().is_some_and(|v| v.sees(st, m)))
                 .map(|m| &m.group_id)
                 .collect();
-            list.into_iter()
-                .map(|c| {
-                    let members: Vec<(String, Vec<String>, u64, String)> =
-                        visible
+            let ids: Vec<&str> = list.iter().map(|c| c.agent_id.as_str()).collect();
+            let seen = console
+                .log
+                .with_value(|l| last_seen(l.folded_events(), &ids));
+            let rows =
+                list.into_iter()
+                    .map(|c| {
+                        let members: Vec<(String, Vec<String>, u64, String)> = visible
                             .iter()
                             .filter_map(|g| {
                                 st.groups.get(*g)?.memberships.get(&c.agent_id).map(|m| {
@@ -107,20 +112,15 @@ pub fn Agents() -> impl IntoView {
                                 })
                             })
                             .collect();
-                    let last = console.log.with_value(|l| {
-                        l.folded_events()
-                            .iter()
-                            .rev()
-                            .find(|e| {
-                                e.pointer("/actor/id").and_then(Value::as_str)
-                                    == Some(c.agent_id.as_str())
-                            })
-                            .and_then(|e| e.pointer("/occurredAt").and_then(Value::as_str))
-                            .and_then(Micros::parse)
-                    });
-                    (c, members, last)
-                })
-                .collect::<Vec<_>>()
+                        let last = seen.get(&c.agent_id).copied();
+                        Row {
+                            card: c,
+                            members,
+                            last,
+                        }
+                    })
+                    .collect::<Vec<_>>();
+            in_view_order(rows)
         })
     };
     view! {
@@ -133,22 +133,18 @@ pub fn Agents() -> impl IntoView {
                     if rows.is_empty() {
                         view! { <Empty>{t!(i18n, agents.empty)}</Empty> }.into_any()
                     } else {
-                        view! { <ul class="agent-cards">{rows.into_iter().map(|(c, members, last)| view! {
-                            <li class="agent-card" data-agent-id=c.agent_id.clone()>
-                                <h2><span translate="no">{c.name.clone()}</span>" "<code>{c.agent_id.clone()}</code></h2>
-                                <p>"Agent Card v"{c.version}" · "{t!(i18n, agents.owner)}" "<code>{c.owner.clone()}</code></p>
-                                <p class="presence">{match last {
-                                    Some(at) => view! { "● "{t!(i18n, agents.last_seen)}" "<Countdown at=at /> }.into_any(),
-                                    None => view! { "○ "{t!(i18n, agents.not_seen)} }.into_any(),
-                                }}</p>
-                                <p>{t!(i18n, agents.capabilities)}": "<code>{c.capabilities.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")}</code></p>
-                                {(!members.is_empty()).then(|| view! {
-                                    <ul class="memberships">{members.into_iter().map(|(g, roles, epoch, status)| view! {
-                                        <li><code>{g}</code>" · "<code>{roles.join(", ")}</code>" · e"{epoch}" · "<code>{status}</code></li>
-                                    }).collect_view()}</ul>
-                                })}
-                            </li>
-                        }).collect_view()}</ul> }.into_any()
+                        let (mine, others): (Vec<Row>, Vec<Row>) =
+                            rows.into_iter().partition(|r| !r.members.is_empty());
+                        let n_others = others.len();
+                        view! {
+                            <ul class="agent-cards">{mine.into_iter().map(|r| view! { <AgentCard row=r /> }).collect_view()}</ul>
+                            {(n_others > 0).then(|| view! {
+                                <details class="other-agents">
+                                    <summary>{t!(i18n, agents.others, count = move || n_others)}</summary>
+                                    <ul class="agent-cards">{others.into_iter().map(|r| view! { <AgentCard row=r /> }).collect_view()}</ul>
+                                </details>
+                            })}
+                        }.into_any()
                     }
                 }}
             </StreamStates>
@@ -156,10 +152,176 @@ pub fn Agents() -> impl IntoView {
     }
 }
 
+/// One Agent as the view shows it: its card, its Memberships in the Groups the human sees
+/// (Group, roles, Membership Epoch, status) and the instant of the last Event it caused there.
+struct Row {
+    card: Card,
+    members: Vec<(String, Vec<String>, u64, String)>,
+    last: Option<Micros>,
+}
+
+/// The instant of the last Event each of `agents` caused in `events` (log order), in one pass
+/// from the newest Event back that stops once every Agent is found: a scan of the whole log per
+/// Agent ran on every live Event (Agents × Events lookups).
+fn last_seen(events: &[Value], agents: &[&str]) -> BTreeMap<String, Micros> {
+    let mut found: BTreeMap<String, Micros> = BTreeMap::new();
+    for e in events.iter().rev() {
+        if found.len() == agents.len() {
+            break;
+        }
+        let Some(actor) = e.pointer("/actor/id").and_then(Value::as_str) else {
+            continue;
+        };
+        if agents.contains(&actor)
+            && !found.contains_key(actor)
+            && let Some(at) = e
+                .pointer("/occurredAt")
+                .and_then(Value::as_str)
+                .and_then(Micros::parse)
+        {
+            found.insert(actor.to_owned(), at);
+        }
+    }
+    found
+}
+
+/// The Agents working in the human's Groups first, the most recently active first (never seen
+/// last), then the rest of the Organization; ties by name, then id.
+fn in_view_order(mut rows: Vec<Row>) -> Vec<Row> {
+    wasm_core::order::sort_by(&mut rows, |a, b| {
+        a.members
+            .is_empty()
+            .cmp(&b.members.is_empty())
+            .then_with(|| b.last.map(|m| m.0).cmp(&a.last.map(|m| m.0)))
+            .then_with(|| a.card.name.cmp(&b.card.name))
+            .then_with(|| a.card.agent_id.cmp(&b.card.agent_id))
+    });
+    rows
+}
+
+#[component]
+fn AgentCard(row: Row) -> impl IntoView {
+    let i18n = use_i18n();
+    let Row {
+        card: c,
+        members,
+        last,
+    } = row;
+    view! {
+        <li class="agent-card" data-agent-id=c.agent_id.clone()>
+            <h2><span translate="no">{c.name.clone()}</span>" "<code>{c.agent_id.clone()}</code></h2>
+            <p>"Agent Card v"{c.version}" · "{t!(i18n, agents.owner)}" "<code>{c.owner.clone()}</code></p>
+            <p class="presence">{match last {
+                Some(at) => view! { "● "{t!(i18n, agents.last_seen)}" "<Countdown at=at /> }.into_any(),
+                None => view! { "○ "{t!(i18n, agents.not_seen)} }.into_any(),
+            }}</p>
+            <p>{t!(i18n, agents.capabilities)}": "<code>{c.capabilities.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")}</code></p>
+            {(!members.is_empty()).then(|| view! {
+                <ul class="memberships">{members.into_iter().map(|(g, roles, epoch, status)| {
+                    let roles = (!roles.is_empty()).then(|| roles.join(", "));
+                    view! {
+                        <li><code>{g}</code>" · "{match roles {
+                            Some(r) => view! { <code class="roles">{r}</code> }.into_any(),
+                            None => view! { <span class="roles none">{t!(i18n, agents.no_role)}</span> }.into_any(),
+                        }}" · e"{epoch}" · "<code>{status}</code></li>
+                    }
+                }).collect_view()}</ul>
+            })}
+        </li>
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Card, cards_of};
+    use super::{Card, Row, cards_of, in_view_order, last_seen};
+    use wasm_core::authority::Micros;
     use wasm_core::json;
+
+    fn card(id: &str, name: &str) -> Card {
+        Card {
+            agent_id: id.into(),
+            name: name.into(),
+            version: 1,
+            owner: "urn:h".into(),
+            capabilities: Vec::new(),
+        }
+    }
+
+    fn event(actor: &str, at: &str) -> json::Value {
+        json::parse(
+            format!(r#"{{"actor":{{"type":"agent","id":"{actor}"}},"occurredAt":"{at}"}}"#)
+                .as_bytes(),
+        )
+        .expect("json")
+    }
+
+    #[test]
+    fn each_agent_is_last_seen_at_its_newest_event_and_an_agent_without_one_is_not_seen() {
+        let events = [
+            event("urn:a", "2026-12-03T07:00:00Z"),
+            event("urn:b", "2026-12-03T07:01:00Z"),
+            event("urn:a", "2026-12-03T07:02:00Z"),
+            event("urn:other", "2026-12-03T07:03:00Z"),
+            json::parse(br#"{"occurredAt":"2026-12-03T07:04:00Z"}"#).expect("json"),
+        ];
+        let seen = last_seen(&events, &["urn:a", "urn:b", "urn:c"]);
+        assert_eq!(
+            seen.get("urn:a"),
+            Micros::parse("2026-12-03T07:02:00Z").as_ref()
+        );
+        assert_eq!(
+            seen.get("urn:b"),
+            Micros::parse("2026-12-03T07:01:00Z").as_ref()
+        );
+        assert_eq!(seen.get("urn:c"), None);
+        assert_eq!(seen.len(), 2);
+        assert!(last_seen(&[], &["urn:a"]).is_empty());
+    }
+
+    #[test]
+    fn agents_in_the_humans_groups_come_first_most_recent_first_then_the_rest_by_name() {
+        let at = |t: &str| Micros::parse(t);
+        let member = || {
+            vec![(
+                "urn:g".to_owned(),
+                vec!["worker".to_owned()],
+                1,
+                "active".to_owned(),
+            )]
+        };
+        let rows = vec![
+            Row {
+                card: card("urn:z", "zed"),
+                members: Vec::new(),
+                last: at("2026-12-03T08:00:00Z"),
+            },
+            Row {
+                card: card("urn:q", "quiet"),
+                members: member(),
+                last: None,
+            },
+            Row {
+                card: card("urn:o", "old"),
+                members: member(),
+                last: at("2026-12-03T06:00:00Z"),
+            },
+            Row {
+                card: card("urn:n", "new"),
+                members: member(),
+                last: at("2026-12-03T07:00:00Z"),
+            },
+            Row {
+                card: card("urn:b", "bee"),
+                members: Vec::new(),
+                last: None,
+            },
+        ];
+        let names: Vec<String> = in_view_order(rows)
+            .into_iter()
+            .map(|r| r.card.name)
+            .collect();
+        assert_eq!(names, ["new", "old", "quiet", "zed", "bee"]);
+    }
 
     #[test]
     fn a_signed_agent_card_reads_its_card_version_owner_and_capability_versions() {
