@@ -529,6 +529,34 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await page.screenshot({ path: join(resultsDir, 'live-time-travel-en.png'), fullPage: true });
   await page.click('#back-to-live');
   await page.locator('#travel-banner').waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  // Agents: the ones working in this human's Groups first, most recently active first, side
+  // by side at 1280 px; the rest of the Organization folded away; every Membership names its
+  // roles or says it has none.
+  await go(page, 'n');
+  const mine = page.locator('main > section > ul.agent-cards > li.agent-card');
+  await mine.first().waitFor({ timeout: TIMEOUT_MS });
+  const agents = await page.evaluate(() => {
+    const cards = [...document.querySelectorAll('main > section > ul.agent-cards > li.agent-card')];
+    return {
+      ids: cards.map((c) => c.dataset.agentId),
+      seen: cards.map((c) => c.querySelector('.presence').textContent.trim().startsWith('●')),
+      tops: cards.map((c) => Math.round(c.getBoundingClientRect().top)),
+      memberships: cards.map((c) => c.querySelectorAll('.memberships li').length),
+      blankRoles: [...document.querySelectorAll('.memberships li')].filter((li) => !li.querySelector('code.roles:not(:empty), .roles.none')).length,
+      others: document.querySelector('details.other-agents') ? {
+        open: document.querySelector('details.other-agents').open,
+        count: document.querySelectorAll('details.other-agents li.agent-card').length,
+        summary: document.querySelector('details.other-agents > summary').textContent,
+      } : null,
+    };
+  });
+  check(agents.ids.some((id) => id.endsWith(':coordinator')), `the coordinator among the Agents in my Groups: ${agents.ids.join(', ')}`);
+  check(agents.memberships.every((n) => n > 0), 'an Agent without a Membership in my Groups among mine');
+  check(agents.seen.every((s, i) => s || agents.seen.slice(i).every((t) => !t)), `an Agent never seen before one seen: ${agents.seen}`);
+  check(new Set(agents.tops).size < agents.tops.length, 'the Agent Cards are not side by side at 1280 px');
+  check(agents.blankRoles === 0, `${agents.blankRoles} Memberships without roles or "no role"`);
+  check(agents.others && !agents.others.open && agents.others.count > 0 && agents.others.summary.includes(String(agents.others.count)),
+    `the other Agents folded away with their count: ${JSON.stringify(agents.others)}`);
   // The JSON of an Event.
   await go(page, 'e');
   await page.locator('#events-table button.show-json').first().click();
@@ -762,6 +790,32 @@ test('the Events view draws the latest page of a long log and the earlier ones o
   const at = all.indexOf(latest[0]);
   check(at >= PAGE && JSON.stringify(all.slice(at, at + PAGE)) === JSON.stringify(latest), `the first page is not the log's latest run (at ${at} of ${all.length})`);
   check((await page.locator('#events-page').count()) === 0, 'the page line stays with every Event drawn');
+  // Id columns drop the prefix their rows share (shown once in the header): the rest fits a line
+  // at 1280 px, and the whole id is still the cell's text (screen readers, copying) and tooltip.
+  const ids = await page.evaluate(() => {
+    const out = { bad: [], elided: 0, tall: 0, cells: 0 };
+    const heads = [...document.querySelectorAll('#events-table thead th')].map((th) => (th.querySelector('code') || {}).textContent || '');
+    for (const tr of document.querySelectorAll('#events-table tbody tr[data-event-id]')) {
+      for (const i of [0, 3, 4]) {
+        const code = tr.children[i].querySelector('code.id');
+        if (!code || !code.textContent) continue;
+        out.cells += 1;
+        if (!code.classList.contains('elided')) continue;
+        out.elided += 1;
+        const full = code.title;
+        if (code.textContent !== full) out.bad.push(`text "${code.textContent}" is not the id "${full}"`);
+        const prefix = heads[i].replace(/…$/, '');
+        if (!prefix || !full.startsWith(prefix)) out.bad.push(`header prefix "${heads[i]}" does not start "${full}"`);
+        if (i === 0 && code.getClientRects().length > 1) out.tall += 1;
+      }
+    }
+    return out;
+  });
+  check(ids.cells > 0 && ids.elided === ids.cells && ids.bad.length === 0, `id cells: ${JSON.stringify(ids).slice(0, 400)}`);
+  check(ids.tall === 0, `${ids.tall} Group cells wrap at 1280 px`);
+  const hashes = await page.locator('#events-table td.mark.verified code.hash').evaluateAll((cs) => cs.map((c) => [c.textContent, c.title, c.getClientRects().length]));
+  check(hashes.length > 0 && hashes.every(([t, title, lines]) => /^sha256:[0-9a-f]{64}$/.test(t) && title === t && lines === 1),
+    `signing hashes whole in text and tooltip, on one line: ${JSON.stringify(hashes.slice(0, 2))}`);
   // The JSON of an Event is written when opened.
   await page.locator('#events-table button.show-json').first().click();
   check(JSON.parse(await page.locator('pre.json').first().innerText()).eventId === all[0], 'the JSON of the first row');

@@ -6,7 +6,7 @@
 //! with a banner and a way back to live. Open sequence gaps are shown, never papered over (§16).
 
 use crate::app::tag_of;
-use crate::components::ident::Id;
+use crate::components::ident::{Id, shared_prefix};
 use crate::components::live::Timestamp;
 use crate::components::states::{Empty, StreamStates};
 use crate::components::wire;
@@ -138,6 +138,21 @@ pub fn Events() -> impl IntoView {
                         view! { <Empty>{t!(i18n, events.empty)}</Empty> }.into_any()
                     } else {
                         let drawn = rows.len();
+                        // Each id column drawn without the prefix all its rows share (shown once,
+                        // in the column's header): the rows keep what tells them apart.
+                        // (Empty cells, such as an Event without a cause, take no part.)
+                        let groups = shared_prefix(rows.iter().filter_map(|(r, ..)| r.group_id.as_deref()).filter(|i| !i.is_empty()));
+                        let actors = shared_prefix(rows.iter().map(|(_, a, ..)| a.as_str()).filter(|i| !i.is_empty()));
+                        let causes = shared_prefix(rows.iter().map(|(_, _, c, _)| c.as_str()).filter(|i| !i.is_empty()));
+                        let prefix_of = |n: usize, id: Option<&str>| {
+                            let p = id.and_then(|i| i.get(..n)).unwrap_or("").to_owned();
+                            (!p.is_empty()).then(|| view! { <br /><Id id=format!("{p}…") /> })
+                        };
+                        let heads = (
+                            prefix_of(groups, rows.iter().filter_map(|(r, ..)| r.group_id.as_deref()).find(|i| !i.is_empty())),
+                            prefix_of(actors, rows.iter().map(|(_, a, ..)| a.as_str()).find(|i| !i.is_empty())),
+                            prefix_of(causes, rows.iter().map(|(_, _, c, _)| c.as_str()).find(|i| !i.is_empty())),
+                        );
                         let tag = move || tag_of(i18n.get_locale());
                         view! {
                             {(drawn < total).then(|| view! {
@@ -152,18 +167,18 @@ pub fn Events() -> impl IntoView {
                             <table class="events" id="events-table">
                                 <thead>
                                     <tr>
-                                        <th scope="col">{t!(i18n, events.group)}</th>
+                                        <th scope="col">{t!(i18n, events.group)}{heads.0}</th>
                                         <th scope="col">{t!(i18n, events.sequence)}</th>
                                         <th scope="col">{t!(i18n, events.kind)}</th>
-                                        <th scope="col">{t!(i18n, events.actor)}</th>
-                                        <th scope="col">{t!(i18n, events.cause)}</th>
+                                        <th scope="col">{t!(i18n, events.actor)}{heads.1}</th>
+                                        <th scope="col">{t!(i18n, events.cause)}{heads.2}</th>
                                         <th scope="col">{t!(i18n, events.occurred_at)}</th>
                                         <th scope="col">{t!(i18n, events.signing_hash)}</th>
                                         <th scope="col">{t!(i18n, events.actions)}</th>
                                     </tr>
                                 </thead>
                                 <tbody>
-                                    {rows.into_iter().map(|(r, a, c, at)| view! { <Row row=r actor=a cause=c position=Some(at) shown_json /> }).collect_view()}
+                                    {rows.into_iter().map(|(r, a, c, at)| view! { <Row row=r actor=a cause=c position=Some(at) shown_json elide=(groups, actors, causes) /> }).collect_view()}
                                 </tbody>
                             </table>
                             </div>
@@ -183,6 +198,9 @@ fn Row(
     /// Its position in the folded log, for its JSON (written only when opened).
     position: Option<usize>,
     shown_json: RwSignal<Option<String>>,
+    /// How much of the Group, actor and cause ids to draw as "…" ([`shared_prefix`]).
+    #[prop(optional)]
+    elide: (usize, usize, usize),
 ) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
@@ -192,7 +210,7 @@ fn Row(
             view! {
                 <td class="mark verified" title=move || t_string!(i18n, events.verified_hint)>
                     <span class="icon" aria-hidden="true">"✓"</span>" "{t!(i18n, events.verified)}" "
-                    <code class="hash">{h}</code>
+                    <code class="hash" title=h.clone()>{h}</code>
                 </td>
             }
             .into_any()
@@ -228,11 +246,11 @@ fn Row(
     let open2 = open.clone();
     view! {
         <tr data-event-id=row.event_id.clone() class:pinned=pinned>
-            <td><Id id=row.group_id.clone().unwrap_or_default() /></td>
+            <td><Id id=row.group_id.clone().unwrap_or_default() elide=elide.0 /></td>
             <td>{row.sequence.map(|s| s.to_string()).unwrap_or_default()}</td>
             <td><code class="kind">{row.kind.clone()}</code></td>
-            <td><Id id=actor /></td>
-            <td><Id id=cause /></td>
+            <td><Id id=actor elide=elide.1 /></td>
+            <td><Id id=cause elide=elide.2 /></td>
             <td><Timestamp exact=row.occurred_at.clone() /></td>
             {mark}
             <td class="actions">
