@@ -207,10 +207,11 @@ fn Row(
     let mark = match (&row.signing_hash, &row.rejected) {
         (Some(h), _) => {
             let h = h.clone();
+            let whole = h.clone();
             view! {
                 <td class="mark verified" title=move || t_string!(i18n, events.verified_hint)>
                     <span class="icon" aria-hidden="true">"✓"</span>" "{t!(i18n, events.verified)}" "
-                    <code class="hash" title=h.clone()>{h}</code>
+                    <code class="hash" title=whole>{h}</code>
                 </td>
             }
             .into_any()
