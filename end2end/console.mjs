@@ -813,6 +813,26 @@ test('the Events view draws the latest page of a long log and the earlier ones o
   });
   check(ids.cells > 0 && ids.elided === ids.cells && ids.bad.length === 0, `id cells: ${JSON.stringify(ids).slice(0, 400)}`);
   check(ids.tall === 0, `${ids.tall} Group cells wrap at 1280 px`);
+  // Kinds break only after their dots; the two buttons of a row sit side by side.
+  const rowLayout = await page.evaluate(() => {
+    const out = [];
+    for (const code of document.querySelectorAll('#events-table code.kind')) {
+      const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!n.data) continue;
+        const r = document.createRange();
+        r.selectNodeContents(n);
+        const tops = new Set([...r.getClientRects()].map((q) => Math.round(q.top)));
+        if (tops.size > 1) out.push(`kind segment broken: "${n.data}"`);
+      }
+    }
+    for (const td of document.querySelectorAll('#events-table td.actions')) {
+      const tops = new Set([...td.querySelectorAll('button')].map((b) => Math.round(b.getBoundingClientRect().top)));
+      if (tops.size > 1) { out.push('row buttons stacked'); break; }
+    }
+    return out;
+  });
+  check(rowLayout.length === 0, rowLayout.slice(0, 3).join('; '));
   const hashes = await page.locator('#events-table td.mark.verified code.hash').evaluateAll((cs) => cs.map((c) => [c.textContent, c.title, c.getClientRects().length]));
   check(hashes.length > 0 && hashes.every(([t, title, lines]) => /^sha256:[0-9a-f]{64}$/.test(t) && title === t && lines === 1),
     `signing hashes whole in text and tooltip, on one line: ${JSON.stringify(hashes.slice(0, 2))}`);

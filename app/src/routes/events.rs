@@ -249,7 +249,7 @@ fn Row(
         <tr data-event-id=row.event_id.clone() class:pinned=pinned>
             <td><Id id=row.group_id.clone().unwrap_or_default() elide=elide.0 /></td>
             <td>{row.sequence.map(|s| s.to_string()).unwrap_or_default()}</td>
-            <td><code class="kind">{row.kind.clone()}</code></td>
+            <td><code class="kind">{row.kind.split_inclusive('.').map(|p| view! { {p.to_owned()}<wbr /> }).collect_view()}</code></td>
             <td><Id id=actor elide=elide.1 /></td>
             <td><Id id=cause elide=elide.2 /></td>
             <td><Timestamp exact=row.occurred_at.clone() /></td>
