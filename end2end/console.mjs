@@ -389,12 +389,19 @@ async function missionIssues(page, phone = false) {
   return page.evaluate((phone) => {
     const out = [];
     if (phone) {
-      for (const td of document.querySelectorAll('table.work-items td')) {
+      // The table's section is not laid out while off-screen (content-visibility: auto): lay
+      // it out as scrolling to it would, to measure its cells.
+      const details = document.querySelector('.dag-details');
+      if (details) details.style.contentVisibility = 'visible';
+      const cells = [...document.querySelectorAll('table.work-items td')];
+      if (cells.length === 0 || cells.every((td) => td.getBoundingClientRect().width === 0)) out.push('no WorkItem cell laid out');
+      for (const td of cells) {
         const r = td.getBoundingClientRect();
-        if (r.width > 0 && (r.right > window.innerWidth + 1 || r.left < -1)) {
+        if (r.right > window.innerWidth + 1 || r.left < -1) {
           out.push(`WorkItem cell off-screen (${Math.round(r.left)}–${Math.round(r.right)} of ${window.innerWidth}): "${td.textContent.trim().slice(0, 30)}"`);
         }
       }
+      if (details) details.style.contentVisibility = '';
       const text = document.querySelector('#dag text');
       const px = text ? 11 * text.getScreenCTM().a : 0;
       if (px < 9.9) out.push(`graph text ${px.toFixed(1)} CSS px on the phone`);
