@@ -257,7 +257,7 @@ pub mod svg {
             full_end = i + c.len_utf8();
         }
         let cut = match space {
-            Some(i) if text[..i].trim_end().len() > 0 => i,
+            Some(i) if !text[..i].trim_end().is_empty() => i,
             _ => full_end,
         };
         let (line, rest) = text.split_at(cut);
