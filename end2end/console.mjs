@@ -389,10 +389,8 @@ async function missionIssues(page, phone = false) {
   return page.evaluate((phone) => {
     const out = [];
     if (phone) {
-      // The table's section is not laid out while off-screen (content-visibility: auto): lay
-      // it out as scrolling to it would, to measure its cells.
-      const details = document.querySelector('.dag-details');
-      if (details) details.style.contentVisibility = 'visible';
+      // The table's section is not laid out while off-screen (content-visibility: auto): the
+      // caller scrolled to it, as a person would, before measuring its cells.
       const cells = [...document.querySelectorAll('table.work-items td')];
       if (cells.length === 0 || cells.every((td) => td.getBoundingClientRect().width === 0)) out.push('no WorkItem cell laid out');
       for (const td of cells) {
@@ -401,7 +399,6 @@ async function missionIssues(page, phone = false) {
           out.push(`WorkItem cell off-screen (${Math.round(r.left)}–${Math.round(r.right)} of ${window.innerWidth}): "${td.textContent.trim().slice(0, 30)}"`);
         }
       }
-      if (details) details.style.contentVisibility = '';
       const text = document.querySelector('#dag text');
       const px = text ? 11 * text.getScreenCTM().a : 0;
       if (px < 9.9) out.push(`graph text ${px.toFixed(1)} CSS px on the phone`);
@@ -592,7 +589,16 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
         // The Mission view measures its frame on resize and may lay the graph out again.
         if (path === '/mission') await page.waitForTimeout(300);
         const issues = await layoutIssues(page);
-        if (path === '/mission') issues.push(...await missionIssues(page, vp.width < 600));
+        if (path === '/mission') {
+          const phone = vp.width < 600;
+          if (phone) {
+            await page.locator('.dag-details').scrollIntoViewIfNeeded();
+            await page.waitForTimeout(200);
+          }
+          issues.push(...await missionIssues(page, phone));
+          // Back to the top, where a person arrives (the graph's start zoom is measured there).
+          await page.evaluate(() => window.scrollTo(0, 0));
+        }
         if (issues.length) found.push(`${tag} ${path} ${vp.width}: ${issues.join('; ')}`);
         if (path === '/mission' && vp.width < 600) {
           await page.screenshot({ path: join(resultsDir, `live-mission-${tag}-${vp.width}.png`), fullPage: true });
