@@ -229,6 +229,44 @@ pub mod svg {
         out.push('…');
         std::borrow::Cow::Owned(out)
     }
+
+    /// `text` on at most two lines: the first of `first` columns, the second of `width`,
+    /// cut by [`fit`] when even two lines are too short. The line breaks after the last space
+    /// that fits; a word longer than the line, or text without spaces (CJK), breaks where the
+    /// line is full. SVG text does not wrap by itself, so the markup breaks it.
+    pub fn wrap2(
+        text: &str,
+        first: usize,
+        width: usize,
+    ) -> (&str, Option<std::borrow::Cow<'_, str>>) {
+        if text.chars().map(columns).sum::<usize>() <= first {
+            return (text, None);
+        }
+        let mut used = 0;
+        // Byte offsets: where the last character that fits ends, and the last space that fits.
+        let mut full_end = 0;
+        let mut space = None;
+        for (i, c) in text.char_indices() {
+            used += columns(c);
+            if used > first {
+                break;
+            }
+            if c == ' ' {
+                space = Some(i);
+            }
+            full_end = i + c.len_utf8();
+        }
+        let cut = match space {
+            Some(i) if !text[..i].trim_end().is_empty() => i,
+            _ => full_end,
+        };
+        let (line, rest) = text.split_at(cut);
+        let rest = rest.trim_start();
+        if rest.is_empty() {
+            return (line.trim_end(), None);
+        }
+        (line.trim_end(), Some(fit(rest, width)))
+    }
 }
 
 /// Text for markup the console writes as a string (the Mission view's DAG and WorkItem table,

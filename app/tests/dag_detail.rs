@@ -6,10 +6,15 @@
 
 use app::bench;
 use app::routes::mission::{
-    Detail, MAX_ZOOM, MIN_TEXT_PX, TEXT_UNITS, detail_at, far_cue, graph_markup, max_zoom,
-    screen_scale,
+    Detail, FIT_NODES, MAX_NODE_WIDTH, MAX_ZOOM, MIN_TEXT_PX, READABLE_PX, TEXT_UNITS,
+    TITLE_COLUMNS, WRAP_NODE_HEIGHT, detail_at, engine_for, far_cue, graph_markup, max_zoom, refit,
+    screen_scale, start_zoom, title_columns,
 };
-use wasm_core::views::dag::{DagView, NodeKind};
+use wasm_core::authority::Micros;
+use wasm_core::views::WorkState;
+use wasm_core::views::dag::{
+    CriticalPath, DagEdge, DagNode, DagView, EdgeKind, NodeKind, NodeState,
+};
 use wasm_core::views::layout::{CollapseOptions, LiveLayout, Sugiyama};
 
 mod common;
@@ -19,6 +24,8 @@ use common::{NOW, folded, words};
 /// 1280×800 (28rem tall) and 390×844 (20rem tall).
 const DESKTOP: (f64, f64) = (1118.0, 448.0);
 const PHONE: (f64, f64) = (350.0, 320.0);
+/// The desktop `<svg>` as tall as a tall graph makes it (three quarters of 800 px).
+const DESKTOP_TALL: (f64, f64) = (1118.0, 600.0);
 
 /// The demo's Checkout Mission laid out: three nodes wide, five layers deep (160×48 boxes,
 /// gaps 24 and 56).
@@ -149,4 +156,217 @@ fn the_far_level_draws_one_named_element_per_node_with_its_state_cue_and_critica
     assert_eq!(full.matches("data-critical=\"true\"").count(), critical);
     // Smaller markup: no text lines, no <g>.
     assert!(far.len() < full.len(), "{} vs {}", far.len(), full.len());
+}
+
+/// The demo's Checkout Mission's shape and titles (server demo, issue 13's "WorkItem DAG"):
+/// three WorkItems feed the implementation, which is tested, reviewed and deployed; the
+/// security review (a child Mission's in the demo) also gates the deployment.
+fn checkout() -> DagView {
+    let items = [
+        ("api-schema", "Document the payment provider's API schema"),
+        (
+            "hotfix-review",
+            "Urgent review of the session-fixation hot-fix",
+        ),
+        ("implementation", "Implement the checkout service"),
+        ("integration", "Deploy the checkout service to staging"),
+        ("requirements", "Requirements analysis for checkout"),
+        ("review", "Code review of the checkout service"),
+        (
+            "security",
+            "Security review of the checkout service (child Mission)",
+        ),
+        ("testing", "Test the checkout service"),
+    ];
+    let id = |s: &str| format!("urn:missionweaveprotocol:demo:x:checkout:work:{s}");
+    let edges = [
+        ("api-schema", "implementation"),
+        ("hotfix-review", "implementation"),
+        ("requirements", "implementation"),
+        ("requirements", "security"),
+        ("implementation", "testing"),
+        ("testing", "review"),
+        ("review", "integration"),
+        ("security", "integration"),
+    ];
+    let mut edges: Vec<DagEdge> = edges
+        .iter()
+        .map(|(a, b)| DagEdge {
+            from: id(a),
+            to: id(b),
+            kind: EdgeKind::Dependency,
+        })
+        .collect();
+    edges.sort();
+    DagView {
+        mission_id: "urn:missionweaveprotocol:demo:x:checkout".into(),
+        now: NOW,
+        nodes: items
+            .iter()
+            .map(|(k, title)| DagNode {
+                id: id(k),
+                kind: NodeKind::WorkItem,
+                title: (*title).into(),
+                state: NodeState::Work(WorkState::Verified),
+                owner: Some("urn:missionweaveprotocol:agent:developer".into()),
+                ownership_epoch: 1,
+                ownership_lease_expires_at: None,
+                execution_lease_expires_at: None,
+                offer_expires_at: None,
+                deadline: Micros(0),
+                why_not_running: vec![],
+                running: false,
+                on_critical_path: *k == "integration",
+            })
+            .collect(),
+        edges,
+        critical_path: CriticalPath {
+            work_item_ids: vec![id("integration")],
+            weight_seconds: 0,
+        },
+    }
+}
+
+/// The title lines drawn in each node of `markup`, joined, without the critical mark.
+fn drawn_titles(markup: &str) -> Vec<String> {
+    markup
+        .split("<g id=\"dag-v")
+        .skip(1)
+        .map(|g| {
+            g.split("class=\"title\">")
+                .skip(1)
+                .map(|t| t.split("</text>").next().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .trim_start_matches("◆ ")
+                .replace("&#39;", "'")
+        })
+        .collect()
+}
+
+#[test]
+fn box_width_follows_the_frame_within_its_bounds_and_a_large_mission_keeps_160_by_48() {
+    // The columns of a title line: 19 in a 160-wide box as before, more in a wider one.
+    assert_eq!(title_columns(160), TITLE_COLUMNS);
+    assert_eq!(title_columns(MAX_NODE_WIDTH), 35);
+    assert_eq!(title_columns(12), 0);
+    assert_eq!(title_columns(0), 0);
+    // A small Mission: boxes fitted to the frame, two title lines tall.
+    let e = engine_for(8, DESKTOP.0);
+    assert_eq!(e.node_height, WRAP_NODE_HEIGHT);
+    assert_eq!(
+        e.fitted_node_width(3),
+        MAX_NODE_WIDTH,
+        "three wide in 1118 px: the bound"
+    );
+    assert_eq!(
+        e.fitted_node_width(5),
+        1078 / 5 - 24,
+        "five wide: the frame's share"
+    );
+    assert_eq!(e.fitted_node_width(7), 160, "seven wide: never under 160");
+    assert_eq!(
+        engine_for(8, PHONE.0).fitted_node_width(3),
+        160,
+        "a phone: 160"
+    );
+    // Past FIT_NODES: the layout the benchmarks measure, whatever the frame.
+    assert_eq!(
+        engine_for(FIT_NODES, DESKTOP.0).node_height,
+        WRAP_NODE_HEIGHT
+    );
+    assert_eq!(engine_for(FIT_NODES + 1, DESKTOP.0), Sugiyama::default());
+    assert_eq!(engine_for(2_000, 1e6), Sugiyama::default());
+
+    // The demo at 1280 px: 288-wide boxes, so every title is drawn whole (two lines at most).
+    let options = CollapseOptions {
+        max_nodes: 2_000,
+        ..CollapseOptions::default()
+    };
+    let mut demo =
+        LiveLayout::new(engine_for(8, DESKTOP.0), options, checkout()).expect("laid out");
+    assert_eq!(demo.node_size, (MAX_NODE_WIDTH, WRAP_NODE_HEIGHT));
+    assert_eq!(demo.width, 3 * MAX_NODE_WIDTH + 2 * 24);
+    let full = words(|w| graph_markup(&demo, w, None, Detail::Full));
+    let shown = drawn_titles(&full);
+    let titles: Vec<String> = demo
+        .nodes
+        .iter()
+        .map(|n| demo.attrs(&n.id).expect("a WorkItem").title.clone())
+        .collect();
+    assert_eq!(shown, titles, "{full}");
+    assert!(!full.contains('…'));
+    assert!(
+        full.contains("class=\"title\">service (child Mission)</text>"),
+        "{full}"
+    );
+    // Text still readable at the fitted scale (at least 11 px, as the old 13).
+    let s = screen_scale(DESKTOP_TALL, (demo.width, demo.height), 1.0);
+    assert!(TEXT_UNITS * s >= 11.0, "{s}");
+    // Resized to a phone: laid out again with 160-wide boxes (titles on two lines, the
+    // longest cut with "…"); resized back: 288 again; the same frame: left alone.
+    assert!(refit(&mut demo, PHONE.0));
+    assert_eq!(demo.node_size, (160, WRAP_NODE_HEIGHT));
+    assert_eq!(demo.layouts, 2);
+    assert!(!refit(&mut demo, PHONE.0));
+    assert!(!refit(&mut demo, PHONE.0 + 20.0), "still 160 wide");
+    let phone = words(|w| graph_markup(&demo, w, None, Detail::Full));
+    for (t, full_title) in drawn_titles(&phone).iter().zip(&titles) {
+        let kept = t.trim_end_matches('…');
+        assert!(
+            full_title.starts_with(kept.split(' ').next().unwrap_or_default()),
+            "{t} / {full_title}"
+        );
+        assert!(t == full_title || t.ends_with('…'), "{t} / {full_title}");
+    }
+    assert!(refit(&mut demo, DESKTOP.0));
+    assert_eq!(demo.node_size.0, MAX_NODE_WIDTH);
+    assert_eq!(demo.layouts, 3);
+    // Without fitting (the boxes before this change): titles cut at 19 columns.
+    let old = LiveLayout::new(Sugiyama::default(), options, checkout()).expect("laid out");
+    let cut = drawn_titles(&words(|w| graph_markup(&old, w, None, Detail::Full)));
+    assert!(cut.iter().any(|t| t.ends_with('…')), "{cut:?}");
+
+    // 2,000 WorkItems: the default boxes, one title line, and a resize changes nothing.
+    let mut big = mission(2_000);
+    assert_eq!(big.node_size, (160, 48));
+    let before = (big.width, big.height, big.layouts);
+    assert!(!refit(&mut big, DESKTOP.0));
+    assert!(!refit(&mut big, PHONE.0));
+    assert_eq!((big.width, big.height, big.layouts), before);
+}
+
+#[test]
+fn a_small_graph_starts_at_readable_text_and_a_far_one_at_the_overview() {
+    // Fitted text of 10 px or more: no zoom.
+    assert_eq!(start_zoom(READABLE_PX / TEXT_UNITS), 1.0);
+    assert_eq!(start_zoom(1.2), 1.0);
+    // Under 10 px but drawn in full (a phone): zoomed in to exactly 10 px.
+    for fitted in [
+        0.9 * READABLE_PX / TEXT_UNITS,
+        0.64,
+        MIN_TEXT_PX / TEXT_UNITS,
+    ] {
+        let z = start_zoom(fitted);
+        assert!(z > 1.0, "{fitted}");
+        assert!(
+            (TEXT_UNITS * fitted * z - READABLE_PX).abs() < 1e-9,
+            "{fitted}: {z}"
+        );
+        assert_eq!(detail_at(fitted * z), Detail::Full);
+    }
+    // Drawn far at its fitted scale (2,000 WorkItems): the overview, as before.
+    assert_eq!(start_zoom(0.99 * MIN_TEXT_PX / TEXT_UNITS), 1.0);
+    assert_eq!(start_zoom(0.0), 1.0);
+    let big = mission(2_000);
+    assert_eq!(
+        start_zoom(screen_scale(DESKTOP, (big.width, big.height), 1.0)),
+        1.0
+    );
+    // The demo on a phone (160-wide boxes, 62 tall): under 10 px fitted, 10 px at the start.
+    let options = CollapseOptions::default();
+    let demo = LiveLayout::new(engine_for(8, PHONE.0), options, checkout()).expect("laid out");
+    let fitted = screen_scale(PHONE, (demo.width, demo.height), 1.0);
+    assert!(TEXT_UNITS * fitted < READABLE_PX, "{fitted}");
+    assert!(TEXT_UNITS * fitted * start_zoom(fitted) >= READABLE_PX - 1e-9);
 }

@@ -2,7 +2,7 @@
 //! the same as the float text they replace; a node title too long for its box is cut with "…",
 //! counting CJK characters as two columns.
 
-use app::format::svg::{columns, coord, fit, num, scale};
+use app::format::svg::{columns, coord, fit, num, scale, wrap2};
 use std::borrow::Cow;
 
 #[test]
@@ -90,4 +90,48 @@ fn fit_counts_characters_not_bytes_and_cjk_as_wide() {
         fit("WorkItem 驗證付款服務供應商", 22),
         "WorkItem 驗證付款服務…"
     );
+}
+
+#[test]
+fn wrap2_breaks_a_title_after_the_last_space_that_fits_and_cuts_only_past_two_lines() {
+    // Fits on the first line: one line, the text itself.
+    assert_eq!(
+        wrap2("Implement the checkout service", 35, 35),
+        ("Implement the checkout service", None)
+    );
+    assert_eq!(wrap2("", 35, 35), ("", None));
+    // One column too many for the first line: broken at the last space, nothing lost.
+    let t = "Security review of the checkout service (child Mission)";
+    let (a, b) = wrap2(t, 35, 35);
+    assert_eq!(a, "Security review of the checkout");
+    assert_eq!(b.as_deref(), Some("service (child Mission)"));
+    assert_eq!(format!("{a} {}", b.unwrap_or_default()), t);
+    // The first line can be shorter (the critical path's "◆ " takes two columns of it).
+    let (a, b) = wrap2("Deploy the checkout service to staging", 33, 35);
+    assert_eq!(
+        (a, b.as_deref()),
+        ("Deploy the checkout service to", Some("staging"))
+    );
+    let (a, b) = wrap2("Deploy the checkout service to staging", 29, 35);
+    assert_eq!(
+        (a, b.as_deref()),
+        ("Deploy the checkout service", Some("to staging"))
+    );
+    // Longer than two lines: the second is cut with "…", never the first.
+    let (a, b) = wrap2("Document the payment provider's API schema", 19, 19);
+    assert_eq!(
+        (a, b.as_deref()),
+        ("Document the", Some("payment provider's…"))
+    );
+    // A word longer than the line breaks where the line is full.
+    let (a, b) = wrap2("urn:missionweaveprotocol:work:api", 10, 30);
+    assert_eq!(
+        (a, b.as_deref()),
+        ("urn:missio", Some("nweaveprotocol:work:api"))
+    );
+    // CJK text (no spaces, two columns a character) breaks between characters.
+    let (a, b) = wrap2("驗證付款服務供應商的回呼", 10, 10);
+    assert_eq!((a, b.as_deref()), ("驗證付款服", Some("務供應商…")));
+    let (a, b) = wrap2("驗證付款服務供應商的回呼", 12, 12);
+    assert_eq!((a, b.as_deref()), ("驗證付款服務", Some("供應商的回呼")));
 }

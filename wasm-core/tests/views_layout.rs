@@ -107,8 +107,71 @@ proptest! {
         let layout = Sugiyama::default();
         let p = layout.layout(&g);
         check_geometry(&g, &p);
-        prop_assert_eq!(p, layout.layout(&g));
+        prop_assert_eq!(&p, &layout.layout(&g));
+        // Fitted to a width: wider boxes, the same layers and slot order, still no overlap.
+        let fitted = Sugiyama { fit_width: 1100, max_node_width: 280, ..Sugiyama::default() };
+        let q = fitted.layout(&g);
+        check_geometry(&g, &q);
+        prop_assert!(q.node_size.0 >= p.node_size.0 && q.node_size.0 <= 280);
+        prop_assert_eq!(&q.layers, &p.layers);
+        let slot = |x: i64, w: i64| x / (w + 24);
+        for (a, b) in p.nodes.iter().zip(&q.nodes) {
+            prop_assert_eq!(slot(a.x, p.node_size.0), slot(b.x, q.node_size.0));
+            prop_assert_eq!(a.y, b.y);
+        }
     }
+}
+
+#[test]
+fn a_narrow_graph_gets_wider_boxes_within_bounds_and_a_wide_one_keeps_them() {
+    let fit = Sugiyama {
+        fit_width: 1100,
+        max_node_width: 280,
+        ..Sugiyama::default()
+    };
+    // 1100 / 3 − 24 = 342: past the bound, so 280.
+    assert_eq!(fit.fitted_node_width(3), 280);
+    // 1100 / 5 − 24 = 196: inside the bounds.
+    assert_eq!(fit.fitted_node_width(5), 196);
+    // 1100 / 6 − 24 = 159: under the smallest box, so 160.
+    assert_eq!(fit.fitted_node_width(6), 160);
+    assert_eq!(fit.fitted_node_width(7), 160);
+    assert_eq!(fit.fitted_node_width(0), 160);
+    // Not fitting (the default): always 160.
+    assert_eq!(Sugiyama::default().fitted_node_width(1), 160);
+    // A chain of three under one node: three slots wide at most, so 280-wide boxes.
+    let g = Graph {
+        node_count: 4,
+        edges: vec![(0, 3), (1, 3), (2, 3)],
+    };
+    let p = fit.layout(&g);
+    assert_eq!(p.node_size, (280, 48));
+    assert_eq!(p.width, 3 * 280 + 2 * 24);
+    check_geometry(&g, &p);
+    // Eight side by side: each slot's share is under 160, the default boxes.
+    let wide = Graph {
+        node_count: 8,
+        edges: vec![],
+    };
+    let q = fit.layout(&wide);
+    assert_eq!(q.node_size, (160, 48));
+    assert_eq!(q, Sugiyama::default().layout(&wide));
+    // Laid out again with other settings, a LiveLayout keeps its graph and counts the layout.
+    let mut live = LiveLayout::new(
+        Sugiyama::default(),
+        CollapseOptions::default(),
+        dag(&[WorkState::Queued; 4], &[(0, 3), (1, 3), (2, 3)]),
+    )
+    .unwrap();
+    assert_eq!(live.node_size, (160, 48));
+    let before: Vec<_> = live.nodes.iter().map(|n| (n.id.clone(), n.layer)).collect();
+    live.set_layout(fit.clone()).unwrap();
+    assert_eq!(live.node_size, (280, 48));
+    assert_eq!(live.layout(), &fit);
+    assert_eq!(live.layouts, 2);
+    let after: Vec<_> = live.nodes.iter().map(|n| (n.id.clone(), n.layer)).collect();
+    assert_eq!(before, after);
+    assert_eq!(live.width, 3 * 280 + 2 * 24);
 }
 
 #[test]

@@ -118,6 +118,9 @@ pub struct Words<'a> {
     pub why: &'a dyn Fn(&WhyNotRunning) -> String,
     pub when: &'a dyn Fn(Micros) -> String,
     pub running: &'a str,
+    /// The WorkItem table's column names, in order: each cell repeats its own
+    /// (`data-label`), which a phone shows above the value when a row is stacked as a card.
+    pub columns: [&'a str; 6],
 }
 
 /// Runs `f` with the console's [`Words`] for `now`.
@@ -130,6 +133,14 @@ pub fn with_words<R>(i18n: I18nContext<Locale>, now: Micros, f: impl FnOnce(&Wor
         why: &why,
         when: &when_,
         running: t_string!(i18n, mission.running),
+        columns: [
+            "WorkItem",
+            t_string!(i18n, mission.state),
+            t_string!(i18n, mission.owner),
+            "Ownership Epoch",
+            "Execution Lease",
+            t_string!(i18n, mission.why_not_running),
+        ],
     })
 }
 
@@ -137,6 +148,54 @@ pub fn with_words<R>(i18n: I18nContext<Locale>, now: Micros, f: impl FnOnce(&Wor
 /// 160 wide with 6 on each side, and a bold 11px Latin letter with the ellipsis is about 7.5
 /// wide on average (the end2end walk measured 22 columns at 156, 20 at 151).
 pub const TITLE_COLUMNS: usize = 19;
+
+/// How many columns of a title fit on a line of a box `node_width` wide: [`TITLE_COLUMNS`]
+/// in the 148 units inside a 160-wide box, in proportion for a wider one.
+pub fn title_columns(node_width: i64) -> usize {
+    let inside = usize::try_from(node_width - 12).unwrap_or(0);
+    inside * TITLE_COLUMNS / 148
+}
+
+/// A Mission of at most this many WorkItems is drawn with boxes fitted to the frame's width
+/// and titles on two lines ([`engine_for`]); a larger one exactly as the benchmarks measure it
+/// (160×48 boxes, one title line): its titles are read by zooming in or in the table.
+pub const FIT_NODES: usize = 200;
+
+/// The widest box of a narrow graph: a title of about 70 columns on its two lines.
+pub const MAX_NODE_WIDTH: i64 = 288;
+
+/// The height of a box with two title lines (the state and owner lines below them).
+pub const WRAP_NODE_HEIGHT: i64 = 62;
+
+/// The layout for a DAG of `nodes` WorkItems in a frame `frame_width` CSS px wide: for a
+/// small Mission, boxes as wide as the frame allows (one layout unit about one CSS px, each
+/// of the graph's slots sharing the width less the margins, between 160 and
+/// [`MAX_NODE_WIDTH`]) and [`WRAP_NODE_HEIGHT`] tall; for a large one the default 160×48.
+pub fn engine_for(nodes: usize, frame_width: f64) -> Sugiyama {
+    if nodes > FIT_NODES {
+        return Sugiyama::default();
+    }
+    Sugiyama {
+        fit_width: (svg::coord(frame_width) - 2 * VIEW_MARGIN).max(0),
+        max_node_width: MAX_NODE_WIDTH,
+        node_height: WRAP_NODE_HEIGHT,
+        ..Sugiyama::default()
+    }
+}
+
+/// Lays `l` out again when the frame's width (`frame_width`) or the DAG's size asks for other
+/// boxes than it has ([`engine_for`]); says whether it did. A graph whose boxes stay the same
+/// (every large one) is left alone.
+pub fn refit(l: &mut LiveLayout<Sugiyama>, frame_width: f64) -> bool {
+    let want = engine_for(l.dag().nodes.len(), frame_width);
+    let have = l.layout();
+    let slot = (l.node_size.0 + have.h_gap).max(1);
+    let slots = (l.width + have.h_gap) / slot;
+    if want.fitted_node_width(slots) == l.node_size.0 && want.node_height == l.node_size.1 {
+        return false;
+    }
+    l.set_layout(want).is_ok()
+}
 
 /// The DOM id of visual node `vi`'s element.
 pub fn node_dom_id(vi: usize) -> String {
@@ -172,6 +231,23 @@ pub const VIEW_MARGIN: i64 = 20;
 
 /// The zoom buttons and keys go at least this far in ([`max_zoom`]).
 pub const MAX_ZOOM: f64 = 4.0;
+
+/// Node text this tall on screen (CSS px) is read without effort: a graph drawn in full whose
+/// fitted text is smaller (a phone) starts zoomed in to it ([`start_zoom`]).
+pub const READABLE_PX: f64 = 10.0;
+
+/// The zoom a graph fitted at `fitted` CSS px per unit starts at (and "Reset view" returns
+/// to): 1, or for a graph drawn in full whose text would be under [`READABLE_PX`], the zoom
+/// that makes it that tall (the person pans, or zooms out to see the whole). A graph drawn
+/// far at its fitted scale (thousands of WorkItems) starts as the overview.
+pub fn start_zoom(fitted: f64) -> f64 {
+    let px = TEXT_UNITS * fitted;
+    if detail_at(fitted) == Detail::Full && px < READABLE_PX {
+        READABLE_PX / px
+    } else {
+        1.0
+    }
+}
 
 /// CSS px per layout unit: the `viewBox` of a `layout` (width, height) fitted into a `frame`
 /// of (width, height) CSS px (`preserveAspectRatio` "meet": the tighter side wins), times `zoom`.
@@ -228,8 +304,7 @@ fn node_markup(
     boxed: bool,
 ) -> Option<NodeMarkup> {
     let n = l.nodes.get(vi)?;
-    let d = Sugiyama::default();
-    let (w, h) = (d.node_width, d.node_height);
+    let (w, h) = l.node_size;
     let (x, y) = (n.position.x, n.position.y);
     let attrs = if n.count == 1 { l.attrs(&n.id) } else { None };
     let critical = n
@@ -254,12 +329,17 @@ fn node_markup(
             boxed,
         ));
     }
-    // The "◆ " mark of the critical path takes two of the box's columns.
-    let short = svg::fit(
-        title,
-        TITLE_COLUMNS.saturating_sub(if critical { 2 } else { 0 }),
-    );
-    let mut inner = String::with_capacity(320 + title.len());
+    // The "◆ " mark of the critical path takes two of the first line's columns. A box tall
+    // enough has two title lines; the state and owner lines follow the title's.
+    let cols = title_columns(w);
+    let first = cols.saturating_sub(if critical { 2 } else { 0 });
+    let (line1, line2) = if h >= WRAP_NODE_HEIGHT {
+        let (a, b) = svg::wrap2(title, first, cols);
+        (std::borrow::Cow::Borrowed(a), b)
+    } else {
+        (svg::fit(title, first), None)
+    };
+    let mut inner = String::with_capacity(360 + 2 * title.len());
     inner.push_str("<title>");
     escape_into(&mut inner, title);
     inner.push_str(" — ");
@@ -273,12 +353,21 @@ fn node_markup(
     if critical {
         inner.push_str("◆ ");
     }
-    escape_into(&mut inner, &short);
+    escape_into(&mut inner, &line1);
+    let mut line_y = y + 28;
+    if let Some(line2) = line2 {
+        let _ = write!(
+            inner,
+            "</text><text x=\"{}\" y=\"{line_y}\" class=\"title\">",
+            x + 6
+        );
+        escape_into(&mut inner, &line2);
+        line_y += 14;
+    }
     let _ = write!(
         inner,
-        "</text><text x=\"{}\" y=\"{}\" class=\"st\">",
-        x + 6,
-        y + 28
+        "</text><text x=\"{}\" y=\"{line_y}\" class=\"st\">",
+        x + 6
     );
     escape_into(&mut inner, &label);
     if n.count > 1 {
@@ -288,7 +377,7 @@ fn node_markup(
         inner,
         "</text><text x=\"{}\" y=\"{}\" class=\"owner\">",
         x + 6,
-        y + 42
+        line_y + 14
     );
     escape_into(&mut inner, owner);
     let _ = write!(inner, " · e{epoch}</text>");
@@ -378,7 +467,7 @@ pub fn graph_markup(
         }
         out.push_str("\"></path>");
     }
-    let d = Sugiyama::default();
+    let (node_w, node_h) = l.node_size;
     for (vi, n) in l.nodes.iter().enumerate() {
         let child = if n.count == 1 {
             l.attrs(&n.id).and_then(|a| match &a.kind {
@@ -406,7 +495,7 @@ pub fn graph_markup(
                 let _ = write!(
                     out,
                     " x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\"",
-                    n.position.x, n.position.y, d.node_width, d.node_height
+                    n.position.x, n.position.y, node_w, node_h
                 );
             }
             let pressed = selected == Some(n.id.as_str());
@@ -475,9 +564,16 @@ pub fn patch_graph(
 
 /// DAG node `i`'s row of the WorkItem table.
 fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
+    // Each cell names its column (`data-label`): a phone stacks the row as a card.
+    let cell = |out: &mut String, k: usize| {
+        out.push_str("<td data-label=\"");
+        escape_into(out, words.columns.get(k).copied().unwrap_or_default());
+        out.push_str("\">");
+    };
     let _ = write!(out, "<tr id=\"{}\" data-work-item=\"", row_dom_id(i));
     escape_into(out, &n.id);
-    out.push_str("\"><td>");
+    out.push_str("\">");
+    cell(out, 0);
     if n.on_critical_path {
         out.push_str("◆ ");
     }
@@ -485,11 +581,17 @@ fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
     escape_into(out, &n.id);
     out.push_str("</code><br><span translate=\"no\">");
     escape_into(out, &n.title);
-    out.push_str("</span></td><td>");
+    out.push_str("</span></td>");
+    cell(out, 1);
     escape_into(out, &(words.state)(n.state.as_str()));
-    out.push_str("</td><td><code>");
+    out.push_str("</td>");
+    cell(out, 2);
+    out.push_str("<code>");
     escape_into(out, n.owner.as_deref().unwrap_or("—"));
-    let _ = write!(out, "</code></td><td>{}</td><td>", n.ownership_epoch);
+    out.push_str("</code></td>");
+    cell(out, 3);
+    let _ = write!(out, "{}</td>", n.ownership_epoch);
+    cell(out, 4);
     if let Some(at) = n.execution_lease_expires_at {
         // A countdown: `tick_countdowns` rewrites its text as the clock moves.
         let exact = at.format();
@@ -501,7 +603,8 @@ fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
         escape_into(out, &(words.when)(at));
         out.push_str("</time>");
     }
-    out.push_str("</td><td>");
+    out.push_str("</td>");
+    cell(out, 5);
     if n.running {
         out.push_str("<span class=\"running\">▶ ");
         escape_into(out, words.running);
@@ -641,7 +744,13 @@ pub fn guess_frame() -> (f64, f64) {
         .and_then(|w| w.inner_width().ok())
         .and_then(|v| v.as_f64())
         .unwrap_or(1280.0);
-    (w, if w <= 600.0 { 320.0 } else { 448.0 })
+    // `main` is at most 72rem wide with 1rem of padding a side (0.75rem up to 40rem), and the
+    // frame has a 1px border.
+    let pad = if w <= 640.0 { 24.0 } else { 32.0 };
+    (
+        w.min(1152.0) - pad - 2.0,
+        if w <= 600.0 { 320.0 } else { 448.0 },
+    )
 }
 
 #[component]
@@ -737,6 +846,23 @@ fn Dag(group: String) -> impl IntoView {
             measure();
         }
     });
+    // The boxes follow the frame's width (a small Mission's, [`refit`]): laid out again when
+    // it asks for other boxes.
+    Effect::new(move |_| {
+        let width = frame.get().0;
+        let mut again = None;
+        live.update_value(|l| {
+            if let Some(l) = l
+                && refit(l, width)
+            {
+                again = Some(l.layouts);
+            }
+        });
+        if let Some(n) = again {
+            layouts.set(n);
+            version.update(|v| *v += 1);
+        }
+    });
     let resized = window_event_listener(leptos::ev::resize, move |_| measure());
     on_cleanup(move || resized.remove());
     let fitted = Memo::new(move |_| {
@@ -744,7 +870,10 @@ fn Dag(group: String) -> impl IntoView {
         let dims = live.with_value(|l| l.as_ref().map_or((0, 0), |l| (l.width, l.height)));
         screen_scale(frame.get(), dims, 1.0)
     });
-    let detail = Memo::new(move |_| detail_at(fitted.get() * zoom.get()));
+    // A small graph whose fitted text is too small to read (a phone) starts zoomed in; `zoom`
+    // is relative to that start.
+    let base = Memo::new(move |_| start_zoom(fitted.get()));
+    let detail = Memo::new(move |_| detail_at(fitted.get() * base.get() * zoom.get()));
     // A node focused when the zoom crosses the threshold is focused again in the new drawing
     // (its element was replaced).
     let refocus = StoredValue::new(None::<String>);
@@ -766,7 +895,10 @@ fn Dag(group: String) -> impl IntoView {
         }
         now
     });
-    let zoom_in = move || zoom.update(|z| *z = (*z * 1.25).min(max_zoom(fitted.get_untracked())));
+    let zoom_in = move || {
+        let most = max_zoom(fitted.get_untracked()) / base.get_untracked();
+        zoom.update(|z| *z = (*z * 1.25).min(most));
+    };
     let zoom_out = move || zoom.update(|z| *z = (*z / 1.25).max(0.2));
     // The DagView as of the snapshot; the layout follows it (patched or laid out again), and
     // the document follows the layout (the changed nodes rewritten, or all drawn anew).
@@ -808,6 +940,13 @@ fn Dag(group: String) -> impl IntoView {
             live.update_value(|l| match l {
                 Some(drawn) => {
                     outcome = apply_dag(drawn, dag);
+                    // A new layout may be of another size class (boxes fitted or not).
+                    if let Ok(u) = &mut outcome
+                        && u.redraw
+                        && refit(drawn, frame.get_untracked().0)
+                    {
+                        u.layouts = drawn.layouts;
+                    }
                     if outcome.is_err() {
                         // Past the size guard now: list what the layout was given.
                         listed.set_value(l.take().map(|d| d.dag().clone()));
@@ -819,7 +958,8 @@ fn Dag(group: String) -> impl IntoView {
                         ..CollapseOptions::default()
                     };
                     let before = listed.with_value(|d| d.as_ref().map(|d| d.nodes.clone()));
-                    match LiveLayout::new(Sugiyama::default(), options, dag.clone()) {
+                    let engine = engine_for(dag.nodes.len(), frame.get_untracked().0);
+                    match LiveLayout::new(engine, options, dag.clone()) {
                         Ok(new) => {
                             outcome = Ok(DagUpdate {
                                 layouts: new.layouts,
@@ -899,7 +1039,7 @@ fn Dag(group: String) -> impl IntoView {
         sel
     });
     let key = move |ev: leptos::ev::KeyboardEvent| {
-        let step = 40.0 / zoom.get_untracked();
+        let step = 40.0 / (base.get_untracked() * zoom.get_untracked());
         refocus.set_value(node_target(&ev));
         match ev.key().as_str() {
             "+" | "=" => zoom_in(),
@@ -929,7 +1069,7 @@ fn Dag(group: String) -> impl IntoView {
     let wheel = move |ev: leptos::ev::WheelEvent| {
         ev.prevent_default();
         let f = if ev.delta_y() < 0.0 { 1.1 } else { 1.0 / 1.1 };
-        let max = max_zoom(fitted.get_untracked());
+        let max = max_zoom(fitted.get_untracked()) / base.get_untracked();
         zoom.update(|z| *z = (*z * f).clamp(0.2, max));
     };
     let dragging = StoredValue::new(None::<(i32, i32)>);
@@ -987,12 +1127,12 @@ fn Dag(group: String) -> impl IntoView {
                             on:pointerleave=move |_| dragging.set_value(None)
                             on:pointermove=move |ev| {
                                 if let Some((x, y)) = dragging.get_value() {
-                                    let z = zoom.get_untracked();
+                                    let z = base.get_untracked() * zoom.get_untracked();
                                     pan.update(|p| { p.0 += f64::from(ev.client_x() - x) / z; p.1 += f64::from(ev.client_y() - y) / z; });
                                     dragging.set_value(Some((ev.client_x(), ev.client_y())));
                                 }
                             }>
-                            <g transform=move || { let (x, y) = pan.get(); format!("scale({}) translate({} {})", svg::num(zoom.get()), svg::num(x), svg::num(y)) }>
+                            <g transform=move || { let (x, y) = pan.get(); format!("scale({}) translate({} {})", svg::num(base.get() * zoom.get()), svg::num(x), svg::num(y)) }>
                                 <DagGraph live version selected detail=detail.into() />
                             </g>
                         </svg>

@@ -32,5 +32,13 @@ pub fn words<R>(f: impl FnOnce(&Words) -> R) -> R {
         why: &why,
         when: &when,
         running: "running",
+        columns: [
+            "WorkItem",
+            "State",
+            "Owner",
+            "Ownership Epoch",
+            "Execution Lease",
+            "Why not running",
+        ],
     })
 }

@@ -74,6 +74,24 @@ pub struct Sugiyama {
     pub sweeps: usize,
     /// Coordinate-assignment passes.
     pub coordinate_passes: usize,
+    /// The width (layout units) a narrow graph's boxes may fill, 0 for none: a graph only a
+    /// few nodes wide gets boxes wider than `node_width` (up to `max_node_width`) so that its
+    /// titles can be read ([`Sugiyama::fitted_node_width`]); a wide graph keeps `node_width`.
+    pub fit_width: i64,
+    /// The widest box [`Sugiyama::fitted_node_width`] gives.
+    pub max_node_width: i64,
+}
+
+impl Sugiyama {
+    /// The box width for a graph `slots` nodes wide: the share of `fit_width` of each slot
+    /// less the gap, within `node_width..=max_node_width` (`node_width` when not fitting).
+    pub fn fitted_node_width(&self, slots: i64) -> i64 {
+        if self.fit_width <= 0 || slots <= 0 {
+            return self.node_width;
+        }
+        let share = self.fit_width / slots - self.h_gap;
+        share.min(self.max_node_width).max(self.node_width)
+    }
 }
 
 impl Default for Sugiyama {
@@ -85,6 +103,8 @@ impl Default for Sugiyama {
             v_gap: 56,
             sweeps: 8,
             coordinate_passes: 4,
+            fit_width: 0,
+            max_node_width: 160,
         }
     }
 }
@@ -311,14 +331,15 @@ impl Layout for Sugiyama {
             }
         }
         let min = x.iter().copied().min().unwrap_or(0);
-        let slot = self.node_width + self.h_gap;
+        let slots = x.iter().copied().max().map_or(0, |m| m - min + 1);
+        let (w, h) = (self.fitted_node_width(slots), self.node_height);
+        let slot = w + self.h_gap;
         let row = self.node_height + self.v_gap;
         let at = |v: usize| Point {
             x: (x[v] - min) * slot,
             y: layer_all[v] as i64 * row,
         };
         let nodes: Vec<Point> = (0..n).map(at).collect();
-        let (w, h) = (self.node_width, self.node_height);
         let edge_paths = chains
             .iter()
             .zip(&reversed)
@@ -553,6 +574,8 @@ pub struct LiveLayout<L: Layout> {
     pub edges: Vec<VisualEdge>,
     pub width: i64,
     pub height: i64,
+    /// Every box's (width, height) in the last layout.
+    pub node_size: (i64, i64),
     /// How many times the graph was laid out (1 after [`LiveLayout::new`]).
     pub layouts: usize,
 }
@@ -576,6 +599,7 @@ impl<L: Layout> LiveLayout<L> {
             edges: Vec::new(),
             width: 0,
             height: 0,
+            node_size: (0, 0),
             layouts: 0,
         };
         live.relayout(structure)?;
@@ -615,6 +639,7 @@ impl<L: Layout> LiveLayout<L> {
             .collect();
         self.width = p.width;
         self.height = p.height;
+        self.node_size = p.node_size;
         self.structure = structure;
         self.index_attrs();
         self.layouts += 1;
@@ -629,6 +654,18 @@ impl<L: Layout> LiveLayout<L> {
             .enumerate()
             .map(|(i, n)| (n.id.clone(), i))
             .collect();
+    }
+
+    /// The layout algorithm and its settings.
+    pub fn layout(&self) -> &L {
+        &self.layout
+    }
+
+    /// Lays the same graph out again with `layout` (other box sizes: the frame was resized).
+    pub fn set_layout(&mut self, layout: L) -> Result<(), LayoutError> {
+        self.layout = layout;
+        let structure = self.structure.clone();
+        self.relayout(structure)
     }
 
     /// Takes a new DAG of the same Mission: patches attributes when the collapsed structure is
