@@ -33,7 +33,10 @@ fn a_tiny_run_prints_every_figure() {
     for needle in [
         "baseline pass",
         "measured pass",
-        "in process (bench authority at the same sizes, same run)",
+        "in process before the passes (bench authority at the same sizes",
+        "in process after the passes (bench authority at the same sizes",
+        "inside the timed windows, presigning excluded",
+        "% of ",
         "40 accepted (0 refused)",
         "CPU per Command: server",
         "fan-out of one Command to 5 sockets",
@@ -50,4 +53,11 @@ fn a_tiny_run_prints_every_figure() {
     }
     // Two rows in each pass, and the low-load row in the measured pass.
     assert_eq!(text.matches("accepted (0 refused)").count(), 5, "{text}");
+    // Each row of the measured pass is compared with both in-process runs; no row is printed
+    // against a reference that did not run.
+    assert_eq!(text.matches("(the mean of ").count(), 2, "{text}");
+    assert!(!text.contains("(one run)"), "{text}");
+    // Every row and both references say what the other processes took meanwhile.
+    assert_eq!(text.matches("other processes ").count(), 6, "{text}");
+    assert!(!text.contains("other processes not measured"), "{text}");
 }

@@ -6,7 +6,7 @@
 use rustls::pki_types::CertificateDer;
 use std::sync::Arc;
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::encoding::{b64url_decode, b64url_encode};
@@ -129,12 +129,12 @@ impl Client {
         }
     }
 
-    /// The next text frame as received, unparsed (`None`: closed), for readers that time
-    /// arrivals.
-    pub async fn next_text(&mut self) -> Result<Option<String>, String> {
+    /// The next text frame as received, unparsed and uncopied (`None`: closed), for readers
+    /// that time arrivals or only look for their own frames.
+    pub async fn next_text(&mut self) -> Result<Option<Utf8Bytes>, String> {
         loop {
             match self.socket.next().await {
-                Some(Ok(Message::Text(t))) => return Ok(Some(t.as_str().to_owned())),
+                Some(Ok(Message::Text(t))) => return Ok(Some(t)),
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return Ok(None),
                 Some(Ok(_)) => continue,
             }
