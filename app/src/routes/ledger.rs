@@ -12,6 +12,7 @@ use crate::format::markup;
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
+use leptos_i18n::I18nContext;
 use leptos_router::hooks::use_query_map;
 use wasm_core::authority::Micros;
 use wasm_core::authority::projection::DIMENSIONS;
