@@ -18,7 +18,7 @@ fn at(seconds: i64) -> Micros {
 
 fn is_nice(step: u64) -> bool {
     let mut s = step;
-    while s >= 10 && s % 10 == 0 {
+    while s >= 10 && s.is_multiple_of(10) {
         s /= 10;
     }
     matches!(s, 1 | 2 | 5)
