@@ -209,9 +209,11 @@ fn small_usage_gets_a_zoomed_panel_on_its_own_scale() {
         z.y_ticks.iter().map(|t| t.0).collect::<Vec<_>>(),
         vec![0, 10_000, 20_000, 30_000]
     );
-    // Zoomed: 3/4 of the panel's height, over the time used so far (opening to now).
+    // Zoomed: 3/4 of the panel's height, over the time the usage Events cover (opening to the
+    // last one, not to now: the line is flat after it).
     assert_eq!(z.bottom - z.y(22_500), 75);
-    assert_eq!((z.t0, z.t1), (at(0), at(700)));
+    assert_eq!((z.t0, z.t1), (at(0), at(600)));
+    assert_eq!(z.used.last(), Some(&(c.right, z.y(22_500))));
     assert!(z.top > c.main.bottom, "below the main panel");
     assert_eq!(c.height, z.bottom + chart::BOTTOM);
     assert_eq!(z.used.last(), Some(&(z.x(at(600)), z.y(22_500))));

@@ -6,8 +6,8 @@
 //! effective limit, the used line and the projection up to the limit. Usage of a few percent
 //! of the limit is a flat line on the axis there, so when everything used so far is under
 //! 1/[`ZOOM_RATIO`] of the main scale a second, **zoomed** panel draws the used line alone on
-//! its own value scale and over the time it covers (opening to now): the same data enlarged
-//! on both axes, labelled with its own ticks, not a log scale.
+//! its own value scale and over the time the usage Events cover (opening to the last one): the
+//! same data enlarged on both axes, labelled with its own ticks, not a log scale.
 //!
 //! Ticks are "nice": values are multiples of 1, 2 or 5 × 10ⁿ from 0 up to the first multiple
 //! at or above the largest value; times are multiples of a step from [`TIME_STEPS`].
@@ -290,8 +290,7 @@ pub fn burn_down(
 ) -> BurnDown {
     let (t_last, used) = series.last().copied().unwrap_or((now, 0));
     let t0 = series.first().map_or(now, |p| p.0);
-    let seen_to = Micros(t_last.0.max(now.0));
-    let mut t1 = seen_to;
+    let mut t1 = Micros(t_last.0.max(now.0));
     let outlook = match forecast {
         Forecast::NotGranted => Outlook::NotGranted,
         Forecast::Exhausted => Outlook::Exhausted,
@@ -344,7 +343,7 @@ pub fn burn_down(
                 main.bottom + GAP,
                 ZOOM_HEIGHT,
                 t0,
-                one_second(t0, seen_to),
+                one_second(t0, t_last),
                 max_used,
                 VALUE_STEPS - 1,
             );
