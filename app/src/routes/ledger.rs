@@ -350,9 +350,11 @@ pub fn chart_markup(c: &BurnDown, tag: &str, words: &ChartWords) -> String {
         line(&mut out, "limit", (c.left, y), (c.right, y));
         text(
             &mut out,
-            c.right,
-            y - 6,
-            "end",
+            // At the left end under the line: the right end above it is the exhaustion's time,
+            // the unit is above the left end.
+            c.left + 4,
+            y + 16,
+            "start",
             "label limit-label",
             &words.limit,
         );
@@ -377,7 +379,7 @@ pub fn chart_markup(c: &BurnDown, tag: &str, words: &ChartWords) -> String {
         text(
             &mut out,
             x,
-            y + 20,
+            y - 10,
             "end",
             "label exhaustion-label",
             &format::clock(tag, at, m.grain),
