@@ -803,6 +803,94 @@ test('the socket backlog on the Worker pool: a tampered Event refused, the same 
   await plain.context.close();
 });
 
+/// The Budget Ledger as a person reads it (issue 13, view 3): the burn-down has value and time
+/// tick labels in the locale's number format, a legend naming the limit, the used line and the
+/// projection, an accessible name and a text summary; every figure has a usage bar with its
+/// percentage in text; at 390 px nothing scrolls sideways, the page or the table.
+async function ledgerIssues(page, tag) {
+  const words = localeJson(tag).ledger;
+  return page.evaluate(({ words, tag }) => {
+    const out = [];
+    const svg = document.querySelector('svg#burn-down');
+    if (!svg) return ['no burn-down chart'];
+    const name = svg.getAttribute('aria-label') || '';
+    if (svg.getAttribute('role') !== 'img' || !name.includes(words.burn_down_label)) out.push(`chart name "${name}"`);
+    const described = document.getElementById(svg.getAttribute('aria-describedby') || '-');
+    if (!described || described.innerText.trim().length < 20) out.push('chart text alternative missing');
+    const nf = new Intl.NumberFormat(tag);
+    const ys = [...svg.querySelectorAll('text.tick-y')].map((t) => t.textContent);
+    const xs = [...svg.querySelectorAll('text.tick-x')].map((t) => t.textContent);
+    if (ys.length < 4) out.push(`value tick labels: ${ys.join(' | ')}`);
+    if (xs.length < 2 || xs.some((x) => !/\d/.test(x))) out.push(`time tick labels: ${xs.join(' | ')}`);
+    if (!ys.includes(nf.format(0))) out.push(`no "0" value tick: ${ys.join(' | ')}`);
+    // The largest tick in the locale's grouping ("2,000,000", "2 000 000").
+    const big = ys.filter((y) => y.length > 4);
+    const parse = (y) => Number(y.replace(/[^\d]/g, ''));
+    if (big.some((y) => nf.format(parse(y)) !== y)) out.push(`value ticks not in ${tag} format: ${big.join(' | ')}`);
+    const unit = svg.querySelector('text.unit');
+    if (!unit || !unit.textContent.trim()) out.push('no unit on the value axis');
+    if (!svg.querySelector('line.limit') || !svg.querySelector('path.usage')) out.push('limit or used line not drawn');
+    const legend = document.getElementById('burn-legend');
+    const lt = legend ? legend.innerText : '';
+    for (const k of ['legend_used', 'effective_limit', 'legend_projection']) {
+      if (!lt.includes(words[k])) out.push(`legend lacks ${k} "${words[k]}": "${lt}"`);
+    }
+    // The demo's usage is about 1 % of its limit: the zoomed panel draws it legibly.
+    if (!svg.querySelector('text.zoom-title') || svg.querySelectorAll('path.usage').length < 2) out.push('no zoomed panel for small usage');
+    // The used line rises at least 40 units in the zoomed panel (it is flat in the main one).
+    const paths = [...svg.querySelectorAll('path.usage')];
+    const zoomed = paths[paths.length - 1];
+    if (zoomed) {
+      const b = zoomed.getBBox();
+      if (b.height < 40) out.push(`the zoomed used line rises ${Math.round(b.height)} units`);
+    }
+    const exhaustion = svg.querySelector('path.exhaustion');
+    const forecast = (document.getElementById('forecast') || {}).innerText || '';
+    if (exhaustion && !(svg.querySelector('text.exhaustion-label') || {}).textContent) out.push('exhaustion marked without its time');
+    if (!forecast.trim()) out.push('no exhaustion sentence');
+    // Usage bars: one per figure, a percentage in text.
+    const rows = document.querySelectorAll('#ledger-table tbody tr');
+    const bars = document.querySelectorAll('#ledger-table tbody td.usage');
+    if (rows.length === 0 || bars.length !== rows.length) out.push(`usage cells ${bars.length} of ${rows.length} rows`);
+    const pcts = [...bars].map((b) => (b.querySelector('.pct') || {}).textContent || '');
+    if (!pcts.some((p) => /\d\s*%|%\s*\d/.test(p))) out.push(`no percentage in the usage cells: ${pcts.slice(0, 6).join(' | ')}`);
+    if (document.querySelectorAll('#ledger-table meter').length === 0) out.push('no usage bar');
+    // Nothing sideways: not the page, not the table on its own.
+    const doc = document.documentElement;
+    if (doc.scrollWidth > window.innerWidth) out.push(`page ${doc.scrollWidth} px wide in ${window.innerWidth}`);
+    const table = document.getElementById('ledger-table');
+    if (table && table.scrollWidth > table.clientWidth + 1) out.push(`table scrolls sideways: ${table.scrollWidth} > ${table.clientWidth}`);
+    for (const el of document.querySelectorAll('#ledger-table *, #burn-down, #burn-legend *')) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.right > window.innerWidth + 1) { out.push(`cut: ${el.tagName}.${el.className.baseVal ?? el.className}`); break; }
+    }
+    return out;
+  }, { words, tag });
+}
+
+test('the Budget Ledger: a readable burn-down and usage bars in every language, nothing sideways at 390 px', async (browser) => {
+  const { context, page } = await liveSession(browser, {});
+  const found = [];
+  for (const tag of LOCALES) {
+    await page.selectOption('#lang-select', tag);
+    await go(page, 'l');
+    await page.locator('svg#burn-down').waitFor({ timeout: TIMEOUT_MS });
+    await page.waitForTimeout(300);
+    for (const vp of VIEWPORTS) {
+      await page.setViewportSize(vp);
+      await page.waitForTimeout(200);
+      const issues = await ledgerIssues(page, tag);
+      if (issues.length) found.push(`${tag} ${vp.width}: ${issues.join('; ')}`);
+      await page.locator('section:has(> #burn-title)').screenshot({ path: join(resultsDir, `ledger-chart-${tag}-${vp.width}.png`) });
+      if (vp.width < 600) await page.screenshot({ path: join(resultsDir, `ledger-${tag}-${vp.width}.png`), fullPage: true, clip: { x: 0, y: 0, width: vp.width, height: 4000 } });
+    }
+    await page.setViewportSize(VIEWPORTS[0]);
+  }
+  check(found.length === 0, found.join('\n  '));
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
 test('the Events view draws the latest page of a long log and the earlier ones on demand', async (browser) => {
   const PAGE = 10;
   const { context, page } = await liveSession(browser, { pooled: false, tamper: false, eventsPage: PAGE });

@@ -3,6 +3,8 @@
 //! text of a timestamp is kept beside the formatted one (shown on demand). Native builds (the
 //! tests) have no `Intl` and fall back to the protocol text and plain digits.
 
+use wasm_core::views::ledger::chart::TimeGrain;
+
 /// A relative-time unit for [`relative`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RelUnit {
@@ -105,6 +107,21 @@ mod imp {
         let o = opts(&[("style", "currency"), ("currency", code)]);
         call_format(&js_sys::Intl::NumberFormat::new(&locales(tag), &o), n)
     }
+
+    pub fn percent(tag: &str, share: f64) -> String {
+        let o = opts(&[("style", "percent")]);
+        let _ = Reflect::set(
+            &o,
+            &JsValue::from_str("maximumFractionDigits"),
+            &JsValue::from_f64(1.0),
+        );
+        call_format(&js_sys::Intl::NumberFormat::new(&locales(tag), &o), share)
+    }
+
+    pub fn clock(tag: &str, millis: f64, pairs: &[(&str, &str)]) -> String {
+        let d = js_sys::Date::new(&JsValue::from_f64(millis));
+        d.to_locale_string(tag, &opts(pairs).into()).into()
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -125,6 +142,12 @@ mod imp {
     }
     pub fn currency(_: &str, n: f64, code: &str) -> String {
         format!("{n} {code}")
+    }
+    pub fn percent(_: &str, share: f64) -> String {
+        format!("{} %", share * 100.0)
+    }
+    pub fn clock(_: &str, millis: f64, _: &[(&str, &str)]) -> String {
+        wasm_core::authority::Micros((millis * 1000.0) as i64).format()
     }
 }
 
@@ -151,6 +174,28 @@ pub fn seconds(tag: &str, n: f64) -> String {
 
 pub fn money(tag: &str, n: f64, currency: &str) -> String {
     imp::currency(tag, n, currency)
+}
+
+/// A share given in per mille as the locale's percentage, to a tenth ("1.1%", "1,1 %", "1.1%").
+pub fn percent(tag: &str, permille: u64) -> String {
+    imp::percent(tag, permille as f64 / 1000.0)
+}
+
+/// A time-axis label: as much of `at` as the axis' `grain` needs, in the locale (the
+/// browser's time zone, as every other time the console shows).
+pub fn clock(tag: &str, at: wasm_core::authority::Micros, grain: TimeGrain) -> String {
+    let opts: &[(&str, &str)] = match grain {
+        TimeGrain::Seconds => &[("timeStyle", "medium")],
+        TimeGrain::Minutes => &[("timeStyle", "short")],
+        TimeGrain::DateMinutes => &[
+            ("month", "short"),
+            ("day", "numeric"),
+            ("hour", "numeric"),
+            ("minute", "2-digit"),
+        ],
+        TimeGrain::Date => &[("dateStyle", "medium")],
+    };
+    imp::clock(tag, at.0 as f64 / 1000.0, opts)
 }
 
 /// Numbers written into SVG attributes (the DAG's zoom and pan, the ledger's burn-down), formatted

@@ -8,12 +8,15 @@ use crate::components::ident::Id;
 use crate::components::live::dimension_label;
 use crate::components::states::{Empty, StreamStates};
 use crate::format;
-use crate::format::svg;
+use crate::format::markup;
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
+use leptos_i18n::I18nContext;
 use leptos_router::hooks::use_query_map;
+use wasm_core::authority::Micros;
 use wasm_core::authority::projection::DIMENSIONS;
+use wasm_core::views::ledger::chart::{self, BurnDown, Level, Outlook, Panel};
 use wasm_core::views::ledger::{Forecast, LedgerView};
 
 #[component]
@@ -84,6 +87,50 @@ fn num(tag: &str, n: Option<u64>) -> String {
         .unwrap_or_else(|| "—".into())
 }
 
+/// The unit a dimension's figures count, for the chart's value axis and its summary.
+fn unit_label(i18n: I18nContext<Locale>, d: &str) -> String {
+    match d {
+        "financialMicrounits" => t_string!(i18n, ledger.microunits_unit),
+        "modelTokens" => t_string!(i18n, ledger.tokens_unit),
+        "toolCalls" => t_string!(i18n, ledger.tool_calls_unit),
+        "computeSeconds" | "wallClockSeconds" => t_string!(i18n, ledger.seconds_unit),
+        _ => t_string!(i18n, ledger.side_effects_unit),
+    }
+    .to_owned()
+}
+
+/// The usage bar of one figure: used / effective limit as a `<meter>` (hidden from assistive
+/// technology: the percentage beside it says the same), the percentage in text, and near or
+/// at the limit a sign and a word, so the state is never told by colour alone.
+#[component]
+fn UsageBar(used: u64, limit: Option<u64>) -> impl IntoView {
+    let i18n = use_i18n();
+    let tag = move || tag_of(i18n.get_locale());
+    match chart::usage_permille(used, limit) {
+        None => view! { <span class="pct">"—"</span> }.into_any(),
+        Some(p) => {
+            let level = chart::level(p);
+            let word = match level {
+                Level::Normal => None,
+                Level::Near => Some(
+                    view! { <span class="level near">"⚠ "{t!(i18n, ledger.near_limit)}</span> }
+                        .into_any(),
+                ),
+                Level::AtLimit => Some(
+                    view! { <span class="level at-limit">"✖ "{t!(i18n, ledger.at_limit)}</span> }
+                        .into_any(),
+                ),
+            };
+            view! {
+                <meter min="0" max="1000" low="800" high="999" optimum="0" value=p.min(1000).to_string() aria-hidden="true"></meter>
+                <span class="pct">{move || format::percent(tag(), p)}</span>
+                {word}
+            }
+            .into_any()
+        }
+    }
+}
+
 #[component]
 fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
     let i18n = use_i18n();
@@ -102,13 +149,18 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
         .first()
         .and_then(|a| a.figures.iter().find(|f| f.dimension == dim))
         .and_then(|f| f.effective_limit);
-    let series: Vec<(i64, u64)> = ledger
+    let series: Vec<(Micros, u64)> = ledger
         .series
         .iter()
-        .map(|p| (p.at.0, p.cumulative[dimension.min(5)]))
+        .map(|p| (p.at, p.cumulative[dimension.min(5)]))
         .collect();
     let rejections = ledger.rejections.clone();
     let now = console.view_now();
+    let c = chart::burn_down(&series, limit, forecast, now, ledger.deadline);
+    let deadline = ledger.deadline;
+    let used = c.used;
+    let outlook = c.outlook;
+    let th = move |label: fn(I18nContext<Locale>) -> String| move || label(i18n);
     view! {
         <table class="ledger" id="ledger-table">
             <caption>{t!(i18n, ledger.dimensions)}</caption>
@@ -119,8 +171,10 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
                 <th scope="col">{t!(i18n, ledger.used)}</th>
                 <th scope="col">{t!(i18n, ledger.remaining)}</th>
                 <th scope="col">{t!(i18n, ledger.effective_limit)}</th>
+                <th scope="col">{t!(i18n, ledger.usage)}</th>
             </tr></thead>
             // One row group per account: its id once, as the header of its six dimensions.
+            // On a phone the cells stack (style/console.css), each named by its `data-label`.
             {rows.into_iter().map(|a| {
                 let id = a.account_id.clone();
                 let depth = a.depth;
@@ -135,11 +189,12 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
                             view! {
                                 <tr>
                                     {head}
-                                    <td>{move || dimension_label(i18n, d)}</td>
-                                    <td class="num">{move || num(tag(), f.allocated)}</td>
-                                    <td class="num">{move || num(tag(), Some(f.used))}</td>
-                                    <td class="num">{move || num(tag(), f.remaining)}</td>
-                                    <td class="num">{move || num(tag(), f.effective_limit)}</td>
+                                    <td class="dim">{move || dimension_label(i18n, d)}</td>
+                                    <td class="num" data-label=th(|i| t_string!(i, ledger.allocated).to_owned())>{move || num(tag(), f.allocated)}</td>
+                                    <td class="num" data-label=th(|i| t_string!(i, ledger.used).to_owned())>{move || num(tag(), Some(f.used))}</td>
+                                    <td class="num" data-label=th(|i| t_string!(i, ledger.remaining).to_owned())>{move || num(tag(), f.remaining)}</td>
+                                    <td class="num" data-label=th(|i| t_string!(i, ledger.effective_limit).to_owned())>{move || num(tag(), f.effective_limit)}</td>
+                                    <td class="usage"><UsageBar used=f.used limit=f.effective_limit /></td>
                                 </tr>
                             }
                         }).collect_view()}
@@ -149,16 +204,49 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
         </table>
         <section aria-labelledby="burn-title">
             <h2 id="burn-title">{t!(i18n, ledger.burn_down)}" — "{move || dimension_label(i18n, dim)}</h2>
-            <BurnDown series=series limit=limit forecast=forecast now=now.0 />
-            <p id="forecast">{move || match forecast {
-                Forecast::NotGranted => t!(i18n, ledger.not_granted).into_any(),
-                Forecast::Exhausted => view! { "✖ "{t!(i18n, ledger.exhausted)} }.into_any(),
-                Forecast::Steady => t!(i18n, ledger.steady).into_any(),
-                Forecast::At(at) => {
-                    let when = format::timestamp(tag(), &at.format()).unwrap_or_else(|| at.format());
-                    t!(i18n, ledger.exhaustion_at, when = move || when.clone()).into_any()
-                }
-            }}</p>
+            <svg class="burn-down" id="burn-down" viewBox=format!("0 0 {} {}", c.width, c.height) role="img"
+                aria-label=move || format!("{} — {}", t_string!(i18n, ledger.burn_down_label), dimension_label(i18n, dim))
+                aria-describedby="burn-summary"
+                inner_html={
+                    let c = c.clone();
+                    move || chart_markup(&c, tag(), &ChartWords {
+                        unit: unit_label(i18n, dim),
+                        limit: t_string!(i18n, ledger.effective_limit).to_owned(),
+                        deadline: t_string!(i18n, ledger.legend_deadline).to_owned(),
+                        zoom: t_string!(i18n, ledger.zoom_title).to_owned(),
+                    })
+                }>
+            </svg>
+            <ul class="chart-legend" id="burn-legend" aria-label=move || t_string!(i18n, ledger.legend)>
+                <li><Swatch class="usage" />{t!(i18n, ledger.legend_used)}</li>
+                {c.limit.map(|_| view! { <li><Swatch class="limit" />{t!(i18n, ledger.effective_limit)}</li> })}
+                {c.projection.map(|_| view! { <li><Swatch class="projection" />{t!(i18n, ledger.legend_projection)}</li> })}
+                {c.exhaustion.map(|_| view! { <li><svg class="swatch" viewBox="0 0 28 12" aria-hidden="true"><path class="exhaustion" d="M14 1 L19 6 L14 11 L9 6 Z"></path></svg>{t!(i18n, ledger.legend_exhaustion)}</li> })}
+                {c.deadline.map(|_| view! { <li><Swatch class="deadline" />{t!(i18n, ledger.legend_deadline)}</li> })}
+            </ul>
+            <div id="burn-summary">
+                {limit.map(|lim| view! { <p>{move || {
+                    let used_text = format!("{} {}", format::number(tag(), used as f64), unit_label(i18n, dim));
+                    let lim_text = num(tag(), Some(lim));
+                    let pct = chart::usage_permille(used, Some(lim))
+                        .map_or_else(|| "—".to_owned(), |p| format::percent(tag(), p));
+                    t!(i18n, ledger.summary, used = move || used_text.clone(), limit = move || lim_text.clone(), percent = move || pct.clone())
+                }}</p> })}
+                <p id="forecast">{move || match outlook {
+                    Outlook::NotGranted => t!(i18n, ledger.not_granted).into_any(),
+                    Outlook::Exhausted => view! { "✖ "{t!(i18n, ledger.exhausted)} }.into_any(),
+                    Outlook::Steady => t!(i18n, ledger.steady).into_any(),
+                    Outlook::Within { at } => {
+                        let when = when_text(tag(), at);
+                        t!(i18n, ledger.exhaustion_at, when = move || when.clone()).into_any()
+                    }
+                    Outlook::AfterDeadline { at } => {
+                        let when = when_text(tag(), at);
+                        let due = when_text(tag(), deadline);
+                        t!(i18n, ledger.beyond_deadline, when = move || when.clone(), deadline = move || due.clone()).into_any()
+                    }
+                }}</p>
+            </div>
         </section>
         <section aria-labelledby="rej-title">
             <h2 id="rej-title">"BUDGET_EXCEEDED"</h2>
@@ -173,54 +261,140 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
     }
 }
 
-/// Cumulative usage over time, the limit as a line, and the projection to exhaustion dashed.
+/// A protocol instant as the locale's date and time.
+fn when_text(tag: &str, at: Micros) -> String {
+    format::timestamp(tag, &at.format()).unwrap_or_else(|| at.format())
+}
+
+/// A legend's sample of a line: the same class, so the same stroke and dash pattern.
 #[component]
-fn BurnDown(
-    series: Vec<(i64, u64)>,
-    limit: Option<u64>,
-    forecast: Forecast,
-    now: i64,
-) -> impl IntoView {
-    let i18n = use_i18n();
-    // Whole user units, computed in integers (`format::svg`): no float formatting is linked.
-    let (w, h): (u64, u64) = (600, 200);
-    let t0 = series.first().map_or(now, |p| p.0);
-    let mut t1 = series.last().map_or(now, |p| p.0).max(now);
-    if let Forecast::At(at) = forecast {
-        t1 = t1.max(at.0);
-    }
-    let top = series
-        .iter()
-        .map(|p| p.1)
-        .max()
-        .unwrap_or(0)
-        .max(limit.unwrap_or(0))
-        .max(1);
-    let span = t1.saturating_sub(t0).max(1).unsigned_abs();
-    let x = move |t: i64| svg::scale(t.saturating_sub(t0).max(0).unsigned_abs(), span, w);
-    let y = move |v: u64| h as i64 - svg::scale(v, top, h);
-    let mut d = String::new();
-    for (i, (t, v)) in series.iter().enumerate() {
-        d.push_str(&format!(
-            "{}{} {} ",
-            if i == 0 { "M" } else { "L" },
-            x(*t),
-            y(*v)
-        ));
-    }
-    let projection = match (forecast, series.last(), limit) {
-        (Forecast::At(at), Some((t, v)), Some(l)) => {
-            Some(format!("M{} {} L{} {}", x(*t), y(*v), x(at.0), y(l)))
-        }
-        _ => None,
-    };
+fn Swatch(class: &'static str) -> impl IntoView {
     view! {
-        <svg class="burn-down" id="burn-down" viewBox=format!("-4 -4 {} {}", w + 8, h + 8) role="img"
-            aria-label=move || t_string!(i18n, ledger.burn_down_label)>
-            <rect x="0" y="0" width=w height=h class="frame"></rect>
-            {limit.map(|l| view! { <line x1="0" x2=w y1=y(l) y2=y(l) class="limit"></line> })}
-            <path d=d class="usage"></path>
-            {projection.map(|p| view! { <path d=p class="projection"></path> })}
+        <svg class="swatch" viewBox="0 0 28 12" aria-hidden="true">
+            <line class=class x1="0" x2="28" y1="6" y2="6"></line>
         </svg>
     }
+}
+
+/// The chart's words, translated.
+pub struct ChartWords {
+    pub unit: String,
+    pub limit: String,
+    pub deadline: String,
+    pub zoom: String,
+}
+
+/// `<text>` at (x, y) with its anchor and class; the text escaped.
+fn text(out: &mut String, x: i64, y: i64, anchor: &str, class: &str, t: &str) {
+    out.push_str(&format!(
+        r#"<text x="{x}" y="{y}" text-anchor="{anchor}" class="{class}">"#
+    ));
+    markup::escape_into(out, t);
+    out.push_str("</text>");
+}
+
+fn line(out: &mut String, class: &str, (x1, y1): (i64, i64), (x2, y2): (i64, i64)) {
+    out.push_str(&format!(
+        r#"<line class="{class}" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"></line>"#
+    ));
+}
+
+/// One panel's grid, axes, tick labels and used line.
+fn panel_markup(out: &mut String, c: &BurnDown, p: &Panel, tag: &str) {
+    for (v, y) in &p.y_ticks {
+        line(out, "grid", (c.left, *y), (c.right, *y));
+        text(
+            out,
+            c.left - 6,
+            y + 4,
+            "end",
+            "tick tick-y",
+            &format::number(tag, *v as f64),
+        );
+    }
+    for (t, x) in &p.x_ticks {
+        line(out, "axis", (*x, p.bottom), (*x, p.bottom + 5));
+        text(
+            out,
+            *x,
+            p.bottom + 19,
+            "middle",
+            "tick tick-x",
+            &format::clock(tag, *t, p.grain),
+        );
+    }
+    line(out, "axis", (c.left, p.top), (c.left, p.bottom));
+    line(out, "axis", (c.left, p.bottom), (c.right, p.bottom));
+    if let Some((first, rest)) = p.used.split_first() {
+        let mut d = format!("M{} {}", first.0, first.1);
+        for (x, y) in rest {
+            d.push_str(&format!(" L{x} {y}"));
+        }
+        out.push_str(&format!(r#"<path class="usage" d="{d}"></path>"#));
+    }
+    if let Some((x, y)) = p.used.last() {
+        out.push_str(&format!(
+            r#"<circle class="usage-end" cx="{x}" cy="{y}" r="3"></circle>"#
+        ));
+    }
+}
+
+/// The burn-down's SVG content from its geometry ([`chart::burn_down`]): every number an
+/// integer, every word escaped ([`markup::escape`]).
+pub fn chart_markup(c: &BurnDown, tag: &str, words: &ChartWords) -> String {
+    let mut out = String::with_capacity(4096);
+    let m = &c.main;
+    text(&mut out, 2, m.top - 14, "start", "unit", &words.unit);
+    panel_markup(&mut out, c, m, tag);
+    if let Some((_, y)) = c.limit {
+        line(&mut out, "limit", (c.left, y), (c.right, y));
+        text(
+            &mut out,
+            // At the left end under the line: the right end above it is the exhaustion's time,
+            // the unit is above the left end.
+            c.left + 4,
+            y + 16,
+            "start",
+            "label limit-label",
+            &words.limit,
+        );
+    }
+    if let Some(x) = c.deadline {
+        line(&mut out, "deadline", (x, m.top), (x, m.bottom));
+        text(&mut out, x - 4, m.top + 30, "end", "label", &words.deadline);
+    }
+    if let Some([(x1, y1), (x2, y2)]) = c.projection {
+        out.push_str(&format!(
+            r#"<path class="projection" d="M{x1} {y1} L{x2} {y2}"></path>"#
+        ));
+    }
+    if let (Some((x, y)), Outlook::Within { at }) = (c.exhaustion, c.outlook) {
+        out.push_str(&format!(
+            r#"<path class="exhaustion" d="M{x} {} L{} {y} L{x} {} L{} {y} Z"></path>"#,
+            y - 6,
+            x + 6,
+            y + 6,
+            x - 6
+        ));
+        text(
+            &mut out,
+            x,
+            y - 10,
+            "end",
+            "label exhaustion-label",
+            &format::clock(tag, at, m.grain),
+        );
+    }
+    if let Some(z) = &c.zoom {
+        text(
+            &mut out,
+            2,
+            z.top - 14,
+            "start",
+            "label zoom-title",
+            &words.zoom,
+        );
+        panel_markup(&mut out, c, z, tag);
+    }
+    out
 }

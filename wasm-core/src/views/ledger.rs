@@ -14,6 +14,8 @@
 //! there are fewer), `rate = Δusage / Δtime`; exhaustion is at `last time + remaining / rate`.
 //! No recent usage, or no time elapsed, gives no projection.
 
+pub mod chart;
+
 use super::SeenRejection;
 use crate::authority::clock::Micros;
 use crate::authority::evolve;
@@ -96,6 +98,8 @@ pub struct BudgetRejection {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LedgerView {
     pub mission_id: String,
+    /// The Mission's deadline: the burn-down says whether exhaustion falls before it.
+    pub deadline: Micros,
     /// The Mission's account first, then the tree below it depth first in allocation order.
     pub accounts: Vec<AccountLine>,
     /// The Mission account's burn-down (an opening zero point at the Mission's creation).
@@ -155,6 +159,7 @@ impl LedgerView {
             .collect();
         Some(LedgerView {
             mission_id: mission.id.clone(),
+            deadline: mission.deadline,
             accounts,
             series,
             forecast,
