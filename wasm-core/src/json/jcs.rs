@@ -367,3 +367,37 @@ fn name_cmp(a: &JsonString, b: &JsonString) -> Ordering {
     };
     units(a).cmp(&units(b))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::canonicalize;
+    use crate::json::parse;
+
+    /// The error names where the value is, and the root in words (an empty pointer would read
+    /// "string at  contains…").
+    #[test]
+    fn an_error_names_its_pointer_and_the_root_in_words() {
+        let message = |text: &[u8]| {
+            let v = parse(text).expect("the parser keeps both values losslessly");
+            canonicalize(&v)
+                .expect_err("outside the I-JSON model")
+                .to_string()
+        };
+        assert_eq!(
+            message(br#""\ud800""#),
+            "string at the document root contains an unpaired UTF-16 surrogate"
+        );
+        assert_eq!(
+            message(br#"{"a":["x","\udc00"]}"#),
+            "string at /a/1 contains an unpaired UTF-16 surrogate"
+        );
+        assert_eq!(
+            message(b"1e400"),
+            "number 1e400 at the document root is outside the finite binary64 range"
+        );
+        assert_eq!(
+            message(br#"{"n":-1e400}"#),
+            "number -1e400 at /n is outside the finite binary64 range"
+        );
+    }
+}
