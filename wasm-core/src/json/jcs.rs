@@ -176,8 +176,9 @@ fn write_number(n: &Number, out: &mut Vec<u8>) -> Result<(), JcsError> {
 /// integer of at most 15 digits without leading zero, other than `-0`. Such a value is below
 /// 10^15 < 2^53, hence exact in binary64, and `Number::toString` writes an integer below 10^21
 /// as its plain decimal digits (with `-` when negative; `-0` becomes `0`, hence excluded).
-/// A shortcut only: answering `false` (cargo-mutants' surviving `false` and deleted arms) takes
-/// the float path, which writes the same bytes for every such integer, only slower.
+/// A shortcut only: answering `false` (cargo-mutants' surviving `false` and deleted arms, and
+/// the guard in [`make_canonical`] replaced by `true`) takes the float path, which writes the same
+/// bytes for every such integer, only slower.
 fn is_canonical_integer(text: &str) -> bool {
     let digits = text.strip_prefix('-').unwrap_or(text).as_bytes();
     match digits {

@@ -566,3 +566,18 @@ fn known_member_name(name: &str) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    /// An unexpected byte is named as a person reads it: printable ASCII quoted, anything else
+    /// (a control, a space, a UTF-8 lead byte) in hexadecimal.
+    #[test]
+    fn an_unexpected_byte_is_named_quoted_or_in_hex() {
+        let message = |text: &[u8]| parse(text).expect_err("not JSON").to_string();
+        assert_eq!(message(b"[1,}"), "unexpected '}' at byte 3");
+        assert_eq!(message(b"[\x01]"), "unexpected byte 0x01 at byte 1");
+        assert_eq!(message("[é]".as_bytes()), "unexpected byte 0xc3 at byte 1");
+    }
+}
