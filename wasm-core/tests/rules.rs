@@ -89,6 +89,14 @@ cases! {
         assert!(json::parse_str(&ok).is_ok());
         let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
         assert_eq!(parse_err(deep.as_bytes()), ParseErrorKind::TooDeep);
+        // Objects count as arrays do, alone and interleaved with arrays: 128 levels, not 129.
+        let objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+        assert!(json::parse_str(&objects(128)).is_ok());
+        assert_eq!(parse_err(objects(129).as_bytes()), ParseErrorKind::TooDeep);
+        let mixed = |n: usize| format!("{}1{}", r#"[{"a":"#.repeat(n / 2), "}]".repeat(n / 2));
+        assert!(json::parse_str(&mixed(128)).is_ok());
+        let over = format!("{}1{}", r#"[{"a":"#.repeat(64).replacen('[', "[[", 1), "}]".repeat(64) + "]");
+        assert_eq!(parse_err(over.as_bytes()), ParseErrorKind::TooDeep);
     }
 
     // ---- D-3 JCS --------------------------------------------------------------------------

@@ -239,6 +239,7 @@ impl<'a> Parser<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+        // (`>` and `==` agree: depth grows by one per level and every level is checked.)
         if depth > MAX_DEPTH {
             return Err(self.err(ParseErrorKind::TooDeep));
         }
@@ -272,6 +273,8 @@ impl<'a> Parser<'a> {
                 Some(set) => !set.insert(&name),
                 None if self.members[base..].iter().any(|(k, _)| *k == name) => true,
                 None => {
+                    // (Only when to build the set: `>= → <` (a surviving mutant) builds it at
+                    // once, and duplicates are found either way.)
                     if self.members.len() - base >= LINEAR_NAMES {
                         let mut set = NameSet::default();
                         for (k, _) in &self.members[base..] {
