@@ -273,8 +273,8 @@ impl<'a> Parser<'a> {
                 Some(set) => !set.insert(&name),
                 None if self.members[base..].iter().any(|(k, _)| *k == name) => true,
                 None => {
-                    // (Only when to build the set: `>= → <` (a surviving mutant) builds it at
-                    // once, and duplicates are found either way.)
+                    // (Only when to build the set: the surviving mutants of this test (`>= → <`,
+                    // `- → +`) build it sooner or never, and duplicates are found either way.)
                     if self.members.len() - base >= LINEAR_NAMES {
                         let mut set = NameSet::default();
                         for (k, _) in &self.members[base..] {
@@ -355,6 +355,7 @@ impl<'a> Parser<'a> {
                 Some(_) => return Err(self.err(ParseErrorKind::InvalidEscape)),
                 None => return Err(self.err(ParseErrorKind::UnexpectedEnd)),
             };
+            // (`|` or `^`: the low four bits of `v << 4` are zero, so a `| → ^` mutant survives.)
             v = (v << 4) | u16::from(d);
             self.i += 1;
         }
