@@ -384,6 +384,8 @@ impl<'a> Parser<'a> {
     /// A member name: the protocol's common names (envelopes, actors, signatures, records) are
     /// returned as borrowed literals, so parsing a Command allocates nothing for them.
     fn member_name(&mut self) -> Result<JsonString, ParseError> {
+        // (A fast path: a mutant that looks in the wrong place finds no common name and falls
+        // back to `string()`, which reads the same name; the tests hold what it must not take.)
         let start = self.i + 1;
         let run = plain_run(self.bytes().get(start..).unwrap_or_default());
         if self.bytes().get(start + run) == Some(&b'"')
@@ -583,5 +585,18 @@ mod tests {
         assert_eq!(message(b"[1,}"), "unexpected '}' at byte 3");
         assert_eq!(message(b"[\x01]"), "unexpected byte 0x01 at byte 1");
         assert_eq!(message("[é]".as_bytes()), "unexpected byte 0xc3 at byte 1");
+    }
+
+    /// A member name that starts like a common one ("actor", "id", "type") but goes on with an
+    /// escape or more text is read whole, not taken for the common name.
+    #[test]
+    fn a_name_that_only_starts_like_a_common_one_is_read_whole() {
+        let v =
+            parse(br#"{"actor\u0041":1,"id\"x":2,"type\\":3,"kindly":4,"id":5}"#).expect("json");
+        let crate::json::Value::Object(o) = v else {
+            panic!("an object");
+        };
+        let names: Vec<&str> = o.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["actorA", "id\"x", "type\\", "kindly", "id"]);
     }
 }
