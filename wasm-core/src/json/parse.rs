@@ -598,5 +598,8 @@ mod tests {
         };
         let names: Vec<&str> = o.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["actorA", "id\"x", "type\\", "kindly", "id"]);
+        // Six spaces put a quote at (name start) × (plain run), the byte a mutant once checked.
+        let v = parse(br#"{      "id\u0041":1}"#).expect("json");
+        assert_eq!(v, parse(br#"{"idA":1}"#).expect("json"));
     }
 }
