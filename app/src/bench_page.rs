@@ -12,7 +12,7 @@ use crate::bench;
 use crate::i18n::*;
 use crate::routes::mission::{
     DagGraph, Detail, Details, TABLE_PAGE, detail_at, frame_of, graph_markup, patch_graph,
-    patch_rows, rows_markup_first, screen_scale, with_words,
+    patch_rows, rows_markup_first, screen_scale, table_prefixes, with_words,
 };
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -347,7 +347,7 @@ async fn run(
     let rows_len = live.with_value(|l| {
         l.as_ref().map_or(0, |l| {
             with_words(i18n, now, |w| {
-                rows_markup_first(l.dag(), None, TABLE_PAGE, w).len()
+                rows_markup_first(l.dag(), None, TABLE_PAGE, w, &table_prefixes(l.dag())).len()
             })
         })
     });
@@ -388,7 +388,7 @@ async fn run(
                 with_words(i18n, now, |w| {
                     patched = (
                         patch_graph(l, &update.changed, w, fitted),
-                        patch_rows(l.dag(), &update.changed, w),
+                        patch_rows(l.dag(), &update.changed, w, &table_prefixes(l.dag())),
                     );
                 });
             }
@@ -422,7 +422,7 @@ async fn run(
                         patch_graph(l, &update.changed, w, fitted);
                     }
                     if table {
-                        patch_rows(l.dag(), &update.changed, w);
+                        patch_rows(l.dag(), &update.changed, w, &table_prefixes(l.dag()));
                     }
                 });
             }

@@ -5,8 +5,8 @@
 
 use app::bench;
 use app::routes::mission::{
-    DagUpdate, Detail, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
-    rows_markup_first,
+    DagUpdate, Detail, Prefixes, apply_dag, graph_markup, node_dom_id, row_dom_id, rows_markup,
+    rows_markup_first, table_prefixes,
 };
 use wasm_core::json::Value;
 use wasm_core::views::dag::{DagEdge, DagView, EdgeKind};
@@ -124,21 +124,96 @@ fn the_markup_escapes_titles_and_ids_and_marks_the_critical_path() {
     // Every node says its state in text (never by colour alone).
     assert_eq!(svg.matches("class=\"st\">[").count(), live.nodes.len());
 
-    let rows = words(|w| rows_markup(live.dag(), None, w));
+    let none = Prefixes::default();
+    let rows = words(|w| rows_markup(live.dag(), None, w, &none));
     assert_eq!(rows.matches("<tr ").count(), live.dag().nodes.len());
     assert!(!rows.contains("<script>") && rows.contains("&lt;script&gt;"));
     assert!(rows.contains(&format!("id=\"{}\"", row_dom_id(0))));
-    let one = words(|w| rows_markup(live.dag(), Some(live.dag().nodes[5].id.as_str()), w));
+    let one = words(|w| rows_markup(live.dag(), Some(live.dag().nodes[5].id.as_str()), w, &none));
     assert_eq!(one.matches("<tr ").count(), 1);
     assert!(one.contains(&format!("id=\"{}\"", row_dom_id(5))));
     // The Mission view lists a first page when none is selected; a selection is never cut.
-    let first = words(|w| rows_markup_first(live.dag(), None, 3, w));
+    let first = words(|w| rows_markup_first(live.dag(), None, 3, w, &none));
     assert_eq!(first.matches("<tr ").count(), 3);
     assert!(first.contains(&format!("id=\"{}\"", row_dom_id(2))));
     assert!(!first.contains(&format!("id=\"{}\"", row_dom_id(3))));
     let last = live.dag().nodes.len() - 1;
-    let picked =
-        words(|w| rows_markup_first(live.dag(), Some(live.dag().nodes[last].id.as_str()), 3, w));
+    let picked = words(|w| {
+        rows_markup_first(
+            live.dag(),
+            Some(live.dag().nodes[last].id.as_str()),
+            3,
+            w,
+            &none,
+        )
+    });
     assert_eq!(picked.matches("<tr ").count(), 1);
     assert!(picked.contains(&format!("id=\"{}\"", row_dom_id(last))));
+}
+
+/// The table's id columns leave out the prefix all their rows share (shown once under the
+/// header): each row draws "…" and its own rest, keeps the whole id in its text (a visually
+/// hidden span) and tooltip; an id that does not start with the prefix (a patched row with a new
+/// owner) is drawn whole; the prefixes are escaped like every id.
+#[test]
+fn the_table_leaves_out_the_prefix_its_ids_share_but_keeps_each_whole_id_in_its_text() {
+    let (r, _) = history(12);
+    let mut dag = DagView::build(r.log.state(), bench::MISSION, NOW).expect("the DAG");
+    dag.nodes[0].owner = Some("urn:x:agent:a<1>".into());
+    dag.nodes[1].owner = Some("urn:x:agent:b".into());
+    for n in dag.nodes.iter_mut().skip(2) {
+        n.owner = None;
+    }
+    let p = table_prefixes(&dag);
+    let shared = dag.nodes[0]
+        .id
+        .rfind(':')
+        .map(|k| &dag.nodes[0].id[..=k])
+        .expect("a colon");
+    assert_eq!(p.work_item, shared, "{p:?}");
+    assert!(dag.nodes.iter().all(|n| n.id.starts_with(&p.work_item)));
+    assert_eq!(p.owner, "urn:x:agent:");
+    let rows = words(|w| rows_markup(&dag, None, w, &p));
+    let n = dag.nodes.len();
+    assert_eq!(rows.matches("<code class=\"id elided\"").count(), n + 2);
+    let rest = &dag.nodes[3].id[p.work_item.len()..];
+    assert!(
+        rows.contains(&format!(
+            "title=\"{}\"><span class=\"sr-only\">{}</span>{}",
+            dag.nodes[3].id,
+            p.work_item,
+            rest.replace(':', ":<wbr>")
+        )),
+        "{rows}"
+    );
+    assert!(rows.contains(
+        "title=\"urn:x:agent:a&lt;1&gt;\"><span class=\"sr-only\">urn:x:agent:</span>a&lt;1&gt;<wbr></code>"
+    ));
+    // No owner: a dash, not an empty id.
+    assert_eq!(
+        rows.matches("<td data-label=\"Owner\">—</td>").count(),
+        n - 2
+    );
+    // A row patched with prefixes its id does not start with shows the whole id.
+    let other = Prefixes {
+        work_item: "urn:elsewhere:".into(),
+        owner: "urn:x:agent:".into(),
+    };
+    let one = words(|w| rows_markup(&dag, Some(dag.nodes[3].id.as_str()), w, &other));
+    assert!(
+        one.contains(&format!(
+            "<code class=\"id\" translate=\"no\">{}<wbr></code>",
+            dag.nodes[3].id.replace(':', ":<wbr>")
+        )),
+        "{one}"
+    );
+    // One WorkItem keeps its last segment; none: no prefix.
+    let mut single = dag.clone();
+    single.nodes.truncate(1);
+    assert_eq!(table_prefixes(&single).work_item, shared);
+    single.nodes.clear();
+    assert_eq!(table_prefixes(&single), Prefixes::default());
+    // Without prefixes nothing is elided.
+    let plain = words(|w| rows_markup(&dag, None, w, &Prefixes::default()));
+    assert!(!plain.contains("elided") && !plain.contains("sr-only"));
 }

@@ -19,7 +19,7 @@ use wasm_core::views::approvals::{ApprovalInbox, ApprovalKind, ApproverRule, Vie
 use wasm_core::views::board::{BoardQuery, Health, MissionBoard};
 use wasm_core::views::conversations::{ConversationView, Effective, MessageView};
 use wasm_core::views::dag::{DagView, EdgeKind, LeaseProblem, NodeKind, NodeState, WhyNotRunning};
-use wasm_core::views::ledger::{Forecast, LedgerView};
+use wasm_core::views::ledger::{AccountKind, Forecast, LedgerView};
 use wasm_core::views::timeline::{TimeTravel, Timeline, TimelineQuery};
 use wasm_core::views::{MissionState, SeenRejection, Viewer, Views, WorkState};
 
@@ -1128,6 +1128,29 @@ fn ledger_child_mission_inherits_from_parent_work_item() {
         .map(|a| a.account_id.as_str())
         .collect();
     assert_eq!(ids, vec![M, "urn:x:w:p", "urn:x:mission:child"]);
+    // Each line carries what a person reads first: the Mission's title, the WorkItem's goal.
+    let st = w.state();
+    let titles: Vec<_> = ledger
+        .accounts
+        .iter()
+        .map(|a| (a.title.as_str(), a.kind))
+        .collect();
+    assert_eq!(
+        titles,
+        vec![
+            (st.missions[M].title.as_str(), AccountKind::Mission),
+            (
+                st.work_items["urn:x:w:p"].contract.goal.as_str(),
+                AccountKind::WorkItem
+            ),
+            (
+                st.missions["urn:x:mission:child"].title.as_str(),
+                AccountKind::Mission
+            ),
+        ]
+    );
+    assert!(titles.iter().all(|(t, _)| !t.is_empty()));
+    assert_ne!(titles[0].0, titles[2].0);
     let child_line = ledger.account("urn:x:mission:child").unwrap();
     assert_eq!(child_line.parent.as_deref(), Some("urn:x:w:p"));
     let t = child_line
@@ -1709,6 +1732,24 @@ fn agents_show_cards_capabilities_sessions_and_a_presence_slot() {
     assert_eq!(a.memberships[0].roles, vec!["worker".to_owned()]);
     assert_eq!(a.work_items, vec!["urn:x:w:1".to_owned()]);
     assert_eq!(a.presence, None);
+    // The console builds the Memberships from the registry's cards with the same functions.
+    use wasm_core::views::agents::{memberships_in, visible_groups};
+    let groups = visible_groups(w.state(), &w.viewer("owner"));
+    assert!(!groups.is_empty());
+    assert_eq!(
+        memberships_in(w.state(), &groups, &w.h.id("worker")),
+        a.memberships
+    );
+    assert!(memberships_in(w.state(), &groups, "urn:x:agent:nobody").is_empty());
+    assert!(visible_groups(w.state(), &w.viewer("stranger")).is_empty());
+    assert!(
+        memberships_in(
+            w.state(),
+            &visible_groups(w.state(), &w.viewer("stranger")),
+            &w.h.id("worker")
+        )
+        .is_empty()
+    );
     // The stranger sees no Mission, so no Agent.
     assert!(
         wasm_core::views::agents::AgentsView::build(w.state(), &w.viewer("stranger"))

@@ -9,9 +9,11 @@ use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
-use std::collections::BTreeMap;
 use wasm_core::authority::Micros;
 use wasm_core::json::Value;
+use wasm_core::views::agents::{
+    MembershipView, last_seen, memberships_in, standing, visible_groups,
+};
 
 #[derive(Clone, Debug, PartialEq)]
 struct Card {
@@ -91,35 +93,22 @@ pub fn Agents() -> impl IntoView {
         let list = cards.get();
         console.snapshot.with(|s| {
             let st = &s.state;
-            let visible: Vec<&String> = st
-                .missions
-                .values()
-                .filter(|m| viewer.as_ref().is_some_and(|v| v.sees(st, m)))
-                .map(|m| &m.group_id)
-                .collect();
+            let groups = viewer
+                .as_ref()
+                .map(|v| visible_groups(st, v))
+                .unwrap_or_default();
             let ids: Vec<&str> = list.iter().map(|c| c.agent_id.as_str()).collect();
             let seen = console
                 .log
                 .with_value(|l| last_seen(l.folded_events(), &ids));
-            let rows =
-                list.into_iter()
-                    .map(|c| {
-                        let members: Vec<(String, Vec<String>, u64, String)> = visible
-                            .iter()
-                            .filter_map(|g| {
-                                st.groups.get(*g)?.memberships.get(&c.agent_id).map(|m| {
-                                    ((*g).clone(), m.roles.clone(), m.epoch, m.status.clone())
-                                })
-                            })
-                            .collect();
-                        let last = seen.get(&c.agent_id).copied();
-                        Row {
-                            card: c,
-                            members,
-                            last,
-                        }
-                    })
-                    .collect::<Vec<_>>();
+            let rows = list
+                .into_iter()
+                .map(|c| Row {
+                    members: memberships_in(st, &groups, &c.agent_id),
+                    last: seen.get(&c.agent_id).copied(),
+                    card: c,
+                })
+                .collect::<Vec<_>>();
             in_view_order(rows)
         })
     };
@@ -153,49 +142,25 @@ pub fn Agents() -> impl IntoView {
 }
 
 /// One Agent as the view shows it: its card, its Memberships in the Groups the human sees
-/// (Group, roles, Membership Epoch, status) and the instant of the last Event it caused there.
+/// and the instant of the last Event it caused there.
 struct Row {
     card: Card,
-    members: Vec<(String, Vec<String>, u64, String)>,
+    members: Vec<MembershipView>,
     last: Option<Micros>,
 }
 
-/// The instant of the last Event each of `agents` caused in `events` (log order), in one pass
-/// from the newest Event back that stops once every Agent is found: a scan of the whole log per
-/// Agent ran on every live Event (Agents × Events lookups).
-fn last_seen(events: &[Value], agents: &[&str]) -> BTreeMap<String, Micros> {
-    let mut found: BTreeMap<String, Micros> = BTreeMap::new();
-    for e in events.iter().rev() {
-        if found.len() == agents.len() {
-            break;
-        }
-        let Some(actor) = e.pointer("/actor/id").and_then(Value::as_str) else {
-            continue;
-        };
-        if agents.contains(&actor)
-            && !found.contains_key(actor)
-            && let Some(at) = e
-                .pointer("/occurredAt")
-                .and_then(Value::as_str)
-                .and_then(Micros::parse)
-        {
-            found.insert(actor.to_owned(), at);
-        }
-    }
-    found
-}
-
-/// The Agents working in the human's Groups first, the most recently active first (never seen
-/// last), then the rest of the Organization; ties by name, then id.
+/// The view's order (`views::agents::standing`): the Agents working in the human's Groups
+/// first, the most recently active first.
 fn in_view_order(mut rows: Vec<Row>) -> Vec<Row> {
-    wasm_core::order::sort_by(&mut rows, |a, b| {
-        a.members
-            .is_empty()
-            .cmp(&b.members.is_empty())
-            .then_with(|| b.last.map(|m| m.0).cmp(&a.last.map(|m| m.0)))
-            .then_with(|| a.card.name.cmp(&b.card.name))
-            .then_with(|| a.card.agent_id.cmp(&b.card.agent_id))
-    });
+    fn key(r: &Row) -> (bool, std::cmp::Reverse<Option<i64>>, &str, &str) {
+        standing(
+            !r.members.is_empty(),
+            r.last,
+            &r.card.name,
+            &r.card.agent_id,
+        )
+    }
+    wasm_core::order::sort_by(&mut rows, |a, b| key(a).cmp(&key(b)));
     rows
 }
 
@@ -217,10 +182,11 @@ fn AgentCard(row: Row) -> impl IntoView {
             }}</p>
             <p>{t!(i18n, agents.capabilities)}": "<code>{c.capabilities.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")}</code></p>
             {(!members.is_empty()).then(|| view! {
-                <ul class="memberships">{members.into_iter().map(|(g, roles, epoch, status)| {
-                    let roles = (!roles.is_empty()).then(|| roles.join(", "));
+                <ul class="memberships">{members.into_iter().map(|m| {
+                    let roles = (!m.roles.is_empty()).then(|| m.roles.join(", "));
+                    let MembershipView { group_id, epoch, status, .. } = m;
                     view! {
-                        <li><code>{g}</code>" · "{match roles {
+                        <li><code>{group_id}</code>" · "{match roles {
                             Some(r) => view! { <code class="roles">{r}</code> }.into_any(),
                             None => view! { <span class="roles none">{t!(i18n, agents.no_role)}</span> }.into_any(),
                         }}" · e"{epoch}" · "<code>{status}</code></li>
@@ -233,7 +199,7 @@ fn AgentCard(row: Row) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::{Card, Row, cards_of, in_view_order, last_seen};
+    use super::{Card, Row, cards_of, in_view_order};
     use wasm_core::authority::Micros;
     use wasm_core::json;
 
@@ -247,47 +213,17 @@ mod tests {
         }
     }
 
-    fn event(actor: &str, at: &str) -> json::Value {
-        json::parse(
-            format!(r#"{{"actor":{{"type":"agent","id":"{actor}"}},"occurredAt":"{at}"}}"#)
-                .as_bytes(),
-        )
-        .expect("json")
-    }
-
-    #[test]
-    fn each_agent_is_last_seen_at_its_newest_event_and_an_agent_without_one_is_not_seen() {
-        let events = [
-            event("urn:a", "2026-12-03T07:00:00Z"),
-            event("urn:b", "2026-12-03T07:01:00Z"),
-            event("urn:a", "2026-12-03T07:02:00Z"),
-            event("urn:other", "2026-12-03T07:03:00Z"),
-            json::parse(br#"{"occurredAt":"2026-12-03T07:04:00Z"}"#).expect("json"),
-        ];
-        let seen = last_seen(&events, &["urn:a", "urn:b", "urn:c"]);
-        assert_eq!(
-            seen.get("urn:a"),
-            Micros::parse("2026-12-03T07:02:00Z").as_ref()
-        );
-        assert_eq!(
-            seen.get("urn:b"),
-            Micros::parse("2026-12-03T07:01:00Z").as_ref()
-        );
-        assert_eq!(seen.get("urn:c"), None);
-        assert_eq!(seen.len(), 2);
-        assert!(last_seen(&[], &["urn:a"]).is_empty());
-    }
-
     #[test]
     fn agents_in_the_humans_groups_come_first_most_recent_first_then_the_rest_by_name() {
         let at = |t: &str| Micros::parse(t);
         let member = || {
-            vec![(
-                "urn:g".to_owned(),
-                vec!["worker".to_owned()],
-                1,
-                "active".to_owned(),
-            )]
+            vec![wasm_core::views::agents::MembershipView {
+                group_id: "urn:g".to_owned(),
+                mission_id: "urn:m".to_owned(),
+                roles: vec!["worker".to_owned()],
+                status: "active".to_owned(),
+                epoch: 1,
+            }]
         };
         let rows = vec![
             Row {

@@ -4,7 +4,7 @@
 //! rejections the human's Commands received.
 
 use crate::app::tag_of;
-use crate::components::ident::Id;
+use crate::components::ident::{Id, shared_prefix};
 use crate::components::live::dimension_label;
 use crate::components::states::{Empty, StreamStates};
 use crate::format;
@@ -161,11 +161,19 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
     let used = c.used;
     let outlook = c.outlook;
     let th = move |label: fn(I18nContext<Locale>) -> String| move || label(i18n);
+    // The account ids' shared prefix, once under the column's header; each account shows its
+    // title and the rest of its id.
+    let elide = shared_prefix(rows.iter().map(|a| a.account_id.as_str()));
+    let prefix = rows
+        .first()
+        .and_then(|a| a.account_id.get(..elide))
+        .filter(|p| !p.is_empty())
+        .map(|p| view! { <br /><Id id=format!("{p}…") /> });
     view! {
         <table class="ledger" id="ledger-table">
             <caption>{t!(i18n, ledger.dimensions)}</caption>
             <thead><tr>
-                <th scope="col">{t!(i18n, ledger.account)}</th>
+                <th scope="col">{t!(i18n, ledger.account)}{prefix}</th>
                 <th scope="col">{t!(i18n, ledger.dimension)}</th>
                 <th scope="col">{t!(i18n, ledger.allocated)}</th>
                 <th scope="col">{t!(i18n, ledger.used)}</th>
@@ -177,6 +185,7 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
             // On a phone the cells stack (style/console.css), each named by its `data-label`.
             {rows.into_iter().map(|a| {
                 let id = a.account_id.clone();
+                let title = a.title.clone();
                 let depth = a.depth;
                 let span = a.figures.len().max(1).to_string();
                 view! {
@@ -184,7 +193,10 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
                         {a.figures.into_iter().enumerate().map(|(i, f)| {
                             let d = f.dimension;
                             let head = (i == 0).then(|| view! {
-                                <th scope="rowgroup" rowspan=span.clone() class=format!("depth-{}", depth.min(4))><Id id=id.clone() /></th>
+                                <th scope="rowgroup" rowspan=span.clone() class=format!("depth-{}", depth.min(4))>
+                                    {(!title.is_empty()).then(|| view! { <span class="account-title" translate="no">{title.clone()}</span><br /> })}
+                                    <Id id=id.clone() elide />
+                                </th>
                             });
                             view! {
                                 <tr>

@@ -19,6 +19,7 @@
 //! one element without text ([`Detail::Far`]): the browser repaints the whole `<svg>` for one
 //! changed node, and 2,000 nodes of text made that frame 15–55 ms.
 
+use crate::components::ident::{Id, after_colons, shared_prefix};
 use crate::components::live::{state_label, when, why_markup};
 use crate::components::session;
 use crate::components::states::{Empty, StreamStates};
@@ -562,8 +563,68 @@ pub fn patch_graph(
     done
 }
 
+/// The prefixes the WorkItem table's id columns (WorkItem, owner) leave out of their rows
+/// ([`shared_prefix`]): shown once, under the column's header, so each row shows what tells it
+/// apart (`…:work:api-schema`, not the Organization's URN again on every row).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prefixes {
+    pub work_item: String,
+    pub owner: String,
+}
+
+/// The [`Prefixes`] of `dag`'s table: over every node, not just the rows listed, so that
+/// listing more rows or patching one keeps them.
+pub fn table_prefixes(dag: &DagView) -> Prefixes {
+    fn cut<'a>(ids: impl Iterator<Item = &'a str> + Clone) -> String {
+        let n = shared_prefix(ids.clone());
+        ids.into_iter()
+            .next()
+            .and_then(|id| id.get(..n))
+            .unwrap_or_default()
+            .to_owned()
+    }
+    Prefixes {
+        work_item: cut(dag.nodes.iter().map(|n| n.id.as_str())),
+        owner: cut(dag
+            .nodes
+            .iter()
+            .filter_map(|n| n.owner.as_deref())
+            .filter(|o| !o.is_empty())),
+    }
+}
+
+/// `id` as the table shows it (the markup of `components::ident::Id`): breakable after its
+/// colons; without `prefix` when it starts with it, drawn as "…" but kept in the text (visually
+/// hidden, for copying and screen readers) and whole in the tooltip.
+fn id_markup(out: &mut String, id: &str, prefix: &str) {
+    let rest = id
+        .strip_prefix(prefix)
+        .filter(|r| !prefix.is_empty() && !r.is_empty());
+    match rest {
+        Some(rest) => {
+            out.push_str("<code class=\"id elided\" translate=\"no\" title=\"");
+            escape_into(out, id);
+            out.push_str("\"><span class=\"sr-only\">");
+            escape_into(out, prefix);
+            out.push_str("</span>");
+            for part in after_colons(rest) {
+                escape_into(out, part);
+                out.push_str("<wbr>");
+            }
+        }
+        None => {
+            out.push_str("<code class=\"id\" translate=\"no\">");
+            for part in after_colons(id) {
+                escape_into(out, part);
+                out.push_str("<wbr>");
+            }
+        }
+    }
+    out.push_str("</code>");
+}
+
 /// DAG node `i`'s row of the WorkItem table.
-fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
+fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words, prefixes: &Prefixes) {
     // Each cell names its column (`data-label`): a phone stacks the row as a card.
     let cell = |out: &mut String, k: usize| {
         out.push_str("<td data-label=\"");
@@ -577,18 +638,19 @@ fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
     if n.on_critical_path {
         out.push_str("◆ ");
     }
-    out.push_str("<code>");
-    escape_into(out, &n.id);
-    out.push_str("</code><br><span translate=\"no\">");
+    id_markup(out, &n.id, &prefixes.work_item);
+    out.push_str("<br><span translate=\"no\">");
     escape_into(out, &n.title);
     out.push_str("</span></td>");
     cell(out, 1);
     escape_into(out, &(words.state)(n.state.as_str()));
     out.push_str("</td>");
     cell(out, 2);
-    out.push_str("<code>");
-    escape_into(out, n.owner.as_deref().unwrap_or("—"));
-    out.push_str("</code></td>");
+    match n.owner.as_deref().filter(|o| !o.is_empty()) {
+        Some(owner) => id_markup(out, owner, &prefixes.owner),
+        None => out.push('—'),
+    }
+    out.push_str("</td>");
     cell(out, 3);
     let _ = write!(out, "{}</td>", n.ownership_epoch);
     cell(out, 4);
@@ -622,8 +684,13 @@ fn row_markup(out: &mut String, i: usize, n: &DagNode, words: &Words) {
 }
 
 /// The WorkItem table's rows: the `selected` node's, or every node's when none is selected.
-pub fn rows_markup(dag: &DagView, selected: Option<&str>, words: &Words) -> String {
-    rows_markup_first(dag, selected, usize::MAX, words)
+pub fn rows_markup(
+    dag: &DagView,
+    selected: Option<&str>,
+    words: &Words,
+    prefixes: &Prefixes,
+) -> String {
+    rows_markup_first(dag, selected, usize::MAX, words, prefixes)
 }
 
 /// How many rows the Mission view's table lists before "list all": the browser's style and
@@ -638,6 +705,7 @@ pub fn rows_markup_first(
     selected: Option<&str>,
     limit: usize,
     words: &Words,
+    prefixes: &Prefixes,
 ) -> String {
     // A selection (node ids are unique) is one row and is never cut.
     let limit = if selected.is_some() { 1 } else { limit };
@@ -649,14 +717,15 @@ pub fn rows_markup_first(
         .filter(|(_, n)| selected.is_none_or(|s| s == n.id))
         .take(limit);
     for (i, n) in chosen {
-        row_markup(&mut out, i, n, words);
+        row_markup(&mut out, i, n, words, prefixes);
     }
     out
 }
 
 /// Rewrites the rows of the `changed` DAG nodes that are in the table (`outerHTML`); the
-/// others stay as they are. Returns how many rows were rewritten.
-pub fn patch_rows(dag: &DagView, changed: &[usize], words: &Words) -> usize {
+/// others stay as they are. Returns how many rows were rewritten. `prefixes` are those the
+/// table was drawn with (an id that does not start with one is shown whole).
+pub fn patch_rows(dag: &DagView, changed: &[usize], words: &Words, prefixes: &Prefixes) -> usize {
     let Some(doc) = crate::web::window().and_then(|w| w.document()) else {
         return 0;
     };
@@ -664,7 +733,7 @@ pub fn patch_rows(dag: &DagView, changed: &[usize], words: &Words) -> usize {
     for &i in changed {
         if let (Some(el), Some(n)) = (doc.get_element_by_id(&row_dom_id(i)), dag.nodes.get(i)) {
             let mut row = String::with_capacity(480);
-            row_markup(&mut row, i, n, words);
+            row_markup(&mut row, i, n, words, prefixes);
             el.set_outer_html(&row);
             done += 1;
         }
@@ -822,6 +891,14 @@ fn Dag(group: String) -> impl IntoView {
     let shape = RwSignal::new(Shape::NotVisible);
     // Bumped when everything is to be drawn anew (a new layout, another DAG).
     let version = RwSignal::new(0u64);
+    // The WorkItem table's id prefixes, computed anew with each drawing; a live patch that
+    // would change them draws the whole table anew instead (`version`).
+    let prefixes = Memo::new(move |_| {
+        version.get();
+        live.with_value(|l| l.as_ref().map(|l| table_prefixes(l.dag())))
+            .or_else(|| listed.with_value(|d| d.as_ref().map(table_prefixes)))
+            .unwrap_or_default()
+    });
     let layouts = RwSignal::new(0usize);
     let crit_n = RwSignal::new(0usize);
     let selected = RwSignal::new(None::<String>);
@@ -986,12 +1063,18 @@ fn Dag(group: String) -> impl IntoView {
                             });
                             listed.set_value(Some(dag));
                             let was_listed = matches!(shape.get_untracked(), Shape::TooLarge(_));
+                            let same_prefixes = listed
+                                .with_value(|d| d.as_ref().map(table_prefixes))
+                                == Some(prefixes.get_untracked());
                             match rows {
-                                Some(rows) if was_listed => listed.with_value(|d| {
-                                    if let Some(d) = d {
-                                        with_words(i18n, now, |w| patch_rows(d, &rows, w));
-                                    }
-                                }),
+                                Some(rows) if was_listed && same_prefixes => {
+                                    listed.with_value(|d| {
+                                        if let Some(d) = d {
+                                            let p = prefixes.get_untracked();
+                                            with_words(i18n, now, |w| patch_rows(d, &rows, w, &p));
+                                        }
+                                    })
+                                }
                                 _ => version.update(|v| *v += 1),
                             }
                             outcome = Err(e.to_string());
@@ -1005,14 +1088,19 @@ fn Dag(group: String) -> impl IntoView {
                     if layouts.get_untracked() != u.layouts {
                         layouts.set(u.layouts);
                     }
-                    if u.redraw {
+                    let same = live.with_value(|l| {
+                        l.as_ref().map(|l| table_prefixes(l.dag()))
+                            == Some(prefixes.get_untracked())
+                    });
+                    if u.redraw || (!u.changed.is_empty() && !same) {
                         version.update(|v| *v += 1);
                     } else if !u.changed.is_empty() {
+                        let p = prefixes.get_untracked();
                         live.with_value(|l| {
                             if let Some(l) = l {
                                 with_words(i18n, now, |w| {
                                     patch_graph(l, &u.changed, w, detail.get_untracked());
-                                    patch_rows(l.dag(), &u.changed, w);
+                                    patch_rows(l.dag(), &u.changed, w, &p);
                                 });
                             }
                         });
@@ -1076,9 +1164,10 @@ fn Dag(group: String) -> impl IntoView {
     let all_rows = Signal::derive(move || {
         version.get();
         let now = untrack(|| console.view_now());
+        let p = prefixes.get();
         listed.with_value(|d| {
             d.as_ref()
-                .map(|d| with_words(i18n, now, |w| rows_markup(d, None, w)))
+                .map(|d| with_words(i18n, now, |w| rows_markup(d, None, w, &p)))
                 .unwrap_or_default()
         })
     });
@@ -1087,7 +1176,7 @@ fn Dag(group: String) -> impl IntoView {
             Shape::NotVisible => view! { <Empty>{t!(i18n, mission.not_visible)}</Empty> }.into_any(),
             Shape::TooLarge(err) => view! {
                 <p class="note" role="status"><span class="icon" aria-hidden="true">"⚠"</span>" "{t!(i18n, mission.too_large, detail = move || err.clone())}</p>
-                <WorkItemTable rows=all_rows />
+                <WorkItemTable rows=all_rows prefixes=prefixes.into() />
             }.into_any(),
             Shape::Drawn => {
                 let view_box = move || {
@@ -1137,7 +1226,7 @@ fn Dag(group: String) -> impl IntoView {
                             </g>
                         </svg>
                     </div>
-                    <Details live version selected />
+                    <Details live version selected prefixes />
                 }.into_any()
             }
         }}
@@ -1182,16 +1271,18 @@ fn use_console_now() -> impl Fn() -> Micros + Copy {
 /// sideways when the table is wider than the screen (its headers break only between words, so
 /// it has a minimum width); as a scrolling region it is focusable and named, for the keyboard.
 #[component]
-pub fn WorkItemTable(rows: Signal<String>) -> impl IntoView {
+pub fn WorkItemTable(rows: Signal<String>, prefixes: Signal<Prefixes>) -> impl IntoView {
     let i18n = use_i18n();
+    // Each id column's shared prefix, once under its header (the rows draw "…" in its place).
+    let head = move |p: String| (!p.is_empty()).then(|| view! { <br /><Id id=format!("{p}…") /> });
     view! {
         <div class="table-scroll work-items-scroll" role="region" tabindex="0"
             aria-label=move || t_string!(i18n, mission.details)>
         <table class="work-items">
             <thead><tr>
-                <th scope="col">"WorkItem"</th>
+                <th scope="col">"WorkItem"{move || head(prefixes.with(|p| p.work_item.clone()))}</th>
                 <th scope="col">{t!(i18n, mission.state)}</th>
-                <th scope="col">{t!(i18n, mission.owner)}</th>
+                <th scope="col">{t!(i18n, mission.owner)}{move || head(prefixes.with(|p| p.owner.clone()))}</th>
                 <th scope="col">"Ownership Epoch"</th>
                 <th scope="col">"Execution Lease"</th>
                 <th scope="col">{t!(i18n, mission.why_not_running)}</th>
@@ -1210,6 +1301,7 @@ pub fn Details(
     live: StoredValue<Option<LiveLayout<Sugiyama>>>,
     version: RwSignal<u64>,
     selected: RwSignal<Option<String>>,
+    prefixes: Memo<Prefixes>,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console_now();
@@ -1226,11 +1318,12 @@ pub fn Details(
         let sel = selected.get();
         let limit = limit();
         let now = untrack(console);
+        let p = prefixes.get();
         live.with_value(|l| {
             l.as_ref()
                 .map(|l| {
                     with_words(i18n, now, |w| {
-                        rows_markup_first(l.dag(), sel.as_deref(), limit, w)
+                        rows_markup_first(l.dag(), sel.as_deref(), limit, w, &p)
                     })
                 })
                 .unwrap_or_default()
@@ -1262,7 +1355,7 @@ pub fn Details(
                     </p>
                 }
             })}
-            <WorkItemTable rows />
+            <WorkItemTable rows prefixes=prefixes.into() />
         </section>
     }
 }

@@ -57,6 +57,9 @@ pub struct Figure {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccountLine {
     pub account_id: String,
+    /// What a person reads first: the Mission's title or the WorkItem's goal (empty when the
+    /// account has neither in the state).
+    pub title: String,
     pub kind: AccountKind,
     pub parent: Option<String>,
     /// 0 for the Mission itself.
@@ -196,13 +199,15 @@ pub fn account_line(state: &State, id: &str, depth: usize) -> Option<AccountLine
             }
         })
         .collect();
+    let (kind, title) = match (state.missions.get(id), state.work_items.get(id)) {
+        (Some(m), _) => (AccountKind::Mission, m.title.clone()),
+        (None, Some(w)) => (AccountKind::WorkItem, w.contract.goal.clone()),
+        (None, None) => (AccountKind::WorkItem, String::new()),
+    };
     Some(AccountLine {
         account_id: id.to_owned(),
-        kind: if state.missions.contains_key(id) {
-            AccountKind::Mission
-        } else {
-            AccountKind::WorkItem
-        },
+        title,
+        kind,
         parent: a.parent.clone(),
         depth,
         figures,
