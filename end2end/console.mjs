@@ -471,6 +471,12 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   check(titles.some((t) => /Checkout/.test(t)) && titles.some((t) => /Search/.test(t)), `board titles: ${titles.join(', ')}`);
   const liveBoard = await page.locator('main').innerText();
   check(/Coordinator/.test(liveBoard) && /WorkItems verified/.test(liveBoard), 'board card facts');
+  // §14 (H-10): the root MissionOwner inspects the complete Mission tree. The security review's
+  // child Mission lives in a Group where the human holds no Membership; it is followed all the
+  // same and listed under its parent (the Group list is polled every 15 s).
+  const childUnderParent = await page.waitForFunction(() => [...document.querySelectorAll('.mission-tree ul.tree ul.tree a')]
+    .some((a) => /security/i.test(a.textContent) && /\/mission\/./.test(a.getAttribute('href') || '')), null, { timeout: 90_000 }).then(() => true, () => false);
+  check(childUnderParent, `no child Mission under its parent in the tree: ${await page.locator('.mission-tree').innerText().catch(() => '?')}`);
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
   // The DAG: nodes with owners and Ownership Epochs, the critical path marked.
   await page.locator('.mission-card a', { hasText: 'Checkout' }).first().click();

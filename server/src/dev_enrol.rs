@@ -13,8 +13,9 @@
 //! stage and the binding's HELLO share, so the key opens a human session and signs Commands
 //! without a restart.
 //!
-//! `GET /api/dev/groups/<principal ID>` lists the Groups where that Principal holds an active
-//! Membership (development only, like enrolment): the binding has no "my Groups" frame and a
+//! `GET /api/dev/groups/<principal ID>` lists the Groups that Principal may read (an active
+//! Membership, or ownership up the Mission tree, §14; development only, like enrolment): the
+//! binding has no "my Groups" frame and a
 //! console must know which Groups to SUBSCRIBE to (§16). A deployment answers 403.
 
 use std::path::{Path, PathBuf};
@@ -184,7 +185,7 @@ impl Enrolment {
         self
     }
 
-    /// The Groups where `principal_id` holds an active Membership (development only).
+    /// The Groups `principal_id` may read (`Hub::groups_of`; development only).
     pub fn groups(&self, principal_id: &str) -> Result<Vec<String>, Box<WireError>> {
         if self.dev.is_none() {
             return Err(refuse(

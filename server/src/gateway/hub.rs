@@ -61,8 +61,19 @@ struct GroupEntry {
     /// The last durable sequence.
     head: u64,
     members: HashMap<String, MemberView>,
+    /// The owners of the Group's Mission and of every Mission above it: they read the Group
+    /// without a Membership (§14, H-10: the root MissionOwner inspects the complete Mission
+    /// tree), its whole history, and send nothing there on that account.
+    inspectors: HashSet<String>,
     archive: Option<ArchiveView>,
     subscribers: HashMap<u64, Arc<Conn>>,
+}
+
+impl GroupEntry {
+    /// Whether `principal` may read the Group: an active Membership, or an inspector.
+    fn may_read(&self, principal: &str) -> bool {
+        self.members.get(principal).is_some_and(|m| m.active) || self.inspectors.contains(principal)
+    }
 }
 
 /// Who is on the other end of a connection.
@@ -597,17 +608,23 @@ impl Hub {
                     visibility_after: m.visibility_after,
                     archive: g.archive.clone(),
                 },
+                // Full inspection rights: the whole history (§14).
+                _ if g.inspectors.contains(principal) => Access::Visible {
+                    visibility_after: 0,
+                    archive: g.archive.clone(),
+                },
                 _ => Access::Hidden,
             },
             None => Access::Hidden,
         }
     }
 
-    /// The Groups where `principal` holds an active Membership, sorted.
+    /// The Groups `principal` may read (an active Membership, or the owner of the Group's
+    /// Mission or of a Mission above it), sorted.
     pub fn groups_of(&self, principal: &str) -> Vec<String> {
         let mut v: Vec<String> = lock(&self.groups)
             .iter()
-            .filter(|(_, g)| g.members.get(principal).is_some_and(|m| m.active))
+            .filter(|(_, g)| g.may_read(principal))
             .map(|(id, _)| id.clone())
             .collect();
         v.sort();
@@ -678,6 +695,16 @@ impl Hub {
                 )
             })
             .collect();
+        e.inspectors = state
+            .mission_of_group(group)
+            .map(|m| {
+                state
+                    .owners_up_the_tree(m)
+                    .into_iter()
+                    .map(|a| a.id.as_str().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
         match &gs.group.archive_snapshot_id {
             None => e.archive = None,
             Some(id) if e.archive.as_ref().is_none_or(|a| &a.snapshot_id != id) => {
@@ -825,7 +852,6 @@ impl Publish for Hub {
         for ev in &live {
             let entry = groups.entry(ev.group.clone()).or_default();
             entry.head = entry.head.max(ev.seq);
-            let members = &entry.members;
             let mut gone = Vec::new();
             let mut origin_served = false;
             for (id, conn) in &entry.subscribers {
@@ -833,8 +859,9 @@ impl Publish for Hub {
                     gone.push(*id);
                     continue;
                 }
-                // Membership is re-checked at fan-out: an ended one stops delivery.
-                if !members.get(&conn.principal.id).is_some_and(|m| m.active) {
+                // Membership is re-checked at fan-out: an ended one stops delivery (unless
+                // the principal inspects the Group as an owner up the tree).
+                if !entry.may_read(&conn.principal.id) {
                     conn.drop_subscription(&ev.group);
                     gone.push(*id);
                     continue;

@@ -265,6 +265,17 @@ impl Server {
 
     /// A Message in `group`'s planning Conversation by `who`.
     fn post(&mut self, group: &str, who: &str, session_epoch: Option<u64>) -> Vec<u8> {
+        self.post_at(group, who, session_epoch, 1)
+    }
+
+    /// As [`Server::post`], with Membership Epoch `membership_epoch`.
+    fn post_at(
+        &mut self,
+        group: &str,
+        who: &str,
+        session_epoch: Option<u64>,
+        membership_epoch: u64,
+    ) -> Vec<u8> {
         self.n += 1;
         let mut p = Object::new();
         p.insert(
@@ -278,7 +289,7 @@ impl Server {
         );
         let env = Envelope {
             group_id: Some(group.to_owned()),
-            membership_epoch: Some(1),
+            membership_epoch: Some(membership_epoch),
             session_epoch,
             ..Envelope::default()
         };
@@ -1968,5 +1979,110 @@ async fn a_client_sending_no_hello_is_refused_and_closed() {
     tokio::time::sleep(wait * 2).await;
     ping_pong(&mut c).await;
     assert_eq!(srv.gw.hub.connections_of(&srv.h.id("coord")).len(), 1);
+    srv.stop().await;
+}
+
+/// §14 (H-10): the root MissionOwner inspects the complete Mission tree. The owner holds no
+/// Membership in a child Mission's Group (its Coordinator owns it), yet reads it: the
+/// development Group list names it, SUBSCRIBE replays its whole history and live Events follow;
+/// anyone else still gets `GROUP_NOT_FOUND`, and the owner's standing there sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_root_mission_owner_reads_a_child_group_without_a_membership() {
+    const CHILD: &str = "urn:x:group:child";
+    let dir = TempDir::new("tree");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let _coord = srv.session("coord").await;
+    let coord_id = srv.h.id("coord");
+    let env = |group: &str, epoch: Option<u64>| Envelope {
+        group_id: Some(group.to_owned()),
+        membership_epoch: Some(1),
+        session_epoch: epoch,
+        coordinator_epoch: Some(1),
+        ..Envelope::default()
+    };
+    let session = srv.gw.hub.session_epoch(&coord_id);
+    assert!(session.is_some(), "the Coordinator's session is open");
+    let mut contract = Object::new();
+    contract.insert("goal", Value::string("Review the design"));
+    for (k, v) in [
+        ("deliverables", "review"),
+        ("acceptanceCriteria", "reviewed"),
+        ("allowedResources", "repo:main"),
+    ] {
+        contract.insert(k, Value::Array(vec![Value::string(v)]));
+    }
+    contract.insert("deadline", Value::string("2099-07-14T08:00:00Z"));
+    let mut p = Object::new();
+    p.insert("workItemId", Value::string("urn:x:work:review"));
+    p.insert("contract", Value::Object(contract));
+    let authorize = srv.h.command(
+        "coord",
+        "work.authorize",
+        &env(GROUP, session),
+        p,
+        runtime::now(),
+    );
+    srv.accepted(authorize).await;
+    let mut p = Object::new();
+    for (k, v) in [
+        ("missionId", "urn:x:mission:child".to_owned()),
+        ("groupId", CHILD.to_owned()),
+        ("parentWorkItemId", "urn:x:work:review".to_owned()),
+        ("coordinatorId", coord_id.clone()),
+        ("title", "Child review".to_owned()),
+        ("objective", "Review the design in depth".to_owned()),
+        ("deadline", "2099-07-13T08:00:00Z".to_owned()),
+    ] {
+        p.insert(k, Value::string(v));
+    }
+    p.insert(
+        "definitionOfDone",
+        Value::Array(vec![Value::string("reviewed")]),
+    );
+    let child = srv.h.command(
+        "coord",
+        "mission.create_child",
+        &env(GROUP, session),
+        p,
+        runtime::now(),
+    );
+    srv.accepted(child).await;
+    let owner_id = srv.h.id("owner");
+    assert!(
+        !srv.gw.hub.has_membership(CHILD, &owner_id),
+        "the owner holds no Membership in the child Group"
+    );
+    assert_eq!(
+        srv.gw.hub.groups_of(&owner_id),
+        vec![CHILD.to_owned(), GROUP.to_owned()]
+    );
+    assert_eq!(
+        srv.gw.hub.groups_of(&srv.h.id("stranger")),
+        Vec::<String>::new()
+    );
+
+    // The whole history, from sequence 1, then live Events.
+    let mut owner = srv.session("owner").await;
+    let sub = owner.subscribe_frame(&[(CHILD, 0)]);
+    owner.send(&sub).await.expect("send");
+    let head = srv.head(CHILD);
+    assert!(head >= 1);
+    let replayed = events(&mut owner, CHILD, 0, head).await;
+    assert_eq!(s(&replayed[0], "/event/kind"), "mission.created");
+    ping_pong(&mut owner).await;
+    srv.until_live("owner", CHILD).await;
+    // The child's Coordinator also owns it: its Membership there is at epoch 2.
+    let post = srv.post_at(CHILD, "coord", session, 2);
+    srv.accepted(post).await;
+    let live = events(&mut owner, CHILD, head, 1).await;
+    assert_eq!(s(&live[0], "/event/kind"), "message.posted");
+
+    // Anyone else: the answer of an unknown Group.
+    let mut stranger = srv.session("stranger").await;
+    let sub = stranger.subscribe_frame(&[(CHILD, 0)]);
+    stranger.send(&sub).await.expect("send");
+    assert_eq!(code(&frame(&mut stranger).await), "GROUP_NOT_FOUND");
     srv.stop().await;
 }

@@ -102,6 +102,27 @@ impl State {
         self.missions.get(&g.group.mission_id)
     }
 
+    /// The owners of `mission` and of every Mission above it, nearest first: who may inspect
+    /// it without a Membership in its Group (§14: the root MissionOwner inspects the complete
+    /// Mission tree; H-10). The ancestry is acyclic (§14); the bound only guards a corrupt
+    /// state.
+    pub fn owners_up_the_tree<'a>(
+        &'a self,
+        mission: &'a Mission,
+    ) -> Vec<&'a crate::model::common::Actor> {
+        let mut out = Vec::new();
+        let mut cur = Some(mission);
+        for _ in 0..64 {
+            let Some(m) = cur else { break };
+            out.push(&m.owner);
+            cur = m
+                .parent_mission_id
+                .as_deref()
+                .and_then(|p| self.missions.get(p));
+        }
+        out
+    }
+
     pub fn membership(&self, group_id: &str, principal_id: &str) -> Option<&Membership> {
         self.groups.get(group_id)?.memberships.get(principal_id)
     }

@@ -47,19 +47,7 @@ impl Viewer {
         {
             return true;
         }
-        let mut cur = Some(mission);
-        // The ancestry is acyclic (§14); the bound only guards a corrupt state.
-        for _ in 0..64 {
-            let Some(m) = cur else { break };
-            if m.owner == *who {
-                return true;
-            }
-            cur = m
-                .parent_mission_id
-                .as_deref()
-                .and_then(|p| state.missions.get(p));
-        }
-        false
+        state.owners_up_the_tree(mission).contains(&who)
     }
 
     /// The viewing Principal, if any.
