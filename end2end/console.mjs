@@ -632,7 +632,7 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
           }
           issues.push(...await missionIssues(page, phone));
           // WorkItem and owner ids without the prefix every row shares; one line each at 1280.
-          issues.push(...await elidedIdIssues(page, 'table.work-items', [[0, 'table.work-items tbody td:nth-child(1)'], [2, 'table.work-items tbody td:nth-child(3)']], phone ? [] : [0, 2]));
+          issues.push(...await elidedIdIssues(page, 'table.work-items', [[0, 'table.work-items tbody td:nth-child(1)'], [2, 'table.work-items tbody td:nth-child(3)']], phone ? {} : { 0: 1, 2: 1 }));
           // Back to the top, where a person arrives (the graph's start zoom is measured there).
           await page.evaluate(() => window.scrollTo(0, 0));
         }
@@ -814,10 +814,10 @@ test('the socket backlog on the Worker pool: a tampered Event refused, the same 
 /// Id columns that leave out the prefix their rows share (`components::ident`, the Mission
 /// table's markup): every id cell of `cells` (`[header column index, CSS selector of its cells]`)
 /// shows "…" and its own rest, keeps the whole id as its text (screen readers, copying) and its
-/// tooltip, and the column's header shows the prefix the id starts with; in the `oneLine`
-/// columns each shortened id fits one line. Returns what is wrong (at most 6 items).
-async function elidedIdIssues(page, table, cells, oneLine = []) {
-  return page.evaluate(({ table, cells, oneLine }) => {
+/// tooltip, and the column's header shows the prefix the id starts with; `lines` bounds the
+/// lines a shortened id may take, per column (`{0: 1}`). Returns what is wrong (at most 6).
+async function elidedIdIssues(page, table, cells, lines = {}) {
+  return page.evaluate(({ table, cells, lines }) => {
     const bad = [];
     let n = 0;
     const heads = [...document.querySelectorAll(`${table} thead th`)].map((th) => (th.querySelector('code') || {}).textContent || '');
@@ -831,12 +831,12 @@ async function elidedIdIssues(page, table, cells, oneLine = []) {
         if (code.textContent !== full) bad.push(`text "${code.textContent}" is not the id "${full}"`);
         const prefix = heads[col].replace(/…$/, '');
         if (!prefix || !full.startsWith(prefix)) bad.push(`header prefix "${heads[col]}" does not start "${full}"`);
-        if (oneLine.includes(col) && code.getClientRects().length > 1) bad.push(`wraps: "${full}"`);
+        if (lines[col] && code.getClientRects().length > lines[col]) bad.push(`more than ${lines[col]} line(s): "${full}"`);
       }
     }
     if (n === 0) bad.push(`no id cell in ${table}`);
     return bad.slice(0, 6);
-  }, { table, cells, oneLine });
+  }, { table, cells, lines });
 }
 
 /// The Budget Ledger as a person reads it (issue 13, view 3): the burn-down has value and time
@@ -917,7 +917,7 @@ test('the Budget Ledger: a readable burn-down and usage bars in every language, 
       await page.waitForTimeout(200);
       const issues = await ledgerIssues(page, tag);
       // Each account: its title, then its id without the prefix every account shares.
-      issues.push(...await elidedIdIssues(page, '#ledger-table', [[0, '#ledger-table tbody.account th']], vp.width < 600 ? [] : [0]));
+      issues.push(...await elidedIdIssues(page, '#ledger-table', [[0, '#ledger-table tbody.account th']], vp.width < 600 ? {} : { 0: 1 }));
       const untitled = await page.locator('#ledger-table tbody.account th:not(:has(.account-title))').count();
       if (untitled > 0) issues.push(`${untitled} accounts without a title`);
       if (issues.length) found.push(`${tag} ${vp.width}: ${issues.join('; ')}`);
@@ -959,9 +959,10 @@ test('the Events view draws the latest page of a long log and the earlier ones o
   check(at >= PAGE && JSON.stringify(all.slice(at, at + PAGE)) === JSON.stringify(latest), `the first page is not the log's latest run (at ${at} of ${all.length})`);
   check((await page.locator('#events-page').count()) === 0, 'the page line stays with every Event drawn');
   // Id columns drop the prefix their rows share (shown once in the header): the Group's rest
-  // fits a line at 1280 px, and the whole id is still the cell's text and tooltip.
+  // takes at most two lines at 1280 px ("checkout-security:" / "group"; it took five whole),
+  // and the whole id is still the cell's text and tooltip.
   const row = '#events-table tbody tr[data-event-id] >';
-  const ids = await elidedIdIssues(page, '#events-table', [[0, `${row} td:nth-child(1)`], [3, `${row} td:nth-child(4)`], [4, `${row} td:nth-child(5)`]], [0]);
+  const ids = await elidedIdIssues(page, '#events-table', [[0, `${row} td:nth-child(1)`], [3, `${row} td:nth-child(4)`], [4, `${row} td:nth-child(5)`]], { 0: 2 });
   check(ids.length === 0, `Events id cells: ${ids.join('; ')}`);
   // Kinds break only after their dots; the two buttons of a row sit side by side.
   const rowLayout = await page.evaluate(() => {
@@ -986,6 +987,34 @@ test('the Events view draws the latest page of a long log and the earlier ones o
   const hashes = await page.locator('#events-table td.mark.verified code.hash').evaluateAll((cs) => cs.map((c) => [c.textContent, c.title, c.getClientRects().length]));
   check(hashes.length > 0 && hashes.every(([t, title, lines]) => /^sha256:[0-9a-f]{64}$/.test(t) && title === t && lines === 1),
     `signing hashes whole in text and tooltip, on one line: ${JSON.stringify(hashes.slice(0, 2))}`);
+  // On a phone each Event is a card: no sideways scrolling (the page or the table's region),
+  // every cell inside the window and named by its column (the header row is hidden there).
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(200);
+  const phone = await page.evaluate(() => {
+    const out = [];
+    const region = document.querySelector('#events-table').closest('.table-scroll');
+    if (region && region.scrollWidth > region.clientWidth + 1) out.push(`the table scrolls sideways: ${region.scrollWidth} > ${region.clientWidth}`);
+    if (document.documentElement.scrollWidth > window.innerWidth) out.push(`the page is ${document.documentElement.scrollWidth} px wide`);
+    let unnamed = 0;
+    let cells = 0;
+    for (const td of document.querySelectorAll('#events-table tr[data-event-id] > td')) {
+      const r = td.getBoundingClientRect();
+      if (r.width === 0) continue;
+      cells += 1;
+      if (r.right > window.innerWidth + 1 || r.left < -1) out.push(`cell off-screen: "${td.textContent.trim().slice(0, 30)}"`);
+      const label = getComputedStyle(td, '::before').content;
+      if (!label || label === 'none' || label === '""') unnamed += 1;
+    }
+    if (cells === 0) out.push('no cell drawn');
+    if (unnamed > 0) out.push(`${unnamed} cells without their column's name`);
+    const first = document.querySelector('#events-table tr[data-event-id]');
+    if (first && first.getBoundingClientRect().width > window.innerWidth) out.push('a card wider than the window');
+    return out.slice(0, 6);
+  });
+  await page.screenshot({ path: join(resultsDir, 'events-en-390.png'), fullPage: true, clip: { x: 0, y: 0, width: 390, height: 3000 } });
+  check(phone.length === 0, `Events at 390 px: ${phone.join('; ')}`);
+  await page.setViewportSize(VIEWPORTS[0]);
   // The JSON of an Event is written when opened.
   await page.locator('#events-table button.show-json').first().click();
   check(JSON.parse(await page.locator('pre.json').first().innerText()).eventId === all[0], 'the JSON of the first row');

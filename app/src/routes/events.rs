@@ -14,6 +14,7 @@ use crate::format;
 use crate::i18n::*;
 use crate::state::{EventRow, use_console};
 use leptos::prelude::*;
+use leptos_i18n::I18nContext;
 use wasm_core::views::timeline::{Timeline, TimelineQuery};
 
 /// The row of each applied Event, by Event ID, for the table of folded Events: one lookup per
@@ -127,7 +128,7 @@ pub fn Events() -> impl IntoView {
                         <section class="rejected-events" aria-labelledby="rejected-title">
                             <h2 id="rejected-title">{t!(i18n, events.rejected_list)}</h2>
                             <table class="events"><tbody>
-                                {bad.into_iter().map(|r| view! { <Row row=r actor=String::new() cause=String::new() position=None shown_json /> }).collect_view()}
+                                {bad.into_iter().map(|r| view! { <Row row=r actor=String::new() cause=String::new() position=None shown_json labels=labels(i18n) /> }).collect_view()}
                             </tbody></table>
                         </section>
                     })
@@ -178,7 +179,7 @@ pub fn Events() -> impl IntoView {
                                     </tr>
                                 </thead>
                                 <tbody>
-                                    {rows.into_iter().map(|(r, a, c, at)| view! { <Row row=r actor=a cause=c position=Some(at) shown_json elide=(groups, actors, causes) /> }).collect_view()}
+                                    {rows.into_iter().map(|(r, a, c, at)| view! { <Row row=r actor=a cause=c position=Some(at) shown_json elide=(groups, actors, causes) labels=labels(i18n) /> }).collect_view()}
                                 </tbody>
                             </table>
                             </div>
@@ -188,6 +189,22 @@ pub fn Events() -> impl IntoView {
             </StreamStates>
         </section>
     }
+}
+
+/// The Events table's column names, in order: each cell repeats its own (`data-label`), which
+/// a phone shows above the value when a row is stacked as a card. Read in the view's reactive
+/// block, so a language change draws the rows anew with the new names.
+fn labels(i18n: I18nContext<Locale>) -> [&'static str; 8] {
+    [
+        t_string!(i18n, events.group),
+        t_string!(i18n, events.sequence),
+        t_string!(i18n, events.kind),
+        t_string!(i18n, events.actor),
+        t_string!(i18n, events.cause),
+        t_string!(i18n, events.occurred_at),
+        t_string!(i18n, events.signing_hash),
+        t_string!(i18n, events.actions),
+    ]
 }
 
 #[component]
@@ -201,6 +218,8 @@ fn Row(
     /// How much of the Group, actor and cause ids to draw as "…" ([`shared_prefix`]).
     #[prop(optional)]
     elide: (usize, usize, usize),
+    /// The column names ([`labels`]).
+    labels: [&'static str; 8],
 ) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
@@ -209,7 +228,7 @@ fn Row(
             let h = h.clone();
             let whole = h.clone();
             view! {
-                <td class="mark verified" title=move || t_string!(i18n, events.verified_hint)>
+                <td class="mark verified" data-label=labels[6] title=move || t_string!(i18n, events.verified_hint)>
                     <span class="icon" aria-hidden="true">"✓"</span>" "{t!(i18n, events.verified)}" "
                     <code class="hash" title=whole>{h}</code>
                 </td>
@@ -220,7 +239,7 @@ fn Row(
             let code2 = code.clone();
             let reason = reason.clone();
             view! {
-                <td class="mark rejected" title=move || t_string!(i18n, events.rejected_hint)>
+                <td class="mark rejected" data-label=labels[6] title=move || t_string!(i18n, events.rejected_hint)>
                     <span class="icon" aria-hidden="true">"✗"</span>" "{t!(i18n, events.rejected)}" "
                     <code>{code.clone()}</code>" "
                     {move || wire::explain_text(i18n.get_locale(), &code2).unwrap_or_default()}
@@ -247,14 +266,14 @@ fn Row(
     let open2 = open.clone();
     view! {
         <tr data-event-id=row.event_id.clone() class:pinned=pinned>
-            <td><Id id=row.group_id.clone().unwrap_or_default() elide=elide.0 /></td>
-            <td>{row.sequence.map(|s| s.to_string()).unwrap_or_default()}</td>
-            <td><code class="kind">{row.kind.split_inclusive('.').map(|p| view! { {p.to_owned()}<wbr /> }).collect_view()}</code></td>
-            <td><Id id=actor elide=elide.1 /></td>
-            <td><Id id=cause elide=elide.2 /></td>
-            <td><Timestamp exact=row.occurred_at.clone() /></td>
+            <td data-label=labels[0]><Id id=row.group_id.clone().unwrap_or_default() elide=elide.0 /></td>
+            <td data-label=labels[1]>{row.sequence.map(|s| s.to_string()).unwrap_or_default()}</td>
+            <td data-label=labels[2] class="kind"><code class="kind">{row.kind.split_inclusive('.').map(|p| view! { {p.to_owned()}<wbr /> }).collect_view()}</code></td>
+            <td data-label=labels[3]><Id id=actor elide=elide.1 /></td>
+            <td data-label=labels[4]><Id id=cause elide=elide.2 /></td>
+            <td data-label=labels[5]><Timestamp exact=row.occurred_at.clone() /></td>
             {mark}
-            <td class="actions">
+            <td class="actions" data-label=labels[7]>
                 {applied.then(|| view! {
                     <button type="button" class="as-of" on:click=move |_| { console.travel_to(&id); }>
                         {t!(i18n, events.view_as_of)}
