@@ -1038,6 +1038,19 @@ try {
     } catch (e) {
       failed += 1;
       console.error(`FAIL: ${t.name}: ${e && e.message ? e.message : e}`);
+      // What each page of the failed test showed, for whoever reads the log; then its
+      // contexts close, so the next test starts clean.
+      const slug = t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 40);
+      let k = 0;
+      for (const ctx of browser.contexts()) {
+        for (const p of ctx.pages()) {
+          await p.screenshot({ path: join(resultsDir, `FAIL-${slug}-${k}.png`), fullPage: true, timeout: 15_000 }).catch(() => {});
+          const text = await p.locator('body').innerText({ timeout: 5_000 }).catch(() => '');
+          console.error(`  page ${k} (${p.url()}): ${text.replace(/\s+/g, ' ').slice(0, 600)}`);
+          k += 1;
+        }
+        await ctx.close().catch(() => {});
+      }
     }
   }
 } catch (e) {

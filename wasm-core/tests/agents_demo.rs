@@ -625,3 +625,104 @@ fn a_forged_event_never_reaches_an_agent() {
     run.demo.deliver(&bytes, run.now).unwrap();
     assert_eq!(run.demo.view().groups[&group].last_sequence, before);
 }
+
+/// A console that follows several Groups receives each Group's Events in order but the Groups
+/// interleaved as its subscriptions happen to deliver them (§16 orders within a Group only). The
+/// demo's Groups folded one whole Group after another, in either order of Groups, must give the
+/// state the authority's interleaving gives (the root MissionOwner follows the child Mission's
+/// Group too, §14).
+#[test]
+fn the_demo_folded_group_by_group_in_any_group_order_gives_the_same_state() {
+    use wasm_core::authority::evolve;
+    use wasm_core::authority::state::State;
+    let mut run = Run::new();
+    run.run();
+    let grouped: Vec<&Value> = run
+        .log
+        .iter()
+        .filter(|e| e.pointer("/groupId").and_then(Value::as_str).is_some())
+        .collect();
+    let mut in_order = State::default();
+    for e in &grouped {
+        evolve::apply(&mut in_order, e).unwrap();
+    }
+    // The authority's own order never opens an account before its parent.
+    assert!(in_order.orphan_accounts.is_empty());
+    let mut groups: Vec<&str> = Vec::new();
+    for e in &grouped {
+        let g = e.pointer("/groupId").and_then(Value::as_str).unwrap();
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    assert!(groups.len() >= 3, "{groups:?}");
+    for order in [groups.clone(), groups.iter().rev().copied().collect()] {
+        let mut state = State::default();
+        for g in &order {
+            for e in grouped
+                .iter()
+                .filter(|e| e.pointer("/groupId").and_then(Value::as_str) == Some(g))
+            {
+                evolve::apply(&mut state, e).unwrap_or_else(|r| panic!("{g}: {r}"));
+            }
+        }
+        let differ = |a: String, b: String| -> String {
+            let (a, b): (Vec<&str>, Vec<&str>) = (a.split(", ").collect(), b.split(", ").collect());
+            a.iter()
+                .zip(&b)
+                .filter(|(x, y)| x != y)
+                .take(6)
+                .map(|(x, y)| format!("{x} <> {y}"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        let mut bad = Vec::new();
+        for (k, w) in &in_order.work_items {
+            let o = state
+                .work_items
+                .get(k)
+                .map(|o| format!("{o:?}"))
+                .unwrap_or_default();
+            if o != format!("{w:?}") {
+                bad.push(format!("{k}: {}", differ(o, format!("{w:?}"))));
+            }
+        }
+        for (k, m) in &in_order.missions {
+            let o = state
+                .missions
+                .get(k)
+                .map(|o| format!("{o:?}"))
+                .unwrap_or_default();
+            if o != format!("{m:?}") {
+                bad.push(format!("{k}: {}", differ(o, format!("{m:?}"))));
+            }
+        }
+        for (k, a) in &in_order.accounts {
+            let o = state
+                .accounts
+                .get(k)
+                .map(|o| format!("{o:?}"))
+                .unwrap_or_default();
+            if o != format!("{a:?}") {
+                bad.push(format!("{k}: {}", differ(o, format!("{a:?}"))));
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{:?}:\n{}",
+            order
+                .iter()
+                .map(|g| g.rsplit(':').nth(1).unwrap_or(""))
+                .collect::<Vec<_>>(),
+            bad.join("\n")
+        );
+        assert_eq!(state.work_items.len(), in_order.work_items.len());
+        assert_eq!(state.missions.len(), in_order.missions.len());
+        assert_eq!(state.accounts.len(), in_order.accounts.len());
+        assert!(
+            state.orphan_accounts.is_empty(),
+            "{:?}",
+            state.orphan_accounts
+        );
+    }
+}

@@ -76,6 +76,9 @@ pub struct State {
     pub artifacts: BTreeMap<String, Object>,
     /// Ledger accounts by Mission or WorkItem id.
     pub accounts: BTreeMap<String, Account>,
+    /// Accounts opened before their parent account, by the parent's id (a console folding a
+    /// child Mission's Group before its parent's; never in the authority's own order).
+    pub orphan_accounts: BTreeMap<String, Vec<String>>,
     /// Receipts by (actor id, Action ID) (§15.1; D-25).
     pub receipts: Receipts,
     /// The last Organization-scoped Event number.

@@ -59,8 +59,15 @@ pub fn check_allocation(
 
 /// Opens account `id` (apply side). `parent` `None` is a root Mission.
 pub fn open_account(state: &mut State, id: &str, parent: Option<&str>, limit: ResourceBudget) {
-    if let Some(p) = parent.and_then(|p| state.accounts.get_mut(p)) {
-        p.children.push(id.to_owned());
+    if let Some(p) = parent {
+        match state.accounts.get_mut(p) {
+            Some(a) => a.children.push(id.to_owned()),
+            None => state
+                .orphan_accounts
+                .entry(p.to_owned())
+                .or_default()
+                .push(id.to_owned()),
+        }
     }
     state.accounts.insert(
         id.to_owned(),
@@ -70,6 +77,32 @@ pub fn open_account(state: &mut State, id: &str, parent: Option<&str>, limit: Re
             ..Account::default()
         },
     );
+    adopt_children(state, id);
+}
+
+/// Accounts opened before their parent: a child Mission's account lives in the child's Group,
+/// its parent WorkItem's in the parent's. The authority opens the parent first (one total
+/// order), so it never has any; a console following both Groups may fold the child's Group
+/// first (§16 orders Events within a Group only). Such an account joins its parent when the
+/// parent opens, its usage booked up the new chain, so either order gives one ledger.
+fn adopt_children(state: &mut State, id: &str) {
+    let Some(orphans) = state.orphan_accounts.remove(id) else {
+        return;
+    };
+    let chain = ancestry(state, id);
+    for child in orphans {
+        let total = state.accounts.get(&child).map_or([0; 6], |a| a.total);
+        if let Some(a) = state.accounts.get_mut(id) {
+            a.children.push(child);
+        }
+        for acc in &chain {
+            if let Some(a) = state.accounts.get_mut(acc) {
+                for (i, add) in total.iter().enumerate() {
+                    a.total[i] = a.total[i].saturating_add(*add);
+                }
+            }
+        }
+    }
 }
 
 /// `id` and its ancestor accounts, nearest first (the chain a charge books against, §12).

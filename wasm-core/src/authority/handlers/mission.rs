@@ -1112,7 +1112,9 @@ fn apply_approved(state: &mut State, ev: &EventView) -> Result<(), String> {
     m.status = "approved".into();
     m.approved_artifact_hashes = approval.artifact_hashes.clone();
     m.updated_at = ev.occurred_at;
+    let mission_id = approval.mission_id.clone();
     state.approvals.insert(approval.id.clone(), approval);
+    super::work_exec::settle_child_result(state, &mission_id);
     Ok(())
 }
 

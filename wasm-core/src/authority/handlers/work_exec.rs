@@ -765,23 +765,7 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
     let now = ev.occurred_at;
     if let Some(child_id) = ev.payload.get("childMissionId").and_then(Value::as_str) {
         let approval_id = member(ev, "childApprovalId")?;
-        let approved: Vec<String> = state
-            .missions
-            .get(child_id)
-            .map(|m| m.approved_artifact_hashes.clone())
-            .unwrap_or_default();
-        let mut artifact_ids: Vec<String> = state
-            .artifacts
-            .iter()
-            .filter(|(_, a)| {
-                a.get("missionId").and_then(Value::as_str) == Some(child_id)
-                    && a.get("contentHash")
-                        .and_then(Value::as_str)
-                        .is_some_and(|h| approved.iter().any(|x| x == h))
-            })
-            .map(|(k, _)| k.clone())
-            .collect();
-        crate::order::sort(&mut artifact_ids);
+        let artifact_ids = child_result_artifacts(state, child_id);
         let mut data = Object::new();
         data.insert("childMissionId", Value::string(child_id.to_owned()));
         data.insert("approvalId", Value::string(approval_id.to_owned()));
@@ -813,6 +797,56 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
     let mission_id = w.mission_id.clone();
     touch_mission(state, &mission_id, now);
     Ok(())
+}
+
+/// The Artifacts a child Mission's approval hands to its parent WorkItem: the child's published
+/// Artifacts whose content the approval names, in id order. They live in the child's Group.
+fn child_result_artifacts(state: &State, child_id: &str) -> Vec<String> {
+    let approved: &[String] = state
+        .missions
+        .get(child_id)
+        .map_or(&[], |m| m.approved_artifact_hashes.as_slice());
+    let mut artifact_ids: Vec<String> = state
+        .artifacts
+        .iter()
+        .filter(|(_, a)| {
+            a.get("missionId").and_then(Value::as_str) == Some(child_id)
+                && a.get("contentHash")
+                    .and_then(Value::as_str)
+                    .is_some_and(|h| approved.iter().any(|x| x == h))
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    crate::order::sort(&mut artifact_ids);
+    artifact_ids
+}
+
+/// After the child's `mission.approved`: a parent WorkItem already verified by this child's
+/// approval takes the child's approved Artifacts. The authority applies the child's Events
+/// first (one Command: child, then parent), so there this finds nothing to do; a console that
+/// follows both Groups may fold the parent's `work.result.accepted` first (§16 orders Events
+/// within a Group only), and the two orders must give one state.
+pub fn settle_child_result(state: &mut State, child_id: &str) {
+    let Some(parent) = state
+        .missions
+        .get(child_id)
+        .and_then(|m| m.parent_work_item_id.clone())
+    else {
+        return;
+    };
+    let verified_by_child = state.work_items.get(&parent).is_some_and(|w| {
+        w.verification_evidence.iter().any(|e| {
+            e.kind == "child_mission_approval"
+                && e.data.get("childMissionId").and_then(Value::as_str) == Some(child_id)
+        })
+    });
+    if !verified_by_child {
+        return;
+    }
+    let artifact_ids = child_result_artifacts(state, child_id);
+    if let Some(w) = state.work_items.get_mut(&parent) {
+        w.artifact_ids = artifact_ids;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
