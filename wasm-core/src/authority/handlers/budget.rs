@@ -134,7 +134,12 @@ pub fn check_charge(
         return Err(exceeded(format!("no ledger account {account}")));
     }
     for id in &chain {
-        let a = &state.accounts[id];
+        // An ancestor without an account (the authority opens parents first; a console may
+        // fold a child Mission's Group before its parent's): nothing to check it against, so
+        // no headroom can be stated — refused, never a panic or an unchecked charge.
+        let Some(a) = state.accounts.get(id) else {
+            return Err(exceeded(format!("no ledger account {id}")).detail("account", id.as_str()));
+        };
         for (i, name) in DIMENSIONS.iter().enumerate() {
             let after = a.total[i].saturating_add(d[i]);
             match a.limit.get(i) {
