@@ -312,6 +312,34 @@ pub mod svg {
         }
         (line.trim_end(), Some(fit(rest, width)))
     }
+
+    /// `text` on at most three lines, as [`wrap2`] does on two: the first of `first` columns,
+    /// the others of `width`, the last cut by [`fit`] when even three are too short.
+    pub fn wrap3(
+        text: &str,
+        first: usize,
+        width: usize,
+    ) -> (
+        &str,
+        Option<std::borrow::Cow<'_, str>>,
+        Option<std::borrow::Cow<'_, str>>,
+    ) {
+        let (line, _) = wrap2(text, first, width);
+        // `line` is a prefix of `text` (the first line, trimmed at its end).
+        let rest = text.get(line.len()..).unwrap_or_default().trim_start();
+        if rest.is_empty() {
+            return (line, None, None);
+        }
+        let (second, third) = wrap2(rest, width, width);
+        (line, Some(std::borrow::Cow::Borrowed(second)), third)
+    }
+
+    /// Whether `text` is cut on two lines of these widths ([`wrap2`] ends it with "…").
+    pub fn cut_on_two(text: &str, first: usize, width: usize) -> bool {
+        wrap2(text, first, width)
+            .1
+            .is_some_and(|b| b.ends_with('…'))
+    }
 }
 
 /// Text for markup the console writes as a string (the Mission view's DAG and WorkItem table,

@@ -7,8 +7,8 @@
 use app::bench;
 use app::routes::mission::{
     Detail, FIT_NODES, MAX_NODE_WIDTH, MAX_ZOOM, MIN_TEXT_PX, READABLE_PX, TEXT_UNITS,
-    TITLE_COLUMNS, WRAP_NODE_HEIGHT, detail_at, engine_for, far_cue, graph_markup, max_zoom, refit,
-    screen_scale, start_zoom, title_columns,
+    TITLE_COLUMNS, WRAP_NODE_HEIGHT, WRAP3_NODE_HEIGHT, detail_at, engine_for, far_cue,
+    graph_markup, max_zoom, needs_third_line, refit, screen_scale, start_zoom, title_columns,
 };
 use wasm_core::authority::Micros;
 use wasm_core::views::WorkState;
@@ -303,10 +303,13 @@ fn box_width_follows_the_frame_within_its_bounds_and_a_large_mission_keeps_160_b
     // Text still readable at the fitted scale (at least 11 px, as the old 13).
     let s = screen_scale(DESKTOP_TALL, (demo.width, demo.height), 1.0);
     assert!(TEXT_UNITS * s >= 11.0, "{s}");
-    // Resized to a phone: laid out again with 160-wide boxes (titles on two lines, the
-    // longest cut with "…"); resized back: 288 again; the same frame: left alone.
+    // Resized to a phone: laid out again with 160-wide boxes, three title lines tall since
+    // two cut some titles (the longest still ends with "…"); resized back: 288 again, two
+    // lines; the same frame: left alone.
+    assert!(needs_third_line(demo.dag(), 160));
+    assert!(!needs_third_line(demo.dag(), MAX_NODE_WIDTH));
     assert!(refit(&mut demo, PHONE.0));
-    assert_eq!(demo.node_size, (160, WRAP_NODE_HEIGHT));
+    assert_eq!(demo.node_size, (160, WRAP3_NODE_HEIGHT));
     assert_eq!(demo.layouts, 2);
     assert!(!refit(&mut demo, PHONE.0));
     assert!(!refit(&mut demo, PHONE.0 + 20.0), "still 160 wide");
@@ -319,8 +322,12 @@ fn box_width_follows_the_frame_within_its_bounds_and_a_large_mission_keeps_160_b
         );
         assert!(t == full_title || t.ends_with('…'), "{t} / {full_title}");
     }
+    assert!(
+        phone.contains("class=\"title\">API schema</text>"),
+        "a third line keeps a title whole: {phone}"
+    );
     assert!(refit(&mut demo, DESKTOP.0));
-    assert_eq!(demo.node_size.0, MAX_NODE_WIDTH);
+    assert_eq!(demo.node_size, (MAX_NODE_WIDTH, WRAP_NODE_HEIGHT));
     assert_eq!(demo.layouts, 3);
     // Without fitting (the boxes before this change): titles cut at 19 columns.
     let old = LiveLayout::new(Sugiyama::default(), options, checkout()).expect("laid out");

@@ -2,7 +2,7 @@
 //! the same as the float text they replace; a node title too long for its box is cut with "…",
 //! counting CJK characters as two columns.
 
-use app::format::svg::{columns, coord, fit, num, scale, wrap2};
+use app::format::svg::{columns, coord, cut_on_two, fit, num, scale, wrap2, wrap3};
 use std::borrow::Cow;
 
 #[test]
@@ -134,4 +134,44 @@ fn wrap2_breaks_a_title_after_the_last_space_that_fits_and_cuts_only_past_two_li
     assert_eq!((a, b.as_deref()), ("驗證付款服", Some("務供應商…")));
     let (a, b) = wrap2("驗證付款服務供應商的回呼", 12, 12);
     assert_eq!((a, b.as_deref()), ("驗證付款服務", Some("供應商的回呼")));
+}
+
+#[test]
+fn wrap3_continues_where_two_lines_cut_and_cuts_only_past_three() {
+    let t = "Security review of the checkout service (child Mission)";
+    // Two lines of 30 columns cut it; three keep it whole, broken at spaces.
+    assert!(cut_on_two(t, 30, 30));
+    let (a, b, c) = wrap3(t, 30, 30);
+    assert_eq!(
+        (a, b.as_deref(), c.as_deref()),
+        (
+            "Security review of the",
+            Some("checkout service (child"),
+            Some("Mission)")
+        )
+    );
+    assert_eq!(
+        format!("{a} {} {}", b.unwrap_or_default(), c.unwrap_or_default()),
+        t
+    );
+    // What fits two lines takes two; one line, one.
+    assert!(!cut_on_two(t, 35, 35));
+    let (a, b, c) = wrap3(t, 35, 35);
+    assert_eq!(
+        (a, b.as_deref(), c),
+        (
+            "Security review of the checkout",
+            Some("service (child Mission)"),
+            None
+        )
+    );
+    assert_eq!(
+        wrap3("Test the checkout service", 30, 30),
+        ("Test the checkout service", None, None)
+    );
+    assert_eq!(wrap3("", 30, 30), ("", None, None));
+    // Longer than three lines: the third is cut with "…".
+    let (_, _, c) = wrap3(t, 10, 10);
+    assert!(c.as_deref().is_some_and(|c| c.ends_with('…')), "{c:?}");
+    assert!(!cut_on_two("", 1, 1));
 }

@@ -168,6 +168,21 @@ pub const MAX_NODE_WIDTH: i64 = 288;
 /// The height of a box with two title lines (the state and owner lines below them).
 pub const WRAP_NODE_HEIGHT: i64 = 62;
 
+/// The height of a box with three title lines: a small graph one of whose titles does not fit
+/// two lines of its boxes ([`refit`]; a child Mission's node makes the demo's graph four
+/// slots wide).
+pub const WRAP3_NODE_HEIGHT: i64 = 76;
+
+/// Whether a title of `dag` is cut on two lines of a box `node_width` wide (the critical
+/// path's mark taking two columns of its first line).
+pub fn needs_third_line(dag: &DagView, node_width: i64) -> bool {
+    let cols = title_columns(node_width);
+    dag.nodes.iter().any(|n| {
+        let first = cols.saturating_sub(if n.on_critical_path { 2 } else { 0 });
+        svg::cut_on_two(&n.title, first, cols)
+    })
+}
+
 /// The layout for a DAG of `nodes` WorkItems in a frame `frame_width` CSS px wide: for a
 /// small Mission, boxes as wide as the frame allows (one layout unit about one CSS px, each
 /// of the graph's slots sharing the width less the margins, between 160 and
@@ -188,10 +203,14 @@ pub fn engine_for(nodes: usize, frame_width: f64) -> Sugiyama {
 /// boxes than it has ([`engine_for`]); says whether it did. A graph whose boxes stay the same
 /// (every large one) is left alone.
 pub fn refit(l: &mut LiveLayout<Sugiyama>, frame_width: f64) -> bool {
-    let want = engine_for(l.dag().nodes.len(), frame_width);
+    let nodes = l.dag().nodes.len();
+    let mut want = engine_for(nodes, frame_width);
     let have = l.layout();
     let slot = (l.node_size.0 + have.h_gap).max(1);
     let slots = (l.width + have.h_gap) / slot;
+    if nodes <= FIT_NODES && needs_third_line(l.dag(), want.fitted_node_width(slots)) {
+        want.node_height = WRAP3_NODE_HEIGHT;
+    }
     if want.fitted_node_width(slots) == l.node_size.0 && want.node_height == l.node_size.1 {
         return false;
     }
@@ -334,11 +353,14 @@ fn node_markup(
     // enough has two title lines; the state and owner lines follow the title's.
     let cols = title_columns(w);
     let first = cols.saturating_sub(if critical { 2 } else { 0 });
-    let (line1, line2) = if h >= WRAP_NODE_HEIGHT {
+    let (line1, line2, line3) = if h >= WRAP3_NODE_HEIGHT {
+        let (a, b, c) = svg::wrap3(title, first, cols);
+        (std::borrow::Cow::Borrowed(a), b, c)
+    } else if h >= WRAP_NODE_HEIGHT {
         let (a, b) = svg::wrap2(title, first, cols);
-        (std::borrow::Cow::Borrowed(a), b)
+        (std::borrow::Cow::Borrowed(a), b, None)
     } else {
-        (svg::fit(title, first), None)
+        (svg::fit(title, first), None, None)
     };
     let mut inner = String::with_capacity(360 + 2 * title.len());
     inner.push_str("<title>");
@@ -356,13 +378,13 @@ fn node_markup(
     }
     escape_into(&mut inner, &line1);
     let mut line_y = y + 28;
-    if let Some(line2) = line2 {
+    for line in [line2, line3].into_iter().flatten() {
         let _ = write!(
             inner,
             "</text><text x=\"{}\" y=\"{line_y}\" class=\"title\">",
             x + 6
         );
-        escape_into(&mut inner, &line2);
+        escape_into(&mut inner, &line);
         line_y += 14;
     }
     let _ = write!(
