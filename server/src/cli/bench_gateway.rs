@@ -1195,14 +1195,18 @@ fn print_targets(pass: &Pass, low_reference: Option<LowLoad>, before: &[f64], af
     }
     // A closed loop measures its round trip as much as capacity: of the rows whose p99 is
     // under 50 ms, the one with the highest ratio is the binding's rate at that bound.
-    if let Some((n, row, q)) = best {
-        println!(
+    match best {
+        Some((n, row, q)) => println!(
             "  best row under the p99 bound: row {n} ({} closed loops): {:.0}/s, {q:.2} of in \
              process (target ≥ 0.50: {}), p99 {:.1} ms",
             row.loops,
             row.rate,
             met(q >= 0.5),
             row.p99
-        );
+        ),
+        None if !pass.rows.is_empty() => {
+            println!("  best row under the p99 bound: none (no row had p99 under 50 ms)");
+        }
+        None => {}
     }
 }

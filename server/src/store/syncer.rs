@@ -12,7 +12,7 @@
 //! later wait fails, and the owner must restart and rebuild from what is on disk.
 
 use super::shared::{Shared, Stop};
-use super::{StoreError, Ticket};
+use super::{StoreError, SyncedHook, Ticket};
 use std::fs::File;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -25,6 +25,8 @@ struct State {
     durable: u64,
     failed: Option<String>,
     stop: bool,
+    /// Called after each sync, outside the lock (`Syncer::on_synced`).
+    synced: Option<SyncedHook>,
 }
 
 impl Stop for State {
@@ -79,6 +81,17 @@ impl Syncer {
         self.shared.lock().durable >= ticket.0
     }
 
+    /// Has `wake` called after every sync that ends, successful or not (the owner thread then
+    /// answers what became durable without blocking in `wait`).
+    pub fn on_synced(&self, wake: SyncedHook) {
+        self.shared.lock().synced = Some(wake);
+    }
+
+    /// Whether a sync failed (final).
+    pub fn failed(&self) -> bool {
+        self.shared.lock().failed.is_some()
+    }
+
     /// Blocks until `ticket` is durable, or fails for good.
     pub fn wait(&self, ticket: Ticket) -> Result<(), StoreError> {
         let mut st = self.shared.lock();
@@ -118,7 +131,13 @@ fn run(shared: &Shared<State>, file: &File) {
             Err(e) => st.failed = Some(e.to_string()),
         }
         shared.notify();
-        if st.failed.is_some() {
+        let failed = st.failed.is_some();
+        if let Some(wake) = st.synced.clone() {
+            drop(st);
+            wake();
+            st = shared.lock();
+        }
+        if failed {
             return;
         }
     }
