@@ -807,6 +807,75 @@ fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), St
 }
 
 #[cfg(test)]
+mod inbox_tests {
+    use super::{Inbox, Taken, VERIFIED_AHEAD, VerifiedBatch};
+    use std::sync::Arc;
+
+    fn batch(id: u8) -> VerifiedBatch<u8> {
+        VerifiedBatch {
+            commands: vec![vec![id]],
+            replies: vec![id],
+            verified: vec![],
+        }
+    }
+
+    fn id(t: Taken<u8>) -> Option<u8> {
+        match t {
+            Taken::Batch(b) => b.replies.first().copied(),
+            Taken::Synced | Taken::Closed => None,
+        }
+    }
+
+    #[test]
+    fn batches_come_first_and_a_sync_wakes_only_an_owner_waiting_for_one() {
+        let inbox = Inbox::<u8>::default();
+        assert!(inbox.put(batch(1)));
+        inbox.synced();
+        // A waiting batch is taken before the sync is reported, and in arrival order.
+        assert_eq!(id(inbox.take(true)), Some(1));
+        assert!(matches!(inbox.take(true), Taken::Synced));
+        // Reported once.
+        assert!(inbox.try_take().is_none());
+        inbox.synced();
+        // An owner with nothing written does not wake for a sync: it is forgotten, and the
+        // owner waits for a batch (here: for the verify stage to be gone).
+        inbox.close();
+        assert!(matches!(inbox.take(false), Taken::Closed));
+        assert!(matches!(inbox.take(true), Taken::Closed));
+    }
+
+    #[test]
+    fn a_sync_from_another_thread_wakes_a_waiting_owner() {
+        let inbox = Arc::new(Inbox::<u8>::default());
+        let syncer = Arc::clone(&inbox);
+        let t = std::thread::spawn(move || syncer.synced());
+        assert!(matches!(inbox.take(true), Taken::Synced));
+        t.join().expect("syncer");
+    }
+
+    #[test]
+    fn the_verify_stage_waits_for_room_and_stops_when_the_owner_is_gone() {
+        let inbox = Arc::new(Inbox::<u8>::default());
+        for i in 0..VERIFIED_AHEAD {
+            assert!(inbox.put(batch(u8::try_from(i).expect("small"))));
+        }
+        // Full: the next put waits until the owner takes one.
+        let stage = Arc::clone(&inbox);
+        let t = std::thread::spawn(move || stage.put(batch(9)));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!t.is_finished(), "put must wait for room");
+        assert_eq!(inbox.try_take().map(|b| b.replies[0]), Some(0));
+        assert!(t.join().expect("stage"), "room made: the batch is taken");
+        let taken: Vec<Option<u8>> = (0..VERIFIED_AHEAD).map(|_| id(inbox.take(false))).collect();
+        assert_eq!(taken.last().copied().flatten(), Some(9), "{taken:?}");
+        // The owner gone: a put returns false at once, even with room.
+        inbox.owner_gone();
+        assert!(!inbox.put(batch(7)));
+        assert!(inbox.try_take().is_none());
+    }
+}
+
+#[cfg(test)]
 mod merge_tests {
     use super::VerifiedBatch;
     use wasm_core::crypto::VerifyError;

@@ -176,6 +176,33 @@ mod tests {
     }
 
     #[test]
+    fn every_sync_that_ends_calls_the_hook_after_the_ticket_is_durable() {
+        let path = std::env::temp_dir().join(format!("weave-sync-hook-{}", std::process::id()));
+        let file = File::create(&path).expect("file");
+        let s = Arc::new(Syncer::start(Some(file)).expect("start"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Weak: the hook lives in the syncer it looks at.
+        let seen = Arc::downgrade(&s);
+        // The hook sees the ticket already durable (it is called after the update).
+        let tx = std::sync::Mutex::new(tx);
+        s.on_synced(Arc::new(move || {
+            if let Some(s) = seen.upgrade() {
+                let durable = s.is_durable(s.last());
+                let _ = tx.lock().map(|t| t.send(durable));
+            }
+        }));
+        let t = s.request();
+        let woke = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the hook is called");
+        assert!(woke, "durable when the hook runs");
+        assert!(s.is_durable(t));
+        assert!(!s.failed());
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
     fn without_a_file_every_ticket_is_durable_when_issued() {
         let s = Syncer::start(None).expect("start");
         let t = s.request();
@@ -192,6 +219,7 @@ mod tests {
         let first = s.request();
         let e = s.wait(first).expect_err("a pipe cannot be synced");
         assert!(e.0.contains("could not be made durable"), "{e}");
+        assert!(s.failed());
         let later = s.request();
         assert!(s.wait(later).is_err(), "a failure is final");
     }
