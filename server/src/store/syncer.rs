@@ -179,17 +179,17 @@ mod tests {
     fn every_sync_that_ends_calls_the_hook_after_the_ticket_is_durable() {
         let path = std::env::temp_dir().join(format!("weave-sync-hook-{}", std::process::id()));
         let file = File::create(&path).expect("file");
-        let s = Arc::new(Syncer::start(Some(file)).expect("start"));
+        let s = Syncer::start(Some(file)).expect("start");
         let (tx, rx) = std::sync::mpsc::channel();
-        // Weak: the hook lives in the syncer it looks at.
-        let seen = Arc::downgrade(&s);
-        // The hook sees the ticket already durable (it is called after the update).
+        // The hook looks at the syncer's state (not at the syncer, in which it lives).
+        let seen = Arc::clone(&s.shared);
         let tx = std::sync::Mutex::new(tx);
         s.on_synced(Arc::new(move || {
-            if let Some(s) = seen.upgrade() {
-                let durable = s.is_durable(s.last());
-                let _ = tx.lock().map(|t| t.send(durable));
-            }
+            let durable = {
+                let st = seen.lock();
+                st.durable >= st.requested
+            };
+            let _ = tx.lock().map(|t| t.send(durable));
         }));
         let t = s.request();
         let woke = rx
