@@ -760,13 +760,16 @@ fn run(
     }
 }
 
+/// A batch released by the `Pipeline`: its outcomes and its senders.
+type Released<T> = (Vec<Outcome>, T);
+
 /// A failed sync is final and no sync follows it: everything waiting is answered now
 /// (`finish_batch` makes each outcome `INTERNAL_ERROR`) instead of waiting for a wake-up that
 /// never comes.
 fn answer_if_failed<T>(
     svc: &mut AuthorityService,
     pipeline: &mut Pipeline<T>,
-    answer: &dyn Fn(&AuthorityService, (Vec<Outcome>, T)),
+    answer: &dyn Fn(&AuthorityService, Released<T>),
 ) {
     if svc.store().sync_failed() {
         while let Some(done) = pipeline.finish_oldest(svc) {
