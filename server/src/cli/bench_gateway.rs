@@ -6,8 +6,11 @@
 //! the history grows. Meanwhile 100 subscribers (human sessions) are subscribed to every
 //! Group and never read: the server's resident memory is printed as the rows go (§17.3: a
 //! stalled reader holds at most `group_buffer` frames per Group). Then the fan-out latency
-//! from one Command to 1,000 subscribed sockets. For comparison, `bench authority` (the same
-//! authority in process, no sockets) is measured first in the same run.
+//! from one Command to 1,000 subscribed sockets. At the last history size, wider rows follow
+//! (`--windows`): each Agent keeps 2, then 4 Commands in flight on its session, because a
+//! closed loop's rate is bounded by its round trip as much as by the server. For comparison,
+//! `bench authority` (the same authority in process, no sockets) is measured before and after
+//! the passes in the same run.
 //!
 //! The server is a child process (`serve --tls --no-demo` on a fresh data directory, the
 //! Message rate limit lifted as `bench authority` lifts it) so that its memory is its own; `--url` and
@@ -44,8 +47,9 @@ pub struct GatewayArgs {
     /// Wider rows after the others, at the last history size: each Agent keeps this many
     /// Commands in flight (that many closed loops on its one session), so 2 and 4 give 64 and
     /// 128 closed loops with 32 Agents. A closed loop's rate is bounded by its round trip:
-    /// these rows show whether more in flight raises it (empty: none).
-    #[arg(long, value_delimiter = ',', default_value = "2,4",
+    /// these rows show whether more in flight raises it (`--windows` alone: none). At most 64,
+    /// the binding's Commands in flight per connection.
+    #[arg(long, value_delimiter = ',', default_value = "2,4", num_args = 0..,
           value_parser = clap::value_parser!(u16).range(1..=64))]
     pub windows: Vec<u16>,
     /// Commands measured per row.
