@@ -88,6 +88,21 @@ impl<T> Pipeline<T> {
         released
     }
 
+    /// Releases every batch already durable, oldest first, without blocking (the owner answers
+    /// them before deciding anything new, so that no answer waits for the next batch).
+    pub fn release_durable(&mut self, svc: &mut AuthorityService) -> Vec<(Vec<Outcome>, T)> {
+        let mut released = Vec::new();
+        while let Some((front, _)) = self.waiting.front() {
+            if !svc.store.is_durable(front.ticket) {
+                break;
+            }
+            if let Some(done) = self.finish_oldest(svc) {
+                released.push(done);
+            }
+        }
+        released
+    }
+
     /// Waits for the oldest batch and releases it (`None` when nothing waits).
     pub fn finish_oldest(&mut self, svc: &mut AuthorityService) -> Option<(Vec<Outcome>, T)> {
         let (batch, tag) = self.waiting.pop_front()?;

@@ -63,13 +63,154 @@ impl<T> VerifiedBatch<T> {
     }
 }
 
+/// What the owner thread waits on: the verified batches (from the verify stage) and the
+/// store's word that a sync ended, behind one condition variable. With batches written and
+/// waiting for the disk, the owner wakes for whichever comes first: a new batch is decided
+/// while the disk flushes the last one, and a batch made durable is answered at once, instead
+/// of the owner blocking in the sync wait while verified Commands queue behind it.
+pub struct Inbox<T> {
+    state: std::sync::Mutex<InboxState<T>>,
+    changed: std::sync::Condvar,
+}
+
+struct InboxState<T> {
+    /// At most [`VERIFIED_AHEAD`]; the verify stage waits for room.
+    batches: std::collections::VecDeque<VerifiedBatch<T>>,
+    /// A sync ended since the owner last looked.
+    synced: bool,
+    /// The verify stage is gone: no batch will come.
+    closed: bool,
+    /// The owner is gone: batches are not taken any more.
+    owner_gone: bool,
+}
+
+/// What the owner takes from its [`Inbox`].
+pub enum Taken<T> {
+    Batch(VerifiedBatch<T>),
+    /// A sync ended: some written batches may be durable now.
+    Synced,
+    /// No batch will come any more.
+    Closed,
+}
+
+impl<T> Default for Inbox<T> {
+    fn default() -> Self {
+        Inbox {
+            state: std::sync::Mutex::new(InboxState {
+                batches: std::collections::VecDeque::new(),
+                synced: false,
+                closed: false,
+                owner_gone: false,
+            }),
+            changed: std::sync::Condvar::new(),
+        }
+    }
+}
+
+impl<T> Inbox<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, InboxState<T>> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn wait<'a>(
+        &self,
+        guard: std::sync::MutexGuard<'a, InboxState<T>>,
+    ) -> std::sync::MutexGuard<'a, InboxState<T>> {
+        self.changed
+            .wait(guard)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Hands a verified batch on, waiting while [`VERIFIED_AHEAD`] wait already; false once
+    /// the owner is gone.
+    pub fn put(&self, batch: VerifiedBatch<T>) -> bool {
+        let mut st = self.lock();
+        while st.batches.len() >= VERIFIED_AHEAD && !st.owner_gone {
+            st = self.wait(st);
+        }
+        if st.owner_gone {
+            return false;
+        }
+        st.batches.push_back(batch);
+        drop(st);
+        self.changed.notify_all();
+        true
+    }
+
+    /// The next batch; with `or_synced`, also the end of a sync (whichever comes first).
+    /// Blocks until one of them, or until no batch can come.
+    pub fn take(&self, or_synced: bool) -> Taken<T> {
+        let mut st = self.lock();
+        loop {
+            if let Some(b) = st.batches.pop_front() {
+                drop(st);
+                // Room for the verify stage.
+                self.changed.notify_all();
+                return Taken::Batch(b);
+            }
+            if std::mem::take(&mut st.synced) && or_synced {
+                return Taken::Synced;
+            }
+            if st.closed {
+                return Taken::Closed;
+            }
+            st = self.wait(st);
+        }
+    }
+
+    /// A batch already waiting, without blocking.
+    pub fn try_take(&self) -> Option<VerifiedBatch<T>> {
+        let b = self.lock().batches.pop_front();
+        if b.is_some() {
+            self.changed.notify_all();
+        }
+        b
+    }
+
+    /// A sync ended (the store's [`crate::store::SyncedHook`]).
+    pub fn synced(&self) {
+        self.lock().synced = true;
+        self.changed.notify_all();
+    }
+
+    /// The verify stage is gone.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.changed.notify_all();
+    }
+
+    /// The owner is gone.
+    fn owner_gone(&self) {
+        self.lock().owner_gone = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Marks its side of an [`Inbox`] gone when dropped, a panic included.
+struct Gone<'a, T> {
+    inbox: &'a Inbox<T>,
+    owner: bool,
+}
+
+impl<T> Drop for Gone<'_, T> {
+    fn drop(&mut self) {
+        if self.owner {
+            self.inbox.owner_gone();
+        } else {
+            self.inbox.close();
+        }
+    }
+}
+
 /// The verify stage: takes up to [`MAX_BATCH`] waiting requests at a time, verifies them and
 /// hands the batch on; returns when either side is gone.
-pub fn verify_stage<T>(
-    rx: &mpsc::Receiver<(Vec<u8>, T)>,
-    verifier: &Verifier,
-    out: &mpsc::SyncSender<VerifiedBatch<T>>,
-) {
+pub fn verify_stage<T>(rx: &mpsc::Receiver<(Vec<u8>, T)>, verifier: &Verifier, out: &Inbox<T>) {
+    let _gone = Gone {
+        inbox: out,
+        owner: false,
+    };
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -85,7 +226,7 @@ pub fn verify_stage<T>(
             replies,
             verified,
         };
-        if out.send(batch).is_err() {
+        if !out.put(batch) {
             return;
         }
     }
@@ -491,14 +632,26 @@ pub fn start_full(
     let verifier = svc.verifier(verify_threads);
     let live = svc.live_registry();
     let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
-    let (vtx, vrx) = mpsc::sync_channel::<VerifiedBatch<ReplyTo>>(VERIFIED_AHEAD);
+    let inbox = std::sync::Arc::new(Inbox::<ReplyTo>::default());
+    let woken = std::sync::Arc::clone(&inbox);
+    svc.store()
+        .on_synced(std::sync::Arc::new(move || woken.synced()));
+    let verified = std::sync::Arc::clone(&inbox);
     std::thread::Builder::new()
         .name("authority-verify".into())
-        .spawn(move || verify_stage(&rx, &verifier, &vtx))
+        .spawn(move || verify_stage(&rx, &verifier, &verified))
         .map_err(|e| format!("cannot start the verify thread: {e}"))?;
     std::thread::Builder::new()
         .name("authority".into())
-        .spawn(move || run(&mut svc, &vrx, &clock, publisher.as_deref(), hook.as_ref()))
+        .spawn(move || {
+            run(
+                &mut svc,
+                &inbox,
+                &clock,
+                publisher.as_deref(),
+                hook.as_ref(),
+            )
+        })
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok(AuthorityHandle {
         tx,
@@ -509,15 +662,17 @@ pub fn start_full(
 
 /// The owner loop, pipelined: while the disk makes earlier batches durable, the next one is
 /// decided and written; each batch's senders are answered, in order, once it is durable
-/// (`Pipeline`). With nothing new to do, the oldest waiting batch is finished at once, so an
-/// answer never waits for more traffic.
+/// (`Pipeline`). The owner waits for a new batch or the end of a sync, whichever comes first
+/// ([`Inbox`]): batches already durable are answered before anything new is decided, and a
+/// verified batch never waits behind a sync.
 fn run(
     svc: &mut AuthorityService,
-    rx: &mpsc::Receiver<VerifiedBatch<ReplyTo>>,
+    inbox: &Inbox<ReplyTo>,
     clock: &Clock,
     publisher: Option<&dyn Publish>,
     hook: Option<&EventHook>,
 ) {
+    let _gone = Gone { inbox, owner: true };
     // Each sender with its Command's bytes, kept to name a refused Command in its answer.
     type Senders = Vec<(ReplyTo, Vec<u8>)>;
     let mut pipeline: Pipeline<Senders> = Pipeline::default();
@@ -558,26 +713,38 @@ fn run(
     let mut carried: Option<VerifiedBatch<ReplyTo>> = None;
     loop {
         let next = match carried.take() {
-            Some(b) => Some(b),
-            None if pipeline.is_empty() => rx.recv().ok(),
-            None => rx.try_recv().ok(),
+            Some(b) => Taken::Batch(b),
+            None => inbox.take(!pipeline.is_empty()),
         };
-        let Some(mut batch) = next else {
-            match pipeline.finish_oldest(svc) {
-                Some(done) => {
+        let mut batch = match next {
+            Taken::Batch(b) => b,
+            Taken::Synced => {
+                for done in pipeline.release_durable(svc) {
                     answer(svc, done);
-                    continue;
                 }
-                None => return, // every handle dropped
+                answer_if_failed(svc, &mut pipeline, &answer);
+                continue;
+            }
+            Taken::Closed => {
+                // Every handle dropped: answer what is written, then stop.
+                while let Some(done) = pipeline.finish_oldest(svc) {
+                    answer(svc, done);
+                }
+                return;
             }
         };
+        // What became durable meanwhile is answered first: its senders do not wait for the
+        // batch about to be decided.
+        for done in pipeline.release_durable(svc) {
+            answer(svc, done);
+        }
         // Every other verified batch already waiting joins this one (in arrival order, up to
         // `MAX_BATCH`): one transaction, one sync request and one fan-out for all of them
         // instead of one each. The verify stage hands on what has arrived since its last
         // batch, often a few Commands; merging here makes the owner's batches as large as
         // the backlog it finds.
         while carried.is_none() && batch.commands.len() < MAX_BATCH {
-            let Ok(more) = rx.try_recv() else { break };
+            let Some(more) = inbox.try_take() else { break };
             if batch.commands.len() + more.commands.len() > MAX_BATCH {
                 carried = Some(more);
             } else {
@@ -587,6 +754,25 @@ fn run(
         let begun = svc.begin_verified(batch.verified, clock());
         let senders: Senders = batch.replies.into_iter().zip(batch.commands).collect();
         for done in pipeline.push(svc, begun, senders) {
+            answer(svc, done);
+        }
+        answer_if_failed(svc, &mut pipeline, &answer);
+    }
+}
+
+/// A batch released by the `Pipeline`: its outcomes and its senders.
+type Released<T> = (Vec<Outcome>, T);
+
+/// A failed sync is final and no sync follows it: everything waiting is answered now
+/// (`finish_batch` makes each outcome `INTERNAL_ERROR`) instead of waiting for a wake-up that
+/// never comes.
+fn answer_if_failed<T>(
+    svc: &mut AuthorityService,
+    pipeline: &mut Pipeline<T>,
+    answer: &dyn Fn(&AuthorityService, Released<T>),
+) {
+    if svc.store().sync_failed() {
+        while let Some(done) = pipeline.finish_oldest(svc) {
             answer(svc, done);
         }
     }
@@ -621,6 +807,75 @@ fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), St
         o.map_err(|r| format!("bootstrap: {r}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod inbox_tests {
+    use super::{Inbox, Taken, VERIFIED_AHEAD, VerifiedBatch};
+    use std::sync::Arc;
+
+    fn batch(id: u8) -> VerifiedBatch<u8> {
+        VerifiedBatch {
+            commands: vec![vec![id]],
+            replies: vec![id],
+            verified: vec![],
+        }
+    }
+
+    fn id(t: Taken<u8>) -> Option<u8> {
+        match t {
+            Taken::Batch(b) => b.replies.first().copied(),
+            Taken::Synced | Taken::Closed => None,
+        }
+    }
+
+    #[test]
+    fn batches_come_first_and_a_sync_wakes_only_an_owner_waiting_for_one() {
+        let inbox = Inbox::<u8>::default();
+        assert!(inbox.put(batch(1)));
+        inbox.synced();
+        // A waiting batch is taken before the sync is reported, and in arrival order.
+        assert_eq!(id(inbox.take(true)), Some(1));
+        assert!(matches!(inbox.take(true), Taken::Synced));
+        // Reported once.
+        assert!(inbox.try_take().is_none());
+        inbox.synced();
+        // An owner with nothing written does not wake for a sync: it is forgotten, and the
+        // owner waits for a batch (here: for the verify stage to be gone).
+        inbox.close();
+        assert!(matches!(inbox.take(false), Taken::Closed));
+        assert!(matches!(inbox.take(true), Taken::Closed));
+    }
+
+    #[test]
+    fn a_sync_from_another_thread_wakes_a_waiting_owner() {
+        let inbox = Arc::new(Inbox::<u8>::default());
+        let syncer = Arc::clone(&inbox);
+        let t = std::thread::spawn(move || syncer.synced());
+        assert!(matches!(inbox.take(true), Taken::Synced));
+        t.join().expect("syncer");
+    }
+
+    #[test]
+    fn the_verify_stage_waits_for_room_and_stops_when_the_owner_is_gone() {
+        let inbox = Arc::new(Inbox::<u8>::default());
+        for i in 0..VERIFIED_AHEAD {
+            assert!(inbox.put(batch(u8::try_from(i).expect("small"))));
+        }
+        // Full: the next put waits until the owner takes one.
+        let stage = Arc::clone(&inbox);
+        let t = std::thread::spawn(move || stage.put(batch(9)));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!t.is_finished(), "put must wait for room");
+        assert_eq!(inbox.try_take().map(|b| b.replies[0]), Some(0));
+        assert!(t.join().expect("stage"), "room made: the batch is taken");
+        let taken: Vec<Option<u8>> = (0..VERIFIED_AHEAD).map(|_| id(inbox.take(false))).collect();
+        assert_eq!(taken.last().copied().flatten(), Some(9), "{taken:?}");
+        // The owner gone: a put returns false at once, even with room.
+        inbox.owner_gone();
+        assert!(!inbox.put(batch(7)));
+        assert!(inbox.try_take().is_none());
+    }
 }
 
 #[cfg(test)]

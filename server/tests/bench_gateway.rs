@@ -12,7 +12,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_weave-console");
 fn a_tiny_run_prints_every_figure() {
     let out = Command::new(BIN)
         .args(["bench", "gateway", "--agents", "2", "--groups", "1"])
-        .args(["--sizes", "60,120", "--measure", "40"])
+        .args(["--sizes", "60,120", "--measure", "40", "--windows", "3"])
         .args(["--low-load-agents", "2", "--low-load-measure", "20"])
         .args([
             "--subscribers",
@@ -44,20 +44,29 @@ fn a_tiny_run_prints_every_figure() {
         "low load over the binding (2 Agents",
         "20 accepted (0 refused)",
         "targets, low load (2 Agents):",
-        "targets, row 1:",
-        "targets, row 2:",
+        "targets, row 1 (2 closed loops, history size 1):",
+        "targets, row 2 (2 closed loops, history size 2):",
+        "targets, row 3 (6 closed loops, history size 2):",
+        "6 closed loops (2 Agents × 3)",
+        "best row under the p99 bound: ",
         "memory: server RSS with 2 stalled subscribers minus without",
         "load average at the end",
     ] {
         assert!(text.contains(needle), "no {needle:?} in:\n{text}");
     }
-    // Two rows in each pass, and the low-load row in the measured pass.
-    assert_eq!(text.matches("accepted (0 refused)").count(), 5, "{text}");
+    // Three rows in each pass (two history sizes, then 3 in flight per Agent at the last),
+    // and the low-load row in the measured pass.
+    assert_eq!(text.matches("accepted (0 refused)").count(), 7, "{text}");
+    assert_eq!(
+        text.matches("closed loops (2 Agents × 1)").count(),
+        4,
+        "{text}"
+    );
     // Each row of the measured pass is compared with both in-process runs; no row is printed
     // against a reference that did not run.
-    assert_eq!(text.matches("(the mean of ").count(), 2, "{text}");
+    assert_eq!(text.matches("(the mean of ").count(), 3, "{text}");
     assert!(!text.contains("(one run)"), "{text}");
     // Every row and both references say what the other processes took meanwhile.
-    assert_eq!(text.matches("other processes ").count(), 6, "{text}");
+    assert_eq!(text.matches("other processes ").count(), 8, "{text}");
     assert!(!text.contains("other processes not measured"), "{text}");
 }

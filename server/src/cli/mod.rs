@@ -117,6 +117,8 @@ mod tests {
             ][..],
             &["serve", "--message-rate-per-minute", "0"][..],
             &["bench", "gateway", "--agents", "33"][..],
+            &["bench", "gateway", "--windows", "0"][..],
+            &["bench", "gateway", "--windows", "65"][..],
             &["bench", "gateway", "--url", "wss://h/ws"][..],
             &["dev", "approve", "mission"][..],
             &["dev", "approve", "execution", "--work-item", "w"][..],
@@ -184,8 +186,21 @@ mod tests {
             Ok(Command::Bench(bench::BenchCommand::Gateway(g))) => {
                 assert_eq!((g.agents, g.groups, g.sizes.clone()), (4, 2, vec![10, 20]));
                 assert_eq!((g.subscribers, g.stalled, g.measure), (1000, 100, 4000));
+                assert_eq!(g.windows, vec![2, 4], "64 and 128 closed loops by default");
             }
             other => panic!("{other:?}"),
+        }
+        // `--windows` alone: no wider rows; a list: those.
+        for (args, want) in [
+            (&["bench", "gateway", "--windows"][..], vec![]),
+            (&["bench", "gateway", "--windows", "1,8"][..], vec![1, 8]),
+        ] {
+            match parse(args) {
+                Ok(Command::Bench(bench::BenchCommand::Gateway(g))) => {
+                    assert_eq!(g.windows, want, "{args:?}");
+                }
+                other => panic!("{other:?}"),
+            }
         }
         match parse(&[
             "serve",

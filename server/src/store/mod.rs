@@ -50,6 +50,9 @@ impl std::error::Error for StoreError {}
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ticket(pub u64);
 
+/// Called by the store's sync thread after each sync (`Store::on_synced`); it must not block.
+pub type SyncedHook = std::sync::Arc<dyn Fn() + Send + Sync>;
+
 /// The authority's durable log.
 pub trait Store: Send {
     /// Appends Events and admission records in one transaction. They are visible to this
@@ -70,6 +73,18 @@ pub trait Store: Send {
     /// Whether `ticket` is durable already, without blocking (a failure reads as `false`;
     /// `wait_durable` reports it).
     fn is_durable(&self, ticket: Ticket) -> bool;
+
+    /// Has `wake` called after every sync that ends (made more durable, or failed), so that
+    /// an owner with other work need not block in `wait_durable`. A store whose tickets are
+    /// durable when issued never calls it.
+    fn on_synced(&self, wake: SyncedHook) {
+        let _ = wake;
+    }
+
+    /// Whether a sync failed (final; `wait_durable` then reports it at once).
+    fn sync_failed(&self) -> bool {
+        false
+    }
 
     /// Calls `f` with every Event in append order (replay at start-up).
     fn for_each_event(

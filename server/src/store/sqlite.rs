@@ -466,6 +466,14 @@ impl Store for SqliteStore {
         self.syncer.is_durable(ticket)
     }
 
+    fn on_synced(&self, wake: super::SyncedHook) {
+        self.syncer.on_synced(wake);
+    }
+
+    fn sync_failed(&self) -> bool {
+        self.syncer.failed()
+    }
+
     fn for_each_event(
         &self,
         f: &mut dyn FnMut(&[u8]) -> Result<(), String>,

@@ -12,7 +12,7 @@
 //! later wait fails, and the owner must restart and rebuild from what is on disk.
 
 use super::shared::{Shared, Stop};
-use super::{StoreError, Ticket};
+use super::{StoreError, SyncedHook, Ticket};
 use std::fs::File;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -25,6 +25,8 @@ struct State {
     durable: u64,
     failed: Option<String>,
     stop: bool,
+    /// Called after each sync, outside the lock (`Syncer::on_synced`).
+    synced: Option<SyncedHook>,
 }
 
 impl Stop for State {
@@ -79,6 +81,17 @@ impl Syncer {
         self.shared.lock().durable >= ticket.0
     }
 
+    /// Has `wake` called after every sync that ends, successful or not (the owner thread then
+    /// answers what became durable without blocking in `wait`).
+    pub fn on_synced(&self, wake: SyncedHook) {
+        self.shared.lock().synced = Some(wake);
+    }
+
+    /// Whether a sync failed (final).
+    pub fn failed(&self) -> bool {
+        self.shared.lock().failed.is_some()
+    }
+
     /// Blocks until `ticket` is durable, or fails for good.
     pub fn wait(&self, ticket: Ticket) -> Result<(), StoreError> {
         let mut st = self.shared.lock();
@@ -118,7 +131,13 @@ fn run(shared: &Shared<State>, file: &File) {
             Err(e) => st.failed = Some(e.to_string()),
         }
         shared.notify();
-        if st.failed.is_some() {
+        let failed = st.failed.is_some();
+        if let Some(wake) = st.synced.clone() {
+            drop(st);
+            wake();
+            st = shared.lock();
+        }
+        if failed {
             return;
         }
     }
@@ -157,6 +176,33 @@ mod tests {
     }
 
     #[test]
+    fn every_sync_that_ends_calls_the_hook_after_the_ticket_is_durable() {
+        let path = std::env::temp_dir().join(format!("weave-sync-hook-{}", std::process::id()));
+        let file = File::create(&path).expect("file");
+        let s = Syncer::start(Some(file)).expect("start");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // The hook looks at the syncer's state (not at the syncer, in which it lives).
+        let seen = Arc::clone(&s.shared);
+        let tx = std::sync::Mutex::new(tx);
+        s.on_synced(Arc::new(move || {
+            let durable = {
+                let st = seen.lock();
+                st.durable >= st.requested
+            };
+            let _ = tx.lock().map(|t| t.send(durable));
+        }));
+        let t = s.request();
+        let woke = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the hook is called");
+        assert!(woke, "durable when the hook runs");
+        assert!(s.is_durable(t));
+        assert!(!s.failed());
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
     fn without_a_file_every_ticket_is_durable_when_issued() {
         let s = Syncer::start(None).expect("start");
         let t = s.request();
@@ -173,6 +219,7 @@ mod tests {
         let first = s.request();
         let e = s.wait(first).expect_err("a pipe cannot be synced");
         assert!(e.0.contains("could not be made durable"), "{e}");
+        assert!(s.failed());
         let later = s.request();
         assert!(s.wait(later).is_err(), "a failure is final");
     }
