@@ -5,6 +5,7 @@
 
 use super::clock::Micros;
 use super::projection::*;
+use super::table::Table;
 use crate::json::Object;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -31,7 +32,7 @@ pub struct GroupState {
     /// When the Group's last Event was accepted.
     pub last_occurred_at: super::clock::Micros,
     /// Memberships by Principal id.
-    pub memberships: BTreeMap<String, Membership>,
+    pub memberships: Table<Membership>,
     pub conversations: BTreeSet<String>,
     /// Authorization, budget and override decisions needed for audit (§4, §20).
     pub policy_log: Vec<Object>,
@@ -58,24 +59,24 @@ pub struct Account {
 /// The whole authoritative state of one Organization's Groups.
 #[derive(Clone, Debug, Default)]
 pub struct State {
-    pub cards: BTreeMap<String, AgentCardRecord>,
+    pub cards: Table<AgentCardRecord>,
     /// The durable Session Epoch of each Agent (§6.3).
     pub session_epochs: BTreeMap<String, u64>,
-    pub missions: BTreeMap<String, Mission>,
-    pub groups: BTreeMap<String, GroupState>,
-    pub work_items: BTreeMap<String, WorkItem>,
-    pub proposals: BTreeMap<String, WorkProposal>,
-    pub messages: BTreeMap<String, Message>,
-    pub amendments: BTreeMap<String, MessageAmendment>,
-    pub leases: BTreeMap<String, ExecutionLease>,
-    pub approvals: BTreeMap<String, Approval>,
-    pub execution_approvals: BTreeMap<String, ExecutionApproval>,
-    pub delegation_grants: BTreeMap<String, DelegationGrant>,
-    pub override_grants: BTreeMap<String, CooperationOverrideGrant>,
+    pub missions: Table<Mission>,
+    pub groups: Table<GroupState>,
+    pub work_items: Table<WorkItem>,
+    pub proposals: Table<WorkProposal>,
+    pub messages: Table<Message>,
+    pub amendments: Table<MessageAmendment>,
+    pub leases: Table<ExecutionLease>,
+    pub approvals: Table<Approval>,
+    pub execution_approvals: Table<ExecutionApproval>,
+    pub delegation_grants: Table<DelegationGrant>,
+    pub override_grants: Table<CooperationOverrideGrant>,
     /// Published Artifact manifests by Artifact id.
-    pub artifacts: BTreeMap<String, Object>,
+    pub artifacts: Table<Object>,
     /// Ledger accounts by Mission or WorkItem id.
-    pub accounts: BTreeMap<String, Account>,
+    pub accounts: Table<Account>,
     /// Receipts by (actor id, Action ID) (§15.1; D-25).
     pub receipts: Receipts,
     /// The last Organization-scoped Event number.
@@ -131,7 +132,7 @@ impl State {
     pub fn projection_hash(&self) -> String {
         use crate::json::{Object, Value};
         use crate::model::ToJson;
-        fn map<T: ToJson>(m: &BTreeMap<String, T>) -> Value {
+        fn map<T: ToJson>(m: &Table<T>) -> Value {
             let mut o = Object::new();
             for (k, v) in m {
                 o.insert(k.clone(), v.to_json());
