@@ -61,7 +61,7 @@ pub struct Account {
 pub struct State {
     pub cards: Table<AgentCardRecord>,
     /// The durable Session Epoch of each Agent (§6.3).
-    pub session_epochs: BTreeMap<String, u64>,
+    pub session_epochs: Table<u64>,
     pub missions: Table<Mission>,
     pub groups: Table<GroupState>,
     pub work_items: Table<WorkItem>,
@@ -236,7 +236,7 @@ impl State {
 /// Idempotency receipts (§15.1) by actor, then Action ID: looked up with borrowed keys (no
 /// allocation per Command), and an actor's id is stored once, not once per receipt.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Receipts(BTreeMap<String, BTreeMap<String, Receipt>>);
+pub struct Receipts(Table<Table<Receipt>>);
 
 impl Receipts {
     pub fn get(&self, actor: &str, action: &str) -> Option<&Receipt> {
@@ -249,11 +249,11 @@ impl Receipts {
 
     /// How many receipts there are.
     pub fn len(&self) -> usize {
-        self.0.values().map(BTreeMap::len).sum()
+        self.0.values().map(Table::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.values().all(BTreeMap::is_empty)
+        self.0.values().all(Table::is_empty)
     }
 
     /// Records that (`actor`, `action`) appended the Event at `at` (the receipt is created
@@ -264,19 +264,20 @@ impl Receipts {
             events: Vec::new(),
         };
         if let Some(by_action) = self.0.get_mut(actor) {
-            by_action
-                .entry(action.to_owned())
-                .or_insert_with(new)
-                .events
-                .push(at);
+            if let Some(receipt) = by_action.get_mut(action) {
+                receipt.events.push(at);
+                return;
+            }
+            let mut receipt = new();
+            receipt.events.push(at);
+            by_action.insert(action.to_owned(), receipt);
             return;
         }
         let mut receipt = new();
         receipt.events.push(at);
-        self.0.insert(
-            actor.to_owned(),
-            BTreeMap::from([(action.to_owned(), receipt)]),
-        );
+        let mut by_action = Table::new();
+        by_action.insert(action.to_owned(), receipt);
+        self.0.insert(actor.to_owned(), by_action);
     }
 
     /// Every receipt in (actor, Action ID) order.

@@ -70,6 +70,14 @@ impl<V> Table<V> {
         self.0.insert(key, Box::new(value)).map(|v| *v)
     }
 
+    /// The value at `key`, inserted as `V::default()` when absent.
+    pub fn or_default(&mut self, key: String) -> &mut V
+    where
+        V: Default,
+    {
+        self.0.entry(key).or_default()
+    }
+
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         String: Borrow<Q>,
@@ -169,6 +177,11 @@ mod tests {
         t.insert("n".into(), 0);
         assert_ne!(copy, t);
         assert!(Table::<u8>::default().is_empty());
+        *t.or_default("n".into()) += 7;
+        *t.or_default("o".into()) += 1;
+        assert_eq!((t["n"], t["o"]), (7, 1));
+        t.insert("n".into(), 0);
+        t.remove("o");
         assert_eq!(t["n"], 0);
         assert!(std::panic::catch_unwind(|| t["absent"]).is_err());
     }
