@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use wasm_core::authority::table::Table;
 use wasm_core::encoding::{b64url_decode, b64url_encode};
 use wasm_core::frame::{self, Frame};
 use wasm_core::json::{self, Object, Value};
@@ -221,7 +222,7 @@ pub struct Machine {
     attempt: u32,
     now_ms: u64,
     frame_counter: u64,
-    groups: BTreeMap<String, Track>,
+    groups: Table<Track>,
     seen: HashSet<String>,
     last_ping_ms: u64,
     awaiting_pong: Option<(String, u64)>,
@@ -249,7 +250,7 @@ impl Machine {
             attempt: 0,
             now_ms: 0,
             frame_counter: 0,
-            groups: BTreeMap::new(),
+            groups: Table::new(),
             seen: HashSet::new(),
             last_ping_ms: 0,
             awaiting_pong: None,
@@ -715,7 +716,7 @@ impl Machine {
             out.push(Output::Deliver(delivered));
             return;
         };
-        let track = self.groups.entry(g.clone()).or_default();
+        let track = self.groups.or_default(g.clone());
         if seq <= track.contiguous || track.held.contains_key(&seq) {
             return; // already have this position
         }

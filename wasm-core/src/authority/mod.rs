@@ -27,6 +27,7 @@ pub mod projection;
 pub mod rejection;
 pub mod scenario;
 pub mod state;
+pub mod table;
 
 use crate::crypto::{SecretSeed, Verified, ed25519};
 use crate::encoding::{b64url_encode, sha256_hash};

@@ -5,6 +5,7 @@
 
 use super::clock::Micros;
 use super::projection::*;
+use super::table::Table;
 use crate::json::Object;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -31,7 +32,7 @@ pub struct GroupState {
     /// When the Group's last Event was accepted.
     pub last_occurred_at: super::clock::Micros,
     /// Memberships by Principal id.
-    pub memberships: BTreeMap<String, Membership>,
+    pub memberships: Table<Membership>,
     pub conversations: BTreeSet<String>,
     /// Authorization, budget and override decisions needed for audit (§4, §20).
     pub policy_log: Vec<Object>,
@@ -58,24 +59,24 @@ pub struct Account {
 /// The whole authoritative state of one Organization's Groups.
 #[derive(Clone, Debug, Default)]
 pub struct State {
-    pub cards: BTreeMap<String, AgentCardRecord>,
+    pub cards: Table<AgentCardRecord>,
     /// The durable Session Epoch of each Agent (§6.3).
-    pub session_epochs: BTreeMap<String, u64>,
-    pub missions: BTreeMap<String, Mission>,
-    pub groups: BTreeMap<String, GroupState>,
-    pub work_items: BTreeMap<String, WorkItem>,
-    pub proposals: BTreeMap<String, WorkProposal>,
-    pub messages: BTreeMap<String, Message>,
-    pub amendments: BTreeMap<String, MessageAmendment>,
-    pub leases: BTreeMap<String, ExecutionLease>,
-    pub approvals: BTreeMap<String, Approval>,
-    pub execution_approvals: BTreeMap<String, ExecutionApproval>,
-    pub delegation_grants: BTreeMap<String, DelegationGrant>,
-    pub override_grants: BTreeMap<String, CooperationOverrideGrant>,
+    pub session_epochs: Table<u64>,
+    pub missions: Table<Mission>,
+    pub groups: Table<GroupState>,
+    pub work_items: Table<WorkItem>,
+    pub proposals: Table<WorkProposal>,
+    pub messages: Table<Message>,
+    pub amendments: Table<MessageAmendment>,
+    pub leases: Table<ExecutionLease>,
+    pub approvals: Table<Approval>,
+    pub execution_approvals: Table<ExecutionApproval>,
+    pub delegation_grants: Table<DelegationGrant>,
+    pub override_grants: Table<CooperationOverrideGrant>,
     /// Published Artifact manifests by Artifact id.
-    pub artifacts: BTreeMap<String, Object>,
+    pub artifacts: Table<Object>,
     /// Ledger accounts by Mission or WorkItem id.
-    pub accounts: BTreeMap<String, Account>,
+    pub accounts: Table<Account>,
     /// Accounts opened before their parent account, by the parent's id (a console folding a
     /// child Mission's Group before its parent's; never in the authority's own order).
     pub orphan_accounts: BTreeMap<String, Vec<String>>,
@@ -155,7 +156,7 @@ impl State {
     pub fn projection_hash(&self) -> String {
         use crate::json::{Object, Value};
         use crate::model::ToJson;
-        fn map<T: ToJson>(m: &BTreeMap<String, T>) -> Value {
+        fn map<T: ToJson>(m: &Table<T>) -> Value {
             let mut o = Object::new();
             for (k, v) in m {
                 o.insert(k.clone(), v.to_json());
@@ -259,7 +260,7 @@ impl State {
 /// Idempotency receipts (§15.1) by actor, then Action ID: looked up with borrowed keys (no
 /// allocation per Command), and an actor's id is stored once, not once per receipt.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Receipts(BTreeMap<String, BTreeMap<String, Receipt>>);
+pub struct Receipts(Table<Table<Receipt>>);
 
 impl Receipts {
     pub fn get(&self, actor: &str, action: &str) -> Option<&Receipt> {
@@ -272,11 +273,11 @@ impl Receipts {
 
     /// How many receipts there are.
     pub fn len(&self) -> usize {
-        self.0.values().map(BTreeMap::len).sum()
+        self.0.values().map(Table::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.values().all(BTreeMap::is_empty)
+        self.0.values().all(Table::is_empty)
     }
 
     /// Records that (`actor`, `action`) appended the Event at `at` (the receipt is created
@@ -287,19 +288,20 @@ impl Receipts {
             events: Vec::new(),
         };
         if let Some(by_action) = self.0.get_mut(actor) {
-            by_action
-                .entry(action.to_owned())
-                .or_insert_with(new)
-                .events
-                .push(at);
+            if let Some(receipt) = by_action.get_mut(action) {
+                receipt.events.push(at);
+                return;
+            }
+            let mut receipt = new();
+            receipt.events.push(at);
+            by_action.insert(action.to_owned(), receipt);
             return;
         }
         let mut receipt = new();
         receipt.events.push(at);
-        self.0.insert(
-            actor.to_owned(),
-            BTreeMap::from([(action.to_owned(), receipt)]),
-        );
+        let mut by_action = Table::new();
+        by_action.insert(action.to_owned(), receipt);
+        self.0.insert(actor.to_owned(), by_action);
     }
 
     /// Every receipt in (actor, Action ID) order.
