@@ -774,7 +774,7 @@ fn every_view_builds_on_every_state_of_random_group_interleavings() {
                 .unwrap_or_else(|r| panic!("round {round}, step {step}: {r}"));
             step += 1;
             // Every few Events (and at the end), everything a console draws.
-            if step % 7 == 0 || open.len() == 1 && next[i] == per_group[i].1.len() {
+            if step.is_multiple_of(7) || (open.len() == 1 && next[i] == per_group[i].1.len()) {
                 let now = run.now;
                 let _ = Views::build(&state, &human, now);
                 let _ = Views::build(&state, &Viewer::Organization, now);
