@@ -426,6 +426,9 @@ impl<'a> Parser<'a> {
                         text.push(char::from(self.simple_escape(e)?));
                     } else {
                         let unit = self.hex4()?;
+                        // A fast path: without it (or with `low_surrogate` always `None`) a
+                        // high surrogate falls back to `string_units`, which decodes the same
+                        // pair to the same text (mutants there cannot change behaviour).
                         let scalar = match unit {
                             0xD800..=0xDBFF => match self.low_surrogate()? {
                                 Some(low) => {
@@ -601,5 +604,20 @@ mod tests {
         // Six spaces put a quote at (name start) × (plain run), the byte a mutant once checked.
         let v = parse(br#"{      "id\u0041":1}"#).expect("json");
         assert_eq!(v, parse(br#"{"idA":1}"#).expect("json"));
+    }
+
+    /// A surrogate pair written as two escapes is one scalar value: its arithmetic is checked
+    /// at the bounds of both halves (a mutated sum or difference gives another, valid, scalar).
+    #[test]
+    fn a_surrogate_pair_escape_decodes_to_its_scalar_value() {
+        for (json, want) in [
+            (r#""\uD800\uDC00""#, "\u{10000}"),
+            (r#""\uDBFF\uDFFF""#, "\u{10FFFF}"),
+            (r#""\ud83d\ude00""#, "\u{1F600}"),
+            (r#""a\uD834\uDD1Eb""#, "a\u{1D11E}b"),
+        ] {
+            let v = parse(json.as_bytes()).expect("json");
+            assert_eq!(v.as_str(), Some(want), "{json}");
+        }
     }
 }
