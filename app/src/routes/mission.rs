@@ -1181,7 +1181,7 @@ fn Dag(group: String) -> impl IntoView {
         let f = if ev.delta_y() < 0.0 { 1.1 } else { 1.0 / 1.1 };
         let max = max_zoom(fitted.get_untracked()) / base.get_untracked();
         // Not `f64::clamp`: it panics when `max` < 0.2, and its panic message alone brings
-        // `<f64 as Debug>` (Grisu and Dragon, ≈ 9 KB gzip) into the module.
+        // `<f64 as Debug>` (Grisu and Dragon, about 9 KB gzip) into the module.
         zoom.update(|z| *z = (*z * f).min(max).max(0.2));
     };
     let dragging = StoredValue::new(None::<(i32, i32)>);
