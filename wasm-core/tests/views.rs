@@ -605,7 +605,10 @@ fn board_blockers_budget_health_and_tree() {
     w.authorize(
         G,
         "urn:x:w:2",
-        vec![("budget", obj(vec![("modelTokens", n(500))]))],
+        vec![(
+            "budget",
+            obj(vec![("modelTokens", n(500)), ("toolCalls", n(5))]),
+        )],
         vec![],
     );
     let child = payload(vec![
@@ -617,12 +620,25 @@ fn board_blockers_budget_health_and_tree() {
         ("objective", s("Do the sub-part")),
         ("definitionOfDone", arr(&["sub-part done"])),
         ("deadline", s(WORK_DEADLINE)),
-        ("budget", obj(vec![("modelTokens", n(400))])),
+        (
+            "budget",
+            obj(vec![("modelTokens", n(400)), ("toolCalls", n(0))]),
+        ),
         ("permissions", arr(&["read"])),
         ("coordinatorLeaseSeconds", n(31_536_000)),
     ]);
     w.go("coord", G, "mission.create_child", child).unwrap();
     let board = MissionBoard::build(w.state(), &w.viewer("owner"), &inbox, w.now);
+    // A dimension granted as 0 and unused grants nothing: not "exhausted" (the demo's child
+    // Mission grants 0 external side effects, and its card said "Budget health ✖"; here tool calls).
+    let health = |d: &str| {
+        board
+            .card("urn:x:mission:child")
+            .and_then(|c| c.budget.iter().find(|x| x.dimension == d))
+            .map(|x| x.health)
+    };
+    assert_eq!(health("toolCalls"), Some(Health::NotGranted));
+    assert_eq!(health("modelTokens"), Some(Health::Ok));
     let root = board.card(M).unwrap();
     let blockers: Vec<_> = root
         .blockers

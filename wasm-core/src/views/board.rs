@@ -170,7 +170,10 @@ impl MissionBoard {
                 .map(|(i, d)| {
                     let limit = m.budget.get(i);
                     let health = match limit {
+                        // Granted as 0 and unused: nothing of it is granted, not "exhausted"
+                        // (a child Mission allowed no external side effects is healthy).
                         None => Health::NotGranted,
+                        Some(0) if used[i] == 0 => Health::NotGranted,
                         Some(_) if exhausted[i] => Health::Exhausted,
                         Some(l) if used[i].saturating_mul(10) >= l.saturating_mul(8) => {
                             Health::Warning
