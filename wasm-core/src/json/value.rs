@@ -311,7 +311,8 @@ impl Object {
         Object::default()
     }
 
-    /// An empty object with room for `members` members (no regrowth while it is filled).
+    /// An empty object with room for `members` members (no regrowth while it is filled; only a
+    /// saving: an object without the room behaves the same).
     pub fn with_capacity(members: usize) -> Object {
         Object {
             members: Vec::with_capacity(members),
@@ -422,5 +423,64 @@ mod pointer_tests {
         assert!(v.pointer("/a~1b/m~0n/2").is_none());
         assert!(v.pointer("a").is_none());
         assert_eq!(v.pointer(""), Some(&v));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Object, Value};
+    use crate::json::{parse, to_string};
+
+    #[test]
+    fn each_value_names_its_json_schema_type() {
+        let names: Vec<&str> = ["null", "true", "1", "1.5", "\"s\"", "[]", "{}"]
+            .iter()
+            .map(|t| parse(t.as_bytes()).expect("json").type_name())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "null", "boolean", "integer", "number", "string", "array", "object"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_signed_integer_keeps_its_value_on_both_sides_of_zero() {
+        for n in [-9_007_199_254_740_991i64, -1, 0, 1, 42] {
+            assert_eq!(to_string(&Value::from(n)), n.to_string());
+        }
+        assert_eq!(Value::from(7i64), Value::from(7u64));
+    }
+
+    #[test]
+    fn an_object_counts_finds_and_inserts_in_canonical_order() {
+        let mut o = Object::with_capacity(4);
+        assert!(o.is_empty());
+        assert_eq!(o.len(), 0);
+        o.insert_canonical("b", Value::from(1u64));
+        o.insert_canonical("a", Value::from(2u64));
+        o.insert_canonical("c", Value::from(3u64));
+        assert!(!o.is_empty());
+        assert_eq!(o.len(), 3);
+        let names: Vec<&str> = o.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        // An existing member is replaced in place, not added.
+        o.insert_canonical("b", Value::from(9u64));
+        assert_eq!(o.len(), 3);
+        assert_eq!(o.get("b"), Some(&Value::from(9u64)));
+        // get_mut finds the member by name and only it.
+        if let Some(v) = o.get_mut("c") {
+            *v = Value::from(4u64);
+        }
+        assert_eq!(o.get("c"), Some(&Value::from(4u64)));
+        assert_eq!(o.get("a"), Some(&Value::from(2u64)));
+        assert!(o.get_mut("d").is_none());
+        // A name with an unpaired surrogate is not the name its lossy text reads as.
+        let Value::Object(mut odd) = parse(br#"{"\ud800":1}"#).expect("json") else {
+            panic!("an object");
+        };
+        assert!(odd.get_mut("\u{FFFD}").is_none());
+        assert_eq!(odd.len(), 1);
     }
 }
