@@ -264,9 +264,6 @@ pub fn forecast(
 ) -> Vec<(&'static str, Forecast)> {
     let remaining = budget::headroom(state, account).ok().map(|(_, r)| r);
     let recent = &series[series.len().saturating_sub(RECENT_POINTS)..];
-    // A finished Mission (approved, failed, cancelled, terminated) uses nothing more: no
-    // exhaustion is projected from the rate it had while it ran.
-    let finished = state.missions.get(account).is_some_and(|m| m.is_terminal());
     DIMENSIONS
         .iter()
         .enumerate()
@@ -276,9 +273,7 @@ pub fn forecast(
                 None => Forecast::NotGranted,
                 Some(0) => Forecast::Exhausted,
                 Some(left) => match (recent.first(), recent.last()) {
-                    (Some(a), Some(b))
-                        if !finished && b.at > a.at && b.cumulative[i] > a.cumulative[i] =>
-                    {
+                    (Some(a), Some(b)) if b.at > a.at && b.cumulative[i] > a.cumulative[i] => {
                         let used = u128::from(b.cumulative[i] - a.cumulative[i]);
                         let span = (b.at.0 - a.at.0) as u128;
                         let more = u128::from(left) * span / used;
