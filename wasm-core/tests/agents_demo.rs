@@ -676,37 +676,35 @@ fn the_demo_folded_group_by_group_in_any_group_order_gives_the_same_state() {
                 .collect::<Vec<_>>()
                 .join(" | ")
         };
-        let mut bad = Vec::new();
-        for (k, w) in &in_order.work_items {
-            let o = state
-                .work_items
-                .get(k)
-                .map(|o| format!("{o:?}"))
-                .unwrap_or_default();
-            if o != format!("{w:?}") {
-                bad.push(format!("{k}: {}", differ(o, format!("{w:?}"))));
-            }
-        }
-        for (k, m) in &in_order.missions {
-            let o = state
-                .missions
-                .get(k)
-                .map(|o| format!("{o:?}"))
-                .unwrap_or_default();
-            if o != format!("{m:?}") {
-                bad.push(format!("{k}: {}", differ(o, format!("{m:?}"))));
-            }
-        }
-        for (k, a) in &in_order.accounts {
-            let o = state
-                .accounts
-                .get(k)
-                .map(|o| format!("{o:?}"))
-                .unwrap_or_default();
-            if o != format!("{a:?}") {
-                bad.push(format!("{k}: {}", differ(o, format!("{a:?}"))));
-            }
-        }
+        // Every WorkItem, Mission and account, as its Debug text by id, in both states.
+        let dump = |st: &State| -> std::collections::BTreeMap<String, String> {
+            let mut out = std::collections::BTreeMap::new();
+            out.extend(
+                st.work_items
+                    .iter()
+                    .map(|(k, v)| (format!("work {k}"), format!("{v:?}"))),
+            );
+            out.extend(
+                st.missions
+                    .iter()
+                    .map(|(k, v)| (format!("mission {k}"), format!("{v:?}"))),
+            );
+            out.extend(
+                st.accounts
+                    .iter()
+                    .map(|(k, v)| (format!("account {k}"), format!("{v:?}"))),
+            );
+            out
+        };
+        let (want, got) = (dump(&in_order), dump(&state));
+        let bad: Vec<String> = want
+            .iter()
+            .filter(|(k, w)| got.get(*k) != Some(*w))
+            .map(|(k, w)| {
+                let o = got.get(k).cloned().unwrap_or_default();
+                format!("{k}: {}", differ(o, w.clone()))
+            })
+            .collect();
         assert!(
             bad.is_empty(),
             "{:?}:\n{}",
