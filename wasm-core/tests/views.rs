@@ -1098,6 +1098,26 @@ fn ledger_figures_inherit_from_ancestors() {
         .unwrap()
         .1;
     assert_eq!(f, Forecast::NotGranted);
+    // Once the Mission is finished, nothing more is used: no exhaustion is projected.
+    w.go(
+        "owner",
+        G,
+        "mission.cancel",
+        payload(vec![("reason", s("out of scope"))]),
+    )
+    .unwrap();
+    let done = LedgerView::build(w.state(), M, &w.log, &w.seen).unwrap();
+    let f = done
+        .forecast
+        .iter()
+        .find(|(d, _)| *d == "modelTokens")
+        .unwrap()
+        .1;
+    assert_eq!(
+        f,
+        Forecast::Finished,
+        "a cancelled Mission projects nothing"
+    );
 
     // The rejection is listed with its dimension and account.
     assert_eq!(ledger.rejections.len(), 1);

@@ -17,7 +17,7 @@ use leptos_router::hooks::use_query_map;
 use wasm_core::authority::Micros;
 use wasm_core::authority::projection::DIMENSIONS;
 use wasm_core::views::ledger::chart::{self, BurnDown, Level, Outlook, Panel};
-use wasm_core::views::ledger::{Forecast, LedgerView};
+use wasm_core::views::ledger::{AccountKind, AccountLine, Forecast, LedgerView};
 
 #[component]
 pub fn Ledger() -> impl IntoView {
@@ -35,7 +35,7 @@ pub fn Ledger() -> impl IntoView {
                 .missions
                 .values()
                 .filter(|m| viewer.sees(&s.state, m))
-                .map(|m| (m.id.clone(), m.title.clone()))
+                .map(|m| (m.id.clone(), m.title.clone(), m.is_terminal()))
                 .collect::<Vec<_>>()
         })
     };
@@ -43,7 +43,14 @@ pub fn Ledger() -> impl IntoView {
         picked
             .get()
             .or_else(|| query.with(|q| q.get("mission")))
-            .or_else(|| missions().first().map(|m| m.0.clone()))
+            .or_else(|| {
+                // The first Mission still open: a finished one uses nothing more.
+                let all = missions();
+                all.iter()
+                    .find(|m| !m.2)
+                    .or_else(|| all.first())
+                    .map(|m| m.0.clone())
+            })
     };
     let ledger = move || {
         let id = mission()?;
@@ -61,7 +68,7 @@ pub fn Ledger() -> impl IntoView {
                 <form class="toolbar" on:submit=|ev| ev.prevent_default()>
                     <label for="ledger-mission">"Mission"</label>
                     <select id="ledger-mission" on:change=move |ev| picked.set(Some(event_target_value(&ev)))>
-                        {move || { let cur = mission(); missions().into_iter().map(|(id, title)| {
+                        {move || { let cur = mission(); missions().into_iter().map(|(id, title, _)| {
                             let sel = cur.as_deref() == Some(id.as_str());
                             view! { <option value=id.clone() selected=sel translate="no">{title}</option> }
                         }).collect_view() }}
@@ -80,6 +87,48 @@ pub fn Ledger() -> impl IntoView {
             </StreamStates>
         </section>
     }
+}
+
+/// How much of each account's id the ledger leaves out (`components::ident::Id`'s `elide`):
+/// the prefix the accounts of its own Mission share. The picked Mission's accounts share its
+/// stem (shown once under the header); a child Mission's (below its parent WorkItem) have a
+/// stem of their own, and cutting every row back to what both stems share would leave ids too
+/// long for one line. Rows come parent first ([`LedgerView`]'s order); a row whose parent is
+/// not listed counts with the first row's Mission.
+pub fn account_elisions(rows: &[AccountLine]) -> Vec<usize> {
+    use std::collections::BTreeMap;
+    let mut mission_of: BTreeMap<&str, &str> = BTreeMap::new();
+    let root = rows.first().map_or("", |a| a.account_id.as_str());
+    let owners: Vec<&str> = rows
+        .iter()
+        .map(|a| {
+            let m = match a.kind {
+                AccountKind::Mission => a.account_id.as_str(),
+                AccountKind::WorkItem => a
+                    .parent
+                    .as_deref()
+                    .and_then(|p| mission_of.get(p).copied())
+                    .unwrap_or(root),
+            };
+            mission_of.insert(a.account_id.as_str(), m);
+            m
+        })
+        .collect();
+    let mut stems: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in &owners {
+        if !stems.contains_key(m) {
+            let ids = rows
+                .iter()
+                .zip(&owners)
+                .filter(|(_, o)| *o == m)
+                .map(|(a, _)| a.account_id.as_str());
+            stems.insert(m, shared_prefix(ids));
+        }
+    }
+    owners
+        .iter()
+        .map(|m| stems.get(m).copied().unwrap_or(0))
+        .collect()
 }
 
 fn num(tag: &str, n: Option<u64>) -> String {
@@ -162,8 +211,9 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
     let outlook = c.outlook;
     let th = move |label: fn(I18nContext<Locale>) -> String| move || label(i18n);
     // The account ids' shared prefix, once under the column's header; each account shows its
-    // title and the rest of its id.
-    let elide = shared_prefix(rows.iter().map(|a| a.account_id.as_str()));
+    // title and the rest of its id (a child Mission's accounts: after their own Mission's).
+    let elisions = account_elisions(&rows);
+    let elide = elisions.first().copied().unwrap_or(0);
     let prefix = rows
         .first()
         .and_then(|a| a.account_id.get(..elide))
@@ -183,13 +233,17 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
             </tr></thead>
             // One row group per account: its id once, as the header of its six dimensions.
             // On a phone the cells stack (style/console.css), each named by its `data-label`.
-            {rows.into_iter().map(|a| {
+            {rows.into_iter().zip(elisions).map(|(a, elide)| {
                 let id = a.account_id.clone();
                 let title = a.title.clone();
                 let depth = a.depth;
                 let span = a.figures.len().max(1).to_string();
+                let class = match a.kind {
+                    AccountKind::Mission => "account mission",
+                    AccountKind::WorkItem => "account work-item",
+                };
                 view! {
-                    <tbody class="account">
+                    <tbody class=class>
                         {a.figures.into_iter().enumerate().map(|(i, f)| {
                             let d = f.dimension;
                             let head = (i == 0).then(|| view! {
@@ -248,6 +302,7 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
                     Outlook::NotGranted => t!(i18n, ledger.not_granted).into_any(),
                     Outlook::Exhausted => view! { "✖ "{t!(i18n, ledger.exhausted)} }.into_any(),
                     Outlook::Steady => t!(i18n, ledger.steady).into_any(),
+                    Outlook::Finished => t!(i18n, ledger.finished).into_any(),
                     Outlook::Within { at } => {
                         let when = when_text(tag(), at);
                         t!(i18n, ledger.exhaustion_at, when = move || when.clone()).into_any()

@@ -82,6 +82,9 @@ pub enum Forecast {
     Exhausted,
     /// No recent usage: no projection.
     Steady,
+    /// The Mission is finished (approved, failed, cancelled, terminated): it uses nothing
+    /// more, so nothing is projected from the rate it had while it ran.
+    Finished,
     At(Micros),
 }
 
@@ -264,6 +267,7 @@ pub fn forecast(
 ) -> Vec<(&'static str, Forecast)> {
     let remaining = budget::headroom(state, account).ok().map(|(_, r)| r);
     let recent = &series[series.len().saturating_sub(RECENT_POINTS)..];
+    let finished = state.missions.get(account).is_some_and(|m| m.is_terminal());
     DIMENSIONS
         .iter()
         .enumerate()
@@ -272,6 +276,7 @@ pub fn forecast(
             let f = match rem {
                 None => Forecast::NotGranted,
                 Some(0) => Forecast::Exhausted,
+                Some(_) if finished => Forecast::Finished,
                 Some(left) => match (recent.first(), recent.last()) {
                     (Some(a), Some(b)) if b.at > a.at && b.cumulative[i] > a.cumulative[i] => {
                         let used = u128::from(b.cumulative[i] - a.cumulative[i]);

@@ -243,6 +243,8 @@ pub enum Outlook {
     Exhausted,
     /// No recent usage: no projection.
     Steady,
+    /// The Mission is finished: no projection.
+    Finished,
     /// The limit is reached at `at`, on or before the Mission deadline: marked on the chart.
     Within {
         at: Micros,
@@ -295,6 +297,7 @@ pub fn burn_down(
         Forecast::NotGranted => Outlook::NotGranted,
         Forecast::Exhausted => Outlook::Exhausted,
         Forecast::Steady => Outlook::Steady,
+        Forecast::Finished => Outlook::Finished,
         Forecast::At(at) if at.0 <= deadline.0 => {
             t1 = Micros(t1.0.max(at.0));
             Outlook::Within { at }
