@@ -6,9 +6,10 @@
 
 use app::bench;
 use app::routes::mission::{
-    Detail, FIT_NODES, MAX_NODE_WIDTH, MAX_ZOOM, MIN_TEXT_PX, READABLE_PX, TEXT_UNITS,
-    TITLE_COLUMNS, WRAP_NODE_HEIGHT, WRAP3_NODE_HEIGHT, detail_at, engine_for, far_cue,
+    Detail, FIT_NODES, MAX_FIT_SCALE, MAX_NODE_WIDTH, MAX_ZOOM, MIN_TEXT_PX, READABLE_PX,
+    TEXT_UNITS, TITLE_COLUMNS, WRAP_NODE_HEIGHT, WRAP3_NODE_HEIGHT, detail_at, engine_for, far_cue,
     graph_markup, max_zoom, needs_third_line, refit, screen_scale, start_zoom, title_columns,
+    view_box, view_width,
 };
 use wasm_core::authority::Micros;
 use wasm_core::views::WorkState;
@@ -225,6 +226,52 @@ fn checkout() -> DagView {
             weight_seconds: 0,
         },
     }
+}
+
+/// A child Mission of two WorkItems (a chain: one layer each) fitted to the desktop frame is
+/// not blown up to its width: at most [`MAX_FIT_SCALE`] CSS px per unit, the layout centred in
+/// a wider `viewBox`; the demo's Mission, which fills the frame, keeps its own `viewBox`.
+#[test]
+fn a_small_graph_is_not_enlarged_past_the_fit_cap_and_sits_in_the_middle() {
+    let mut two = checkout();
+    two.nodes
+        .retain(|n| n.id.ends_with(":testing") || n.id.ends_with(":review"));
+    two.edges
+        .retain(|e| e.from.ends_with(":testing") && e.to.ends_with(":review"));
+    assert_eq!((two.nodes.len(), two.edges.len()), (2, 1));
+    let options = CollapseOptions::default();
+    let l = LiveLayout::new(engine_for(2, DESKTOP.0), options, two).expect("laid out");
+    let dims = (l.width, l.height);
+    for frame in [DESKTOP, DESKTOP_TALL, (1800.0, 900.0)] {
+        // Without the cap: the layout and its margins stretched to the frame.
+        let stretched = (frame.0 / (dims.0 + 40) as f64).min(frame.1 / (dims.1 + 40) as f64);
+        assert!(stretched > 1.5, "{frame:?}: {stretched}");
+        let s = screen_scale(frame, dims, 1.0);
+        assert!(s <= MAX_FIT_SCALE + 1e-9, "{frame:?}: {s}");
+        assert!(s >= 1.0, "{frame:?}: still readable: {s}");
+        // The viewBox: as wide as the frame at the cap, the layout in its middle.
+        let vb: Vec<i64> = view_box(dims, frame.0)
+            .split(' ')
+            .map(|v| v.parse().expect("a number"))
+            .collect();
+        assert_eq!(vb[2], view_width(dims.0, frame.0));
+        assert_eq!(vb[2], (frame.0 / MAX_FIT_SCALE).ceil() as i64);
+        assert!(
+            (vb[0] + vb[2] / 2 - dims.0 / 2).abs() <= 1,
+            "{vb:?} for {dims:?}"
+        );
+        assert_eq!((vb[1], vb[3]), (-20, dims.1 + 40));
+    }
+    // The demo's Mission fitted to the frame's width: its own viewBox, as before.
+    let demo = LiveLayout::new(engine_for(8, DESKTOP.0), options, checkout()).expect("laid out");
+    assert_eq!(view_width(demo.width, DESKTOP.0), demo.width + 40);
+    assert_eq!(
+        view_box((demo.width, demo.height), DESKTOP.0),
+        format!("-20 -20 {} {}", demo.width + 40, demo.height + 40)
+    );
+    // Not measured yet, or a frame of nothing: the layout's own width.
+    assert_eq!(view_width(dims.0, 0.0), dims.0 + 40);
+    assert_eq!(view_width(dims.0, f64::NAN), dims.0 + 40);
 }
 
 /// The title lines drawn in each node of `markup`, joined, without the critical mark.

@@ -9,7 +9,7 @@ use app::routes::mission::{
     rows_markup_first, table_prefixes,
 };
 use wasm_core::json::Value;
-use wasm_core::views::dag::{DagEdge, DagView, EdgeKind};
+use wasm_core::views::dag::{DagEdge, DagView, EdgeKind, NodeKind};
 use wasm_core::views::layout::{CollapseOptions, LiveLayout, Sugiyama};
 
 mod common;
@@ -206,6 +206,22 @@ fn the_table_leaves_out_the_prefix_its_ids_share_but_keeps_each_whole_id_in_its_
             dag.nodes[3].id.replace(':', ":<wbr>")
         )),
         "{one}"
+    );
+    // A child Mission's node (a Mission id) leaves the WorkItems' prefix as it is and is shown
+    // whole.
+    let mut with_child = dag.clone();
+    let mut child = dag.nodes[3].clone();
+    child.id = "urn:x:mission:child-review".into();
+    child.kind = NodeKind::ChildMission {
+        group_id: "urn:x:group:child".into(),
+    };
+    with_child.nodes.push(child);
+    let pc = table_prefixes(&with_child);
+    assert_eq!(pc.work_item, shared, "{pc:?}");
+    let rows = words(|w| rows_markup(&with_child, None, w, &pc));
+    assert!(
+        rows.contains("<code class=\"id\" translate=\"no\">urn:<wbr>x:<wbr>mission:<wbr>child-review<wbr></code>"),
+        "{rows}"
     );
     // One WorkItem keeps its last segment; none: no prefix.
     let mut single = dag.clone();

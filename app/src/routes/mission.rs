@@ -20,7 +20,7 @@
 //! changed node, and 2,000 nodes of text made that frame 15–55 ms.
 
 use crate::components::ident::{Id, after_colons, shared_prefix};
-use crate::components::live::{state_label, when, why_markup};
+use crate::components::live::{Countdown, state_label, when, why_markup};
 use crate::components::session;
 use crate::components::states::{Empty, StreamStates};
 use crate::format::markup::escape_into;
@@ -29,7 +29,7 @@ use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_navigate, use_params_map};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
@@ -269,11 +269,39 @@ pub fn start_zoom(fitted: f64) -> f64 {
     }
 }
 
-/// CSS px per layout unit: the `viewBox` of a `layout` (width, height) fitted into a `frame`
+/// At most this many CSS px per layout unit when a graph is fitted to its frame: a graph much
+/// narrower than the frame (a child Mission of two WorkItems) is drawn at this scale in the
+/// middle of a wider `viewBox` ([`view_width`]) instead of being blown up to the frame's width
+/// (its boxes three times their size, 33 px text).
+pub const MAX_FIT_SCALE: f64 = 1.25;
+
+/// The width of the `viewBox` (layout units, margins included) for a layout `layout_width`
+/// wide in a frame `frame_width` CSS px wide: the layout and its margins, or wider so that the
+/// fitted scale stays at most [`MAX_FIT_SCALE`] (the layout then centred in it).
+pub fn view_width(layout_width: i64, frame_width: f64) -> i64 {
+    let own = layout_width + 2 * VIEW_MARGIN;
+    let cap = (frame_width / MAX_FIT_SCALE).ceil();
+    if cap.is_finite() && cap > own as f64 {
+        // At most the frame's width in px (a finite, small number).
+        cap as i64
+    } else {
+        own
+    }
+}
+
+/// The `viewBox` attribute for a layout of `layout` (width, height) in a frame `frame_width`
+/// CSS px wide ([`view_width`]): the layout centred, [`VIEW_MARGIN`] above and below.
+pub fn view_box(layout: (i64, i64), frame_width: f64) -> String {
+    let w = view_width(layout.0, frame_width);
+    let x = -VIEW_MARGIN - (w - layout.0 - 2 * VIEW_MARGIN) / 2;
+    format!("{x} {} {w} {}", -VIEW_MARGIN, layout.1 + 2 * VIEW_MARGIN)
+}
+
+/// CSS px per layout unit: the `viewBox` ([`view_box`]) of a `layout` (width, height) fitted into a `frame`
 /// of (width, height) CSS px (`preserveAspectRatio` "meet": the tighter side wins), times `zoom`.
 /// 0 when either is empty.
 pub fn screen_scale(frame: (f64, f64), layout: (i64, i64), zoom: f64) -> f64 {
-    let w = (layout.0 + 2 * VIEW_MARGIN) as f64;
+    let w = view_width(layout.0, frame.0) as f64;
     let h = (layout.1 + 2 * VIEW_MARGIN) as f64;
     if w <= 0.0 || h <= 0.0 || frame.0 <= 0.0 || frame.1 <= 0.0 {
         return 0.0;
@@ -595,7 +623,9 @@ pub struct Prefixes {
 }
 
 /// The [`Prefixes`] of `dag`'s table: over every node, not just the rows listed, so that
-/// listing more rows or patching one keeps them.
+/// listing more rows or patching one keeps them. The WorkItem prefix is over the WorkItems
+/// only: a child Mission's node has a Mission id (shown whole), which would otherwise cut the
+/// shared prefix back to the Organization's stem for every row.
 pub fn table_prefixes(dag: &DagView) -> Prefixes {
     fn cut<'a>(ids: impl Iterator<Item = &'a str> + Clone) -> String {
         let n = shared_prefix(ids.clone());
@@ -606,7 +636,11 @@ pub fn table_prefixes(dag: &DagView) -> Prefixes {
             .to_owned()
     }
     Prefixes {
-        work_item: cut(dag.nodes.iter().map(|n| n.id.as_str())),
+        work_item: cut(dag
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::WorkItem)
+            .map(|n| n.id.as_str())),
         owner: cut(dag
             .nodes
             .iter()
@@ -791,6 +825,15 @@ fn node_target(ev: &web_sys::Event) -> Option<String> {
         .get_attribute("data-node-id")
 }
 
+/// The in-app path of the child-Mission link (`/mission/…`) an event happened in, if any.
+fn link_target(ev: &web_sys::Event) -> Option<String> {
+    let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
+    el.closest("a[href]")
+        .ok()??
+        .get_attribute("href")
+        .filter(|h| h.starts_with("/mission/"))
+}
+
 /// Focuses the element `id` (an SVG element's `focus`, called by name: web-sys binds it on
 /// `HTMLElement` only).
 fn focus_element(id: &str) {
@@ -870,7 +913,7 @@ pub fn Mission() -> impl IntoView {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, mission.title)}</h1>
             <p class="intro">{t!(i18n, mission.intro)}</p>
-            {move || group().map(|g| view! { <p class="group-id">{t!(i18n, mission.group, id = move || g.clone())}</p> })}
+            {move || group().map(|g| view! { <MissionHeader group=g.clone() /><p class="group-id">{t!(i18n, mission.group, id = move || g.clone())}</p> })}
             <StreamStates>
                 {move || match group() {
                     Some(g) => view! { <Dag group=g /> }.into_any(),
@@ -891,6 +934,63 @@ pub fn Mission() -> impl IntoView {
                 }}
             </StreamStates>
         </section>
+    }
+}
+
+/// What a person needs to know which Mission the graph is: its title, state, Coordinator,
+/// deadline and ledger, and for a child Mission the parent it serves (a link back up).
+#[derive(Clone, Debug, PartialEq)]
+struct Heading {
+    mission_id: String,
+    title: String,
+    status: String,
+    coordinator_id: String,
+    deadline: Micros,
+    /// The parent Mission's Group and title (§14: a child Mission serves a parent WorkItem).
+    parent: Option<(String, String)>,
+}
+
+#[component]
+fn MissionHeader(group: String) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    let heading = Memo::new(move |_| {
+        console.snapshot.with(|s| {
+            let m = s.state.mission_of_group(&group)?;
+            let parent = m
+                .parent_mission_id
+                .as_deref()
+                .and_then(|p| s.state.missions.get(p))
+                .map(|p| (p.group_id.clone(), p.title.clone()));
+            Some(Heading {
+                mission_id: m.id.clone(),
+                title: m.title.clone(),
+                status: m.status.clone(),
+                coordinator_id: m.coordinator_id.clone(),
+                deadline: m.deadline,
+                parent,
+            })
+        })
+    });
+    move || {
+        heading.get().map(|h| {
+            let ledger = format!("/ledger?mission={}", h.mission_id);
+            let st = h.status.clone();
+            view! {
+                <div class="mission-heading">
+                    <h2 translate="no">{h.title.clone()}</h2>
+                    {h.parent.clone().map(|(g, title)| view! {
+                        <p class="child-of">{t!(i18n, mission.child_of)}" "<a href=format!("/mission/{g}") translate="no">{title}</a></p>
+                    })}
+                    <p class="mission-state">
+                        <strong>{move || state_label(i18n, &st)}</strong>
+                        " · Coordinator "<Id id=h.coordinator_id.clone() />
+                        " · "{t!(i18n, board.deadline)}" "<Countdown at=h.deadline />
+                        " · "<a href=ledger>{t!(i18n, nav.ledger)}</a>
+                    </p>
+                </div>
+            }
+        })
     }
 }
 
@@ -1162,6 +1262,8 @@ fn Dag(group: String) -> impl IntoView {
             "ArrowRight" => pan.update(|p| p.0 -= step),
             "ArrowUp" => pan.update(|p| p.1 += step),
             "ArrowDown" => pan.update(|p| p.1 -= step),
+            // Escape lets go of the selected node (the table lists every WorkItem again).
+            "Escape" if selected.with_untracked(Option::is_some) => selected.set(None),
             // Enter or Space on a node selects it (delegated from the node).
             "Enter" | " " => match node_target(&ev) {
                 Some(id) => selected.set(Some(id)),
@@ -1171,7 +1273,18 @@ fn Dag(group: String) -> impl IntoView {
         }
         ev.prevent_default();
     };
+    let navigate = StoredValue::new_local(use_navigate());
     let click = move |ev: leptos::ev::MouseEvent| {
+        // A child Mission's node is an SVG `<a>` in markup the router never sees: left alone,
+        // the browser would load the page anew and the unlocked key would be locked again.
+        // A plain click follows it in the app; a modified one (new tab) is the browser's.
+        if !(ev.ctrl_key() || ev.meta_key() || ev.shift_key() || ev.alt_key() || ev.button() != 0)
+            && let Some(href) = link_target(&ev)
+        {
+            ev.prevent_default();
+            navigate.with_value(|go| go(&href, Default::default()));
+            return;
+        }
         if let Some(id) = node_target(&ev) {
             selected.set(Some(id));
         }
@@ -1205,8 +1318,8 @@ fn Dag(group: String) -> impl IntoView {
             Shape::Drawn => {
                 let view_box = move || {
                     version.get();
-                    let (w, h) = live.with_value(|l| l.as_ref().map_or((0, 0), |l| (l.width, l.height)));
-                    format!("-20 -20 {} {}", w + 40, h + 40)
+                    let dims = live.with_value(|l| l.as_ref().map_or((0, 0), |l| (l.width, l.height)));
+                    view_box(dims, frame.get().0)
                 };
                 view! {
                     <div class="dag-tools toolbar">
@@ -1378,6 +1491,15 @@ pub fn Details(
                         </button>
                     </p>
                 }
+            })}
+            // A selected node narrows the table to its row: say so, with the way back.
+            {move || selected.with(Option::is_some).then(|| view! {
+                <p class="note selected-only" role="status">
+                    {t!(i18n, mission.selected_only)}" "
+                    <button type="button" class="clear-selection" on:click=move |_| selected.set(None)>
+                        {t!(i18n, mission.list_every)}
+                    </button>
+                </p>
             })}
             <WorkItemTable rows prefixes=prefixes.into() />
         </section>
