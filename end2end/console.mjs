@@ -669,6 +669,11 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
         // The Mission view measures its frame on resize and may lay the graph out again.
         if (path === '/mission') await page.waitForTimeout(300);
         const issues = await layoutIssues(page);
+        if (path === '/conversations') {
+          // Each Conversation is headed by its Mission's title, a link to its graph.
+          const heads = await page.locator('.conversation h2 a[href^="/mission/"]').allTextContents();
+          if (!heads.some((h) => /Checkout/.test(h))) issues.push(`Conversation headings: ${heads.join(' | ')}`);
+        }
         if (path === '/mission') {
           const phone = vp.width < 600;
           if (phone) {

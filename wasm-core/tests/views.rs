@@ -1707,6 +1707,8 @@ fn conversations_show_amendment_chains_and_never_actions() {
 
     let c = ConversationView::build(w.state(), G, &conv);
     assert_eq!(c.mission_id, M);
+    assert_eq!(c.mission_title, w.state().missions[M].title);
+    assert!(!c.mission_title.is_empty());
     let m: Vec<&MessageView> = c.messages.iter().collect();
     assert_eq!(
         m[0].effective,

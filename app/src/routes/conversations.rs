@@ -3,6 +3,7 @@
 //! from `views::conversations`. A Message never authorizes anything (§4 invariant 2, §9): no
 //! control here is derived from a Message's content; the text is shown as text only.
 
+use crate::components::ident::Id;
 use crate::components::live::Timestamp;
 use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
@@ -47,12 +48,19 @@ fn Conversation(conv: ConversationView) -> impl IntoView {
     let n = conv.messages.len();
     view! {
         <section class="conversation" data-conversation=conv.conversation_id.clone()>
-            <h2><code>{conv.conversation_id.clone()}</code></h2>
+            // Headed by its Mission's title (a link to its graph); the ids below, whole.
+            <h2>
+                {if conv.mission_title.is_empty() {
+                    view! { <code>{conv.conversation_id.clone()}</code> }.into_any()
+                } else {
+                    view! { <a href=format!("/mission/{}", conv.group_id) translate="no">{conv.mission_title.clone()}</a> }.into_any()
+                }}
+            </h2>
             <p class="hint">{move || if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {
                 t!(i18n, conversations.messages_single, n = move || n).into_any()
             } else {
                 t!(i18n, conversations.messages, n = move || n).into_any()
-            }}" · Mission "<code>{conv.mission_id.clone()}</code></p>
+            }}" · Conversation "<Id id=conv.conversation_id.clone() />" · Mission "<Id id=conv.mission_id.clone() /></p>
             <ol class="messages">
                 {conv.messages.into_iter().map(|m| {
                     let (cls, text) = match &m.effective {

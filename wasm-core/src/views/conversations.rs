@@ -76,6 +76,8 @@ pub struct ConversationView {
     pub conversation_id: String,
     pub group_id: String,
     pub mission_id: String,
+    /// The Mission's title, what a person reads first (empty before its Mission is known).
+    pub mission_title: String,
     /// Oldest first.
     pub messages: Vec<MessageView>,
 }
@@ -156,14 +158,21 @@ fn conversation(
             .cmp(&b.created_at)
             .then_with(|| a.id.cmp(&b.id))
     });
+    let mission_id = state
+        .groups
+        .get(group_id)
+        .map(|g| g.group.mission_id.clone())
+        .unwrap_or_default();
+    let mission_title = state
+        .missions
+        .get(&mission_id)
+        .map(|m| m.title.clone())
+        .unwrap_or_default();
     ConversationView {
         conversation_id: conversation_id.to_owned(),
         group_id: group_id.to_owned(),
-        mission_id: state
-            .groups
-            .get(group_id)
-            .map(|g| g.group.mission_id.clone())
-            .unwrap_or_default(),
+        mission_id,
+        mission_title,
         messages,
     }
 }
