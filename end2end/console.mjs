@@ -477,6 +477,9 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   const childUnderParent = await page.waitForFunction(() => [...document.querySelectorAll('.mission-tree ul.tree ul.tree a')]
     .some((a) => /security/i.test(a.textContent) && /\/mission\/./.test(a.getAttribute('href') || '')), null, { timeout: 90_000 }).then(() => true, () => false);
   check(childUnderParent, `no child Mission under its parent in the tree: ${await page.locator('.mission-tree').innerText().catch(() => '?')}`);
+  // Its card names its parent, a link.
+  const childCard = page.locator('.mission-card', { hasText: /Security review/i }).first();
+  check(/Checkout/.test(await childCard.locator('.child-of a').innerText().catch(() => '')), 'the child Mission\'s card does not name its parent');
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
   // The DAG: nodes with owners and Ownership Epochs, the critical path marked.
   await page.locator('.mission-card a', { hasText: 'Checkout' }).first().click();

@@ -72,7 +72,12 @@ pub fn Board() -> impl IntoView {
                                 <section class=if n == 0 { "column empty" } else { "column" } data-state=st aria-label=move || state_label(i18n, st)>
                                     <h2>{move || state_label(i18n, st)}" "<span class="count">"("{n}")"</span></h2>
                                     <ul class="cards">
-                                        {cards.into_iter().map(|c| view! { <li><Card card=c /></li> }).collect_view()}
+                                        {cards.into_iter().map(|c| {
+                                            // A child Mission's card names its parent (a link), when visible.
+                                            let parent = c.parent_mission_id.as_deref().and_then(|p| b.card(p))
+                                                .map(|p| (p.group_id.clone(), p.title.clone()));
+                                            view! { <li><Card card=c parent /></li> }
+                                        }).collect_view()}
                                     </ul>
                                 </section>
                             }
@@ -123,7 +128,7 @@ fn Tree(nodes: Vec<TreeNode>, board: MissionBoard) -> AnyView {
 }
 
 #[component]
-fn Card(card: MissionCard) -> impl IntoView {
+fn Card(card: MissionCard, parent: Option<(String, String)>) -> impl IntoView {
     let i18n = use_i18n();
     let st = card.state.as_str();
     let p = card.progress;
@@ -140,6 +145,9 @@ fn Card(card: MissionCard) -> impl IntoView {
     view! {
         <article class="mission-card" data-mission-id=card.mission_id.clone() data-state=st>
             <h3><a href=href translate="no">{card.title.clone()}</a></h3>
+            {parent.map(|(g, title)| view! {
+                <p class="child-of">{t!(i18n, mission.child_of)}" "<a href=format!("/mission/{g}") translate="no">{title}</a></p>
+            })}
             <p class="mission-state"><strong>{move || state_label(i18n, st)}</strong>" · "{t!(i18n, board.revision, n = move || rev_of(card.revision))}</p>
             <dl class="facts">
                 <dt>{t!(i18n, board.deadline)}</dt>
