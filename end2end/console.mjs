@@ -626,6 +626,7 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
       tops: cards.map((c) => Math.round(c.getBoundingClientRect().top)),
       memberships: cards.map((c) => c.querySelectorAll('.memberships li').length),
       blankRoles: [...document.querySelectorAll('.memberships li')].filter((li) => !li.querySelector('code.roles:not(:empty), .roles.none')).length,
+      unnamed: [...document.querySelectorAll('.memberships li')].filter((li) => !(li.querySelector('a[href^="/mission/"]') || {}).textContent).length,
       others: document.querySelector('details.other-agents') ? {
         open: document.querySelector('details.other-agents').open,
         count: document.querySelectorAll('details.other-agents li.agent-card').length,
@@ -638,6 +639,7 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   check(agents.seen.every((s, i) => s || agents.seen.slice(i).every((t) => !t)), `an Agent never seen before one seen: ${agents.seen}`);
   check(new Set(agents.tops).size < agents.tops.length, 'the Agent Cards are not side by side at 1280 px');
   check(agents.blankRoles === 0, `${agents.blankRoles} Memberships without roles or "no role"`);
+  check(agents.unnamed === 0, `${agents.unnamed} Memberships not named by their Mission's title`);
   check(agents.others && !agents.others.open && agents.others.count > 0 && agents.others.summary.includes(String(agents.others.count)),
     `the other Agents folded away with their count: ${JSON.stringify(agents.others)}`);
   // The JSON of an Event.

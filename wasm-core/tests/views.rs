@@ -1768,6 +1768,9 @@ fn agents_show_cards_capabilities_sessions_and_a_presence_slot() {
     );
     assert_eq!(a.session_epoch, Some(1));
     assert_eq!(a.memberships[0].roles, vec!["worker".to_owned()]);
+    let mission = &w.state().missions[&a.memberships[0].mission_id];
+    assert_eq!(a.memberships[0].mission_title, mission.title);
+    assert!(!mission.title.is_empty());
     assert_eq!(a.work_items, vec!["urn:x:w:1".to_owned()]);
     assert_eq!(a.presence, None);
     // The console builds the Memberships from the registry's cards with the same functions.

@@ -184,9 +184,14 @@ fn AgentCard(row: Row) -> impl IntoView {
             {(!members.is_empty()).then(|| view! {
                 <ul class="memberships">{members.into_iter().map(|m| {
                     let roles = (!m.roles.is_empty()).then(|| m.roles.join(", "));
-                    let MembershipView { group_id, epoch, status, .. } = m;
+                    let MembershipView { group_id, mission_title, epoch, status, .. } = m;
+                    // Named by its Mission's title, a link to its graph; the Group id whole
+                    // below it (or alone while the Mission is not known yet).
+                    let name = (!mission_title.is_empty()).then(|| view! {
+                        <a href=format!("/mission/{group_id}") translate="no">{mission_title}</a>" "
+                    });
                     view! {
-                        <li><code>{group_id}</code>" · "{match roles {
+                        <li>{name}<code>{group_id}</code>" · "{match roles {
                             Some(r) => view! { <code class="roles">{r}</code> }.into_any(),
                             None => view! { <span class="roles none">{t!(i18n, agents.no_role)}</span> }.into_any(),
                         }}" · e"{epoch}" · "<code>{status}</code></li>
@@ -220,6 +225,7 @@ mod tests {
             vec![wasm_core::views::agents::MembershipView {
                 group_id: "urn:g".to_owned(),
                 mission_id: "urn:m".to_owned(),
+                mission_title: "M".to_owned(),
                 roles: vec!["worker".to_owned()],
                 status: "active".to_owned(),
                 epoch: 1,

@@ -33,6 +33,8 @@ pub struct CapabilityView {
 pub struct MembershipView {
     pub group_id: String,
     pub mission_id: String,
+    /// The Group's Mission's title: what a person recognises (the URNs stay in the tooltip).
+    pub mission_title: String,
     pub roles: Vec<String>,
     pub status: String,
     pub epoch: u64,
@@ -134,6 +136,11 @@ pub fn memberships_in(
             group.memberships.get(agent_id).map(|m| MembershipView {
                 group_id: group.group.id.clone(),
                 mission_id: group.group.mission_id.clone(),
+                mission_title: state
+                    .missions
+                    .get(&group.group.mission_id)
+                    .map(|m| m.title.clone())
+                    .unwrap_or_default(),
                 roles: m.roles.clone(),
                 status: m.status.clone(),
                 epoch: m.epoch,
