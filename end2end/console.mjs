@@ -605,6 +605,7 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await sequenceTwo.locator('button.as-of').click();
   await page.locator('#travel-banner').waitFor({ timeout: TIMEOUT_MS });
   check(/sequence 2/.test(await page.locator('#travel-banner').innerText()), 'banner names the sequence');
+  check(/Checkout|Search/.test(await page.locator('#travel-banner').innerText()), 'the banner names the Group by its Mission\'s title');
   check(!/\d{4}-\d{2}-\d{2}T\d{2}:/.test(await page.locator('#travel-banner').innerText()), 'the banner shows its instant raw');
   await go(page, 'b');
   const pastBoard = await page.locator('main').innerText();

@@ -36,9 +36,14 @@ pub fn TravelBanner() -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
     move || {
-        console.snapshot.get().as_of.map(|a| {
+        console.snapshot.with(|s| s.as_of.clone().map(|a| {
             let seq = a.sequence;
+            // The Group by its Mission's title, what a person recognises; its id otherwise.
             let group = a.group_id.clone().unwrap_or_default();
+            let group = s
+                .state
+                .mission_of_group(&group)
+                .map_or(group, |m| m.title.clone());
             let exact = a.at.format();
             view! {
                 <div class="travel-banner" role="status" id="travel-banner">
@@ -50,7 +55,7 @@ pub fn TravelBanner() -> impl IntoView {
                     </button>
                 </div>
             }
-        })
+        }))
     }
 }
 
