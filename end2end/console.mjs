@@ -280,6 +280,20 @@ test('the Protocol view runs the official bundles in this browser (58/62/30)', a
   await page.screenshot({ path: join(resultsDir, 'protocol-en.png'), fullPage: true });
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
+  // A runner that cannot be loaded is a clear error, not a silent wait, and the run can be asked again.
+  for (const missing of ['runner-worker.js', 'runner_bg.wasm']) {
+    const broken = await newContext(browser);
+    await broken.route(`**/pkg/*/${missing}`, (route) => route.fulfill({ status: 404, body: 'gone' }));
+    const p = await open(broken, '/protocol');
+    await p.click('#run-bundles');
+    const error = p.locator('#bundle-status [data-state="runner-error"]');
+    await error.waitFor({ state: 'visible', timeout: 60_000 });
+    const text = (await error.textContent()) || '';
+    check(/bundle runner could not be loaded/.test(text), `${missing} missing: ${text}`);
+    check(await p.locator('#bundle-summary').count() === 0, `${missing} missing: a summary is shown`);
+    check(await p.locator('#run-bundles').isEnabled(), `${missing} missing: the button stays disabled`);
+    await broken.close();
+  }
 });
 
 test('layout holds in every language at 1280×800 and 390×844', async (browser) => {
