@@ -1,7 +1,7 @@
 //! The Protocol view's bundle runner (issues 13/14): `wasm_core::conformance`'s three runners
 //! (structural, cryptography, admission) as their own small WebAssembly module. The console's
 //! module leaves them out (the standalone documents' validators, the admission and cryptography
-//! case evaluators: about 40 KB of every page load, docs/console.md "Sizes"); the Protocol view
+//! case evaluators: 36 KB of every visit as shipped, docs/console.md "Sizes"); the Protocol view
 //! starts `pkg/<hash>/runner-worker.js` (a module worker that loads `runner.js` +
 //! `runner_bg.wasm`) only when the bundles are asked for.
 //!

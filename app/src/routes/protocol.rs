@@ -5,7 +5,7 @@
 //! read-only (`/api/protocol/…`): embedding them would add their 519 KB (55 KB gzip) to every
 //! page load for a check most visits never run. For the same reason the runners are not in the
 //! console's module either: they are the `protocol-runner` crate, its own module
-//! (`pkg/<hash>/runner_bg.wasm`, about 40 KB gzip less on every visit, docs/console.md "Sizes"),
+//! (`pkg/<hash>/runner_bg.wasm`; 36 KB less shipped on every visit, docs/console.md "Sizes"),
 //! loaded in a module worker (`runner-worker.js`) only when the person asks for the run.
 
 use crate::i18n::*;
