@@ -1,5 +1,5 @@
 //! The Protocol view's bundle runner (issues 13/14): `wasm_core::conformance`'s three runners
-//! (structural, cryptography, admission) as their own small WebAssembly module. The console's
+//! (structural, cryptography, admission) as their own WebAssembly module. The console's
 //! module leaves them out (the standalone documents' validators, the admission and cryptography
 //! case evaluators: 36 KB of every visit as shipped, docs/console.md "Sizes"); the Protocol view
 //! starts `pkg/<hash>/runner-worker.js` (a module worker that loads `runner.js` +
