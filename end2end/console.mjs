@@ -247,10 +247,26 @@ test('a key generated in the browser is stored encrypted and unlocked after a re
 
 test('the Protocol view runs the official bundles in this browser (58/62/30)', async (browser) => {
   const context = await newContext(browser);
+  // The runner is its own module (crate protocol-runner), fetched only when asked for.
+  const requested = [];
+  context.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  const runnerFiles = () => requested.filter((p) => /\/pkg\/[^/]+\/runner(-worker\.js|\.js|_bg\.wasm)$/.test(p));
   const page = await open(context, '/protocol');
+  const appWasm = requested.find((p) => /\/pkg\/[^/]+\/app_bg\.wasm$/.test(p));
+  check(appWasm, `the console's module was not requested: ${requested.join(' ')}`);
+  check(runnerFiles().length === 0, `the runner was loaded before it was asked for: ${runnerFiles().join(' ')}`);
+  // The console's own module does not carry the runner's export (its size is build-web.sh's figure).
+  const exportsRun = await page.evaluate(async (u) => {
+    const m = await WebAssembly.compileStreaming(fetch(u));
+    return WebAssembly.Module.exports(m).some((e) => e.name === 'run_bundles');
+  }, appWasm);
+  check(!exportsRun, 'app_bg.wasm exports run_bundles');
   await page.click('#run-bundles');
   const summary = page.locator('#bundle-summary');
   await summary.waitFor({ state: 'visible', timeout: 120_000 });
+  for (const f of ['runner-worker.js', 'runner.js', 'runner_bg.wasm']) {
+    check(runnerFiles().some((p) => p.endsWith(`/${f}`)), `${f} not requested on run: ${runnerFiles().join(' ')}`);
+  }
   check((await summary.getAttribute('data-state')) === 'ok', `summary: ${await summary.textContent()}`);
   const expected = { structural: ['58', '0'], cryptography: ['62', '0'], admission: ['30', '0'] };
   for (const [bundle, [p, f]] of Object.entries(expected)) {
@@ -264,6 +280,20 @@ test('the Protocol view runs the official bundles in this browser (58/62/30)', a
   await page.screenshot({ path: join(resultsDir, 'protocol-en.png'), fullPage: true });
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
+  // A runner that cannot be loaded is a clear error, not a silent wait, and the run can be asked again.
+  for (const missing of ['runner-worker.js', 'runner_bg.wasm']) {
+    const broken = await newContext(browser);
+    await broken.route(`**/pkg/*/${missing}`, (route) => route.fulfill({ status: 404, body: 'gone' }));
+    const p = await open(broken, '/protocol');
+    await p.click('#run-bundles');
+    const error = p.locator('#bundle-status [data-state="runner-error"]');
+    await error.waitFor({ state: 'visible', timeout: 60_000 });
+    const text = (await error.textContent()) || '';
+    check(/bundle runner could not be loaded/.test(text), `${missing} missing: ${text}`);
+    check(await p.locator('#bundle-summary').count() === 0, `${missing} missing: a summary is shown`);
+    check(await p.locator('#run-bundles').isEnabled(), `${missing} missing: the button stays disabled`);
+    await broken.close();
+  }
 });
 
 test('layout holds in every language at 1280×800 and 390×844', async (browser) => {

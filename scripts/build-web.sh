@@ -5,10 +5,13 @@
 #   3. release only: wasm-opt -Oz from npm `binaryen` (end2end/node_modules; never Debian's,
 #      whose wasm-opt 108 breaks wasm-bindgen 0.2.130 output);
 #   4. dist/pkg/<hash>/{app.js, app_bg.wasm, boot.js, worker.js} (content-hashed, served immutable) and
-#      dist/index.html pointing at them;
+#      dist/index.html pointing at them; beside them the Protocol view's bundle runner (crate
+#      protocol-runner, its own module: runner.js, runner_bg.wasm, runner-worker.js), which the
+#      console loads only when the person asks to run the official bundles;
 #   5. release only: each of those also as NAME.gz, compressed once with zopfli (Debian's `zopfli`,
 #      installed by scripts/setup.sh; gzip -9 if it is missing), which the server sends as is to
-#      every browser that accepts gzip; prints the raw, gzip -9 and shipped sizes.
+#      every browser that accepts gzip; prints the raw, gzip -9 and shipped sizes: the console as
+#      loaded on every visit (the 600 KB bar), the runner loaded on request, and their sum.
 # No inline script anywhere: boot.js and worker.js are files, so the CSP needs no 'unsafe-inline'.
 #
 # Usage: scripts/build-web.sh [release|debug]   (default release)
@@ -45,23 +48,28 @@ else
 fi
 START=$(date +%s)
 "${CARGO[@]}" build "${CARGO_ARGS[@]}" -p app --lib --target wasm32-unknown-unknown --features "$FEATURES" --profile "$PROFILE"
+"${CARGO[@]}" build "${CARGO_ARGS[@]}" -p protocol-runner --lib --target wasm32-unknown-unknown --profile "$PROFILE"
 log "cargo build $(($(date +%s) - START)) s"
 WASM=$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/app.wasm
+RUNNER_WASM=$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/protocol_runner.wasm
 
 TMP=$(mktemp -d "$ROOT/.dist.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 wasm-bindgen --target web --no-typescript --out-dir "$TMP/pkg" --out-name app "$WASM"
+wasm-bindgen --target web --no-typescript --out-dir "$TMP/pkg" --out-name runner "$RUNNER_WASM"
 if [ "$MODE" = release ]; then
   WASM_OPT=${WASM_OPT:-$ROOT/end2end/node_modules/.bin/wasm-opt}
   if [ ! -x "$WASM_OPT" ]; then
     echo "build-web: $WASM_OPT not found; run scripts/setup.sh (npm binaryen)" >&2
     exit 1
   fi
-  "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/app_bg.wasm" -o "$TMP/pkg/app_bg.wasm"
+  for m in app runner; do
+    "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/${m}_bg.wasm" -o "$TMP/pkg/${m}_bg.wasm"
+  done
 fi
-HASH=$(cat "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" | sha256sum | cut -c1-16)
+HASH=$(cat "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" "$TMP/pkg/runner.js" "$TMP/pkg/runner_bg.wasm" | sha256sum | cut -c1-16)
 mkdir -p "$TMP/pkg/$HASH"
-mv "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" "$TMP/pkg/$HASH/"
+mv "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" "$TMP/pkg/runner.js" "$TMP/pkg/runner_bg.wasm" "$TMP/pkg/$HASH/"
 printf "import init from './app.js';\ninit();\n" >"$TMP/pkg/$HASH/boot.js"
 # The first replay's Web Workers (app/src/pool.rs): module workers that load the same app.js and
 # app_bg.wasm and answer each message with worker_message (a failure is answered too, so the page
@@ -72,6 +80,19 @@ const ready = init();
 self.onmessage = (e) => {
   ready.then(() => worker_message(e.data)).then(
     (reply) => self.postMessage(reply),
+    (err) => self.postMessage({ error: String(err) }));
+};
+JS
+# The Protocol view's bundle runner (app/src/routes/protocol.rs, crate protocol-runner): a module
+# worker started only when the person asks to run the bundles. `{ready}` once its module is
+# compiled, then `{report}` (JSON text) for the framed files it is sent; `{error}` for either.
+cat >"$TMP/pkg/$HASH/runner-worker.js" <<'JS'
+import init, { run_bundles } from './runner.js';
+const ready = init();
+ready.then(() => self.postMessage({ ready: true }), (err) => self.postMessage({ error: String(err) }));
+self.onmessage = (e) => {
+  ready.then(() => run_bundles(e.data)).then(
+    (report) => self.postMessage({ report }),
     (err) => self.postMessage({ error: String(err) }));
 };
 JS
@@ -92,17 +113,21 @@ J=$DIST/pkg/$HASH/app.js
 B=$DIST/pkg/$HASH/boot.js
 K=$DIST/pkg/$HASH/worker.js
 C=style/console.css
+RW=$DIST/pkg/$HASH/runner_bg.wasm
+RJ=$DIST/pkg/$HASH/runner.js
+RK=$DIST/pkg/$HASH/runner-worker.js
 SHIPPED=("$W" "$J" "$B" "$K" "$DIST/index.html")
+RUNNER=("$RW" "$RJ" "$RK")
 if [ "$MODE" = release ]; then
   # Compressed once here instead of per request: zopfli's deflate is 4–5 % smaller than gzip -9
   # and any gzip decoder reads it. The server sends NAME.gz as is (server/src/console.rs).
   START=$(date +%s)
   if command -v zopfli >/dev/null; then
-    zopfli "${SHIPPED[@]}"
+    zopfli "${SHIPPED[@]}" "${RUNNER[@]}"
     log "zopfli $(($(date +%s) - START)) s"
   else
     log "zopfli not found (scripts/setup.sh installs it): gzip -9 instead"
-    for f in "${SHIPPED[@]}"; do gzip -9 -n -k -f "$f"; done
+    for f in "${SHIPPED[@]}" "${RUNNER[@]}"; do gzip -9 -n -k -f "$f"; done
   fi
 fi
 # What a browser receives: NAME.gz where it was built, else the server's on-the-fly gzip
@@ -110,6 +135,11 @@ fi
 sent() { if [ -f "$1.gz" ]; then size "$1.gz"; else gzip -6 -c "$1" | wc -c | tr -d ' '; fi; }
 TOTAL=0
 for f in "${SHIPPED[@]}" "$C"; do TOTAL=$((TOTAL + $(sent "$f"))); done
+RTOTAL=0
+for f in "${RUNNER[@]}"; do RTOTAL=$((RTOTAL + $(sent "$f"))); done
 log "mode $MODE, pkg/$HASH"
 log "wasm $(size "$W") B (gzip -9 $(gz "$W") B, sent $(sent "$W") B); js $(size "$J") B (gzip -9 $(gz "$J") B, sent $(sent "$J") B)"
 log "shipped (wasm + js + boot + worker + css + html) as sent with gzip: $TOTAL B, all three locales included"
+log "runner on request: wasm $(size "$RW") B (gzip -9 $(gz "$RW") B, sent $(sent "$RW") B); js $(size "$RJ") B (sent $(sent "$RJ") B); runner-worker.js sent $(sent "$RK") B"
+log "runner loaded on request (runner wasm + js + worker) as sent with gzip: $RTOTAL B"
+log "console + runner as sent with gzip: $((TOTAL + RTOTAL)) B"

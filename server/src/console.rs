@@ -19,7 +19,8 @@ use tower_http::services::{ServeDir, ServeFile};
 /// The console's Content-Security-Policy: its own origin only, no inline script or style;
 /// `'wasm-unsafe-eval'` lets the page compile its WebAssembly module (and nothing else);
 /// `worker-src 'self'`: the first replay's module workers (`pkg/<hash>/worker.js`, which load the
-/// same module) and nothing else.
+/// same module) and the Protocol view's bundle runner (`pkg/<hash>/runner-worker.js`, which loads
+/// `runner_bg.wasm` on request), nothing else.
 pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
      worker-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
      object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";

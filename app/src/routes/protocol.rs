@@ -1,9 +1,12 @@
 //! Protocol (`/protocol`): the official MissionWeaveProtocol 0.1 bundles run in this browser, on
-//! request, by the same WebAssembly core that verifies every Event, with the counts per bundle
-//! (structural 58, cryptography 62, admission 30), beside the server's own native run. The
-//! bundle files are fetched from the server, which serves `MWP_PROTOCOL_DIR` read-only
-//! (`/api/protocol/…`): embedding them would add their 519 KB (55 KB gzip) to every page load
-//! for a check most visits never run.
+//! request, by the same WebAssembly core (`wasm-core`) that verifies every Event, with the
+//! counts per bundle (structural 58, cryptography 62, admission 30), beside the server's own
+//! native run. The bundle files are fetched from the server, which serves `MWP_PROTOCOL_DIR`
+//! read-only (`/api/protocol/…`): embedding them would add their 519 KB (55 KB gzip) to every
+//! page load for a check most visits never run. For the same reason the runners are not in the
+//! console's module either: they are the `protocol-runner` crate, its own module
+//! (`pkg/<hash>/runner_bg.wasm`; 36 KB less shipped on every visit, docs/console.md "Sizes"),
+//! loaded in a module worker (`runner-worker.js`) only when the person asks for the run.
 
 use crate::i18n::*;
 use leptos::prelude::*;
@@ -22,43 +25,161 @@ pub struct BundleRow {
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 enum Run {
     Idle,
+    LoadingRunner,
     Fetching(usize),
     Running,
     Done(Vec<BundleRow>),
-    Failed(String),
+    /// The bundle files could not be fetched.
+    FetchFailed(String),
+    /// The runner's module did not load, or it stopped without a report.
+    RunnerFailed(String),
 }
 
-/// Runs the three official bundles over files already in memory.
-pub fn run_bundles(files: &std::collections::HashMap<String, Vec<u8>>) -> Vec<BundleRow> {
-    let read = |path: &str| -> Result<Vec<u8>, String> {
-        files
-            .get(path)
-            .cloned()
-            .ok_or_else(|| format!("{path}: not served"))
+/// Frames the bundle files for the runner (`protocol_runner::decode_files` reads it back): per
+/// file, the path's length (u32, little-endian), the path, the content's length, the content;
+/// paths in sorted order. Bundle files are far below 4 GiB; a larger one is refused.
+pub fn encode_files(files: &std::collections::HashMap<String, Vec<u8>>) -> Result<Vec<u8>, String> {
+    let mut paths: Vec<&String> = files.keys().collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        for part in [p.as_bytes(), files[p].as_slice()] {
+            let len = u32::try_from(part.len()).map_err(|_| format!("{p}: too large"))?;
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(part);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the runner's JSON answer (`protocol_runner::report_json`, or `{"error"}`).
+pub fn parse_report(text: &str) -> Result<Vec<BundleRow>, String> {
+    use wasm_core::json::Value;
+    let v = wasm_core::json::parse(text.as_bytes()).map_err(|e| e.to_string())?;
+    if let Some(e) = v.pointer("/error").and_then(Value::as_str) {
+        return Err(e.to_owned());
+    }
+    let Some(Value::Array(bundles)) = v.pointer("/bundles") else {
+        return Err("the runner's answer has no bundles".into());
     };
-    [
-        wasm_core::conformance::run_structural(&read),
-        wasm_core::conformance::run_cryptography(&read),
-        wasm_core::conformance::run_admission(&read),
-    ]
-    .into_iter()
-    .map(|r| BundleRow {
-        bundle: r.bundle.to_string(),
-        passed: r.passed,
-        failed: r.failed(),
-        failures: r
-            .failures
-            .iter()
-            .map(|f| (f.case.clone(), f.expected.clone(), f.got.clone()))
-            .collect(),
-    })
-    .collect()
+    let text = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+    bundles
+        .iter()
+        .map(|b| {
+            let bundle = text(b, "/bundle").ok_or("a bundle without a name")?;
+            let passed = match b.pointer("/passed") {
+                Some(Value::Number(n)) => n.as_safe_u64().and_then(|n| usize::try_from(n).ok()),
+                _ => None,
+            }
+            .ok_or("a bundle without a passed count")?;
+            let Some(Value::Array(list)) = b.pointer("/failures") else {
+                return Err("a bundle without its failures".into());
+            };
+            let failures = list
+                .iter()
+                .map(|f| Some((text(f, "/case")?, text(f, "/expected")?, text(f, "/got")?)))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("an ill-formed failure")?;
+            Ok(BundleRow {
+                bundle,
+                passed,
+                failed: failures.len(),
+                failures,
+            })
+        })
+        .collect()
+}
+
+/// Runs the three official bundles over files already in memory, natively: the same framing,
+/// runner and answer as the browser's worker (the console's tests use it).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn run_bundles(files: &std::collections::HashMap<String, Vec<u8>>) -> Vec<BundleRow> {
+    let framed = encode_files(files).unwrap_or_default();
+    parse_report(&protocol_runner::run_bundles(&framed)).unwrap_or_default()
+}
+
+/// The runner's module in a module worker (`pkg/<hash>/runner-worker.js`, written by
+/// `scripts/build-web.sh` beside `worker.js`): it answers `{ready}` once `runner_bg.wasm` is
+/// compiled (or `{error}`), then `{report}` (or `{error}`) to the framed files.
+#[cfg(target_arch = "wasm32")]
+mod runner {
+    use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+    use wasm_bindgen::JsValue;
+    use wasm_bindgen_futures::JsFuture;
+
+    pub struct Runner(web_sys::Worker);
+
+    impl Drop for Runner {
+        fn drop(&mut self) {
+            self.0.terminate();
+        }
+    }
+
+    fn get(o: &JsValue, key: &str) -> JsValue {
+        Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    impl Runner {
+        /// Starts the worker and waits until its module is ready.
+        pub async fn load() -> Result<Runner, String> {
+            let url = crate::pool::worker_url()
+                .and_then(|u| Some(format!("{}runner-worker.js", u.strip_suffix("worker.js")?)))
+                .ok_or("no boot.js script to find runner-worker.js by")?;
+            let options = web_sys::WorkerOptions::new();
+            options.set_type(web_sys::WorkerType::Module);
+            let worker = web_sys::Worker::new_with_options(&url, &options)
+                .map_err(|e| crate::web::js_error(&e))?;
+            let runner = Runner(worker);
+            runner.answer().await?;
+            Ok(runner)
+        }
+
+        /// Runs the bundles over the framed files (transferred, not copied); the report's JSON.
+        pub async fn run(&self, framed: Vec<u8>) -> Result<String, String> {
+            let bytes = Uint8Array::from(framed.as_slice());
+            self.0
+                .post_message_with_transfer(&bytes, &Array::of1(&bytes.buffer()))
+                .map_err(|e| crate::web::js_error(&e))?;
+            get(&self.answer().await?, "report")
+                .as_string()
+                .ok_or_else(|| "the runner answered without a report".into())
+        }
+
+        /// The worker's next message, or why there is none (its `{error}`, or its `error`
+        /// event: the module did not load or threw).
+        async fn answer(&self) -> Result<JsValue, String> {
+            let w = &self.0;
+            let p = Promise::new(&mut |resolve: Function, reject: Function| {
+                w.set_onmessage(Some(&resolve));
+                w.set_onerror(Some(&reject));
+            });
+            let got = JsFuture::from(p).await;
+            w.set_onmessage(None);
+            w.set_onerror(None);
+            match got {
+                Ok(event) => {
+                    let data = get(&event, "data");
+                    match get(&data, "error").as_string() {
+                        Some(e) => Err(e),
+                        None => Ok(data),
+                    }
+                }
+                Err(event) => Err(get(&event, "message")
+                    .as_string()
+                    .unwrap_or_else(|| "runner-worker.js did not load".into())),
+            }
+        }
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
 async fn fetch_and_run(state: RwSignal<Run>) {
     use std::collections::HashMap;
-    let result: Result<Vec<BundleRow>, String> = async {
+    let runner = match runner::Runner::load().await {
+        Ok(r) => r,
+        Err(e) => return state.set(Run::RunnerFailed(e)),
+    };
+    let files: Result<HashMap<String, Vec<u8>>, String> = async {
         let index = crate::web::get_bytes("/api/protocol/index").await?;
         let v = wasm_core::json::parse(&index).map_err(|e| e.to_string())?;
         let paths: Vec<String> = match v.pointer("/files") {
@@ -74,15 +195,21 @@ async fn fetch_and_run(state: RwSignal<Run>) {
             let bytes = crate::web::get_bytes(&format!("/api/protocol/files/{p}")).await?;
             files.insert(p, bytes);
         }
-        state.set(Run::Running);
-        // Let the browser paint "Running…" before the (synchronous) run.
-        crate::web::yield_now().await;
-        Ok(run_bundles(&files))
+        Ok(files)
     }
     .await;
-    state.set(match result {
+    let files = match files {
+        Ok(f) => f,
+        Err(e) => return state.set(Run::FetchFailed(e)),
+    };
+    state.set(Run::Running);
+    let report = match encode_files(&files) {
+        Ok(framed) => runner.run(framed).await,
+        Err(e) => Err(e),
+    };
+    state.set(match report.and_then(|text| parse_report(&text)) {
         Ok(rows) => Run::Done(rows),
-        Err(e) => Run::Failed(e),
+        Err(e) => Run::RunnerFailed(e),
     });
 }
 
@@ -112,14 +239,22 @@ pub fn Protocol() -> impl IntoView {
         }
     });
     let run = move |_| {
-        if matches!(state.get_untracked(), Run::Fetching(_) | Run::Running) {
+        if matches!(
+            state.get_untracked(),
+            Run::LoadingRunner | Run::Fetching(_) | Run::Running
+        ) {
             return;
         }
-        state.set(Run::Fetching(0));
+        state.set(Run::LoadingRunner);
         #[cfg(target_arch = "wasm32")]
         leptos::task::spawn_local(fetch_and_run(state));
     };
-    let busy = move || matches!(state.get(), Run::Fetching(_) | Run::Running);
+    let busy = move || {
+        matches!(
+            state.get(),
+            Run::LoadingRunner | Run::Fetching(_) | Run::Running
+        )
+    };
     view! {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, protocol.title)}</h1>
@@ -131,8 +266,10 @@ pub fn Protocol() -> impl IntoView {
                 {move || match state.get() {
                     Run::Idle => ().into_any(),
                     Run::Fetching(n) => view! { <p class="state loading">{t!(i18n, protocol.fetching, n = move || n)}</p> }.into_any(),
+                    Run::LoadingRunner => view! { <p class="state loading" data-state="loading-runner">{t!(i18n, protocol.loading_runner)}</p> }.into_any(),
                     Run::Running => view! { <p class="state loading">{t!(i18n, protocol.running)}</p> }.into_any(),
-                    Run::Failed(e) => view! { <p class="state error" data-state="error">{t!(i18n, protocol.fetch_error, detail = move || e.clone())}</p> }.into_any(),
+                    Run::FetchFailed(e) => view! { <p class="state error" data-state="error">{t!(i18n, protocol.fetch_error, detail = move || e.clone())}</p> }.into_any(),
+                    Run::RunnerFailed(e) => view! { <p class="state error" data-state="runner-error">{t!(i18n, protocol.runner_error, detail = move || e.clone())}</p> }.into_any(),
                     Run::Done(rows) => view! { <Results rows /> }.into_any(),
                 }}
             </div>
@@ -201,5 +338,51 @@ fn Results(rows: Vec<BundleRow>) -> impl IntoView {
                 <li>{t!(i18n, protocol.failure, case = move || c.clone(), expected = move || e.clone(), got = move || g.clone())}</li>
             }).collect_view()}
         </ul>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn the_runner_reads_the_framing_it_is_sent() {
+        let mut files = HashMap::new();
+        files.insert("conformance/x.json".to_string(), b"{\"a\":1}".to_vec());
+        files.insert("schemas/e".to_string(), Vec::new());
+        let framed = encode_files(&files).expect("framed");
+        assert_eq!(protocol_runner::decode_files(&framed), Ok(files));
+    }
+
+    #[test]
+    fn a_report_is_read_and_a_broken_one_refused() {
+        let rows = parse_report(
+            r#"{"bundles":[{"bundle":"structural","passed":57,"failures":[{"case":"c","expected":"e","got":"g"}]}]}"#,
+        )
+        .expect("report");
+        assert_eq!(
+            rows,
+            [BundleRow {
+                bundle: "structural".into(),
+                passed: 57,
+                failed: 1,
+                failures: vec![("c".into(), "e".into(), "g".into())],
+            }]
+        );
+        assert_eq!(
+            parse_report(r#"{"error":"truncated file framing"}"#),
+            Err("truncated file framing".to_string())
+        );
+        for broken in [
+            "",
+            "{}",
+            r#"{"bundles":[{"passed":1,"failures":[]}]}"#,
+            r#"{"bundles":[{"bundle":"x","passed":-1,"failures":[]}]}"#,
+            r#"{"bundles":[{"bundle":"x","passed":1}]}"#,
+            r#"{"bundles":[{"bundle":"x","passed":1,"failures":[{"case":"c"}]}]}"#,
+        ] {
+            assert!(parse_report(broken).is_err(), "{broken}");
+        }
     }
 }
