@@ -14,11 +14,12 @@
 //! - `state`: the console-wide reactive state; `web`: small browser helpers (fetch, storage).
 #![forbid(unsafe_code)]
 
-// The i18n module (`i18n::Locale`, `use_i18n`, `t!`…) generated at compile time from
-// `locales/*.json`; a key used in code but absent from the files does not compile.
-#[allow(deprecated)]
+// The i18n module (`i18n::Locale`, `use_i18n`, `t!`…) generated from `locales/*.json` by
+// `build.rs` (leptos_i18n's code generator with `interpolate_display`); a key used in code but
+// absent from the files does not compile, a key missing from one locale fails the build.
+#[allow(deprecated, missing_docs, unused_imports, clippy::all)]
 mod generated {
-    leptos_i18n::load_locales!();
+    include!(concat!(env!("OUT_DIR"), "/i18n.rs"));
 }
 /// The generated module, with `t!` replaced by [`t_boxed!`].
 pub mod i18n {
@@ -27,22 +28,34 @@ pub mod i18n {
     pub use crate::t_boxed as t;
 }
 
-/// `t!` for the views: a plain key (`t!(i18n, board.title)`) becomes the same reactive
-/// translation behind one boxed closure type, `Box<dyn FnMut() -> _ + Send>`; keys with
-/// interpolations go to `leptos_i18n::t!` unchanged.
+/// `t!` for the views: a plain key (`t!(i18n, board.title)`) or an interpolated key whose values
+/// are all `move ||` closures (`t!(i18n, board.revision, n = move || rev)`, or the shorthand
+/// `t!(i18n, signing.figure, label, value)` naming closures) becomes the same reactive
+/// translation behind one boxed closure type per output type: `Box<dyn FnMut() -> &str + Send>`
+/// for plain keys, `Box<dyn FnMut() -> String + Send>` for interpolated ones (the values'
+/// closures are called inside it, and the whole sentence is built with `t_string!`). Other forms
+/// go to `leptos_i18n::t!` unchanged.
 ///
-/// Why: `leptos_i18n::t!` expands to its own `move ||` closure at every call site, and Leptos
-/// instantiates its reactive renderer (`RenderEffect`, build, rebuild, drop glue) once per
-/// closure type, so the ~260 plain keys of the views were ~260 copies of that machinery in the
-/// shipped module (issue 13's size bar, docs/console.md "Sizes"). Every plain key has the same
-/// output type, so behind the box there is one copy; the translation, its tracking of the
-/// locale and its re-rendering on a language change are the same.
+/// Why: `leptos_i18n::t!` expands to its own `move ||` closure at every call site, and an
+/// interpolated key renders each value as a reactive child of its own type; Leptos instantiates
+/// its reactive renderer (`RenderEffect`, build, rebuild, drop glue) once per closure type, so
+/// the ~260 plain keys and ~50 interpolated sites of the views were as many copies of that
+/// machinery in the shipped module (issue 13's size bar, docs/console.md "Sizes"). Behind the
+/// box there is one copy per output type. The text, its tracking of the locale and of the
+/// values' signals, and its re-rendering on a change are the same; an interpolated sentence is
+/// one text node instead of one per part.
 ///
 /// The views get it as `t!` from `use crate::i18n::*` (the `i18n` module re-exports it).
 #[macro_export]
 macro_rules! t_boxed {
     ($i18n:ident, $($key:ident).+) => {
         $crate::boxed_view(leptos_i18n::t!($i18n, $($key).+))
+    };
+    ($i18n:ident, $($key:ident).+, $($var:ident = move || $val:expr),+ $(,)?) => {
+        $crate::boxed_view(move || leptos_i18n::t_string!($i18n, $($key).+, $($var = $val),+))
+    };
+    ($i18n:ident, $($key:ident).+, $($var:ident),+ $(,)?) => {
+        $crate::boxed_view(move || leptos_i18n::t_string!($i18n, $($key).+, $($var = $var()),+))
     };
     ($($rest:tt)*) => {
         leptos_i18n::t!($($rest)*)
