@@ -63,7 +63,7 @@ pub fn ArtifactHash(hash: String) -> impl IntoView {
     let i18n = use_i18n();
     let state = RwSignal::new(Check::Idle);
     let target = hash.clone();
-    let fetch = move |_| {
+    let fetch = move |_: leptos::ev::MouseEvent| {
         if state.get_untracked() == Check::Fetching {
             return;
         }
@@ -89,8 +89,9 @@ pub fn ArtifactHash(hash: String) -> impl IntoView {
         Check::Mismatch => "mismatch",
         Check::Unavailable(_) => "unavailable",
     };
+    let hash_attr = hash.clone();
     view! {
-        <li class="artifact" data-hash=hash.clone() data-check=state_attr>
+        <li class="artifact" data-hash=hash_attr data-check=state_attr>
             <code class="hash">{hash}</code>" "
             <button type="button" class="fetch-verify" on:click=fetch
                 prop:disabled=fetching aria-busy=move || fetching().to_string()>
