@@ -200,7 +200,7 @@ test('approvals: gate granted, tampered change request refused, changes requeste
   check((await artifacts.count()) >= 2, `Artifact hashes with fetch-and-verify: ${await artifacts.count()}`);
   const first = artifacts.nth(0);
   await first.locator('button.fetch-verify').click();
-  await first.locator('[data-check="matches"], .artifact-check.mismatch, .artifact-check.unavailable').first().waitFor({ timeout: TIMEOUT_MS });
+  await first.locator('.artifact-check.matches, .artifact-check.mismatch, .artifact-check.unavailable').first().waitFor({ timeout: TIMEOUT_MS });
   check((await first.getAttribute('data-check')) === 'matches', `the content matches: ${await first.innerText()}`);
   check(/✓/.test(await first.locator('.artifact-check.matches').innerText()), 'a ✓ mark, in words too');
   const preview = await first.locator('pre.artifact-preview').innerText();
