@@ -8,8 +8,10 @@
 // canonical JSON first) and the authority accepts it, with the stored Approval verified again;
 // a change request whose signature is tampered with on the wire (Playwright's WebSocket route)
 // is refused with its wire code and the typed comment stays; the same request, untampered, is
-// accepted; the final approvals of both demo Missions are accepted; axe-core finds no serious or
-// critical violation on the Approvals view in en, fr and zh-Hant.
+// accepted; an Artifact of the final approval is fetched and verified (its content, hashed in the
+// browser, shown as text) and altered bytes on the wire raise the alarm with nothing shown; the
+// final approvals of both demo Missions are accepted; axe-core finds no serious or critical
+// violation on the Approvals view in en, fr and zh-Hant.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +27,26 @@ const TIMEOUT_MS = 30_000;
 const DEMO_MS = 240_000;
 const url = (path) => new URL(path, baseUrl).href;
 const LOCALES = ['en', 'fr', 'zh-Hant'];
+// The goals of the demo's WorkItems (wasm-core/src/agents/plan.rs): a Worker's Artifact
+// content starts with its WorkItem's goal.
+const GOALS = [
+  'Threat model of the payment flow',
+  'Audit third-party dependencies',
+  'Security review of the checkout service (child Mission)',
+  'Urgent review of the session-fixation hot-fix',
+  'Requirements analysis for checkout',
+  'Implement the checkout service',
+  'Test the checkout service',
+  'Code review of the checkout service',
+  'Deploy the checkout service to staging',
+  'Address the MissionOwner\'s change request',
+  'Requirements analysis for search',
+  'Implement the indexer',
+  'Test the indexer',
+  'Code review of the indexer',
+  'Enable the nightly index build',
+  'Document the payment provider\'s API schema',
+];
 
 const launchArgs = [
   '--headless',
@@ -170,6 +192,40 @@ test('approvals: gate granted, tampered change request refused, changes requeste
   const card = page.locator(`li.approval-item[data-kind="final"][data-mission="${missionId}"]`);
   check(/sha256:/.test(await card.locator('.hashes').innerText().catch(() => '')) || /No Artifact/.test(await card.innerText()), 'Artifact hashes shown');
   check(/Evidence/.test(await card.locator('.evidence').innerText()), 'Evidence summary shown');
+
+  // Fetch and verify an Artifact: its content is hashed in the browser and shown, as text, only
+  // when it matches its hash; then altered bytes on the wire (Playwright's route) raise the
+  // alarm and nothing of them is shown.
+  const artifacts = card.locator('li.artifact');
+  check((await artifacts.count()) >= 2, `Artifact hashes with fetch-and-verify: ${await artifacts.count()}`);
+  const first = artifacts.nth(0);
+  await first.locator('button.fetch-verify').click();
+  await first.locator('.artifact-check.matches, .artifact-check.mismatch, .artifact-check.unavailable').first().waitFor({ timeout: TIMEOUT_MS });
+  check((await first.getAttribute('data-check')) === 'matches', `the content matches: ${await first.innerText()}`);
+  check(/✓/.test(await first.locator('.artifact-check.matches').innerText()), 'a ✓ mark, in words too');
+  const preview = await first.locator('pre.artifact-preview').innerText();
+  const goalLine = preview.split('\n')[0];
+  check(GOALS.includes(goalLine), `the preview starts with a WorkItem goal the Worker wrote: ${preview.slice(0, 200)}`);
+  check(/\nby urn:missionweaveprotocol:agent:/.test(preview), `the preview names its Worker: ${preview.slice(0, 200)}`);
+  check((await first.locator('pre.artifact-preview').getAttribute('translate')) === 'no', 'the preview is not translated');
+  await first.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(resultsDir, 'decide-artifact-verified-en.png'), fullPage: true });
+  await page.route('**/api/artifacts/**', (route) => route.fulfill({
+    status: 200,
+    contentType: 'text/markdown',
+    body: `${goalLine}\nby an impostor\n`,
+  }));
+  const second = artifacts.nth(1);
+  await second.locator('button.fetch-verify').click();
+  await second.locator('.artifact-check.mismatch, .artifact-check.matches, .artifact-check.unavailable').first().waitFor({ timeout: TIMEOUT_MS });
+  check((await second.getAttribute('data-check')) === 'mismatch', `altered bytes are refused: ${await second.innerText()}`);
+  check((await second.locator('.artifact-check.mismatch').getAttribute('role')) === 'alert', 'the mismatch is an alert');
+  check(/✗/.test(await second.innerText()) && /does not match/.test(await second.innerText()), 'a ✗ mark, in words too');
+  check((await second.locator('pre.artifact-preview').count()) === 0 && !/impostor/.test(await second.innerText()), 'nothing of the altered bytes is shown');
+  await second.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(resultsDir, 'decide-artifact-mismatch-en.png'), fullPage: true });
+  await page.unroute('**/api/artifacts/**');
+  await axe(page, 'en /approvals (Artifacts verified)', found);
   const comment = 'Please add a load test before release.';
   await card.locator('textarea.comment').fill(comment);
   tamper = 'mission.request_changes';

@@ -4,6 +4,7 @@
 //! (`cli::Cli`).
 
 mod agents;
+mod artifacts;
 mod authority;
 mod cards;
 mod cli;

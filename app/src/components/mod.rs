@@ -1,5 +1,6 @@
 //! Pieces shared by the views.
 
+pub mod artifact;
 pub mod cheat_sheet;
 pub mod header;
 pub mod ident;

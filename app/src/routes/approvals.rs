@@ -10,6 +10,7 @@ use crate::app::tag_of;
 use crate::commands::{
     self, Author, BuildError, DEFAULT_OVERRIDE_SECONDS, Decision, Draft, Fresh, item_key,
 };
+use crate::components::artifact::ArtifactHash;
 use crate::components::live::Countdown;
 use crate::components::session;
 use crate::components::signing_summary::SigningSummaryDialog;
@@ -418,7 +419,7 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
                 view! {
                     <p>{t!(i18n, approvals.hashes)}</p>
                     <ul class="hashes">
-                        {artifact_hashes.into_iter().map(|h| view! { <li><code class="hash">{h}</code></li> }).collect_view()}
+                        {artifact_hashes.into_iter().map(|hash| view! { <ArtifactHash hash /> }).collect_view()}
                     </ul>
                 }
                 .into_any()

@@ -16,6 +16,7 @@
 
 pub mod link;
 
+use crate::artifacts::ArtifactStore;
 use crate::cli::live::Endpoint;
 use crate::devorg::DevOrganization;
 use crate::runtime::AuthorityHandle;
@@ -186,15 +187,18 @@ pub struct RunOptions {
     pub gates: Option<mpsc::UnboundedSender<HumanGate>>,
     /// When the server started (for the time to the first human gate).
     pub started: Instant,
+    /// Where the Workers' Artifact contents are stored (none: they are dropped).
+    pub artifacts: Option<ArtifactStore>,
 }
 
 impl RunOptions {
-    pub fn live(started: Instant) -> RunOptions {
+    pub fn live(started: Instant, artifacts: ArtifactStore) -> RunOptions {
         RunOptions {
             pace: Pace::default(),
             duplicate_every: 7,
             gates: None,
             started,
+            artifacts: Some(artifacts),
         }
     }
 }
@@ -214,6 +218,8 @@ pub struct RunResult {
     /// Duplicate deliveries the Agents' inboxes dropped.
     pub duplicates_dropped: u64,
     pub view_errors: u64,
+    /// Artifact contents written to the store.
+    pub artifacts_stored: u64,
 }
 
 impl RunResult {
@@ -288,7 +294,23 @@ pub async fn run(
     let mut gates_shown = 0usize;
     let mut ack_tick = tokio::time::interval(Duration::from_millis(300));
     loop {
-        for r in demo.requests(now()) {
+        let requests = demo.requests(now());
+        // Content before the Commands that name it: a published manifest's hash resolves.
+        for a in demo.take_artifacts() {
+            let Some(store) = opts.artifacts.clone() else {
+                continue;
+            };
+            let stored = tokio::task::spawn_blocking(move || {
+                store.put(&a.content_hash, &a.media_type, &a.bytes)
+            })
+            .await;
+            match stored {
+                Ok(Ok(())) => result.artifacts_stored += 1,
+                Ok(Err(e)) => println!("demo: an Artifact was not stored: {e}"),
+                Err(e) => println!("demo: an Artifact was not stored: {e}"),
+            }
+        }
+        for r in requests {
             match r {
                 Request::OpenSession { id, agent, .. } => {
                     // A new process of this Agent: the old one's socket goes with it.
@@ -477,6 +499,7 @@ pub fn start(
     org: crate::devorg::OrgSetup,
     started: Instant,
     publisher: Option<std::sync::Arc<dyn crate::runtime::Publish>>,
+    artifacts: ArtifactStore,
 ) -> Result<(AuthorityHandle, Option<Launch>), String> {
     let plain = |org| {
         crate::runtime::start_full(
@@ -521,6 +544,7 @@ pub fn start(
             events: rx,
             keys,
             started,
+            artifacts,
         }),
     ))
 }
@@ -530,13 +554,21 @@ pub struct Launch {
     events: mpsc::UnboundedReceiver<Vec<u8>>,
     keys: DemoKeys,
     started: Instant,
+    artifacts: ArtifactStore,
 }
 
 impl Launch {
     /// Runs the demo on the current runtime against the server listening at `ep`.
     pub fn start(self, ep: Endpoint) {
         tokio::spawn(async move {
-            match run(ep, self.events, self.keys, RunOptions::live(self.started)).await {
+            match run(
+                ep,
+                self.events,
+                self.keys,
+                RunOptions::live(self.started, self.artifacts),
+            )
+            .await
+            {
                 Ok(r) => println!(
                     "demo: {}: {} Commands submitted, {} Events followed by the director, {} \
                      EVENT frames received by the Agents, {} reconnections, {} deliveries \
@@ -645,6 +677,7 @@ mod tests {
         pub handle: AuthorityHandle,
         pub org: DevOrganization,
         pub events: Option<mpsc::UnboundedReceiver<Vec<u8>>>,
+        pub artifacts: ArtifactStore,
         stop: Option<tokio::sync::oneshot::Sender<()>>,
         dir: std::path::PathBuf,
     }
@@ -693,12 +726,14 @@ mod tests {
                 )
                 .expect("gateway"),
             );
-            let app = crate::cli::serve::router_with(
+            let artifacts = ArtifactStore::open(&data);
+            let app = crate::cli::serve::router_full(
                 &dir.join("public"),
                 None,
                 "{}".into(),
                 Some(handle.clone()),
                 Some(gw),
+                crate::artifacts::routes(artifacts.clone()),
                 crate::cli::serve::REQUEST_TIMEOUT,
             );
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -719,6 +754,7 @@ mod tests {
                 handle,
                 org: dev,
                 events: Some(rx),
+                artifacts,
                 stop: Some(stop),
                 dir,
             }
@@ -751,13 +787,22 @@ mod tests {
             duplicate_every: 5,
             gates: Some(gtx),
             started: Instant::now(),
+            artifacts: Some(server.artifacts.clone()),
         };
         let events = server.events.take().expect("events");
         let handle = server.handle.clone();
         let demo = tokio::spawn(run(server.ep.clone(), events, keys, opts));
         let mut decisions: Vec<&'static str> = Vec::new();
+        // Every Artifact hash a final Mission approval names.
+        let mut submitted = std::collections::BTreeSet::new();
         let human = async {
             while let Some(gate) = grx.recv().await {
+                if let HumanGate::MissionApproval {
+                    artifact_hashes, ..
+                } = &gate
+                {
+                    submitted.extend(artifact_hashes.iter().cloned());
+                }
                 let changes = decisions.contains(&"mission.request_changes");
                 let (group, kind, payload) = decision(&gate, changes);
                 let env = Envelope {
@@ -866,6 +911,27 @@ mod tests {
             assert!(expected, "unexpected rejection {r:?}");
         }
         assert_eq!(result.view_errors, 0);
+        // Every Artifact a submitted Mission names is served by its hash, and its content
+        // matches it (§13, E-2).
+        assert!(!submitted.is_empty(), "{:?}", rec.gates);
+        assert!(
+            result.artifacts_stored >= submitted.len() as u64,
+            "{result:?}"
+        );
+        for h in &submitted {
+            let (status, body) = server
+                .ep
+                .http("GET", &format!("/api/artifacts/{h}"), b"")
+                .await
+                .expect("answered");
+            assert_eq!(status, 200, "{h}: {}", String::from_utf8_lossy(&body));
+            assert_eq!(&wasm_core::encoding::sha256_hash(&body), h);
+            let text = String::from_utf8(body).expect("text");
+            assert!(
+                text.contains("\nby urn:missionweaveprotocol:agent:"),
+                "{text}"
+            );
+        }
     }
 
     /// What a link reported, gathered: an inbox of the Events (§16), outcomes by id.

@@ -573,6 +573,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     let clock = Arc::new(crate::devclock::DevClock::default());
     let publisher: Arc<dyn crate::runtime::Publish> = hub.clone();
     let mut demo = None;
+    // Artifact content by hash, beside the Event store under the data directory.
+    let artifacts = crate::artifacts::ArtifactStore::open(&opts.data);
     let authority = if opts.dev_clock {
         println!(
             "weave-console: development clock: the authority decides at the time set by PUT \
@@ -589,10 +591,12 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     } else if opts.no_demo {
         crate::runtime::start_publishing(&opts.data, org, publisher)
     } else {
-        crate::agents::start(&opts.data, org, started, Some(publisher)).map(|(h, d)| {
-            demo = d;
-            h
-        })
+        crate::agents::start(&opts.data, org, started, Some(publisher), artifacts.clone()).map(
+            |(h, d)| {
+                demo = d;
+                h
+            },
+        )
     };
     let authority = match authority {
         Ok(h) => h,
@@ -619,8 +623,9 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     let enrolment = enrolment
         .running(authority.live_registry(), Arc::clone(&hub))
         .publishing(authority.public_registry().clone());
-    let mut extra =
-        crate::console::protocol_routes(bundle.ok()).merge(crate::dev_enrol::routes(enrolment));
+    let mut extra = crate::console::protocol_routes(bundle.ok())
+        .merge(crate::dev_enrol::routes(enrolment))
+        .merge(crate::artifacts::routes(artifacts));
     if opts.dev_clock {
         extra = extra.merge(crate::devclock::routes(clock));
     }

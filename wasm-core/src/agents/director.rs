@@ -28,7 +28,10 @@ use super::coordinator::Coordinator;
 use super::inbox::Inbox;
 use super::plan::{self, MissionPlan, Plans};
 use super::worker::{Fault, Proposal, Worker, WorkerConfig};
-use super::{Agent, Directive, Identity, Outcome, Outgoing, Pace, obj, str_at, strings, u64_at};
+use super::{
+    Agent, ArtifactContent, Directive, Identity, Outcome, Outgoing, Pace, obj, str_at, strings,
+    u64_at,
+};
 use crate::authority::harness::Envelope;
 use crate::authority::{Micros, State, evolve};
 use crate::crypto::{DocumentKind, SecretSeed, ValidatedRegistry, verify};
@@ -298,6 +301,8 @@ pub struct Demo {
     script: Script,
     announced: BTreeSet<String>,
     log: Vec<String>,
+    /// Artifact contents the Agents produced, not yet taken by the runner to store.
+    artifacts: Vec<ArtifactContent>,
     record: Record,
     last_now: Micros,
     view_errors: u64,
@@ -359,6 +364,7 @@ impl Demo {
             script: Script::default(),
             announced: BTreeSet::new(),
             log: Vec::new(),
+            artifacts: Vec::new(),
             record: Record::default(),
             view_errors: 0,
             rebuild_targets: Vec::new(),
@@ -389,6 +395,12 @@ impl Demo {
     /// Progress lines since the last call.
     pub fn take_log(&mut self) -> Vec<String> {
         std::mem::take(&mut self.log)
+    }
+
+    /// Artifact contents the Agents produced since the last call (§13: content lives outside
+    /// the Event log; the runner stores each by its hash).
+    pub fn take_artifacts(&mut self) -> Vec<ArtifactContent> {
+        std::mem::take(&mut self.artifacts)
     }
 
     /// An Agent, for inspection (tests).
@@ -624,6 +636,7 @@ impl Demo {
             let out = h.agent.step(now);
             let notes = h.agent.take_notes();
             self.log.extend(notes);
+            self.artifacts.extend(h.agent.take_artifacts());
             let Some(out) = out else { continue };
             let id = self.id();
             self.flights.insert(

@@ -71,6 +71,18 @@ pub struct Outgoing {
     pub bytes: Vec<u8>,
 }
 
+/// An Artifact's content, which lives outside the Event log (§13, E-1): the Agent hands it to
+/// its driver to store by `content_hash` next to the Command that publishes its manifest.
+/// Nothing in a Command or Event changes: the manifest carries only the hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactContent {
+    /// `sha256:<64 hex>` of `bytes`, as in the manifest's `contentHash`.
+    pub content_hash: String,
+    /// The manifest's `mediaType`.
+    pub media_type: String,
+    pub bytes: Vec<u8>,
+}
+
 /// What the authority answered to one Command (§15.1, §19).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
@@ -136,6 +148,10 @@ pub trait Agent: Send {
     }
     /// Progress lines since the last call.
     fn take_notes(&mut self) -> Vec<String>;
+    /// Artifact contents produced since the last call, for the driver to store.
+    fn take_artifacts(&mut self) -> Vec<ArtifactContent> {
+        Vec::new()
+    }
     /// Views that failed to fold an Event (0 when the Agent's view follows the log exactly).
     fn view_errors(&self) -> u64 {
         0

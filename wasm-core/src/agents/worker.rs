@@ -15,7 +15,8 @@ use super::plan::{self, prefix_of_group, steps_of};
 use super::queue::{GroupQueue, ItemState, QueueItem};
 use super::sched::{Candidate, Scheduler};
 use super::{
-    Agent, Directive, Identity, Outcome, Outgoing, Pace, Pending, obj, strings, whole_seconds,
+    Agent, ArtifactContent, Directive, Identity, Outcome, Outgoing, Pace, Pending, obj, strings,
+    whole_seconds,
 };
 use crate::authority::Micros;
 use crate::authority::harness::Envelope;
@@ -139,7 +140,12 @@ pub struct Worker {
     /// Items whose start needs an Execution Approval that has not arrived.
     gated: BTreeSet<String>,
     notes: Vec<String>,
+    /// Contents of the Artifacts whose manifests this Worker built, not yet taken by its driver.
+    contents: Vec<ArtifactContent>,
 }
+
+/// The media type of the demo's Artifacts (the manifest's `mediaType`).
+const MEDIA_TYPE: &str = "text/markdown";
 
 impl Worker {
     pub fn new(me: Identity, cfg: WorkerConfig, pace: Pace, generation: u32) -> Worker {
@@ -158,6 +164,7 @@ impl Worker {
             hold: BTreeMap::new(),
             gated: BTreeSet::new(),
             notes: Vec::new(),
+            contents: Vec::new(),
         }
     }
 
@@ -334,15 +341,20 @@ impl Worker {
             .collect()
     }
 
-    /// A signed Artifact manifest for the item's result (payloads.md §9.2).
-    fn manifest(&self, g: &str, i: &QueueItem, now: Micros) -> Option<Object> {
+    /// The text of the item's result: its goal and who made it (the simulated work's output).
+    fn content(&self, i: &QueueItem) -> String {
         let goal = i.contract.as_ref().map_or("work", |c| c.goal.as_str());
-        let content = format!(
+        format!(
             "{goal}\nby {} (ownership epoch {}, {} steps)\n",
             self.me.id(),
             i.ownership_epoch,
             i.steps_done
-        );
+        )
+    }
+
+    /// A signed Artifact manifest for the item's result (payloads.md §9.2).
+    fn manifest(&self, g: &str, i: &QueueItem, now: Micros) -> Option<Object> {
+        let content = self.content(i);
         let hash = crate::encoding::sha256_hash(content.as_bytes());
         let sources: Vec<String> = self
             .input_hashes(g, i)
@@ -358,7 +370,7 @@ impl Worker {
                 )),
             ),
             ("contentHash", Value::string(hash)),
-            ("mediaType", Value::string("text/markdown")),
+            ("mediaType", Value::string(MEDIA_TYPE)),
             ("schemaUri", Value::Null),
             ("producingAgentId", Value::string(self.me.id().to_owned())),
             ("agentCardVersion", Value::from(i.card_version.unwrap_or(1))),
@@ -511,6 +523,13 @@ impl Worker {
                 self.pending.retry_at = Some(now.plus_micros(self.pace.retry));
                 return None;
             };
+            // The content goes to the driver's store with the Command that names its hash.
+            let bytes = self.content(&i).into_bytes();
+            self.contents.push(ArtifactContent {
+                content_hash: crate::encoding::sha256_hash(&bytes),
+                media_type: MEDIA_TYPE.to_owned(),
+                bytes,
+            });
             let mut p = Self::exec_payload(&i, vec![("artifact", Value::Object(m))]);
             p.remove("workItemId");
             return self.send(Intent::Publish(key.0, key.1), "artifact.publish", p, now);
@@ -856,5 +875,9 @@ impl Agent for Worker {
 
     fn take_notes(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notes)
+    }
+
+    fn take_artifacts(&mut self) -> Vec<ArtifactContent> {
+        std::mem::take(&mut self.contents)
     }
 }
