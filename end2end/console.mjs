@@ -635,7 +635,9 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await sequenceTwo.locator('button.as-of').click();
   await page.locator('#travel-banner').waitFor({ timeout: TIMEOUT_MS });
   check(/sequence 2/.test(await page.locator('#travel-banner').innerText()), 'banner names the sequence');
-  check(/Checkout|Search/.test(await page.locator('#travel-banner').innerText()), 'the banner names the Group by its Mission\'s title');
+  // Whichever Group's sequence 2 came first: one of the demo's three Missions, by its title.
+  const banner = await page.locator('#travel-banner').innerText();
+  check(/checkout|search/i.test(banner) && !/urn:/.test(banner), `the banner names the Group by its Mission's title: "${banner}"`);
   check(!/\d{4}-\d{2}-\d{2}T\d{2}:/.test(await page.locator('#travel-banner').innerText()), 'the banner shows its instant raw');
   await go(page, 'b');
   const pastBoard = await page.locator('main').innerText();
