@@ -991,6 +991,16 @@ fn critical_path_follows_the_heaviest_unfinished_chain() {
 
 /// Allocated, used, remaining and the effective limit inherited from ancestors; the burn-down
 /// series and its projection; BUDGET_EXCEEDED rejections listed.
+/// The ledger's projected exhaustion of dimension `dim`.
+fn forecast_of(ledger: &LedgerView, dim: &str) -> Forecast {
+    ledger
+        .forecast
+        .iter()
+        .find(|(d, _)| *d == dim)
+        .expect("every dimension has a forecast")
+        .1
+}
+
 #[test]
 fn ledger_figures_inherit_from_ancestors() {
     let mut w = World::new();
@@ -1077,26 +1087,11 @@ fn ledger_figures_inherit_from_ancestors() {
     let last = ledger.series[2].at;
     let span = (last.0 - first.0) as u128;
     let expect = last.0 + (9_300u128 * span / 700) as i64;
-    let f = ledger
-        .forecast
-        .iter()
-        .find(|(d, _)| *d == "modelTokens")
-        .unwrap()
-        .1;
+    let f = forecast_of(&ledger, "modelTokens");
     assert_eq!(f, Forecast::At(Micros(expect)));
-    let f = ledger
-        .forecast
-        .iter()
-        .find(|(d, _)| *d == "toolCalls")
-        .unwrap()
-        .1;
+    let f = forecast_of(&ledger, "toolCalls");
     assert_eq!(f, Forecast::Steady);
-    let f = ledger
-        .forecast
-        .iter()
-        .find(|(d, _)| *d == "computeSeconds")
-        .unwrap()
-        .1;
+    let f = forecast_of(&ledger, "computeSeconds");
     assert_eq!(f, Forecast::NotGranted);
     // Once the Mission is finished, nothing more is used: no exhaustion is projected.
     w.go(
@@ -1107,12 +1102,7 @@ fn ledger_figures_inherit_from_ancestors() {
     )
     .unwrap();
     let done = LedgerView::build(w.state(), M, &w.log, &w.seen).unwrap();
-    let f = done
-        .forecast
-        .iter()
-        .find(|(d, _)| *d == "modelTokens")
-        .unwrap()
-        .1;
+    let f = forecast_of(&done, "modelTokens");
     assert_eq!(
         f,
         Forecast::Finished,

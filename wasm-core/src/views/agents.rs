@@ -137,8 +137,7 @@ pub fn memberships_in(
                 group_id: group.group.id.clone(),
                 mission_id: group.group.mission_id.clone(),
                 mission_title: state
-                    .missions
-                    .get(&group.group.mission_id)
+                    .mission_of_group(g)
                     .map(|m| m.title.clone())
                     .unwrap_or_default(),
                 roles: m.roles.clone(),

@@ -164,8 +164,7 @@ fn conversation(
         .map(|g| g.group.mission_id.clone())
         .unwrap_or_default();
     let mission_title = state
-        .missions
-        .get(&mission_id)
+        .mission_of_group(group_id)
         .map(|m| m.title.clone())
         .unwrap_or_default();
     ConversationView {
