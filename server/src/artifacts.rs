@@ -115,11 +115,9 @@ impl ArtifactError {
 
 /// The 64 hex digits of a `sha256:<64 lower-case hex>` content hash.
 pub fn hex_of(hash: &str) -> Result<&str, ArtifactError> {
-    let hex = hash
-        .strip_prefix("sha256:")
-        .filter(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-        .ok_or_else(|| ArtifactError::BadHash(hash.chars().take(80).collect()))?;
-    Ok(hex)
+    hash.strip_prefix("sha256:")
+        .filter(|_| wasm_core::encoding::is_sha256_hash(hash))
+        .ok_or_else(|| ArtifactError::BadHash(hash.chars().take(80).collect()))
 }
 
 /// Whether `m` is `type/subtype` (RFC 6838 restricted names, no parameters).

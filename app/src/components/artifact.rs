@@ -30,8 +30,7 @@ pub enum Check {
 
 /// Whether `hash` is `sha256:` and 64 lower-case hex digits (the only thing put in the URL).
 pub fn well_formed(hash: &str) -> bool {
-    hash.strip_prefix("sha256:")
-        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    wasm_core::encoding::is_sha256_hash(hash)
 }
 
 /// Verifies fetched `bytes` against `hash`; a match keeps at most [`PREVIEW_BYTES`] of their
