@@ -501,6 +501,13 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   check(titles.some((t) => /Checkout/.test(t)) && titles.some((t) => /Search/.test(t)), `board titles: ${titles.join(', ')}`);
   const liveBoard = await page.locator('main').innerText();
   check(/Coordinator/.test(liveBoard) && /WorkItems verified/.test(liveBoard), 'board card facts');
+  // Each card's Coordinator without the prefix the board's Coordinators share (kept for screen
+  // readers and copying), on one line at 1280 px; the whole id in the tooltip.
+  const coordinators = await page.locator('.mission-card dl.facts code.id').evaluateAll((els) => els.map((e) => ({
+    elided: e.classList.contains('elided'), title: e.title, text: e.textContent,
+    hidden: (e.querySelector('.sr-only') || {}).textContent || '', lines: e.getClientRects().length })));
+  check(coordinators.length >= 2 && coordinators.every((c) => c.elided && c.text === c.title && c.hidden.startsWith('urn:')
+    && c.hidden.endsWith(':') && c.lines === 1), `board Coordinators elided, one line each: ${JSON.stringify(coordinators)}`);
   // §14 (H-10): the root MissionOwner inspects the complete Mission tree. The security review's
   // child Mission lives in a Group where the human holds no Membership; it is followed all the
   // same and listed under its parent (the Group list is polled every 15 s).
@@ -1019,6 +1026,25 @@ test('the Budget Ledger: a readable burn-down and usage bars in every language, 
     }
     await page.setViewportSize(VIEWPORTS[0]);
   }
+  // A long ledger (six rows per account) cut to the burn-down's dimension: one row per account,
+  // that dimension's; and back to the six.
+  const shape = () => page.evaluate(() => ({
+    accounts: document.querySelectorAll('#ledger-table tbody.account').length,
+    rows: document.querySelectorAll('#ledger-table tbody tr').length,
+    dims: [...new Set([...document.querySelectorAll('#ledger-table td.dim')].map((d) => d.textContent))],
+  }));
+  await page.selectOption('#lang-select', 'en');
+  await page.selectOption('#ledger-dimension', '2');
+  const six = await shape();
+  await page.check('#ledger-only');
+  await page.waitForFunction((n) => document.querySelectorAll('#ledger-table tbody tr').length === n, six.accounts, { timeout: TIMEOUT_MS }).catch(() => {});
+  const one = await shape();
+  check(six.accounts >= 2 && six.rows === 6 * six.accounts && one.accounts === six.accounts && one.rows === one.accounts
+    && one.dims.length === 1 && one.dims[0] === localeJson('en').ledger.tool_calls,
+    `the ledger with one dimension: ${JSON.stringify(six)} then ${JSON.stringify(one)}`);
+  await page.uncheck('#ledger-only');
+  await page.waitForFunction((n) => document.querySelectorAll('#ledger-table tbody tr').length === n, six.rows, { timeout: TIMEOUT_MS }).catch(() => {});
+  check((await shape()).rows === six.rows, 'the six dimensions back');
   check(found.length === 0, found.join('\n  '));
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();

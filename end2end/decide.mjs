@@ -159,6 +159,18 @@ test('approvals: gate granted, tampered change request refused, changes requeste
   const who = await gate.locator('.who').innerText();
   check(/human MissionOwner/.test(who) && /mission-owner/.test(who), `who may decide: ${who}`);
   check(/Ownership Epoch/.test(await gate.innerText()), 'the gate shows its Ownership Epoch');
+  // What the human lets run: the Work Contract's goal and allowed tools, and the WorkItem in its
+  // Mission's graph (selected there; in-app, so the unlocked key stays).
+  const goal = (await gate.locator('.goal').innerText()).trim();
+  const gateFacts = await gate.locator('dl.facts').innerText();
+  check(goal.length > 5 && /Allowed tools/.test(gateFacts) && /Allowed resources/.test(gateFacts), `the gate's goal and contract: ${gateFacts}`);
+  const gateItem = (await gate.locator('code.work-item').innerText()).trim();
+  await gate.locator('a.in-graph').click();
+  await page.locator(`[data-node-id="${gateItem}"][aria-pressed="true"]`).waitFor({ timeout: TIMEOUT_MS });
+  check(await page.locator('.selected-only').isVisible(), 'the gate\'s WorkItem is the one listed');
+  check(/Signed in as/.test(await page.locator('header.site').innerText()), 'still signed in after following the gate to its graph');
+  await go(page, 'a');
+  await gate.waitFor({ timeout: DEMO_MS });
 
   // axe and a screenshot of the Approvals view in each locale, with an item on screen.
   const found = [];

@@ -1280,6 +1280,8 @@ fn inbox_execution_gate_and_its_human_owner_rule() {
         vec![
             ("executionApproval", s("human_required")),
             ("sideEffectRisk", s("high_risk")),
+            ("goal", s("Deploy the service to staging")),
+            ("allowedTools", arr(&["deploy-cli"])),
         ],
         vec![],
     );
@@ -1290,6 +1292,9 @@ fn inbox_execution_gate_and_its_human_owner_rule() {
     match &item.kind {
         ApprovalKind::ExecutionGate {
             work_item_id,
+            goal,
+            allowed_tools,
+            allowed_resources,
             ownership_epoch,
             execution_approval,
             side_effect_risk,
@@ -1299,6 +1304,10 @@ fn inbox_execution_gate_and_its_human_owner_rule() {
                 (work_item_id.as_str(), *ownership_epoch),
                 ("urn:x:w:gate", 1)
             );
+            // What the human lets run: the contract's goal, tools and resources.
+            assert_eq!(goal, "Deploy the service to staging");
+            assert_eq!(allowed_tools, &["deploy-cli".to_owned()]);
+            assert_eq!(allowed_resources, &["repo:main".to_owned()]);
             assert_eq!(
                 (execution_approval.as_str(), side_effect_risk.as_str()),
                 ("human_required", "high_risk")

@@ -260,7 +260,7 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
                 }}
                 " · "<span translate="no">{mission_title}</span>
             </h2>
-            <p class="since">{t!(i18n, approvals.since, when = since)}</p>
+            <p class="since">{t!(i18n, approvals.since, when = move || since())}</p>
             {details}
             <div class="who">
                 <h3>{t!(i18n, approvals.who)}</h3>
@@ -437,13 +437,24 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
         }
         ApprovalKind::ExecutionGate {
             work_item_id,
+            goal,
+            allowed_tools,
+            allowed_resources,
             ownership_epoch,
             execution_approval,
             side_effect_risk,
             ownership_lease_expires_at,
         } => view! {
             <dl class="facts">
-                <dt>{t!(i18n, approvals.work_item)}</dt><dd><code class="work-item">{work_item_id}</code></dd>
+                <dt>{t!(i18n, approvals.work_item)}</dt>
+                <dd>
+                    <span class="goal" translate="no">{goal}</span><br />
+                    <code class="work-item">{work_item_id.clone()}</code>" "
+                    // The WorkItem in its Mission's graph, selected.
+                    <a class="in-graph" href=format!("/mission/{}?work_item={work_item_id}", i.group_id)>{t!(i18n, approvals.in_graph)}</a>
+                </dd>
+                <dt>{t!(i18n, approvals.allowed_tools)}</dt><dd>{code_list(allowed_tools)}</dd>
+                <dt>{t!(i18n, approvals.allowed_resources)}</dt><dd>{code_list(allowed_resources)}</dd>
                 <dt>{t!(i18n, approvals.ownership_epoch)}</dt><dd>{ownership_epoch.to_string()}</dd>
                 <dt>{t!(i18n, approvals.policy)}</dt><dd><code>{execution_approval}</code></dd>
                 <dt>{t!(i18n, approvals.risk)}</dt><dd><code>{side_effect_risk}</code></dd>
@@ -482,6 +493,20 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
         }
         .into_any(),
     }
+}
+
+/// Contract names (tools, resources) as code, comma-separated; "—" for none.
+fn code_list(items: Vec<String>) -> AnyView {
+    if items.is_empty() {
+        return view! { "—" }.into_any();
+    }
+    let last = items.len() - 1;
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(k, x)| view! { <code>{x}</code>{(k < last).then_some(", ")} })
+        .collect_view()
+        .into_any()
 }
 
 /// A decision's outcome: waiting, accepted (the receipt, verified), refused (the wire code and

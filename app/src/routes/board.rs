@@ -4,7 +4,7 @@
 //! and state filter (`MissionBoard::filter`); the Mission tree. Status is text and symbol,
 //! never colour alone.
 
-use crate::components::ident::Id;
+use crate::components::ident::{Id, shared_prefix};
 use crate::components::live::{Countdown, dimension_label, state_label};
 use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
@@ -64,6 +64,10 @@ pub fn Board() -> impl IntoView {
                     Some(b) => {
                         let q = query();
                         let shown: Vec<String> = b.filter(&q).into_iter().map(|c| c.mission_id.clone()).collect();
+                        // The Coordinators' ids without the prefix they all share (the
+                        // Organization's `urn:…:agent:`): a card's id fits its line; the whole id
+                        // stays in the tooltip, for screen readers and for copying.
+                        let elide = shared_prefix(b.cards().map(|c| c.coordinator_id.as_str()));
                         let columns = b.columns.iter().map(|(state, cards)| {
                             let st = state.as_str();
                             let cards: Vec<MissionCard> = cards.iter().filter(|c| shown.contains(&c.mission_id)).cloned().collect();
@@ -76,7 +80,7 @@ pub fn Board() -> impl IntoView {
                                             // A child Mission's card names its parent (a link), when visible.
                                             let parent = c.parent_mission_id.as_deref().and_then(|p| b.card(p))
                                                 .map(|p| (p.group_id.clone(), p.title.clone()));
-                                            view! { <li><Card card=c parent /></li> }
+                                            view! { <li><Card card=c parent elide /></li> }
                                         }).collect_view()}
                                     </ul>
                                 </section>
@@ -128,7 +132,7 @@ fn Tree(nodes: Vec<TreeNode>, board: MissionBoard) -> AnyView {
 }
 
 #[component]
-fn Card(card: MissionCard, parent: Option<(String, String)>) -> impl IntoView {
+fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> impl IntoView {
     let i18n = use_i18n();
     let st = card.state.as_str();
     let p = card.progress;
@@ -156,7 +160,7 @@ fn Card(card: MissionCard, parent: Option<(String, String)>) -> impl IntoView {
                     {overdue.then(|| view! { " "<span class="badge warn">"⚠ "{t!(i18n, board.overdue)}</span> })}
                 </dd>
                 <dt>"Coordinator"</dt>
-                <dd><Id id=coordinator /></dd>
+                <dd><Id id=coordinator elide /></dd>
                 <dt>{t!(i18n, board.progress)}</dt>
                 <dd>
                     <progress max="1000" value=per_mille.to_string() aria-label=move || t_string!(i18n, board.progress)></progress>" "

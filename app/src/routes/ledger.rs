@@ -26,6 +26,9 @@ pub fn Ledger() -> impl IntoView {
     let query = use_query_map();
     let picked = RwSignal::new(None::<String>);
     let dimension = RwSignal::new(1usize);
+    // A Mission with many WorkItems has six rows per account: the table can be cut to the
+    // dimension picked for the burn-down, one row per account.
+    let only = RwSignal::new(false);
     let missions = move || {
         let Some(viewer) = console.viewer.get() else {
             return Vec::new();
@@ -79,10 +82,14 @@ pub fn Ledger() -> impl IntoView {
                             <option value=i.to_string() selected=i == 1>{move || dimension_label(i18n, d)}</option>
                         }).collect_view()}
                     </select>
+                    <label class="check">
+                        <input type="checkbox" id="ledger-only" bind:checked=only />
+                        {t!(i18n, ledger.only_dimension)}
+                    </label>
                 </form>
                 {move || match ledger() {
                     None => view! { <Empty>{t!(i18n, ledger.empty)}</Empty> }.into_any(),
-                    Some(l) => view! { <LedgerBody ledger=l dimension=dimension.get() /> }.into_any(),
+                    Some(l) => view! { <LedgerBody ledger=l dimension=dimension.get() only=only.get() /> }.into_any(),
                 }}
             </StreamStates>
         </section>
@@ -181,7 +188,7 @@ fn UsageBar(used: u64, limit: Option<u64>) -> impl IntoView {
 }
 
 #[component]
-fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
+fn LedgerBody(ledger: LedgerView, dimension: usize, only: bool) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
     let tag = move || tag_of(i18n.get_locale());
@@ -237,14 +244,15 @@ fn LedgerBody(ledger: LedgerView, dimension: usize) -> impl IntoView {
                 let id = a.account_id.clone();
                 let title = a.title.clone();
                 let depth = a.depth;
-                let span = a.figures.len().max(1).to_string();
+                let figures: Vec<_> = a.figures.into_iter().filter(|f| !only || f.dimension == dim).collect();
+                let span = figures.len().max(1).to_string();
                 let class = match a.kind {
                     AccountKind::Mission => "account mission",
                     AccountKind::WorkItem => "account work-item",
                 };
                 view! {
                     <tbody class=class>
-                        {a.figures.into_iter().enumerate().map(|(i, f)| {
+                        {figures.into_iter().enumerate().map(|(i, f)| {
                             let d = f.dimension;
                             let head = (i == 0).then(|| view! {
                                 <th scope="rowgroup" rowspan=span.clone() class=format!("depth-{}", depth.min(4))>

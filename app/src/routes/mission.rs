@@ -1023,7 +1023,9 @@ fn Dag(group: String) -> impl IntoView {
     });
     let layouts = RwSignal::new(0usize);
     let crit_n = RwSignal::new(0usize);
-    let selected = RwSignal::new(None::<String>);
+    // `?work_item=<id>` (the Approvals view's "in the graph" link) opens with that node selected.
+    let selected =
+        RwSignal::new(leptos_router::hooks::use_query_map().with_untracked(|q| q.get("work_item")));
     let zoom = RwSignal::new(1.0f64);
     let pan = RwSignal::new((0.0f64, 0.0f64));
     // The level of detail follows the on-screen scale: the `<svg>`'s size (measured when it is

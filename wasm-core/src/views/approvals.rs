@@ -47,9 +47,14 @@ pub enum ApprovalKind {
         artifact_hashes: Vec<String>,
         evidence: EvidenceSummary,
     },
-    /// `approval.grant_execution` for this WorkItem and Ownership Epoch (§12).
+    /// `approval.grant_execution` for this WorkItem and Ownership Epoch (§12). With what the
+    /// Work Contract says the work is and may touch (§9: goal, allowed tools and resources),
+    /// so the human sees what they let run, not only an id.
     ExecutionGate {
         work_item_id: String,
+        goal: String,
+        allowed_tools: Vec<String>,
+        allowed_resources: Vec<String>,
         ownership_epoch: u64,
         execution_approval: String,
         side_effect_risk: String,
@@ -210,6 +215,9 @@ impl ApprovalInbox {
                         push(
                             ApprovalKind::ExecutionGate {
                                 work_item_id: w.id.clone(),
+                                goal: w.contract.goal.clone(),
+                                allowed_tools: w.contract.allowed_tools.clone(),
+                                allowed_resources: w.contract.allowed_resources.clone(),
                                 ownership_epoch: w.ownership_epoch,
                                 execution_approval: w.contract.execution_approval.clone(),
                                 side_effect_risk: w.contract.side_effect_risk.clone(),
