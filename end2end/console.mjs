@@ -403,6 +403,24 @@ async function layoutIssues(page) {
       }
       if (!scroller && r.right > window.innerWidth + 1) out.push(`off-screen: ${el.tagName} "${el.textContent.trim().slice(0, 40)}"`);
     }
+    // On a desktop window no table scrolls sideways, and no button is cut by the edge of a
+    // container that scrolls (the Events table's buttons were, at 1280 px).
+    if (window.innerWidth >= 1000) {
+      for (const t of document.querySelectorAll('main table')) {
+        if (t.getClientRects().length && t.scrollWidth > t.clientWidth + 1) out.push(`table ${t.id || t.className} scrolls sideways: ${t.scrollWidth} > ${t.clientWidth}`);
+      }
+      for (const b of document.querySelectorAll('main button')) {
+        const r = b.getBoundingClientRect();
+        if (r.width === 0) continue;
+        for (let p = b.parentElement; p && p !== document.body; p = p.parentElement) {
+          const o = getComputedStyle(p).overflowX;
+          if (o === 'auto' || o === 'scroll' || o === 'hidden') {
+            if (r.right > p.getBoundingClientRect().right + 1) out.push(`button cut: "${b.textContent.trim().slice(0, 30)}"`);
+            break;
+          }
+        }
+      }
+    }
     const wide = [...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
       .filter((e) => ![...document.querySelectorAll('main *')].some((p) => p !== e && p.contains(e) && ['auto', 'scroll'].includes(getComputedStyle(p).overflowX)));
     if (doc.scrollWidth > window.innerWidth + 1) out.push(`widest: ${wide.slice(0, 3).map((e) => e.tagName + '.' + e.className).join(', ')}`);
@@ -508,6 +526,12 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
     hidden: (e.querySelector('.sr-only') || {}).textContent || '', lines: e.getClientRects().length })));
   check(coordinators.length >= 2 && coordinators.every((c) => c.elided && c.text === c.title && c.hidden.startsWith('urn:')
     && c.hidden.endsWith(':') && c.lines === 1), `board Coordinators elided, one line each: ${JSON.stringify(coordinators)}`);
+  // A card's pending approvals are a link to the Approvals view, or "—" when there are none.
+  const pendings = await page.locator('.mission-card dl.facts dd:last-of-type').evaluateAll((dds) => dds.map((d) => {
+    const a = d.querySelector('a.pending');
+    return a ? (a.getAttribute('href') === '/approvals' && /^⚑ \d+$/.test(a.textContent) ? 'link' : `bad link ${a.outerHTML}`) : d.textContent.trim();
+  }));
+  check(pendings.length >= 2 && pendings.every((p) => p === 'link' || p === '—'), `pending approvals on the cards: ${pendings.join(' | ')}`);
   // §14 (H-10): the root MissionOwner inspects the complete Mission tree. The security review's
   // child Mission lives in a Group where the human holds no Membership; it is followed all the
   // same and listed under its parent (the Group list is polled every 15 s).
@@ -1083,7 +1107,8 @@ test('the Events view draws the latest page of a long log and the earlier ones o
   const row = '#events-table tbody tr[data-event-id] >';
   const ids = await elidedIdIssues(page, '#events-table', [[0, `${row} td:nth-child(1)`], [3, `${row} td:nth-child(4)`], [4, `${row} td:nth-child(5)`]], { 0: 2 });
   check(ids.length === 0, `Events id cells: ${ids.join('; ')}`);
-  // Kinds break only after their dots; the two buttons of a row sit side by side.
+  // Kinds break only after their dots; a row's buttons stay inside their cell (side by side
+  // where they fit).
   const rowLayout = await page.evaluate(() => {
     const out = [];
     for (const code of document.querySelectorAll('#events-table code.kind')) {
@@ -1097,8 +1122,13 @@ test('the Events view draws the latest page of a long log and the earlier ones o
       }
     }
     for (const td of document.querySelectorAll('#events-table td.actions')) {
-      const tops = new Set([...td.querySelectorAll('button')].map((b) => Math.round(b.getBoundingClientRect().top)));
-      if (tops.size > 1) { out.push('row buttons stacked'); break; }
+      const c = td.getBoundingClientRect();
+      const outside = [...td.querySelectorAll('button')].filter((b) => {
+        const r = b.getBoundingClientRect();
+        return r.left < c.left - 1 || r.right > c.right + 1;
+      });
+      if (getComputedStyle(td).display !== 'table-cell') { out.push('the buttons\' cell is not a table cell'); break; }
+      if (outside.length) { out.push(`a row's button runs out of its cell: "${outside[0].textContent.trim()}"`); break; }
     }
     return out;
   });
