@@ -4,6 +4,7 @@
 //! State), and live presence as the human can observe it: the last Event each Agent caused in
 //! those Groups (PING presence records go to the server only, §6.2).
 
+use crate::components::ident::Id;
 use crate::components::live::Countdown;
 use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
@@ -174,8 +175,8 @@ fn AgentCard(row: Row) -> impl IntoView {
     } = row;
     view! {
         <li class="agent-card" data-agent-id=c.agent_id.clone()>
-            <h2><span translate="no">{c.name.clone()}</span>" "<code>{c.agent_id.clone()}</code></h2>
-            <p>"Agent Card v"{c.version}" · "{t!(i18n, agents.owner)}" "<code>{c.owner.clone()}</code></p>
+            <h2><span translate="no">{c.name.clone()}</span>" "<Id id=c.agent_id.clone() /></h2>
+            <p>"Agent Card v"{c.version}" · "{t!(i18n, agents.owner)}" "<Id id=c.owner.clone() /></p>
             <p class="presence">{match last {
                 Some(at) => view! { "● "{t!(i18n, agents.last_seen)}" "<Countdown at=at /> }.into_any(),
                 None => view! { "○ "{t!(i18n, agents.not_seen)} }.into_any(),
@@ -191,7 +192,7 @@ fn AgentCard(row: Row) -> impl IntoView {
                         <a href=format!("/mission/{group_id}") translate="no">{mission_title}</a>" "
                     });
                     view! {
-                        <li>{name}<code>{group_id}</code>" · "{match roles {
+                        <li>{name}<Id id=group_id.clone() />" · "{match roles {
                             Some(r) => view! { <code class="roles">{r}</code> }.into_any(),
                             None => view! { <span class="roles none">{t!(i18n, agents.no_role)}</span> }.into_any(),
                         }}" · e"{epoch}" · "<code>{status}</code></li>

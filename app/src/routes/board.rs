@@ -169,7 +169,8 @@ fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> im
                     {(failed > 0).then(|| view! { " · "{t!(i18n, board.failed_items, n = move || failed)} })}
                 </dd>
                 <dt>{t!(i18n, board.approvals)}</dt>
-                <dd>{move || if pending > 0 { format!("⚑ {pending}") } else { "—".to_owned() }}</dd>
+                // Pending approvals lead to the Approvals view, where they are decided.
+                <dd>{if pending > 0 { view! { <a class="pending" href="/approvals">{format!("⚑ {pending}")}</a> }.into_any() } else { view! { "—" }.into_any() }}</dd>
             </dl>
             {(!blockers.is_empty()).then(|| view! {
                 <details class="blockers" open>

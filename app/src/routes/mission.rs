@@ -913,7 +913,7 @@ pub fn Mission() -> impl IntoView {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, mission.title)}</h1>
             <p class="intro">{t!(i18n, mission.intro)}</p>
-            {move || group().map(|g| view! { <MissionHeader group=g.clone() /><p class="group-id">{t!(i18n, mission.group, id = move || g.clone())}</p> })}
+            {move || group().map(|g| view! { <MissionHeader group=g.clone() /><p class="group-id">"Group "<Id id=g.clone() /></p> })}
             <StreamStates>
                 {move || match group() {
                     Some(g) => view! { <Dag group=g /> }.into_any(),
