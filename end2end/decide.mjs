@@ -210,6 +210,15 @@ test('approvals: gate granted, tampered change request refused, changes requeste
   // alarm and nothing of them is shown.
   const artifacts = card.locator('li.artifact');
   check((await artifacts.count()) >= 2, `Artifact hashes with fetch-and-verify: ${await artifacts.count()}`);
+  // Each hash says what it is, from its manifest in the log: the publishing WorkItem's goal, the
+  // media type, the classification and the producer.
+  const facts = await artifacts.evaluateAll((lis) => lis.map((li) => ({
+    goal: (li.querySelector('.artifact-facts .goal') || {}).textContent || '',
+    media: (li.querySelector('.artifact-facts .media-type') || {}).textContent || '',
+    producer: (li.querySelector('.artifact-facts code.id') || {}).title || (li.querySelector('.artifact-facts code.id') || {}).textContent || '',
+  })));
+  check(facts.every((f) => f.goal.length > 5 && /^[a-z]+\/[a-z0-9.+-]+$/.test(f.media) && f.producer.includes(':agent:')),
+    `what each Artifact hash is: ${JSON.stringify(facts)}`);
   const first = artifacts.nth(0);
   await first.locator('button.fetch-verify').click();
   await first.locator('.artifact-check.matches, .artifact-check.mismatch, .artifact-check.unavailable').first().waitFor({ timeout: TIMEOUT_MS });

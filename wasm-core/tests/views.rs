@@ -15,7 +15,9 @@ use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::error::ErrorCode;
-use wasm_core::views::approvals::{ApprovalInbox, ApprovalKind, ApproverRule, ViewerDecision};
+use wasm_core::views::approvals::{
+    ApprovalInbox, ApprovalKind, ApproverRule, ArtifactFacts, ViewerDecision,
+};
 use wasm_core::views::board::{BoardQuery, Health, MissionBoard};
 use wasm_core::views::conversations::{ConversationView, Effective, MessageView};
 use wasm_core::views::dag::{DagView, EdgeKind, LeaseProblem, NodeKind, NodeState, WhyNotRunning};
@@ -1209,10 +1211,23 @@ fn inbox_final_approval_with_revision_hashes_evidence_and_approver_rule() {
         ApprovalKind::MissionFinal {
             revision: r,
             artifact_hashes,
+            artifacts,
             evidence,
         } => {
             assert_eq!(*r, revision);
             assert_eq!(artifact_hashes, &vec![h.clone()]);
+            // What each hash is, from its published manifest and WorkItem.
+            assert_eq!(
+                artifacts,
+                &vec![ArtifactFacts {
+                    content_hash: h.clone(),
+                    media_type: Some("text/plain".into()),
+                    producer: Some(w.h.id("worker")),
+                    classification: Some("internal".into()),
+                    work_item_id: Some("urn:x:w:1".into()),
+                    work_item_goal: Some("Build the thing".into()),
+                }]
+            );
             assert_eq!(
                 (
                     evidence.items,

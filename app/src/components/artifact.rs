@@ -5,9 +5,11 @@
 //! capped, never as markup or an action (content informs the decision, it authorizes nothing).
 //! A mismatch is an alarm and nothing of the bytes is shown.
 
+use crate::components::ident::Id;
 use crate::i18n::*;
 use leptos::prelude::*;
 use wasm_core::encoding::sha256_hash;
+use wasm_core::views::approvals::ArtifactFacts;
 
 /// The most of a content's text shown in the preview.
 pub const PREVIEW_BYTES: usize = 20 * 1024;
@@ -58,7 +60,7 @@ pub fn verify(hash: &str, bytes: &[u8]) -> Check {
 
 /// An Artifact hash with its fetch-and-verify button and result.
 #[component]
-pub fn ArtifactHash(hash: String) -> impl IntoView {
+pub fn ArtifactHash(hash: String, #[prop(optional)] facts: Option<ArtifactFacts>) -> impl IntoView {
     let i18n = use_i18n();
     let state = RwSignal::new(Check::Idle);
     let target = hash.clone();
@@ -96,6 +98,16 @@ pub fn ArtifactHash(hash: String) -> impl IntoView {
                 prop:disabled=fetching aria-busy=move || fetching().to_string()>
                 {t!(i18n, approvals.fetch_verify)}
             </button>
+            // What the hash is, from its manifest in the log: the WorkItem that published it,
+            // the media type, the classification and the producer.
+            {facts.filter(|f| f.media_type.is_some()).map(|f| view! {
+                <p class="artifact-facts">
+                    {f.work_item_goal.map(|g| view! { <span class="goal" translate="no">{g}</span>" · " })}
+                    <code class="media-type">{f.media_type}</code>
+                    {f.classification.map(|c| view! { " · "<code class="classification">{c}</code> })}
+                    {f.producer.map(|p| view! { " · "{t!(i18n, approvals.produced_by)}" "<Id id=p /> })}
+                </p>
+            })}
             {move || match state.get() {
                 Check::Idle => ().into_any(),
                 Check::Fetching => view! {

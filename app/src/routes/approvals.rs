@@ -411,6 +411,7 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
         ApprovalKind::MissionFinal {
             revision,
             artifact_hashes,
+            artifacts,
             evidence,
         } => {
             let hashes = if artifact_hashes.is_empty() {
@@ -419,7 +420,7 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
                 view! {
                     <p>{t!(i18n, approvals.hashes)}</p>
                     <ul class="hashes">
-                        {artifact_hashes.into_iter().map(|hash| view! { <ArtifactHash hash /> }).collect_view()}
+                        {artifacts.into_iter().map(|f| view! { <ArtifactHash hash=f.content_hash.clone() facts=f /> }).collect_view()}
                     </ul>
                 }
                 .into_any()

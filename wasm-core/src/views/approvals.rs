@@ -20,11 +20,27 @@
 use super::{SeenRejection, Viewer};
 use crate::authority::clock::Micros;
 use crate::authority::guards;
-use crate::authority::handlers::{cooperation, execution_approval, work_exec};
+use crate::authority::handlers::{cooperation, execution_approval, mission, work_exec};
 use crate::authority::projection::Mission;
 use crate::authority::state::{GroupState, State};
+use crate::json::{Object, Value};
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+
+/// What the log says about one submitted Artifact hash: its manifest's media type, producer and
+/// classification, and the WorkItem that published it (§13.1), so the approver reads what each
+/// hash is before fetching it. All `None` for a hash no `artifact.published` of this Mission
+/// names (the submission binds the hash all the same, §7.3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArtifactFacts {
+    pub content_hash: String,
+    pub media_type: Option<String>,
+    pub producer: Option<String>,
+    pub classification: Option<String>,
+    pub work_item_id: Option<String>,
+    /// The publishing WorkItem's goal (its Work Contract's).
+    pub work_item_goal: Option<String>,
+}
 
 /// Evidence recorded on a Mission's WorkItems.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,6 +61,8 @@ pub enum ApprovalKind {
     MissionFinal {
         revision: u64,
         artifact_hashes: Vec<String>,
+        /// One per hash of `artifact_hashes`, in the same order.
+        artifacts: Vec<ArtifactFacts>,
         evidence: EvidenceSummary,
     },
     /// `approval.grant_execution` for this WorkItem and Ownership Epoch (§12). With what the
@@ -198,6 +216,11 @@ impl ApprovalInbox {
                     ApprovalKind::MissionFinal {
                         revision: m.submitted_revision.unwrap_or(m.revision),
                         artifact_hashes: m.submitted_artifact_hashes.clone(),
+                        artifacts: m
+                            .submitted_artifact_hashes
+                            .iter()
+                            .map(|h| artifact_facts(state, &m.id, h))
+                            .collect(),
                         evidence: evidence(state, &m.id),
                     },
                     m.updated_at,
@@ -329,6 +352,38 @@ fn item(
 }
 
 /// Evidence over a Mission's WorkItems.
+/// The manifest published with `hash` among the Artifacts `mission_id` may submit (its own and
+/// its descendant child Missions', the authority's rule), the latest if several name it.
+fn artifact_facts(state: &State, mission_id: &str, hash: &str) -> ArtifactFacts {
+    let text = |m: &Object, k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+    let manifest = mission::mission_artifacts(state, mission_id)
+        .filter(|(_, h)| *h == hash)
+        .filter_map(|(id, _)| state.artifacts.get(id))
+        .max_by_key(|m| {
+            m.get("createdAt")
+                .and_then(Value::as_str)
+                .and_then(Micros::parse)
+        });
+    let Some(m) = manifest else {
+        return ArtifactFacts {
+            content_hash: hash.to_owned(),
+            ..ArtifactFacts::default()
+        };
+    };
+    let work_item_id = text(m, "workItemId");
+    ArtifactFacts {
+        content_hash: hash.to_owned(),
+        media_type: text(m, "mediaType"),
+        producer: text(m, "producingAgentId"),
+        classification: text(m, "dataClassification"),
+        work_item_goal: work_item_id
+            .as_deref()
+            .and_then(|w| state.work_items.get(w))
+            .map(|w| w.contract.goal.clone()),
+        work_item_id,
+    }
+}
+
 fn evidence(state: &State, mission_id: &str) -> EvidenceSummary {
     let mut s = EvidenceSummary::default();
     for w in state

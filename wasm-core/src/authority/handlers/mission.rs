@@ -568,8 +568,9 @@ pub fn decide_submit_for_approval(cx: &Ctx) -> Decision {
 
 /// The (id, contentHash) of every published Artifact of `mission_id`.
 /// The Artifacts a Mission may submit: its own and those of its descendant child Missions,
-/// whose approved results become the parent WorkItem's Artifacts (§14).
-fn mission_artifacts<'s>(
+/// whose approved results become the parent WorkItem's Artifacts (§14). The approval inbox
+/// reads the submitted hashes' manifests through the same rule.
+pub(crate) fn mission_artifacts<'s>(
     state: &'s State,
     mission_id: &'s str,
 ) -> impl Iterator<Item = (&'s str, &'s str)> + 's {
