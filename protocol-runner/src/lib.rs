@@ -65,26 +65,27 @@ pub fn report_json(reports: &[BundleReport]) -> String {
                 .failures
                 .iter()
                 .map(|f| {
-                    let mut o = Object::new();
-                    o.insert("case", Value::from(f.case.as_str()));
-                    o.insert("expected", Value::from(f.expected.as_str()));
-                    o.insert("got", Value::from(f.got.as_str()));
-                    Value::Object(o)
+                    Value::Object(Object::from_iter([
+                        ("case", Value::from(f.case.as_str())),
+                        ("expected", Value::from(f.expected.as_str())),
+                        ("got", Value::from(f.got.as_str())),
+                    ]))
                 })
                 .collect();
-            let mut o = Object::new();
-            o.insert("bundle", Value::from(r.bundle));
-            o.insert(
-                "passed",
-                Value::from(u64::try_from(r.passed).unwrap_or(u64::MAX)),
-            );
-            o.insert("failures", Value::Array(failures));
-            Value::Object(o)
+            Value::Object(Object::from_iter([
+                ("bundle", Value::from(r.bundle)),
+                (
+                    "passed",
+                    Value::from(u64::try_from(r.passed).unwrap_or(u64::MAX)),
+                ),
+                ("failures", Value::Array(failures)),
+            ]))
         })
         .collect();
-    let mut top = Object::new();
-    top.insert("bundles", Value::Array(bundles));
-    json::to_string(&Value::Object(top))
+    json::to_string(&Value::Object(Object::from_iter([(
+        "bundles",
+        Value::Array(bundles),
+    )])))
 }
 
 /// The module's one export: framed files in ([`decode_files`]), the three reports out as JSON
@@ -93,11 +94,10 @@ pub fn report_json(reports: &[BundleReport]) -> String {
 pub fn run_bundles(files: &[u8]) -> String {
     match decode_files(files) {
         Ok(files) => report_json(&run(&files)),
-        Err(e) => {
-            let mut o = Object::new();
-            o.insert("error", Value::from(e));
-            json::to_string(&Value::Object(o))
-        }
+        Err(e) => json::to_string(&Value::Object(Object::from_iter([(
+            "error",
+            Value::from(e),
+        )]))),
     }
 }
 

@@ -32,12 +32,13 @@ pub struct PublicRegistry {
 
 impl PublicRegistry {
     pub fn new(evidence: &RegistryEvidence, agent_cards: &[Value]) -> PublicRegistry {
-        let mut cards = Object::new();
-        cards.insert(
-            "organizationId",
-            Value::string(evidence.organization_id.clone()),
-        );
-        cards.insert("agentCards", Value::Array(agent_cards.to_vec()));
+        let cards = Object::from_iter([
+            (
+                "organizationId",
+                Value::string(evidence.organization_id.clone()),
+            ),
+            ("agentCards", Value::Array(agent_cards.to_vec())),
+        ]);
         PublicRegistry {
             registry: Arc::new(RwLock::new(json::to_string(&fixture_json(evidence)).into())),
             agent_cards: json::to_string(&Value::Object(cards)).into(),
@@ -69,9 +70,10 @@ pub fn fixture_json(evidence: &RegistryEvidence) -> Value {
         .bindings
         .iter()
         .map(|b| {
-            let mut principal = Object::new();
-            principal.insert("type", Value::string(b.principal_type.clone()));
-            principal.insert("id", Value::string(b.principal_id.clone()));
+            let principal = Object::from_iter([
+                ("type", Value::string(b.principal_type.clone())),
+                ("id", Value::string(b.principal_id.clone())),
+            ]);
             let history = b
                 .validity_history
                 .iter()
@@ -88,23 +90,23 @@ pub fn fixture_json(evidence: &RegistryEvidence) -> Value {
                     Value::Object(o)
                 })
                 .collect();
-            let mut o = Object::new();
-            o.insert("keyId", Value::string(b.key_id.clone()));
-            o.insert("principal", Value::Object(principal));
-            o.insert("algorithm", Value::string(b.algorithm.clone()));
-            o.insert("publicKey", Value::string(b.public_key.clone()));
-            o.insert("validFrom", Value::string(b.valid_from.clone()));
-            o.insert("validityHistory", Value::Array(history));
-            Value::Object(o)
+            Value::Object(Object::from_iter([
+                ("keyId", Value::string(b.key_id.clone())),
+                ("principal", Value::Object(principal)),
+                ("algorithm", Value::string(b.algorithm.clone())),
+                ("publicKey", Value::string(b.public_key.clone())),
+                ("validFrom", Value::string(b.valid_from.clone())),
+                ("validityHistory", Value::Array(history)),
+            ]))
         })
         .collect();
-    let mut o = Object::new();
-    o.insert(
-        "organizationId",
-        Value::string(evidence.organization_id.clone()),
-    );
-    o.insert("bindings", Value::Array(bindings));
-    Value::Object(o)
+    Value::Object(Object::from_iter([
+        (
+            "organizationId",
+            Value::string(evidence.organization_id.clone()),
+        ),
+        ("bindings", Value::Array(bindings)),
+    ]))
 }
 
 /// The two routes, merged into the console's router (`serve::router`).

@@ -487,17 +487,17 @@ fn create_mission(server: &Server, org: &DevOrganization, now: Micros) -> Result
     let token = devorg::random_token()?;
     let mission_id = format!("urn:missionweaveprotocol:mission:dev-{token}");
     let group_id = format!("urn:missionweaveprotocol:group:dev-{token}");
-    let mut budget = Object::new();
-    for dim in [
+    let budget: Object = [
         "financialMicrounits",
         "modelTokens",
         "toolCalls",
         "computeSeconds",
         "wallClockSeconds",
         "externalActions",
-    ] {
-        budget.insert(dim, Value::from(DEV_BUDGET));
-    }
+    ]
+    .into_iter()
+    .map(|dim| (dim, Value::from(DEV_BUDGET)))
+    .collect();
     let strings = |list: &[&str]| {
         Value::Array(
             list.iter()
@@ -505,35 +505,36 @@ fn create_mission(server: &Server, org: &DevOrganization, now: Micros) -> Result
                 .collect(),
         )
     };
-    let mut p = Object::new();
-    p.insert("missionId", Value::string(mission_id.clone()));
-    p.insert("groupId", Value::string(group_id.clone()));
-    p.insert(
-        "coordinatorId",
-        Value::string(coordinator.actor.id.0.clone()),
-    );
-    p.insert(
-        "title",
-        Value::string(format!("Development Mission {token}")),
-    );
-    p.insert(
-        "objective",
-        Value::string("Exercise the protocol with external Agents"),
-    );
-    p.insert(
-        "definitionOfDone",
-        strings(&["every WorkItem is verified or cancelled"]),
-    );
-    p.insert("budget", Value::Object(budget));
-    p.insert(
-        "deadline",
-        Value::string(
-            now.plus_seconds(DEV_DEADLINE_SECONDS)
-                .format_whole_seconds(),
+    let p = Object::from_iter([
+        ("missionId", Value::string(mission_id.clone())),
+        ("groupId", Value::string(group_id.clone())),
+        (
+            "coordinatorId",
+            Value::string(coordinator.actor.id.0.clone()),
         ),
-    );
-    p.insert("permissions", strings(DEV_PERMISSIONS));
-    p.insert("coordinatorLeaseSeconds", Value::from(DEV_LEASE_SECONDS));
+        (
+            "title",
+            Value::string(format!("Development Mission {token}")),
+        ),
+        (
+            "objective",
+            Value::string("Exercise the protocol with external Agents"),
+        ),
+        (
+            "definitionOfDone",
+            strings(&["every WorkItem is verified or cancelled"]),
+        ),
+        ("budget", Value::Object(budget)),
+        (
+            "deadline",
+            Value::string(
+                now.plus_seconds(DEV_DEADLINE_SECONDS)
+                    .format_whole_seconds(),
+            ),
+        ),
+        ("permissions", strings(DEV_PERMISSIONS)),
+        ("coordinatorLeaseSeconds", Value::from(DEV_LEASE_SECONDS)),
+    ]);
     let env = Envelope {
         group_id: Some(group_id.clone()),
         ..Envelope::default()
@@ -564,31 +565,31 @@ fn create_mission(server: &Server, org: &DevOrganization, now: Micros) -> Result
             "the new Mission is {status:?}, not active"
         )));
     }
-    let mut m = Object::new();
-    m.insert("missionId", get("/payload/mission/id")?);
-    m.insert("groupId", get("/payload/mission/groupId")?);
-    m.insert(
-        "mainConversationId",
-        get("/payload/group/mainConversationId")?,
-    );
-    m.insert(
-        "coordinatorEpoch",
-        get("/payload/mission/coordinatorEpoch")?,
-    );
-    // mission.create gives the Coordinator an ACTIVE Membership at epoch 1, announced by no
-    // Event (payloads.md §6.1).
-    m.insert("coordinatorMembershipEpoch", Value::from(1u64));
-    m.insert("deadline", get("/payload/mission/deadline")?);
-    Ok(m)
+    Ok(Object::from_iter([
+        ("missionId", get("/payload/mission/id")?),
+        ("groupId", get("/payload/mission/groupId")?),
+        (
+            "mainConversationId",
+            get("/payload/group/mainConversationId")?,
+        ),
+        (
+            "coordinatorEpoch",
+            get("/payload/mission/coordinatorEpoch")?,
+        ),
+        // mission.create gives the Coordinator an ACTIVE Membership at epoch 1, announced by no
+        // Event (payloads.md §6.1).
+        ("coordinatorMembershipEpoch", Value::from(1u64)),
+        ("deadline", get("/payload/mission/deadline")?),
+    ]))
 }
 
 /// `{agentId, keyId, privateKey}` of a development Agent.
 fn agent_entry(p: &DevPrincipal) -> Object {
-    let mut o = Object::new();
-    o.insert("agentId", Value::string(p.actor.id.0.clone()));
-    o.insert("keyId", Value::string(p.key_id.clone()));
-    o.insert("privateKey", Value::string(p.seed.to_b64url().to_string()));
-    o
+    Object::from_iter([
+        ("agentId", Value::string(p.actor.id.0.clone())),
+        ("keyId", Value::string(p.key_id.clone())),
+        ("privateKey", Value::string(p.seed.to_b64url().to_string())),
+    ])
 }
 
 /// `dev principals --scenarios`: the file `scenarios --url --principals` reads (README, "The

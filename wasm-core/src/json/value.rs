@@ -306,6 +306,18 @@ pub struct Object {
     members: Vec<(JsonString, Value)>,
 }
 
+/// An Object from `(name, value)` members, in that order (a later duplicate name replaces the
+/// earlier value, as [`Object::insert`] does): `[("a", v), ("b", w)].into_iter().collect()`.
+impl<K: Into<JsonString>> FromIterator<(K, Value)> for Object {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(members: I) -> Object {
+        let mut o = Object::new();
+        for (k, v) in members {
+            o.insert(k, v);
+        }
+        o
+    }
+}
+
 impl Object {
     pub fn new() -> Object {
         Object::default()
@@ -430,6 +442,20 @@ mod pointer_tests {
 mod tests {
     use super::{Object, Value};
     use crate::json::{parse, to_string};
+
+    #[test]
+    fn an_object_collected_from_members_keeps_their_order_and_the_last_duplicate() {
+        let o: Object = [
+            ("b", Value::from(1u64)),
+            ("a", Value::from(2u64)),
+            ("b", Value::from(3u64)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(to_string(&Value::Object(o)), r#"{"b":3,"a":2}"#);
+        let empty: Object = std::iter::empty::<(&'static str, Value)>().collect();
+        assert!(empty.is_empty());
+    }
 
     #[test]
     fn each_value_names_its_json_schema_type() {

@@ -92,11 +92,7 @@ pub fn apply(state: &mut State, ev: &EventView) -> Result<(), String> {
 
 /// Builds an Event payload from members.
 pub fn payload(members: Vec<(&'static str, Value)>) -> Object {
-    let mut o = Object::new();
-    for (k, v) in members {
-        o.insert(k, v);
-    }
-    o
+    members.into_iter().collect()
 }
 
 /// Reads a projection embedded in an Event payload.
