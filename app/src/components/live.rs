@@ -31,6 +31,15 @@ pub fn FoldProgress() -> impl IntoView {
 }
 
 /// "Viewing as of sequence N" with the way back to live, on every view while time travelling.
+/// "Child Mission of <parent>" (§14), the parent's title a link to its graph: on a child
+/// Mission's board card and in its Mission view heading.
+#[component]
+pub fn ChildOf(group: String, title: String) -> impl IntoView {
+    let i18n = use_i18n();
+    let href = format!("/mission/{group}");
+    view! { <p class="child-of">{t!(i18n, mission.child_of)}" "<a href=href translate="no">{title}</a></p> }
+}
+
 #[component]
 pub fn TravelBanner() -> impl IntoView {
     let i18n = use_i18n();

@@ -5,7 +5,7 @@
 //! never colour alone.
 
 use crate::components::ident::{Id, shared_prefix};
-use crate::components::live::{Countdown, dimension_label, state_label};
+use crate::components::live::{ChildOf, Countdown, dimension_label, state_label};
 use crate::components::states::{Empty, StreamStates};
 use crate::i18n::*;
 use crate::state::use_console;
@@ -150,7 +150,7 @@ fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> im
         <article class="mission-card" data-mission-id=card.mission_id.clone() data-state=st>
             <h3><a href=href translate="no">{card.title.clone()}</a></h3>
             {parent.map(|(g, title)| view! {
-                <p class="child-of">{t!(i18n, mission.child_of)}" "<a href=format!("/mission/{g}") translate="no">{title}</a></p>
+                <ChildOf group=g title />
             })}
             <p class="mission-state"><strong>{move || state_label(i18n, st)}</strong>" · "{t!(i18n, board.revision, n = move || rev_of(card.revision))}</p>
             <dl class="facts">

@@ -20,7 +20,7 @@
 //! changed node, and 2,000 nodes of text made that frame 15–55 ms.
 
 use crate::components::ident::{Id, after_colons, shared_prefix};
-use crate::components::live::{Countdown, state_label, when, why_markup};
+use crate::components::live::{ChildOf, Countdown, state_label, when, why_markup};
 use crate::components::session;
 use crate::components::states::{Empty, StreamStates};
 use crate::format::markup::escape_into;
@@ -980,7 +980,7 @@ fn MissionHeader(group: String) -> impl IntoView {
                 <div class="mission-heading">
                     <h2 translate="no">{h.title.clone()}</h2>
                     {h.parent.clone().map(|(g, title)| view! {
-                        <p class="child-of">{t!(i18n, mission.child_of)}" "<a href=format!("/mission/{g}") translate="no">{title}</a></p>
+                        <ChildOf group=g title />
                     })}
                     <p class="mission-state">
                         <strong>{move || state_label(i18n, &st)}</strong>
