@@ -526,12 +526,28 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
     hidden: (e.querySelector('.sr-only') || {}).textContent || '', lines: e.getClientRects().length })));
   check(coordinators.length >= 2 && coordinators.every((c) => c.elided && c.text === c.title && c.hidden.startsWith('urn:')
     && c.hidden.endsWith(':') && c.lines === 1), `board Coordinators elided, one line each: ${JSON.stringify(coordinators)}`);
-  // A card's pending approvals are a link to the Approvals view, or "—" when there are none.
+  // A card's pending approvals are a link to that Mission's in the Approvals view, or "—".
   const pendings = await page.locator('.mission-card dl.facts dd:last-of-type').evaluateAll((dds) => dds.map((d) => {
     const a = d.querySelector('a.pending');
-    return a ? (a.getAttribute('href') === '/approvals' && /^⚑ \d+$/.test(a.textContent) ? 'link' : `bad link ${a.outerHTML}`) : d.textContent.trim();
+    const id = d.closest('.mission-card').dataset.missionId;
+    return a ? (a.getAttribute('href') === `/approvals?mission=${id}` && /^⚑ \d+$/.test(a.textContent) ? 'link' : `bad link ${a.outerHTML}`) : d.textContent.trim();
   }));
   check(pendings.length >= 2 && pendings.every((p) => p === 'link' || p === '—'), `pending approvals on the cards: ${pendings.join(' | ')}`);
+  // Following one (the demo's first execution gate or final approval comes within the run):
+  // only that Mission's items, said so, and every item again on request; in-app, still signed in.
+  const pendingLink = page.locator('.mission-card a.pending').first();
+  await pendingLink.waitFor({ timeout: 90_000 });
+  const pendingMission = await pendingLink.evaluate((a) => a.closest('.mission-card').dataset.missionId);
+  await pendingLink.click();
+  await page.locator('li.approval-item').first().waitFor({ timeout: TIMEOUT_MS });
+  const listed = await page.locator('li.approval-item').evaluateAll((lis) => lis.map((li) => li.dataset.mission));
+  check(listed.length > 0 && listed.every((m) => m === pendingMission) && await page.locator('.mission-only').isVisible(),
+    `the approvals of ${pendingMission} only: ${listed.join(', ')}`);
+  check(/Signed in as/.test(await page.locator('header.site').innerText()), 'still signed in after following a pending approval');
+  await page.click('button.all-approvals');
+  check((await page.locator('.mission-only').count()) === 0 && (await page.locator('li.approval-item').count()) >= listed.length, 'every approval listed again');
+  await go(page, 'b');
+  await page.waitForFunction(() => document.querySelectorAll('.mission-card').length >= 2, null, { timeout: TIMEOUT_MS });
   // §14 (H-10): the root MissionOwner inspects the complete Mission tree. The security review's
   // child Mission lives in a Group where the human holds no Membership; it is followed all the
   // same and listed under its parent (the Group list is polled every 15 s).

@@ -32,6 +32,10 @@ pub fn Approvals() -> impl IntoView {
     let console = use_console();
     // Override requests the human declined (0.1 has no Command for it: kept in this page).
     let declined = RwSignal::new(BTreeSet::<String>::new());
+    // `?mission=<id>` (a board card's pending approvals) lists that Mission's only, until the
+    // person asks for every one.
+    let only =
+        RwSignal::new(leptos_router::hooks::use_query_map().with_untracked(|q| q.get("mission")));
     let inbox = Memo::new(move |_| {
         let Some(viewer) = console.viewer.get() else {
             return Vec::new();
@@ -44,6 +48,7 @@ pub fn Approvals() -> impl IntoView {
                 .items
                 .into_iter()
                 .filter(|i| !gone.contains(&item_key(i)))
+                .filter(|i| only.with(|m| m.as_ref().is_none_or(|m| *m == i.mission_id)))
                 .collect::<Vec<_>>()
         })
     });
@@ -54,6 +59,14 @@ pub fn Approvals() -> impl IntoView {
             <StreamStates>
                 <Show when=move || console.travelling()>
                     <p class="state note" role="note">{t!(i18n, approvals.travelling)}</p>
+                </Show>
+                <Show when=move || only.with(Option::is_some)>
+                    <p class="note mission-only" role="status">
+                        {t!(i18n, approvals.mission_only)}" "
+                        <button type="button" class="all-approvals" on:click=move |_| only.set(None)>
+                            {t!(i18n, approvals.show_all)}
+                        </button>
+                    </p>
                 </Show>
                 <Show
                     when=move || !inbox.with(Vec::is_empty)

@@ -169,8 +169,8 @@ fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> im
                     {(failed > 0).then(|| view! { " · "{t!(i18n, board.failed_items, n = move || failed)} })}
                 </dd>
                 <dt>{t!(i18n, board.approvals)}</dt>
-                // Pending approvals lead to the Approvals view, where they are decided.
-                <dd>{if pending > 0 { view! { <a class="pending" href="/approvals">{format!("⚑ {pending}")}</a> }.into_any() } else { view! { "—" }.into_any() }}</dd>
+                // Pending approvals lead to the Approvals view (this Mission's), where they are decided.
+                <dd>{if pending > 0 { view! { <a class="pending" href=format!("/approvals?mission={}", card.mission_id)>{format!("⚑ {pending}")}</a> }.into_any() } else { view! { "—" }.into_any() }}</dd>
             </dl>
             {(!blockers.is_empty()).then(|| view! {
                 <details class="blockers" open>
