@@ -17,7 +17,6 @@
 use crate::i18n::*;
 use crate::routes;
 use leptos::prelude::*;
-use leptos::reactive::graph::Suspend;
 use leptos::wasm_split::{SplitLoaderError, wasm_split};
 use send_wrapper::SendWrapper;
 
