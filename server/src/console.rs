@@ -302,12 +302,24 @@ mod tests {
         // same precompressed, immutable files, the chunk with the type that
         // `WebAssembly.instantiateStreaming` requires; a missing chunk is a 404, never the shell.
         std::fs::write(dir.join("pkg/abc123/split_mission.wasm"), &wasm).expect("w");
-        std::fs::write(dir.join("pkg/abc123/split_mission.wasm.gz"), b"zopfli chunk").expect("w");
+        std::fs::write(
+            dir.join("pkg/abc123/split_mission.wasm.gz"),
+            b"zopfli chunk",
+        )
+        .expect("w");
         std::fs::write(dir.join("pkg/abc123/__wasm_split.js"), b"export {};").expect("w");
         std::fs::write(dir.join("pkg/abc123/__wasm_split.js.gz"), b"zopfli js").expect("w");
         for (path, kind, gz) in [
-            ("/pkg/abc123/split_mission.wasm", "application/wasm", &b"zopfli chunk"[..]),
-            ("/pkg/abc123/__wasm_split.js", "text/javascript", &b"zopfli js"[..]),
+            (
+                "/pkg/abc123/split_mission.wasm",
+                "application/wasm",
+                &b"zopfli chunk"[..],
+            ),
+            (
+                "/pkg/abc123/__wasm_split.js",
+                "text/javascript",
+                &b"zopfli js"[..],
+            ),
         ] {
             let (s, h, body) = get(&app, path, true).await;
             assert_eq!(s, StatusCode::OK, "{path}");

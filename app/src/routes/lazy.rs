@@ -54,7 +54,9 @@ async fn load(chunk: Chunk) -> Result<AnyView, SplitLoaderError> {
 // signals it reads while being built do not re-run the loader.
 #[wasm_split(mission, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn mission() -> Result<AnyView, SplitLoaderError> {
-    Ok(untrack(|| view! { <routes::mission::Mission /> }.into_any()))
+    Ok(untrack(|| {
+        view! { <routes::mission::Mission /> }.into_any()
+    }))
 }
 #[wasm_split(ledger, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn ledger() -> Result<AnyView, SplitLoaderError> {
@@ -62,7 +64,9 @@ fn ledger() -> Result<AnyView, SplitLoaderError> {
 }
 #[wasm_split(approvals, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn approvals() -> Result<AnyView, SplitLoaderError> {
-    Ok(untrack(|| view! { <routes::approvals::Approvals /> }.into_any()))
+    Ok(untrack(|| {
+        view! { <routes::approvals::Approvals /> }.into_any()
+    }))
 }
 #[wasm_split(events, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn events() -> Result<AnyView, SplitLoaderError> {
@@ -70,7 +74,9 @@ fn events() -> Result<AnyView, SplitLoaderError> {
 }
 #[wasm_split(conversations, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn conversations() -> Result<AnyView, SplitLoaderError> {
-    Ok(untrack(|| view! { <routes::conversations::Conversations /> }.into_any()))
+    Ok(untrack(|| {
+        view! { <routes::conversations::Conversations /> }.into_any()
+    }))
 }
 #[wasm_split(agents, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn agents() -> Result<AnyView, SplitLoaderError> {
@@ -78,7 +84,9 @@ fn agents() -> Result<AnyView, SplitLoaderError> {
 }
 #[wasm_split(protocol, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn protocol() -> Result<AnyView, SplitLoaderError> {
-    Ok(untrack(|| view! { <routes::protocol::Protocol /> }.into_any()))
+    Ok(untrack(|| {
+        view! { <routes::protocol::Protocol /> }.into_any()
+    }))
 }
 #[wasm_split(sign_in, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn sign_in() -> Result<AnyView, SplitLoaderError> {
@@ -86,7 +94,9 @@ fn sign_in() -> Result<AnyView, SplitLoaderError> {
 }
 #[wasm_split(settings, wasm_split_path = ::leptos::wasm_split, fallible)]
 fn settings() -> Result<AnyView, SplitLoaderError> {
-    Ok(untrack(|| view! { <routes::settings::Settings /> }.into_any()))
+    Ok(untrack(|| {
+        view! { <routes::settings::Settings /> }.into_any()
+    }))
 }
 
 /// The route's view for `chunk`: the designed loading state while its chunk is fetched, then
@@ -149,4 +159,3 @@ pub fn lazy_view(chunk: Chunk) -> impl IntoView {
         {content}
     }
 }
-
