@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # Builds the console (issue 13) into dist/, which `weave-console serve` serves:
-#   1. the Leptos app for wasm32 with cargo (`--features csr`; profile wasm-release, or dev);
-#   2. wasm-bindgen CLI (the version pinned in Cargo.lock, installed by scripts/setup.sh);
-#   3. release only: wasm-opt -Oz from npm `binaryen` (end2end/node_modules; never Debian's,
-#      whose wasm-opt 108 breaks wasm-bindgen 0.2.130 output);
-#   4. dist/pkg/<hash>/{app.js, app_bg.wasm, boot.js, worker.js} (content-hashed, served immutable) and
-#      dist/index.html pointing at them; beside them the Protocol view's bundle runner (crate
-#      protocol-runner, its own module: runner.js, runner_bg.wasm, runner-worker.js), which the
-#      console loads only when the person asks to run the official bundles;
-#   5. release only: each of those also as NAME.gz, compressed once with zopfli (Debian's `zopfli`,
+#   1. the Leptos app for wasm32 with cargo (`--features csr`; profile wasm-release, or dev),
+#      linked with its relocations (`--emit-relocs`, app/build.rs);
+#   2. wasm-split-cli (crate wasm_split_cli_support, installed by scripts/setup.sh): every view
+#      but the board is a split point (app/src/routes/lazy.rs); their code goes out of the main
+#      module into split_<view>.wasm, code shared by several views into chunk_<n>.wasm, and
+#      __wasm_split.js holds the loaders (each fetches its chunks on first use and instantiates
+#      them on the main module's memory and table);
+#   3. wasm-bindgen CLI (the version pinned in Cargo.lock, installed by scripts/setup.sh) on the
+#      main module, with --keep-lld-exports --no-demangle (the chunks import those exports);
+#   4. release only: wasm-opt -Oz from npm `binaryen` (end2end/node_modules; never Debian's,
+#      whose wasm-opt 108 breaks wasm-bindgen 0.2.130 output) on the main module and each chunk;
+#   5. dist/pkg/<hash>/{app.js, app_bg.wasm, __wasm_split.js, split_*.wasm, chunk_*.wasm, boot.js,
+#      worker.js} (content-hashed, served immutable) and dist/index.html pointing at them; beside
+#      them the Protocol view's bundle runner (crate protocol-runner, its own module: runner.js,
+#      runner_bg.wasm, runner-worker.js), which the console loads only when the person asks to
+#      run the official bundles;
+#   6. release only: each of those also as NAME.gz, compressed once with zopfli (Debian's `zopfli`,
 #      installed by scripts/setup.sh; gzip -9 if it is missing), which the server sends as is to
-#      every browser that accepts gzip; prints the raw, gzip -9 and shipped sizes: the console as
-#      loaded on every visit (the 600 KB bar), the runner loaded on request, and their sum.
+#      every browser that accepts gzip; prints the raw, gzip -9 and sent sizes: the first view (a
+#      visit to the board: html, app.js, main wasm, __wasm_split.js, boot.js, worker.js, css; the
+#      600 KB bar), each chunk, all chunks, what opening each other view adds (its split_ file
+#      and the shared chunks its loader waits for), the runner loaded on request, and the sums.
 # No inline script anywhere: boot.js and worker.js are files, so the CSP needs no 'unsafe-inline'.
 #
 # Usage: scripts/build-web.sh [release|debug]   (default release)
