@@ -16,6 +16,11 @@ use leptos_i18n_parser::parse_locales::{
 use std::path::PathBuf;
 
 fn main() {
+    // The browser module keeps its relocations: scripts/build-web.sh's splitter (wasm-split-cli)
+    // reads them to move each lazily loaded view (`routes::lazy`) into its own wasm chunk.
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("wasm32") {
+        println!("cargo::rustc-link-arg-cdylib=--emit-relocs");
+    }
     if let Err(e) = generate() {
         eprintln!("app/build.rs: {e}");
         std::process::exit(1);

@@ -8,6 +8,8 @@
 // (`<html lang>`, a translated heading) and the choice persists; the theme toggle; the `?`
 // cheat sheet; a key generated in the browser, stored encrypted, unlocked again after a
 // reload (and a wrong passphrase refused); the official bundles run in the browser (58/62/30);
+// the views other than the board are wasm chunks fetched only when opened, and a chunk that
+// cannot be fetched is an alert with a working retry;
 // layout holds (no horizontal overflow, no clipped control) at 1280×800 and 390×844 in every
 // locale; axe-core finds no serious or critical violation on any route in any locale.
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -294,6 +296,65 @@ test('the Protocol view runs the official bundles in this browser (58/62/30)', a
     check(await p.locator('#run-bundles').isEnabled(), `${missing} missing: the button stays disabled`);
     await broken.close();
   }
+});
+
+test('the views are wasm chunks fetched when first opened; a chunk that cannot be fetched is an alert', async (browser) => {
+  // The board is in the main module; every other view is its own chunk (app/src/routes/lazy.rs),
+  // fetched from pkg/<hash>/ when the person first opens it.
+  const context = await newContext(browser);
+  const requested = [];
+  context.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  const chunks = () => requested.filter((p) => /\/pkg\/[^/]+\/(split|chunk)_[^/]*\.wasm$/.test(p));
+  const page = await open(context, '/');
+  check((await heading(page)) === BOARD_TITLE.en, `board heading ${await heading(page)}`);
+  check(requested.some((p) => /\/pkg\/[^/]+\/__wasm_split\.js$/.test(p)), `no chunk loaders: ${requested.join(' ')}`);
+  await page.waitForTimeout(500);
+  check(chunks().length === 0, `a visit to the board fetched view chunks: ${chunks().join(' ')}`);
+  await page.locator('header nav a[href="/mission"]').click();
+  await page.locator('#view-title').filter({ hasText: /^Mission$/ }).waitFor({ timeout: TIMEOUT_MS });
+  check(chunks().some((p) => p.endsWith('/split_mission.wasm')), `opening a Mission fetched: ${chunks().join(' ')}`);
+  check(!chunks().some((p) => /split_(ledger|approvals|events|settings)\.wasm$/.test(p)), `other views fetched: ${chunks().join(' ')}`);
+  // The chunk answers with the module type and is cached for good, gzip-compressed.
+  const chunkPath = chunks().find((p) => p.endsWith('/split_mission.wasm'));
+  const c = await page.request.get(url(chunkPath), { headers: { 'accept-encoding': 'gzip' } });
+  check(c.ok() && c.headers()['content-type'] === 'application/wasm', `chunk content-type ${c.headers()['content-type']}`);
+  check(/immutable/.test(c.headers()['cache-control'] || ''), `chunk cache-control ${c.headers()['cache-control']}`);
+  check(c.headers()['content-encoding'] === 'gzip', `chunk content-encoding ${c.headers()['content-encoding']}`);
+  // Back to the board and to the Mission again: no second fetch.
+  const before = chunks().length;
+  await page.locator('header nav a[href="/"]').click();
+  await page.locator('#view-title').filter({ hasText: BOARD_TITLE.en }).waitFor({ timeout: TIMEOUT_MS });
+  await page.locator('header nav a[href="/mission"]').click();
+  await page.locator('#view-title').filter({ hasText: /^Mission$/ }).waitFor({ timeout: TIMEOUT_MS });
+  check(chunks().length === before, `the Mission chunk was fetched again: ${chunks().join(' ')}`);
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+
+  // A chunk that answers 404: the designed error (role="alert"), the rest of the console alive,
+  // and a retry that loads the view once the chunk is back.
+  const broken = await newContext(browser);
+  let gone = true;
+  await broken.route('**/pkg/*/split_settings.wasm', (route) =>
+    gone ? route.fulfill({ status: 404, body: 'gone' }) : route.continue());
+  const p = await open(broken, '/');
+  await p.locator('header nav a[href="/settings"]').click();
+  const alert = p.locator('[data-chunk-error][role="alert"]');
+  await alert.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const text = (await alert.textContent()) || '';
+  check(/could not be loaded/.test(text), `chunk error text: ${text}`);
+  check(await p.locator('[data-chunk-loading]').count() === 0, 'the loading state stays beside the error');
+  await p.screenshot({ path: join(resultsDir, 'chunk-error-en.png'), fullPage: true });
+  check(!p.problems.some((m) => /page error/.test(m)), `a failed chunk broke the page: ${p.problems.join('; ')}`);
+  // The rest of the console still works: another view opens.
+  await p.locator('header nav a[href="/mission"]').click();
+  await p.locator('#view-title').filter({ hasText: /^Mission$/ }).waitFor({ timeout: TIMEOUT_MS });
+  await p.locator('header nav a[href="/settings"]').click();
+  await alert.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  gone = false;
+  await alert.locator('button').click();
+  await p.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(await alert.count() === 0, 'the error stays after a successful retry');
+  await broken.close();
 });
 
 test('layout holds in every language at 1280×800 and 390×844', async (browser) => {

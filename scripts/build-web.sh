@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # Builds the console (issue 13) into dist/, which `weave-console serve` serves:
-#   1. the Leptos app for wasm32 with cargo (`--features csr`; profile wasm-release, or dev);
-#   2. wasm-bindgen CLI (the version pinned in Cargo.lock, installed by scripts/setup.sh);
-#   3. release only: wasm-opt -Oz from npm `binaryen` (end2end/node_modules; never Debian's,
-#      whose wasm-opt 108 breaks wasm-bindgen 0.2.130 output);
-#   4. dist/pkg/<hash>/{app.js, app_bg.wasm, boot.js, worker.js} (content-hashed, served immutable) and
-#      dist/index.html pointing at them; beside them the Protocol view's bundle runner (crate
-#      protocol-runner, its own module: runner.js, runner_bg.wasm, runner-worker.js), which the
-#      console loads only when the person asks to run the official bundles;
-#   5. release only: each of those also as NAME.gz, compressed once with zopfli (Debian's `zopfli`,
+#   1. the Leptos app for wasm32 with cargo (`--features csr`; profile wasm-release, or dev),
+#      linked with its relocations (`--emit-relocs`, app/build.rs);
+#   2. wasm-split-cli (crate wasm_split_cli_support, installed by scripts/setup.sh): every view
+#      but the board is a split point (app/src/routes/lazy.rs); their code goes out of the main
+#      module into split_<view>.wasm, code shared by several views into chunk_<n>.wasm, and
+#      __wasm_split.js holds the loaders (each fetches its chunks on first use and instantiates
+#      them on the main module's memory and table);
+#   3. wasm-bindgen CLI (the version pinned in Cargo.lock, installed by scripts/setup.sh) on the
+#      main module, with --keep-lld-exports --no-demangle (the chunks import those exports);
+#   4. release only: wasm-opt -Oz from npm `binaryen` (end2end/node_modules; never Debian's,
+#      whose wasm-opt 108 breaks wasm-bindgen 0.2.130 output) on the main module and each chunk;
+#   5. dist/pkg/<hash>/{app.js, app_bg.wasm, __wasm_split.js, split_*.wasm, chunk_*.wasm, boot.js,
+#      worker.js} (content-hashed, served immutable) and dist/index.html pointing at them; beside
+#      them the Protocol view's bundle runner (crate protocol-runner, its own module: runner.js,
+#      runner_bg.wasm, runner-worker.js), which the console loads only when the person asks to
+#      run the official bundles;
+#   6. release only: each of those also as NAME.gz, compressed once with zopfli (Debian's `zopfli`,
 #      installed by scripts/setup.sh; gzip -9 if it is missing), which the server sends as is to
-#      every browser that accepts gzip; prints the raw, gzip -9 and shipped sizes: the console as
-#      loaded on every visit (the 600 KB bar), the runner loaded on request, and their sum.
+#      every browser that accepts gzip; prints the raw, gzip -9 and sent sizes: the first view (a
+#      visit to the board: html, app.js, main wasm, __wasm_split.js, boot.js, worker.js, css; the
+#      600 KB bar), each chunk, all chunks, what opening each other view adds (its split_ file
+#      and the shared chunks its loader waits for), the runner loaded on request, and the sums.
 # No inline script anywhere: boot.js and worker.js are files, so the CSP needs no 'unsafe-inline'.
 #
 # Usage: scripts/build-web.sh [release|debug]   (default release)
@@ -55,7 +65,25 @@ RUNNER_WASM=$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/protocol_runner.wasm
 
 TMP=$(mktemp -d "$ROOT/.dist.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-wasm-bindgen --target web --no-typescript --out-dir "$TMP/pkg" --out-name app "$WASM"
+# The lazily loaded views (app/src/routes/lazy.rs): wasm-split-cli (crate wasm_split_cli_support,
+# installed by scripts/setup.sh) cuts each split point's code out of the module cargo linked (with
+# its relocations, app/build.rs) into split_<view>.wasm, code shared by several views into
+# chunk_<n>.wasm, and writes __wasm_split.js, the loaders the main module imports; the chunks
+# import the main module's memory, table and functions. Then wasm-bindgen on the main module,
+# keeping the exports the chunks import (as cargo-leptos does for Leptos's `#[lazy]`).
+command -v wasm-split-cli >/dev/null || {
+  echo "build-web: wasm-split-cli not found; run scripts/setup.sh" >&2
+  exit 1
+}
+wasm-split-cli --target web --out-name app "$WASM" "$TMP/split"
+wasm-bindgen --target web --no-typescript --keep-lld-exports --no-demangle --out-dir "$TMP/pkg" --out-name app "$TMP/split/app.wasm"
+rm "$TMP/split/app.wasm"
+mv "$TMP/split/"* "$TMP/pkg/"
+rmdir "$TMP/split"
+CHUNKS=()
+for f in "$TMP"/pkg/split_*.wasm "$TMP"/pkg/chunk_*.wasm; do
+  [ -f "$f" ] && CHUNKS+=("$(basename "$f")")
+done
 wasm-bindgen --target web --no-typescript --out-dir "$TMP/pkg" --out-name runner "$RUNNER_WASM"
 if [ "$MODE" = release ]; then
   WASM_OPT=${WASM_OPT:-$ROOT/end2end/node_modules/.bin/wasm-opt}
@@ -63,13 +91,14 @@ if [ "$MODE" = release ]; then
     echo "build-web: $WASM_OPT not found; run scripts/setup.sh (npm binaryen)" >&2
     exit 1
   fi
-  for m in app runner; do
-    "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/${m}_bg.wasm" -o "$TMP/pkg/${m}_bg.wasm"
+  for f in app_bg.wasm runner_bg.wasm "${CHUNKS[@]}"; do
+    "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/$f" -o "$TMP/pkg/$f"
   done
 fi
-HASH=$(cat "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" "$TMP/pkg/runner.js" "$TMP/pkg/runner_bg.wasm" | sha256sum | cut -c1-16)
+PKGFILES=(app.js app_bg.wasm __wasm_split.js "${CHUNKS[@]}" runner.js runner_bg.wasm)
+HASH=$(cd "$TMP/pkg" && cat "${PKGFILES[@]}" | sha256sum | cut -c1-16)
 mkdir -p "$TMP/pkg/$HASH"
-mv "$TMP/pkg/app.js" "$TMP/pkg/app_bg.wasm" "$TMP/pkg/runner.js" "$TMP/pkg/runner_bg.wasm" "$TMP/pkg/$HASH/"
+(cd "$TMP/pkg" && mv "${PKGFILES[@]}" "$HASH/")
 printf "import init from './app.js';\ninit();\n" >"$TMP/pkg/$HASH/boot.js"
 # The first replay's Web Workers (app/src/pool.rs): module workers that load the same app.js and
 # app_bg.wasm and answer each message with worker_message (a failure is answered too, so the page
@@ -116,18 +145,21 @@ C=style/console.css
 RW=$DIST/pkg/$HASH/runner_bg.wasm
 RJ=$DIST/pkg/$HASH/runner.js
 RK=$DIST/pkg/$HASH/runner-worker.js
-SHIPPED=("$W" "$J" "$B" "$K" "$DIST/index.html")
+S=$DIST/pkg/$HASH/__wasm_split.js
+SHIPPED=("$W" "$J" "$S" "$B" "$K" "$DIST/index.html")
+CHUNKF=()
+for c in "${CHUNKS[@]}"; do CHUNKF+=("$DIST/pkg/$HASH/$c"); done
 RUNNER=("$RW" "$RJ" "$RK")
 if [ "$MODE" = release ]; then
   # Compressed once here instead of per request: zopfli's deflate is 4–5 % smaller than gzip -9
   # and any gzip decoder reads it. The server sends NAME.gz as is (server/src/console.rs).
   START=$(date +%s)
   if command -v zopfli >/dev/null; then
-    zopfli "${SHIPPED[@]}" "${RUNNER[@]}"
+    zopfli "${SHIPPED[@]}" "${CHUNKF[@]}" "${RUNNER[@]}"
     log "zopfli $(($(date +%s) - START)) s"
   else
     log "zopfli not found (scripts/setup.sh installs it): gzip -9 instead"
-    for f in "${SHIPPED[@]}" "${RUNNER[@]}"; do gzip -9 -n -k -f "$f"; done
+    for f in "${SHIPPED[@]}" "${CHUNKF[@]}" "${RUNNER[@]}"; do gzip -9 -n -k -f "$f"; done
   fi
 fi
 # What a browser receives: NAME.gz where it was built, else the server's on-the-fly gzip
@@ -139,7 +171,29 @@ RTOTAL=0
 for f in "${RUNNER[@]}"; do RTOTAL=$((RTOTAL + $(sent "$f"))); done
 log "mode $MODE, pkg/$HASH"
 log "wasm $(size "$W") B (gzip -9 $(gz "$W") B, sent $(sent "$W") B); js $(size "$J") B (gzip -9 $(gz "$J") B, sent $(sent "$J") B)"
-log "shipped (wasm + js + boot + worker + css + html) as sent with gzip: $TOTAL B, all three locales included"
+log "first view (the board: html + app.js + main wasm + __wasm_split.js + boot + worker + css) as sent with gzip: $TOTAL B, all three locales included (the 600 KB bar)"
+CTOTAL=0
+for f in "${CHUNKF[@]}"; do
+  CTOTAL=$((CTOTAL + $(sent "$f")))
+  log "chunk $(basename "$f"): $(size "$f") B raw, sent $(sent "$f") B"
+done
+log "all ${#CHUNKF[@]} view chunks as sent with gzip: $CTOTAL B; first view + every chunk: $((TOTAL + CTOTAL)) B"
+# What opening each lazily loaded view adds: its split_<view>.wasm and the shared chunk_<n>.wasm
+# its loader in __wasm_split.js waits for (each file once per visit).
+for f in "${CHUNKF[@]}"; do
+  case $(basename "$f") in split_*) ;; *) continue ;; esac
+  v=$(basename "$f" .wasm)
+  v=${v#split_}
+  add=$(sent "$f")
+  # The loader's statement ends with its list of chunks: `…, [__chunk_3, __chunk_5]));`.
+  deps=$(awk -v v="__wasm_split_load_$v" '$1 == "export" && $3 == v { f = 1 } f && /\]\)\);$/ { print; exit }' "$S" |
+    sed 's/.*\[\(.*\)\]));$/\1/' | tr -d ' ')
+  for d in ${deps//,/ }; do
+    n=${d#__chunk_}
+    [ -f "$DIST/pkg/$HASH/chunk_$n.wasm" ] && add=$((add + $(sent "$DIST/pkg/$HASH/chunk_$n.wasm")))
+  done
+  log "opening $v adds $add B as sent"
+done
 log "runner on request: wasm $(size "$RW") B (gzip -9 $(gz "$RW") B, sent $(sent "$RW") B); js $(size "$RJ") B (sent $(sent "$RJ") B); runner-worker.js sent $(sent "$RK") B"
 log "runner loaded on request (runner wasm + js + worker) as sent with gzip: $RTOTAL B"
-log "console + runner as sent with gzip: $((TOTAL + RTOTAL)) B"
+log "console (first view + every chunk) + runner as sent with gzip: $((TOTAL + CTOTAL + RTOTAL)) B"

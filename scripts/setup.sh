@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine with rustup stable and Node 20.
-# Installs: the wasm32 target, wasm-bindgen-cli (pinned to Cargo.lock), Debian's chromium and
+# Installs: the wasm32 target, wasm-bindgen-cli (pinned to Cargo.lock), wasm-split-cli (crate
+# wasm_split_cli_support, pinned below), Debian's chromium and
 # chromium-driver (never a tool's own browser download), zopfli, the end2end npm packages, and the
 # JSON Schema Test Suite's format files (scripts/fetch-format-suite.sh: pip download of a pinned
 # sdist into target/fixtures/, sha256-checked).
@@ -43,6 +44,16 @@ if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WBG"; then
   # --locked fails on this registry (webpki-roots pin); the unlocked install works.
   cargo install -q wasm-bindgen-cli --version "$WBG" --locked 2>/dev/null \
     || cargo install -q wasm-bindgen-cli --version "$WBG"
+fi
+
+# wasm-split-cli: scripts/build-web.sh cuts the console's lazily loaded views out of the module
+# with it (app/src/routes/lazy.rs). The crate that matches Leptos's wasm_split_helpers 0.2 split
+# points (Cargo.lock); its binary needs the `build-binary` feature.
+SPLIT_CLI=0.2.4
+if ! cargo install --list 2>/dev/null | grep -qx "wasm_split_cli_support v$SPLIT_CLI:" \
+  || ! command -v wasm-split-cli >/dev/null; then
+  log "installing wasm-split-cli (wasm_split_cli_support $SPLIT_CLI, about 2 minutes on 2 cores)"
+  cargo install -q --locked wasm_split_cli_support --version "$SPLIT_CLI" --features build-binary
 fi
 
 if [ -f end2end/package.json ]; then

@@ -6,6 +6,7 @@ use crate::components::header::Header;
 use crate::i18n::*;
 use crate::locale;
 use crate::routes;
+use crate::routes::lazy::{Chunk, lazy_view};
 use crate::state::{Console, RegistryState, Theme, use_console};
 use crate::web;
 use leptos::prelude::*;
@@ -103,19 +104,21 @@ fn Shell() -> impl IntoView {
         <crate::components::live::TravelBanner />
         <crate::components::live::FoldProgress />
         <main id="main" tabindex="-1">
+            // The board is where a visit lands: it is in the main module. Every other view is
+            // its own wasm chunk, loaded when first opened (`routes::lazy`).
             <Routes fallback=routes::not_found::NotFound>
                 <Route path=path!("/") view=routes::board::Board />
                 <Route path=path!("/board") view=routes::board::Board />
-                <Route path=path!("/mission") view=routes::mission::Mission />
-                <Route path=path!("/mission/:group") view=routes::mission::Mission />
-                <Route path=path!("/ledger") view=routes::ledger::Ledger />
-                <Route path=path!("/approvals") view=routes::approvals::Approvals />
-                <Route path=path!("/events") view=routes::events::Events />
-                <Route path=path!("/conversations") view=routes::conversations::Conversations />
-                <Route path=path!("/agents") view=routes::agents::Agents />
-                <Route path=path!("/protocol") view=routes::protocol::Protocol />
-                <Route path=path!("/sign-in") view=routes::sign_in::SignIn />
-                <Route path=path!("/settings") view=routes::settings::Settings />
+                <Route path=path!("/mission") view=|| lazy_view(Chunk::Mission) />
+                <Route path=path!("/mission/:group") view=|| lazy_view(Chunk::Mission) />
+                <Route path=path!("/ledger") view=|| lazy_view(Chunk::Ledger) />
+                <Route path=path!("/approvals") view=|| lazy_view(Chunk::Approvals) />
+                <Route path=path!("/events") view=|| lazy_view(Chunk::Events) />
+                <Route path=path!("/conversations") view=|| lazy_view(Chunk::Conversations) />
+                <Route path=path!("/agents") view=|| lazy_view(Chunk::Agents) />
+                <Route path=path!("/protocol") view=|| lazy_view(Chunk::Protocol) />
+                <Route path=path!("/sign-in") view=|| lazy_view(Chunk::SignIn) />
+                <Route path=path!("/settings") view=|| lazy_view(Chunk::Settings) />
             </Routes>
         </main>
         <footer class="site">{t!(i18n, app.footer)}</footer>

@@ -12,7 +12,8 @@
 //! - `signing`: the signing-summary model; `locale`, `format`: language choice and `Intl`;
 //! - `replay`, `pool`: the first replay's chunked verification (Web Workers) and in-order fold;
 //! - `state`: the console-wide reactive state; `web`: small browser helpers (fetch, storage).
-#![forbid(unsafe_code)]
+// Denied, not forbidden: `routes::lazy`'s split points expand to `unsafe` (the chunk loaders).
+#![deny(unsafe_code)]
 
 // The i18n module (`i18n::Locale`, `use_i18n`, `t!`…) generated from `locales/*.json` by
 // `build.rs` (leptos_i18n's code generator with `interpolate_display`); a key used in code but

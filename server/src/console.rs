@@ -20,7 +20,10 @@ use tower_http::services::{ServeDir, ServeFile};
 /// `'wasm-unsafe-eval'` lets the page compile its WebAssembly module (and nothing else);
 /// `worker-src 'self'`: the first replay's module workers (`pkg/<hash>/worker.js`, which load the
 /// same module) and the Protocol view's bundle runner (`pkg/<hash>/runner-worker.js`, which loads
-/// `runner_bg.wasm` on request), nothing else.
+/// `runner_bg.wasm` on request), nothing else. The lazily loaded views' chunks
+/// (`pkg/<hash>/split_*.wasm`, `chunk_*.wasm`) are fetched by `pkg/<hash>/__wasm_split.js`
+/// (`script-src 'self'`) with `fetch` (`connect-src 'self'`) and compiled under the same
+/// `'wasm-unsafe-eval'`: nothing to add for them.
 pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
      worker-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
      object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -294,6 +297,47 @@ mod tests {
         assert_eq!(s, StatusCode::OK);
         assert!(!h.contains_key(header::CONTENT_ENCODING));
         assert_eq!(body, wasm);
+
+        // A lazily loaded view's chunk and the loaders' script (app/src/routes/lazy.rs): the
+        // same precompressed, immutable files, the chunk with the type that
+        // `WebAssembly.instantiateStreaming` requires; a missing chunk is a 404, never the shell.
+        std::fs::write(dir.join("pkg/abc123/split_mission.wasm"), &wasm).expect("w");
+        std::fs::write(
+            dir.join("pkg/abc123/split_mission.wasm.gz"),
+            b"zopfli chunk",
+        )
+        .expect("w");
+        std::fs::write(dir.join("pkg/abc123/__wasm_split.js"), b"export {};").expect("w");
+        std::fs::write(dir.join("pkg/abc123/__wasm_split.js.gz"), b"zopfli js").expect("w");
+        for (path, kind, gz) in [
+            (
+                "/pkg/abc123/split_mission.wasm",
+                "application/wasm",
+                &b"zopfli chunk"[..],
+            ),
+            (
+                "/pkg/abc123/__wasm_split.js",
+                "text/javascript",
+                &b"zopfli js"[..],
+            ),
+        ] {
+            let (s, h, body) = get(&app, path, true).await;
+            assert_eq!(s, StatusCode::OK, "{path}");
+            assert_eq!(h[header::CONTENT_ENCODING], "gzip", "{path}");
+            assert_eq!(h[header::CONTENT_TYPE], kind, "{path}");
+            assert_eq!(
+                h[header::CACHE_CONTROL],
+                "public, max-age=31536000, immutable",
+                "{path}"
+            );
+            assert_eq!(body, gz, "{path}");
+        }
+        let (s, h, _) = get(&app, "/pkg/abc123/split_ledger.wasm", true).await;
+        assert_eq!(s, StatusCode::NOT_FOUND);
+        assert_ne!(
+            h.get(header::CACHE_CONTROL).map(|v| v.as_bytes()),
+            Some(&b"public, max-age=31536000, immutable"[..])
+        );
 
         // The shell, at `/` and at a deep link.
         for path in ["/", "/mission/urn:missionweaveprotocol:group:v1.2"] {

@@ -7,6 +7,7 @@ pub mod approvals;
 pub mod board;
 pub mod conversations;
 pub mod events;
+pub mod lazy;
 pub mod ledger;
 pub mod mission;
 pub mod not_found;
