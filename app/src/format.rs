@@ -5,6 +5,22 @@
 
 use wasm_core::views::ledger::chart::TimeGrain;
 
+/// An identifier as one value of a URL query (`/ledger?mission=<this>`): protocol ids are
+/// absolute URIs and may hold `&`, `#`, `?`, `=` or `%`, which would end or change the query;
+/// every byte but the unreserved ones and `:` is percent-encoded (the router decodes it with
+/// `decodeURIComponent`), so `urn:a:b` stays readable.
+pub fn query_value(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b':') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// A relative-time unit for [`relative`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RelUnit {

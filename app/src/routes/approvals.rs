@@ -465,7 +465,7 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
                     <span class="goal" translate="no">{goal}</span><br />
                     <code class="work-item">{work_item_id.clone()}</code>" "
                     // The WorkItem in its Mission's graph, selected.
-                    <a class="in-graph" href=format!("/mission/{}?work_item={work_item_id}", i.group_id)>{t!(i18n, approvals.in_graph)}</a>
+                    <a class="in-graph" href=format!("/mission/{}?work_item={}", i.group_id, format::query_value(&work_item_id))>{t!(i18n, approvals.in_graph)}</a>
                 </dd>
                 <dt>{t!(i18n, approvals.allowed_tools)}</dt><dd>{code_list(allowed_tools)}</dd>
                 <dt>{t!(i18n, approvals.allowed_resources)}</dt><dd>{code_list(allowed_resources)}</dd>

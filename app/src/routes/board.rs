@@ -139,7 +139,10 @@ fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> im
     let (acc, tot, rev, failed) = (p.accepted, p.total, p.awaiting_review, p.failed);
     let per_mille = p.per_mille();
     let href = format!("/mission/{}", card.group_id);
-    let ledger = format!("/ledger?mission={}", card.mission_id);
+    let ledger = format!(
+        "/ledger?mission={}",
+        crate::format::query_value(&card.mission_id)
+    );
     let coordinator = card.coordinator_id.clone();
     let pending = card.pending_approvals;
     let overdue = card.overdue;
@@ -170,7 +173,7 @@ fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> im
                 </dd>
                 <dt>{t!(i18n, board.approvals)}</dt>
                 // Pending approvals lead to the Approvals view (this Mission's), where they are decided.
-                <dd>{if pending > 0 { view! { <a class="pending" href=format!("/approvals?mission={}", card.mission_id)>{format!("⚑ {pending}")}</a> }.into_any() } else { view! { "—" }.into_any() }}</dd>
+                <dd>{if pending > 0 { view! { <a class="pending" href=format!("/approvals?mission={}", crate::format::query_value(&card.mission_id))>{format!("⚑ {pending}")}</a> }.into_any() } else { view! { "—" }.into_any() }}</dd>
             </dl>
             {(!blockers.is_empty()).then(|| view! {
                 <details class="blockers" open>

@@ -974,7 +974,10 @@ fn MissionHeader(group: String) -> impl IntoView {
     });
     move || {
         heading.get().map(|h| {
-            let ledger = format!("/ledger?mission={}", h.mission_id);
+            let ledger = format!(
+                "/ledger?mission={}",
+                crate::format::query_value(&h.mission_id)
+            );
             let st = h.status.clone();
             view! {
                 <div class="mission-heading">
