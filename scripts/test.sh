@@ -3,6 +3,7 @@
 #   fmt          cargo fmt --all --check
 #   clippy       cargo clippy --workspace --all-targets -- -D warnings, and the console's
 #                browser-only code: cargo clippy -p app --target wasm32-unknown-unknown --features csr
+#                and --features bench (the benchmark page, built by nothing else in CI)
 #                (and -p protocol-runner, the Protocol view's module loaded on request)
 #   wasm         release build of wasm-core for wasm32-unknown-unknown (+ host-import check)
 #   test         cargo test --workspace (native)
@@ -134,6 +135,8 @@ step_fmt() { cargo fmt --all --check; }
 step_clippy() {
   cargo clippy --workspace --all-targets -- -D warnings
   cargo clippy -p app --lib --target wasm32-unknown-unknown --features csr -- -D warnings
+  # The benchmark page (scripts/bench-console.sh; never shipped, so nothing else compiles it).
+  cargo clippy -p app --lib --target wasm32-unknown-unknown --features bench -- -D warnings
   cargo clippy -p protocol-runner --lib --target wasm32-unknown-unknown -- -D warnings
 }
 

@@ -116,6 +116,12 @@ fn BenchRun() -> impl IntoView {
     // The level the graph is drawn at: the Mission view's at the fitted zoom, set before the
     // first paint; the frame A/B switches it.
     let detail = RwSignal::new(Detail::Full);
+    // The table's id prefixes, as the Mission view computes them with each drawing.
+    let prefixes = Memo::new(move |_| {
+        version.get();
+        live.with_value(|l| l.as_ref().map(|l| table_prefixes(l.dag())))
+            .unwrap_or_default()
+    });
     let say = move |s: String| lines.update(|l| l.push(s));
     let view_box = move || {
         version.get();
@@ -142,7 +148,7 @@ fn BenchRun() -> impl IntoView {
                     </g>
                 </svg>
             </div>
-            <Details live version selected />
+            <Details live version selected prefixes />
         </main>
     }
 }
