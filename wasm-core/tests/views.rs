@@ -308,7 +308,19 @@ impl World {
 
     /// (Authorize,) start, publish, submit, accept: `verified`. Returns the Artifact's hash.
     fn deliver(&mut self, group: &str, work: &str, who: &str, artifact: &str) -> String {
-        let hash = self.submit_work(group, work, who, artifact);
+        self.deliver_content(group, work, who, artifact, artifact)
+    }
+
+    /// [`Self::deliver`] with the Artifact's content apart from its id.
+    fn deliver_content(
+        &mut self,
+        group: &str,
+        work: &str,
+        who: &str,
+        artifact: &str,
+        content: &str,
+    ) -> String {
+        let hash = self.submit_content(group, work, who, artifact, content);
         let c = self.coordinator(group);
         let p = payload(vec![
             ("workItemId", s(work)),
@@ -328,13 +340,26 @@ impl World {
 
     /// (Authorize,) start, publish, submit: `submitted`. Returns the Artifact's hash.
     fn submit_work(&mut self, group: &str, work: &str, who: &str, artifact: &str) -> String {
+        self.submit_content(group, work, who, artifact, artifact)
+    }
+
+    /// [`Self::submit_work`] with the Artifact's content apart from its id (two Artifacts may
+    /// hold the same bytes).
+    fn submit_content(
+        &mut self,
+        group: &str,
+        work: &str,
+        who: &str,
+        artifact: &str,
+        content: &str,
+    ) -> String {
         if !self.state().work_items.contains_key(work) {
             self.authorize(group, work, vec![], vec![]);
         }
         self.queue(group, work, who);
         self.start(group, work, who, 3_600).unwrap();
         let w = self.work(work).clone();
-        let hash = sha256_hash(artifact.as_bytes());
+        let hash = sha256_hash(content.as_bytes());
         let mut manifest = payload(vec![
             ("id", s(artifact)),
             ("contentHash", s(&hash)),
@@ -1286,6 +1311,41 @@ fn inbox_final_approval_with_revision_hashes_evidence_and_approver_rule() {
     );
 }
 
+/// Each submitted hash is described by the manifest published with it — the latest when two
+/// Artifacts hold the same bytes —, in the submission's order.
+#[test]
+fn inbox_final_approval_describes_each_hash_by_its_latest_manifest() {
+    let mut w = World::new();
+    let h1 = w.deliver(G, "urn:x:w:1", "worker", "urn:x:art:1");
+    w.advance(60);
+    let h2 = w.deliver(G, "urn:x:w:2", "worker", "urn:x:art:2");
+    w.advance(60);
+    // urn:x:w:3 publishes the bytes of urn:x:art:1 again, later: its manifest describes h1.
+    let again = w.deliver_content(G, "urn:x:w:3", "worker", "urn:x:art:3", "urn:x:art:1");
+    assert_eq!(again, h1);
+    w.submit_mission(G, &[&h2, &h1]).unwrap();
+    let inbox = ApprovalInbox::build(w.state(), &w.viewer("owner"), &[], w.now);
+    let facts = match &inbox.items[0].kind {
+        ApprovalKind::MissionFinal { artifacts, .. } => artifacts.clone(),
+        other => panic!("{other:?}"),
+    };
+    let by: Vec<_> = facts
+        .iter()
+        .map(|f| (f.content_hash.clone(), f.work_item_id.clone()))
+        .collect();
+    assert_eq!(
+        by,
+        vec![
+            (h2, Some("urn:x:w:2".to_owned())),
+            (h1, Some("urn:x:w:3".to_owned())),
+        ]
+    );
+    assert!(
+        facts
+            .iter()
+            .all(|f| f.media_type.as_deref() == Some("text/plain"))
+    );
+}
 #[test]
 fn inbox_execution_gate_and_its_human_owner_rule() {
     let mut w = World::new();

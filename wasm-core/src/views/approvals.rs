@@ -26,6 +26,7 @@ use crate::authority::state::{GroupState, State};
 use crate::json::{Object, Value};
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use std::collections::BTreeMap;
 
 /// What the log says about one submitted Artifact hash: its manifest's media type, producer and
 /// classification, and the WorkItem that published it (§13.1), so the approver reads what each
@@ -216,11 +217,13 @@ impl ApprovalInbox {
                     ApprovalKind::MissionFinal {
                         revision: m.submitted_revision.unwrap_or(m.revision),
                         artifact_hashes: m.submitted_artifact_hashes.clone(),
-                        artifacts: m
-                            .submitted_artifact_hashes
-                            .iter()
-                            .map(|h| artifact_facts(state, &m.id, h))
-                            .collect(),
+                        artifacts: {
+                            let published = published_manifests(state, &m.id);
+                            m.submitted_artifact_hashes
+                                .iter()
+                                .map(|h| artifact_facts(state, &published, h))
+                                .collect()
+                        },
                         evidence: evidence(state, &m.id),
                     },
                     m.updated_at,
@@ -351,20 +354,36 @@ fn item(
     }
 }
 
-/// Evidence over a Mission's WorkItems.
-/// The manifest published with `hash` among the Artifacts `mission_id` may submit (its own and
-/// its descendant child Missions', the authority's rule), the latest if several name it.
-fn artifact_facts(state: &State, mission_id: &str, hash: &str) -> ArtifactFacts {
+/// The manifests `mission_id` may submit (its own and its descendant child Missions', the
+/// authority's rule) by content hash, the latest (`createdAt`) if several name one hash: one pass
+/// over the Artifacts for all of a submission's hashes, not one per hash.
+fn published_manifests<'s>(state: &'s State, mission_id: &'s str) -> BTreeMap<&'s str, &'s Object> {
+    let created = |m: &Object| {
+        m.get("createdAt")
+            .and_then(Value::as_str)
+            .and_then(Micros::parse)
+    };
+    let mut by_hash: BTreeMap<&str, &Object> = BTreeMap::new();
+    for (id, hash) in mission::mission_artifacts(state, mission_id) {
+        let Some(m) = state.artifacts.get(id) else {
+            continue;
+        };
+        // On equal `createdAt` the later Artifact in id order wins.
+        match by_hash.get(hash) {
+            Some(kept) if created(kept) > created(m) => {}
+            _ => {
+                by_hash.insert(hash, m);
+            }
+        }
+    }
+    by_hash
+}
+
+/// What the log says about `hash`: the manifest published with it (see
+/// [`published_manifests`]), or only the hash.
+fn artifact_facts(state: &State, published: &BTreeMap<&str, &Object>, hash: &str) -> ArtifactFacts {
     let text = |m: &Object, k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
-    let manifest = mission::mission_artifacts(state, mission_id)
-        .filter(|(_, h)| *h == hash)
-        .filter_map(|(id, _)| state.artifacts.get(id))
-        .max_by_key(|m| {
-            m.get("createdAt")
-                .and_then(Value::as_str)
-                .and_then(Micros::parse)
-        });
-    let Some(m) = manifest else {
+    let Some(m) = published.get(hash) else {
         return ArtifactFacts {
             content_hash: hash.to_owned(),
             ..ArtifactFacts::default()
@@ -384,6 +403,7 @@ fn artifact_facts(state: &State, mission_id: &str, hash: &str) -> ArtifactFacts 
     }
 }
 
+/// Evidence over a Mission's WorkItems.
 fn evidence(state: &State, mission_id: &str) -> EvidenceSummary {
     let mut s = EvidenceSummary::default();
     for w in state
