@@ -21,6 +21,64 @@ pub fn query_value(id: &str) -> String {
     out
 }
 
+/// An identifier as one path segment (`/mission/<this>`): the encoding of [`query_value`], since
+/// `/`, `?`, `#` and `%` in an id would end or change the segment as they would a query.
+pub fn path_segment(id: &str) -> String {
+    query_value(id)
+}
+
+/// The in-app path of a Group's Mission view, `/mission/<group id as a path segment>`.
+pub fn mission_href(group_id: &str) -> String {
+    format!("/mission/{}", path_segment(group_id))
+}
+
+/// Whether `value`, read from a URL's path segment or query by the router, names `id`.
+///
+/// leptos_router 0.8 decodes once more what the browser already decoded (its `ParamsMap` runs
+/// `decodeURIComponent` on every value, after `URLSearchParams` or, for an in-app link, after
+/// `decodeURI` of the path), so an id that itself holds a `%XX` escape (`urn:a:50%2B`) arrives
+/// decoded twice (`urn:a:50+`): it is named by its value as sent or by its [`percent_decoded`]
+/// form. Ids without `%` (all the demo's) are named by themselves alone.
+pub fn names(value: &str, id: &str) -> bool {
+    value == id || (id.contains('%') && percent_decoded(id).as_deref() == Some(value))
+}
+
+/// The id among `known` that `value` [`names`], the exact one first; `value` itself if none does
+/// (a Group the console has no Event of yet is watched by the value the URL gives).
+pub fn named_id<'a>(value: String, known: impl IntoIterator<Item = &'a str> + Clone) -> String {
+    if known.clone().into_iter().any(|id| id == value) {
+        return value;
+    }
+    known
+        .into_iter()
+        .find(|id| names(&value, id))
+        .map_or(value, str::to_owned)
+}
+
+/// `decodeURIComponent`: every `%XX` as its byte, the bytes as UTF-8; `None` where the browser's
+/// would throw (a `%` without two hex digits after it, bytes that are not UTF-8), in which case
+/// the router keeps the value as it was.
+pub fn percent_decoded(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            // Two hex digits, not a sign (`from_str_radix` would read "+1").
+            let hex = bytes.get(i + 1..i + 3)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// A relative-time unit for [`relative`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RelUnit {

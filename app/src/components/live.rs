@@ -36,7 +36,7 @@ pub fn FoldProgress() -> impl IntoView {
 #[component]
 pub fn ChildOf(group: String, title: String) -> impl IntoView {
     let i18n = use_i18n();
-    let href = format!("/mission/{group}");
+    let href = crate::format::mission_href(&group);
     view! { <p class="child-of">{t!(i18n, mission.child_of)}" "<a href=href translate="no">{title}</a></p> }
 }
 

@@ -71,3 +71,31 @@ pub fn StreamStates(children: ChildrenFn) -> impl IntoView {
         _ => children().into_any(),
     }
 }
+
+/// A view narrowed to part of what it lists (one Mission's approvals, the selected WorkItem's
+/// row): says so, with the way back, which clears `narrowed`. Shown while `narrowed` holds a
+/// value; the note is a live status, so a screen reader hears the list change.
+#[component]
+pub fn NarrowedNote(
+    narrowed: RwSignal<Option<String>>,
+    /// The note's own class beside `note` (the tests find it by it).
+    class: &'static str,
+    /// The way back's class.
+    button_class: &'static str,
+    /// The way back's label.
+    #[prop(into)]
+    back: ViewFn,
+    /// What the view shows only.
+    children: ChildrenFn,
+) -> impl IntoView {
+    view! {
+        <Show when=move || narrowed.with(Option::is_some)>
+            <p class=format!("note {class}") role="status">
+                {children()}" "
+                <button type="button" class=button_class on:click=move |_| narrowed.set(None)>
+                    {back.run()}
+                </button>
+            </p>
+        </Show>
+    }
+}

@@ -189,7 +189,7 @@ fn AgentCard(row: Row) -> impl IntoView {
                     // Named by its Mission's title, a link to its graph; the Group id whole
                     // below it (or alone while the Mission is not known yet).
                     let name = (!mission_title.is_empty()).then(|| view! {
-                        <a href=format!("/mission/{group_id}") translate="no">{mission_title}</a>" "
+                        <a href=crate::format::mission_href(&group_id) translate="no">{mission_title}</a>" "
                     });
                     view! {
                         <li>{name}<Id id=group_id.clone() />" · "{match roles {

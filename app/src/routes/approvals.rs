@@ -14,7 +14,7 @@ use crate::components::artifact::ArtifactHash;
 use crate::components::live::Countdown;
 use crate::components::session;
 use crate::components::signing_summary::SigningSummaryDialog;
-use crate::components::states::{Empty, StreamStates};
+use crate::components::states::{Empty, NarrowedNote, StreamStates};
 use crate::components::wire;
 use crate::format;
 use crate::i18n::*;
@@ -48,7 +48,9 @@ pub fn Approvals() -> impl IntoView {
                 .items
                 .into_iter()
                 .filter(|i| !gone.contains(&item_key(i)))
-                .filter(|i| only.with(|m| m.as_ref().is_none_or(|m| *m == i.mission_id)))
+                .filter(|i| {
+                    only.with(|m| m.as_ref().is_none_or(|m| format::names(m, &i.mission_id)))
+                })
                 .collect::<Vec<_>>()
         })
     });
@@ -60,14 +62,14 @@ pub fn Approvals() -> impl IntoView {
                 <Show when=move || console.travelling()>
                     <p class="state note" role="note">{t!(i18n, approvals.travelling)}</p>
                 </Show>
-                <Show when=move || only.with(Option::is_some)>
-                    <p class="note mission-only" role="status">
-                        {t!(i18n, approvals.mission_only)}" "
-                        <button type="button" class="all-approvals" on:click=move |_| only.set(None)>
-                            {t!(i18n, approvals.show_all)}
-                        </button>
-                    </p>
-                </Show>
+                <NarrowedNote
+                    narrowed=only
+                    class="mission-only"
+                    button_class="all-approvals"
+                    back=move || t!(i18n, approvals.show_all)
+                >
+                    {t!(i18n, approvals.mission_only)}
+                </NarrowedNote>
                 <Show
                     when=move || !inbox.with(Vec::is_empty)
                     fallback=move || view! { <Empty>{t!(i18n, approvals.empty)}</Empty> }
@@ -465,7 +467,7 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
                     <span class="goal" translate="no">{goal}</span><br />
                     <code class="work-item">{work_item_id.clone()}</code>" "
                     // The WorkItem in its Mission's graph, selected.
-                    <a class="in-graph" href=format!("/mission/{}?work_item={}", i.group_id, format::query_value(&work_item_id))>{t!(i18n, approvals.in_graph)}</a>
+                    <a class="in-graph" href=format!("{}?work_item={}", format::mission_href(&i.group_id), format::query_value(&work_item_id))>{t!(i18n, approvals.in_graph)}</a>
                 </dd>
                 <dt>{t!(i18n, approvals.allowed_tools)}</dt><dd>{code_list(allowed_tools)}</dd>
                 <dt>{t!(i18n, approvals.allowed_resources)}</dt><dd>{code_list(allowed_resources)}</dd>

@@ -109,7 +109,7 @@ fn Tree(nodes: Vec<TreeNode>, board: MissionBoard) -> AnyView {
             {nodes.into_iter().map(|n| {
                 let card = board.card(&n.mission_id).cloned();
                 let title = card.as_ref().map(|c| c.title.clone()).unwrap_or_else(|| n.mission_id.clone());
-                let href = card.as_ref().map(|c| format!("/mission/{}", c.group_id)).unwrap_or_default();
+                let href = card.as_ref().map(|c| crate::format::mission_href(&c.group_id)).unwrap_or_default();
                 let st = card.as_ref().map(|c| c.state.as_str()).unwrap_or("");
                 let children = n.children.clone();
                 let follow_ups = n.follow_ups.clone();
@@ -138,7 +138,7 @@ fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> im
     let p = card.progress;
     let (acc, tot, rev, failed) = (p.accepted, p.total, p.awaiting_review, p.failed);
     let per_mille = p.per_mille();
-    let href = format!("/mission/{}", card.group_id);
+    let href = crate::format::mission_href(&card.group_id);
     let ledger = format!(
         "/ledger?mission={}",
         crate::format::query_value(&card.mission_id)

@@ -53,7 +53,7 @@ fn Conversation(conv: ConversationView) -> impl IntoView {
                 {if conv.mission_title.is_empty() {
                     view! { <code>{conv.conversation_id.clone()}</code> }.into_any()
                 } else {
-                    view! { <a href=format!("/mission/{}", conv.group_id) translate="no">{conv.mission_title.clone()}</a> }.into_any()
+                    view! { <a href=crate::format::mission_href(&conv.group_id) translate="no">{conv.mission_title.clone()}</a> }.into_any()
                 }}
             </h2>
             <p class="hint">{move || if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {

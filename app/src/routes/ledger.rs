@@ -45,7 +45,12 @@ pub fn Ledger() -> impl IntoView {
     let mission = move || {
         picked
             .get()
-            .or_else(|| query.with(|q| q.get("mission")))
+            .or_else(|| {
+                let m = query.with(|q| q.get("mission"))?;
+                Some(console.snapshot.with(|s| {
+                    crate::format::named_id(m, s.state.missions.keys().map(String::as_str))
+                }))
+            })
             .or_else(|| {
                 // The first Mission still open: a finished one uses nothing more.
                 let all = missions();

@@ -22,7 +22,7 @@
 use crate::components::ident::{Id, after_colons, shared_prefix};
 use crate::components::live::{ChildOf, Countdown, state_label, when, why_markup};
 use crate::components::session;
-use crate::components::states::{Empty, StreamStates};
+use crate::components::states::{Empty, NarrowedNote, StreamStates};
 use crate::format::markup::escape_into;
 use crate::format::svg;
 use crate::i18n::*;
@@ -538,8 +538,8 @@ pub fn graph_markup(
         };
         let _ = write!(out, "<{tag} id=\"{}\"", node_dom_id(vi));
         if let Some(g) = child {
-            out.push_str(" href=\"/mission/");
-            escape_into(&mut out, g);
+            out.push_str(" href=\"");
+            escape_into(&mut out, &crate::format::mission_href(g));
             out.push('"');
         } else {
             if tag == "rect" {
@@ -892,9 +892,17 @@ pub fn Mission() -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
     let params = use_params_map();
-    let group = move || params.with(|p| p.get("group"));
+    // The Group the path names (`format::named_id`: the router may have decoded it twice).
+    let group = Memo::new(move |_| {
+        let g = params.with(|p| p.get("group"))?;
+        Some(
+            console
+                .snapshot
+                .with(|s| crate::format::named_id(g, s.state.groups.keys().map(String::as_str))),
+        )
+    });
     Effect::new(move |_| {
-        if let Some(g) = group() {
+        if let Some(g) = group.get() {
             session::watch(g);
         }
     });
@@ -913,9 +921,9 @@ pub fn Mission() -> impl IntoView {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, mission.title)}</h1>
             <p class="intro">{t!(i18n, mission.intro)}</p>
-            {move || group().map(|g| view! { <MissionHeader group=g.clone() /><p class="group-id">"Group "<Id id=g.clone() /></p> })}
+            {move || group.get().map(|g| view! { <MissionHeader group=g.clone() /><p class="group-id">"Group "<Id id=g.clone() /></p> })}
             <StreamStates>
-                {move || match group() {
+                {move || match group.get() {
                     Some(g) => view! { <Dag group=g /> }.into_any(),
                     None => {
                         let list = missions().unwrap_or_default();
@@ -925,7 +933,7 @@ pub fn Mission() -> impl IntoView {
                             view! {
                                 <ul class="mission-list">
                                     {list.into_iter().map(|(g, title, st)| view! {
-                                        <li><a href=format!("/mission/{g}") translate="no">{title}</a>" "<span class="state">{move || state_label(i18n, &st)}</span></li>
+                                        <li><a href=crate::format::mission_href(&g) translate="no">{title}</a>" "<span class="state">{move || state_label(i18n, &st)}</span></li>
                                     }).collect_view()}
                                 </ul>
                             }.into_any()
@@ -1027,8 +1035,15 @@ fn Dag(group: String) -> impl IntoView {
     let layouts = RwSignal::new(0usize);
     let crit_n = RwSignal::new(0usize);
     // `?work_item=<id>` (the Approvals view's "in the graph" link) opens with that node selected.
-    let selected =
-        RwSignal::new(leptos_router::hooks::use_query_map().with_untracked(|q| q.get("work_item")));
+    let selected = RwSignal::new(
+        leptos_router::hooks::use_query_map()
+            .with_untracked(|q| q.get("work_item"))
+            .map(|w| {
+                console.snapshot.with_untracked(|s| {
+                    crate::format::named_id(w, s.state.work_items.keys().map(String::as_str))
+                })
+            }),
+    );
     let zoom = RwSignal::new(1.0f64);
     let pan = RwSignal::new((0.0f64, 0.0f64));
     // The level of detail follows the on-screen scale: the `<svg>`'s size (measured when it is
@@ -1498,14 +1513,14 @@ pub fn Details(
                 }
             })}
             // A selected node narrows the table to its row: say so, with the way back.
-            {move || selected.with(Option::is_some).then(|| view! {
-                <p class="note selected-only" role="status">
-                    {t!(i18n, mission.selected_only)}" "
-                    <button type="button" class="clear-selection" on:click=move |_| selected.set(None)>
-                        {t!(i18n, mission.list_every)}
-                    </button>
-                </p>
-            })}
+            <NarrowedNote
+                narrowed=selected
+                class="selected-only"
+                button_class="clear-selection"
+                back=move || t!(i18n, mission.list_every)
+            >
+                {t!(i18n, mission.selected_only)}
+            </NarrowedNote>
             <WorkItemTable rows prefixes=prefixes.into() />
         </section>
     }
