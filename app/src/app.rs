@@ -96,6 +96,9 @@ fn Shell() -> impl IntoView {
 
     boot(console);
     shortcuts(console, i18n);
+    // A view's chunk is fetched as soon as the pointer or the focus reaches a link to it.
+    #[cfg(target_arch = "wasm32")]
+    crate::routes::lazy::preload_on_intent();
 
     view! {
         <a class="skip" href="#main">{t!(i18n, app.skip)}</a>

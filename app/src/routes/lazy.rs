@@ -34,6 +34,91 @@ pub enum Chunk {
     Settings,
 }
 
+impl Chunk {
+    /// The lazily loaded view an in-app path opens (`/mission/…`, `/approvals?mission=…`), if
+    /// any: the board (`/`, `/board`) is in the main module, other paths are not views.
+    pub fn of_path(path: &str) -> Option<Chunk> {
+        let first = path
+            .strip_prefix('/')?
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or_default();
+        Some(match first {
+            "mission" => Chunk::Mission,
+            "ledger" => Chunk::Ledger,
+            "approvals" => Chunk::Approvals,
+            "events" => Chunk::Events,
+            "conversations" => Chunk::Conversations,
+            "agents" => Chunk::Agents,
+            "protocol" => Chunk::Protocol,
+            "sign-in" => Chunk::SignIn,
+            "settings" => Chunk::Settings,
+            _ => return None,
+        })
+    }
+}
+
+/// Fetches `chunk` (its `split_` file and the shared chunks it needs) without building its
+/// view, so that the view opens without waiting when the person follows the link. A failure
+/// is not kept: opening the view fetches again and shows its own error.
+pub async fn preload(chunk: Chunk) -> Result<(), SplitLoaderError> {
+    match chunk {
+        Chunk::Mission => preload_mission().await,
+        Chunk::Ledger => preload_ledger().await,
+        Chunk::Approvals => preload_approvals().await,
+        Chunk::Events => preload_events().await,
+        Chunk::Conversations => preload_conversations().await,
+        Chunk::Agents => preload_agents().await,
+        Chunk::Protocol => preload_protocol().await,
+        Chunk::SignIn => preload_sign_in().await,
+        Chunk::Settings => preload_settings().await,
+    }
+}
+
+/// Preloads a view's chunk when the person shows the intent to open it: the pointer enters,
+/// or the keyboard focus reaches, an in-app link to it (anywhere in the console: the header's
+/// navigation, a board card, an approval's "in the graph"). Each chunk is asked for once per
+/// page; the loader runs one fetch however many ask.
+pub fn preload_on_intent() {
+    let asked = StoredValue::new(std::collections::BTreeSet::<String>::new());
+    let on = move |ev: leptos::ev::Event| {
+        let Some(chunk) = intent_target(&ev).and_then(|h| Chunk::of_path(&h)) else {
+            return;
+        };
+        let key = format!("{chunk:?}");
+        if asked.with_value(|a| a.contains(&key)) {
+            return;
+        }
+        asked.update_value(|a| {
+            a.insert(key.clone());
+        });
+        leptos::task::spawn_local(async move {
+            // Forgotten on failure, so the next intent tries again.
+            if preload(chunk).await.is_err() {
+                asked.update_value(|a| {
+                    a.remove(&key);
+                });
+            }
+        });
+    };
+    let over = window_event_listener(leptos::ev::pointerover, move |ev| on(ev.into()));
+    let focus = window_event_listener(leptos::ev::focusin, move |ev| on(ev.into()));
+    on_cleanup(move || {
+        over.remove();
+        focus.remove();
+    });
+}
+
+/// The `href` of the in-app link an event happened in (a path starting with one `/`).
+fn intent_target(ev: &leptos::ev::Event) -> Option<String> {
+    use leptos::wasm_bindgen::JsCast;
+    let el: leptos::web_sys::Element = ev.target()?.dyn_into().ok()?;
+    el.closest("a[href]")
+        .ok()??
+        .get_attribute("href")
+        .filter(|h| h.starts_with('/') && !h.starts_with("//"))
+}
+
 /// The view of `chunk`, once its chunk is loaded (at once natively, and in the browser after
 /// the first load).
 async fn load(chunk: Chunk) -> Result<AnyView, SplitLoaderError> {
@@ -52,47 +137,47 @@ async fn load(chunk: Chunk) -> Result<AnyView, SplitLoaderError> {
 
 // One split point per view; the view is built untracked, as a component's body is, so the
 // signals it reads while being built do not re-run the loader.
-#[wasm_split(mission, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(mission, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_mission))]
 fn mission() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| {
         view! { <routes::mission::Mission /> }.into_any()
     }))
 }
-#[wasm_split(ledger, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(ledger, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_ledger))]
 fn ledger() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| view! { <routes::ledger::Ledger /> }.into_any()))
 }
-#[wasm_split(approvals, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(approvals, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_approvals))]
 fn approvals() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| {
         view! { <routes::approvals::Approvals /> }.into_any()
     }))
 }
-#[wasm_split(events, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(events, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_events))]
 fn events() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| view! { <routes::events::Events /> }.into_any()))
 }
-#[wasm_split(conversations, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(conversations, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_conversations))]
 fn conversations() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| {
         view! { <routes::conversations::Conversations /> }.into_any()
     }))
 }
-#[wasm_split(agents, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(agents, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_agents))]
 fn agents() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| view! { <routes::agents::Agents /> }.into_any()))
 }
-#[wasm_split(protocol, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(protocol, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_protocol))]
 fn protocol() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| {
         view! { <routes::protocol::Protocol /> }.into_any()
     }))
 }
-#[wasm_split(sign_in, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(sign_in, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_sign_in))]
 fn sign_in() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| view! { <routes::sign_in::SignIn /> }.into_any()))
 }
-#[wasm_split(settings, wasm_split_path = ::leptos::wasm_split, fallible)]
+#[wasm_split(settings, wasm_split_path = ::leptos::wasm_split, fallible, preload(preload_settings))]
 fn settings() -> Result<AnyView, SplitLoaderError> {
     Ok(untrack(|| {
         view! { <routes::settings::Settings /> }.into_any()
