@@ -180,7 +180,15 @@ step_browser() {
 
 SERVER_PID=""
 SERVER_LOG=""
+TLS_PID=""
+TLS_DATA=""
 stop_server() {
+  if [ -n "$TLS_PID" ] && kill -0 "$TLS_PID" 2>/dev/null; then
+    kill -TERM "$TLS_PID" 2>/dev/null || true
+    wait "$TLS_PID" 2>/dev/null || true
+  fi
+  TLS_PID=""
+  if [ -n "$TLS_DATA" ]; then rm -rf "$TLS_DATA"; TLS_DATA=""; fi
   if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill -TERM "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
@@ -224,8 +232,24 @@ step_end2end() {
     return 1
   fi
   echo "end2end: weave-console up at $base"
+  # A second server as deployed: TLS 1.3 (its development certificate), HTTP/2 by ALPN, wss;
+  # no demo (one test signs in there and checks the transport, end2end/console.mjs).
+  TLS_DATA=$(mktemp -d)
+  "$bin" serve --tls --no-demo --addr "127.0.0.1:0" --data "$TLS_DATA" >"$TLS_DATA/log" 2>&1 &
+  TLS_PID=$!
+  local tls_base="" deadline=$((SECONDS + 60))
+  while [ -z "$tls_base" ] && [ $SECONDS -lt $deadline ] && kill -0 "$TLS_PID" 2>/dev/null; do
+    tls_base=$(sed -n 's/^weave-console listening on \(https:\/\/[^ ]*\)$/\1/p' "$TLS_DATA/log" | head -n1)
+    [ -n "$tls_base" ] || sleep 0.5
+  done
+  if [ -z "$tls_base" ]; then
+    echo "end2end: weave-console --tls did not start:" >&2
+    cat "$TLS_DATA/log" >&2
+    return 1
+  fi
+  echo "end2end: weave-console --tls up at $tls_base"
   local rc=0
-  BASE_URL="$base/" node end2end/console.mjs || rc=$?
+  BASE_URL="$base/" TLS_BASE_URL="$tls_base/" node end2end/console.mjs || rc=$?
   # The write side against the same demo (the Approvals view; issue 13, view 4).
   if [ "$rc" -eq 0 ]; then BASE_URL="$base/" node end2end/decide.mjs || rc=$?; fi
   stop_server

@@ -1199,9 +1199,75 @@ fn the_development_certificate_is_made_once_and_serves_tls13_only() {
     assert_eq!(tls::fingerprint(a.leaf.as_ref()).len(), 32 * 3 - 1);
     assert_eq!(
         a.config.alpn_protocols,
-        vec![b"http/1.1".to_vec()],
-        "WebSocket upgrades need HTTP/1.1"
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        "HTTP/2 for the console's files, HTTP/1.1 for WebSocket upgrades"
     );
+}
+
+/// Over TLS one listener speaks HTTP/2 to a client that offers it (a browser fetching the
+/// console's files and its many wasm chunks over one connection), HTTP/1.1 to a client that
+/// offers only that, and HTTP/1.1 with the WebSocket upgrade to an Agent that offers no ALPN
+/// (`Client::connect`, as in every other test of this file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_speaks_http2_to_browsers_and_keeps_http1_for_the_websocket() {
+    use axum::body::Body;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let dir = TempDir::new("h2");
+    let srv = Server::start(&dir, Options::default()).await;
+    let addr = srv.addr().to_string();
+    let root = srv.root.clone().expect("TLS root");
+    let connect = |alpn: Vec<Vec<u8>>| {
+        let (addr, root) = (addr.clone(), root.clone());
+        async move {
+            let mut config = (*super::client::tls_trusting(root).expect("config")).clone();
+            config.alpn_protocols = alpn;
+            let tcp = tokio::net::TcpStream::connect(&addr).await.expect("tcp");
+            let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+            tokio_rustls::TlsConnector::from(Arc::new(config))
+                .connect(name, tcp)
+                .await
+                .expect("TLS handshake")
+        }
+    };
+
+    // A browser offers h2 first: it gets HTTP/2, and a request over it is answered.
+    let tls = connect(vec![b"h2".to_vec(), b"http/1.1".to_vec()]).await;
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
+            .await
+            .expect("HTTP/2 handshake");
+    tokio::spawn(conn);
+    let mut answers = Vec::new();
+    // Several requests in flight on the one connection, as a view's chunk loader sends them.
+    let requests: Vec<_> = (0..8)
+        .map(|_| {
+            let req = axum::http::Request::get(format!("https://{addr}/healthz"))
+                .body(Body::empty())
+                .expect("request");
+            send.send_request(req)
+        })
+        .collect();
+    for r in requests {
+        let res = r.await.expect("HTTP/2 response");
+        answers.push((res.version(), res.status()));
+    }
+    assert!(
+        answers
+            .iter()
+            .all(|a| *a == (axum::http::Version::HTTP_2, axum::http::StatusCode::OK)),
+        "{answers:?}"
+    );
+
+    // A client that offers only HTTP/1.1 gets it.
+    let tls = connect(vec![b"http/1.1".to_vec()]).await;
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+
+    // An Agent (no ALPN) still opens its WebSocket session on the same listener.
+    let mut agent = srv.session("owner").await;
+    let sub = agent.subscribe_frame(&[(GROUP, 0)]);
+    agent.send(&sub).await.expect("subscribe over wss");
+    srv.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -27,7 +27,11 @@ pub fn fingerprint(der: &[u8]) -> String {
         .join(":")
 }
 
-/// The ring provider, TLS 1.3 only; HTTP/1.1 (WebSocket upgrades) by ALPN.
+/// The ring provider, TLS 1.3 only. ALPN offers HTTP/2 first, then HTTP/1.1: a browser fetches
+/// the console's files over one multiplexed HTTP/2 connection (a view's loader asks for up to
+/// 45 wasm chunks at once, which HTTP/1.1 would queue six at a time), and opens the WebSocket
+/// (§17.1, an HTTP/1.1 upgrade: this server does not offer RFC 8441's extended CONNECT) on a
+/// connection of its own with `http/1.1`; an Agent that offers no ALPN gets HTTP/1.1.
 pub fn server_config(
     certs: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
@@ -44,7 +48,7 @@ pub fn server_config(
     .with_no_client_auth()
     .with_single_cert(certs, key)
     .map_err(|e| format!("TLS: {e}"))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsSetup {
         config: Arc::new(config),
         leaf,
