@@ -246,6 +246,21 @@ test('approvals: gate granted, tampered change request refused, changes requeste
   await second.scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(resultsDir, 'decide-artifact-mismatch-en.png'), fullPage: true });
   await page.unroute('**/api/artifacts/**');
+  // "Fetch and verify all": every hash not matching yet is fetched again (the altered one
+  // included, now whole), and the card says how many match.
+  const n = await artifacts.count();
+  const all = card.locator('.verify-all');
+  check((await all.getAttribute('data-ok')) === '1' && (await all.getAttribute('data-bad')) === '1',
+    `the tally before: ${await all.getAttribute('data-ok')} / ${await all.getAttribute('data-bad')}`);
+  check(/1 of \d+ do not match/.test(await all.locator('.verify-summary').innerText()), `the mismatch counted: ${await all.innerText()}`);
+  await all.locator('button.fetch-verify-all').click();
+  await page.waitForFunction((m) => {
+    const el = document.querySelector(`li.approval-item[data-kind="final"][data-mission="${m}"] .verify-all`);
+    return el && el.getAttribute('data-ok') === String(el.closest('li.approval-item').querySelectorAll('li.artifact').length);
+  }, missionId, { timeout: TIMEOUT_MS });
+  check((await all.getAttribute('data-bad')) === '0', `mismatches after verifying all: ${await all.getAttribute('data-bad')}`);
+  check(new RegExp(`${n} of ${n} match their hash`).test(await all.locator('.verify-summary').innerText()), `the tally: ${await all.innerText()}`);
+  check((await card.locator('li.artifact[data-check="matches"]').count()) === n, 'every Artifact marked as matching');
   await axe(page, 'en /approvals (Artifacts verified)', found);
   const comment = 'Please add a load test before release.';
   await card.locator('textarea.comment').fill(comment);

@@ -58,30 +58,109 @@ pub fn verify(hash: &str, bytes: &[u8]) -> Check {
     }
 }
 
-/// An Artifact hash with its fetch-and-verify button and result.
+/// Fetches `hash`'s content from the server's Artifact store and verifies it into `state`;
+/// nothing while a fetch of it is under way.
+pub fn fetch_and_verify(hash: String, state: RwSignal<Check>) {
+    if state.get_untracked() == Check::Fetching {
+        return;
+    }
+    if !well_formed(&hash) {
+        state.set(Check::Unavailable(hash));
+        return;
+    }
+    state.set(Check::Fetching);
+    leptos::task::spawn_local(async move {
+        let next = match crate::web::get_bytes(&format!("/api/artifacts/{hash}")).await {
+            Ok(bytes) => verify(&hash, &bytes),
+            Err(e) => Check::Unavailable(e),
+        };
+        state.set(next);
+    });
+}
+
+/// How many of a submission's Artifacts match their hash, do not, and are being fetched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub matches: usize,
+    pub mismatches: usize,
+    pub fetching: usize,
+}
+
+impl Tally {
+    pub fn of<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Tally {
+        checks.into_iter().fold(Tally::default(), |mut t, c| {
+            match c {
+                Check::Matches { .. } => t.matches += 1,
+                Check::Mismatch => t.mismatches += 1,
+                Check::Fetching => t.fetching += 1,
+                Check::Idle | Check::Unavailable(_) => {}
+            }
+            t
+        })
+    }
+}
+
+/// Whether "verify all" fetches this Artifact again: every one that does not match yet (a
+/// mismatch too: altered bytes on the way are checked again, never shown).
+pub fn needs_check(c: &Check) -> bool {
+    !matches!(c, Check::Matches { .. } | Check::Fetching)
+}
+
+/// "Fetch and verify all N" over a submission's Artifacts, with how many match so far: an
+/// approver checks every hash in one click instead of one button each.
 #[component]
-pub fn ArtifactHash(hash: String, #[prop(optional)] facts: Option<ArtifactFacts>) -> impl IntoView {
+pub fn VerifyAll(checks: Vec<(String, RwSignal<Check>)>) -> impl IntoView {
     let i18n = use_i18n();
-    let state = RwSignal::new(Check::Idle);
-    let target = hash.clone();
-    let fetch = move |_: leptos::ev::MouseEvent| {
-        if state.get_untracked() == Check::Fetching {
-            return;
+    let n = checks.len();
+    let run_on = checks.clone();
+    let run = move |_: leptos::ev::MouseEvent| {
+        for (hash, state) in &run_on {
+            if state.with_untracked(needs_check) {
+                fetch_and_verify(hash.clone(), *state);
+            }
         }
-        if !well_formed(&target) {
-            state.set(Check::Unavailable(target.clone()));
-            return;
-        }
-        state.set(Check::Fetching);
-        let h = target.clone();
-        leptos::task::spawn_local(async move {
-            let next = match crate::web::get_bytes(&format!("/api/artifacts/{h}")).await {
-                Ok(bytes) => verify(&h, &bytes),
-                Err(e) => Check::Unavailable(e),
-            };
-            state.set(next);
-        });
     };
+    let tally = Memo::new(move |_| {
+        let now: Vec<Check> = checks.iter().map(|(_, s)| s.get()).collect();
+        Tally::of(&now)
+    });
+    view! {
+        <div class="verify-all"
+            data-ok=move || tally.get().matches.to_string()
+            data-bad=move || tally.get().mismatches.to_string()>
+            <button type="button" class="fetch-verify-all" on:click=run
+                prop:disabled=move || tally.get().fetching > 0
+                aria-busy=move || (tally.get().fetching > 0).to_string()>
+                {t!(i18n, approvals.fetch_verify_all, n = move || n)}
+            </button>
+            <p class="verify-summary" role="status">
+                {move || {
+                    let t = tally.get();
+                    (t.matches + t.mismatches > 0).then(|| view! {
+                        <span class="icon" aria-hidden="true">{if t.mismatches > 0 { "✗" } else if t.matches == n { "✓" } else { "…" }}</span>" "
+                        {t!(i18n, approvals.artifacts_checked, ok = move || t.matches, n = move || n)}
+                        {(t.mismatches > 0).then(|| view! {
+                            " · "<strong class="bad">{t!(i18n, approvals.artifacts_mismatched, bad = move || t.mismatches, n = move || n)}</strong>
+                        })}
+                    })
+                }}
+            </p>
+        </div>
+    }
+}
+
+/// An Artifact hash with its fetch-and-verify button and result; `state` is the caller's when
+/// a [`VerifyAll`] drives it too.
+#[component]
+pub fn ArtifactHash(
+    hash: String,
+    #[prop(optional)] facts: Option<ArtifactFacts>,
+    #[prop(optional)] state: Option<RwSignal<Check>>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let state = state.unwrap_or_else(|| RwSignal::new(Check::Idle));
+    let target = hash.clone();
+    let fetch = move |_: leptos::ev::MouseEvent| fetch_and_verify(target.clone(), state);
     let fetching = move || state.with(|s| *s == Check::Fetching);
     let state_attr = move || match state.with(|s| s.clone()) {
         Check::Idle => "idle",
@@ -184,6 +263,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn verify_all_counts_each_outcome_and_checks_again_all_but_a_match() {
+        let checks = [
+            Check::Matches {
+                text: String::new(),
+                cut: false,
+            },
+            Check::Mismatch,
+            Check::Mismatch,
+            Check::Fetching,
+            Check::Idle,
+            Check::Unavailable("404".into()),
+        ];
+        assert_eq!(
+            Tally::of(&checks),
+            Tally {
+                matches: 1,
+                mismatches: 2,
+                fetching: 1
+            }
+        );
+        let again: Vec<bool> = checks.iter().map(needs_check).collect();
+        assert_eq!(again, vec![false, true, true, false, true, true]);
+        assert_eq!(Tally::of(&[]), Tally::default());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::app::tag_of;
 use crate::commands::{
     self, Author, BuildError, DEFAULT_OVERRIDE_SECONDS, Decision, Draft, Fresh, item_key,
 };
-use crate::components::artifact::ArtifactHash;
+use crate::components::artifact::{ArtifactHash, Check, VerifyAll};
 use crate::components::live::Countdown;
 use crate::components::session;
 use crate::components::signing_summary::SigningSummaryDialog;
@@ -432,10 +432,19 @@ fn details_view(i18n: I18nContext<Locale>, i: &ApprovalItem) -> AnyView {
             let hashes = if artifact_hashes.is_empty() {
                 view! { <p>{t!(i18n, approvals.no_hashes)}</p> }.into_any()
             } else {
+                // One state per hash, shared by its own button and "verify all".
+                let checks: Vec<(String, RwSignal<Check>)> = artifacts
+                    .iter()
+                    .map(|f| (f.content_hash.clone(), RwSignal::new(Check::Idle)))
+                    .collect();
+                let all = (checks.len() > 1).then(|| view! { <VerifyAll checks=checks.clone() /> });
                 view! {
                     <p>{t!(i18n, approvals.hashes)}</p>
+                    {all}
                     <ul class="hashes">
-                        {artifacts.into_iter().map(|f| view! { <ArtifactHash hash=f.content_hash.clone() facts=f /> }).collect_view()}
+                        {artifacts.into_iter().zip(checks).map(|(f, (_, state))| view! {
+                            <ArtifactHash hash=f.content_hash.clone() facts=f state />
+                        }).collect_view()}
                     </ul>
                 }
                 .into_any()
