@@ -783,6 +783,11 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
     check(/Security review/i.test(heading) && /Coordinator/.test(heading), `the child Mission's heading: "${heading}"`);
     const up = page.locator('.mission-heading .child-of a');
     check((await up.count()) === 1 && /Checkout/.test(await up.innerText()), `no link up to the parent Mission: "${heading}"`);
+    // The legend counts the critical path's WorkItems, or says there is none left to run.
+    const legend = await page.locator('p.legend').first().innerText();
+    const onPath = await page.locator('#dag [data-critical="true"]').count();
+    check(onPath > 0 ? /critical path: \d+ WorkItem/.test(legend) : /critical path: none, no WorkItem left to run/.test(legend),
+      `the child Mission's legend with ${onPath} critical nodes: "${legend}"`);
     await page.screenshot({ path: join(resultsDir, 'live-child-mission-en.png'), fullPage: true });
     // Back up through it, in the app: still signed in, the parent's graph drawn.
     await up.click();

@@ -1351,7 +1351,10 @@ fn Dag(group: String) -> impl IntoView {
                     <p class="legend">
                         <span class="critical-mark">"◆ "</span>{move || {
                             let n = crit_n.get();
-                            if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {
+                            // Every WorkItem verified, failed or cancelled: no path, not "0 WorkItems".
+                            if n == 0 {
+                                t!(i18n, mission.critical_path_none).into_any()
+                            } else if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {
                                 t!(i18n, mission.critical_path_single, n = move || n).into_any()
                             } else {
                                 t!(i18n, mission.critical_path, n = move || n).into_any()
