@@ -124,13 +124,15 @@ pub fn VerifyAll(checks: Vec<(String, RwSignal<Check>)>) -> impl IntoView {
         let now: Vec<Check> = checks.iter().map(|(_, s)| s.get()).collect();
         Tally::of(&now)
     });
+    // (A named closure: a bare `>` in an attribute would end the tag in `view!`.)
+    let busy = move || tally.get().fetching != 0;
     view! {
         <div class="verify-all"
             data-ok=move || tally.get().matches.to_string()
             data-bad=move || tally.get().mismatches.to_string()>
             <button type="button" class="fetch-verify-all" on:click=run
-                prop:disabled=move || tally.get().fetching > 0
-                aria-busy=move || (tally.get().fetching > 0).to_string()>
+                prop:disabled=busy
+                aria-busy=move || busy().to_string()>
                 {t!(i18n, approvals.fetch_verify_all, n = move || n)}
             </button>
             <p class="verify-summary" role="status">
