@@ -79,6 +79,19 @@ async function open(context, path = '/') {
   return page;
 }
 
+/// Signs in as the demo's MissionOwner with a key generated in this browser (enrolled through
+/// the development endpoint, effective at once): from the Sign-in view to the unlocked key.
+async function signInGenerated(page, signInUrl = url('/sign-in')) {
+  await page.goto(signInUrl, { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const pass = 'correct horse battery staple';
+  await page.fill('#name', 'mission-owner');
+  await page.fill('#pass1', pass);
+  await page.fill('#pass2', pass);
+  await page.click('#generate');
+  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+}
+
 async function heading(page) {
   return (await page.locator('#view-title').textContent())?.trim();
 }
@@ -392,14 +405,7 @@ test('over TLS the console comes over HTTP/2 and its socket over wss', async (br
   cdp.on('Network.responseReceived', (e) => protocols.set(new URL(e.response.url).pathname, e.response.protocol));
   const sockets = [];
   page.on('websocket', (ws) => sockets.push(ws.url()));
-  await page.goto(new URL('/sign-in', tlsBase).href, { waitUntil: 'load', timeout: TIMEOUT_MS });
-  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  const pass = 'correct horse battery staple';
-  await page.fill('#name', 'mission-owner');
-  await page.fill('#pass1', pass);
-  await page.fill('#pass2', pass);
-  await page.click('#generate');
-  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await signInGenerated(page, new URL('/sign-in', tlsBase).href);
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
   check(sockets.length > 0 && sockets.every((u) => u.startsWith('wss://')), `sockets: ${sockets.join(' ')}`);
   // A view with many chunks: every file of it over the one HTTP/2 connection.
@@ -542,6 +548,10 @@ async function layoutIssues(page) {
         }
       }
     }
+    // Rust shown as text: a bare `>` inside a `view!` attribute ends the tag, and the rest of
+    // the attributes become text ("0 aria - busy = move || …", once, on a button).
+    const leaked = (document.body.innerText.match(/[^\n]{0,30}(\bmove \|\||\.get\(\)|\.to_string\(\)|\.into_any\(\))[^\n]{0,30}/) || [])[0];
+    if (leaked) out.push(`code shown as text: "${leaked}"`);
     const wide = [...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
       .filter((e) => ![...document.querySelectorAll('main *')].some((p) => p !== e && p.contains(e) && ['auto', 'scroll'].includes(getComputedStyle(p).overflowX)));
     if (doc.scrollWidth > window.innerWidth + 1) out.push(`widest: ${wide.slice(0, 3).map((e) => e.tagName + '.' + e.className).join(', ')}`);
@@ -624,15 +634,8 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
     const server = ws.connectToServer();
     sockets.push({ ws, server });
   });
-  await page.goto(url('/sign-in'), { waitUntil: 'load' });
-  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   // The demo's MissionOwner: a browser key enrolled for that human, effective at once.
-  const pass = 'correct horse battery staple';
-  await page.fill('#name', 'mission-owner');
-  await page.fill('#pass1', pass);
-  await page.fill('#pass2', pass);
-  await page.click('#generate');
-  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await signInGenerated(page);
   await go(page, 'b');
   // The board: both demo Missions, from verified Events folded in this browser.
   await page.waitForFunction(() => document.querySelectorAll('.mission-card').length >= 2, null, { timeout: 90_000 });
@@ -986,14 +989,7 @@ async function liveSession(browser, { pooled, tamper, eventsPage }) {
       ws.send(JSON.stringify(frame));
     });
   });
-  await page.goto(url('/sign-in'), { waitUntil: 'load' });
-  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  const pass = 'correct horse battery staple';
-  await page.fill('#name', 'mission-owner');
-  await page.fill('#pass1', pass);
-  await page.fill('#pass2', pass);
-  await page.click('#generate');
-  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await signInGenerated(page);
   await go(page, 'b');
   await page.waitForFunction(() => document.querySelectorAll('.mission-card').length >= 2, null, { timeout: 90_000 });
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });

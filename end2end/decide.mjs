@@ -252,6 +252,8 @@ test('approvals: gate granted, tampered change request refused, changes requeste
   const all = card.locator('.verify-all');
   const allLabel = (await all.locator('button.fetch-verify-all').innerText()).trim();
   check(allLabel === `Fetch and verify all ${n}`, `the button's label: "${allLabel}"`);
+  const leaked = (await page.locator('body').innerText()).match(/[^\n]{0,30}(\bmove \|\||\.get\(\)|\.to_string\(\))[^\n]{0,30}/);
+  check(!leaked, `code shown as text on the Approvals view: "${leaked && leaked[0]}"`);
   check((await all.getAttribute('data-ok')) === '1' && (await all.getAttribute('data-bad')) === '1',
     `the tally before: ${await all.getAttribute('data-ok')} / ${await all.getAttribute('data-bad')}`);
   check(/1 of \d+ do not match/.test(await all.locator('.verify-summary').innerText()), `the mismatch counted: ${await all.innerText()}`);
