@@ -1128,6 +1128,13 @@ async function ledgerIssues(page, tag) {
     const unit = svg.querySelector('text.unit');
     if (!unit || !unit.textContent.trim()) out.push('no unit on the value axis');
     if (!svg.querySelector('line.limit') || !svg.querySelector('path.usage')) out.push('limit or used line not drawn');
+    // The used line moves forward in time, on the main scale and the enlarged one (it went back
+    // when a child Mission's Group log was delivered after its parent's).
+    for (const path of svg.querySelectorAll('path.usage')) {
+      const xs = [...(path.getAttribute('d') || '').matchAll(/[ML](-?[\d.]+) /g)].map((m) => Number(m[1]));
+      const back = xs.findIndex((x, i) => i > 0 && x < xs[i - 1]);
+      if (back > 0) out.push(`the used line goes back in time at point ${back}: x ${xs[back - 1]} → ${xs[back]}`);
+    }
     const legend = document.getElementById('burn-legend');
     const lt = legend ? legend.innerText : '';
     // The projection is drawn (and in the legend) while the Mission uses its budget at a rate;

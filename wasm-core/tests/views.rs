@@ -1109,6 +1109,13 @@ fn ledger_figures_inherit_from_ancestors() {
     // Burn-down: an opening zero, then 300, then 700.
     let tokens: Vec<u64> = ledger.series.iter().map(|p| p.cumulative[1]).collect();
     assert_eq!(tokens, vec![0, 300, 700]);
+    // In time order whatever order the Events come in: the console holds each Group's log
+    // apart, so a Mission with a child Mission in another Group gives them out of time order
+    // (the burn-down's line went back in time).
+    let reversed: Vec<_> = w.log.iter().rev().cloned().collect();
+    let again = LedgerView::build(w.state(), M, &reversed, &w.seen).unwrap();
+    assert_eq!(again.series, ledger.series);
+    assert!(ledger.series.windows(2).all(|p| p[0].at <= p[1].at));
     // Recent rate: 700 tokens over (creation → last usage); 9 300 left at that rate.
     let first = ledger.series[0].at;
     let last = ledger.series[2].at;

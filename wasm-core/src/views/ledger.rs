@@ -218,18 +218,16 @@ pub fn account_line(state: &State, id: &str, depth: usize) -> Option<AccountLine
 }
 
 /// The cumulative usage of `account` after each usage Event charged to it or below it, from
-/// an opening zero point at `opened`.
+/// an opening zero point at `opened`, in time order (`occurredAt`; Events at the same time in
+/// the order given): `events` may hold several Groups' logs one after the other — a Mission
+/// and its child Mission in another Group —, which is not time order.
 pub fn usage_series(
     state: &State,
     account: &str,
     opened: Micros,
     events: &[Value],
 ) -> Vec<UsagePoint> {
-    let mut cumulative = [0u64; 6];
-    let mut out = vec![UsagePoint {
-        at: opened,
-        cumulative,
-    }];
+    let mut deltas: Vec<(Micros, [u64; 6])> = Vec::new();
     for e in events {
         let Ok(ev) = evolve::view(e) else { continue };
         if ev.kind != budget::USAGE_RECORDED {
@@ -248,13 +246,21 @@ pub fn usage_series(
         else {
             continue;
         };
-        for (c, d) in cumulative.iter_mut().zip(delta.as_array()) {
+        deltas.push((ev.occurred_at, delta.as_array()));
+    }
+    // Stable: Events of one instant keep their order.
+    deltas.sort_by_key(|(at, _)| *at);
+    let mut cumulative = [0u64; 6];
+    let mut out = Vec::with_capacity(deltas.len() + 1);
+    out.push(UsagePoint {
+        at: opened,
+        cumulative,
+    });
+    for (at, delta) in deltas {
+        for (c, d) in cumulative.iter_mut().zip(delta) {
             *c = c.saturating_add(d);
         }
-        out.push(UsagePoint {
-            at: ev.occurred_at,
-            cumulative,
-        });
+        out.push(UsagePoint { at, cumulative });
     }
     out
 }
