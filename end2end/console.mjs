@@ -818,6 +818,13 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await go(page, 'b');
   const pastBoard = await page.locator('main').innerText();
   check(pastBoard !== liveBoard && /revision 1\b/.test(pastBoard), 'the board as of sequence 2 differs from live');
+  // A Mission with no WorkItem yet says so, not "0 of 0" beside an empty bar.
+  const empty = page.locator('.mission-card dd.progress[data-total="0"]');
+  if ((await empty.count()) > 0) {
+    check(/No WorkItem planned yet/.test(await empty.first().innerText()) && (await empty.first().locator('progress').count()) === 0,
+      `a Mission without WorkItems: "${await empty.first().innerText()}"`);
+  }
+  check(!/\b0 of 0\b/.test(pastBoard), 'a board card reads "0 of 0"');
   await page.screenshot({ path: join(resultsDir, 'live-time-travel-en.png'), fullPage: true });
   await page.click('#back-to-live');
   await page.locator('#travel-banner').waitFor({ state: 'detached', timeout: TIMEOUT_MS });

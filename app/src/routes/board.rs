@@ -165,9 +165,18 @@ fn Card(card: MissionCard, parent: Option<(String, String)>, elide: usize) -> im
                 <dt>"Coordinator"</dt>
                 <dd><Id id=coordinator elide /></dd>
                 <dt>{t!(i18n, board.progress)}</dt>
-                <dd>
-                    <progress max="1000" value=per_mille.to_string() aria-label=move || t_string!(i18n, board.progress)></progress>" "
-                    {t!(i18n, board.progress_text, accepted = move || acc, total = move || tot)}
+                // No WorkItem yet (a Mission just created, or seen earlier in time travel): said in
+                // words, not as "0 of 0" beside an empty bar.
+                <dd class="progress" data-total=tot.to_string()>
+                    {if tot == 0 {
+                        view! { <span class="hint">{t!(i18n, board.no_work_items)}</span> }.into_any()
+                    } else {
+                        view! {
+                            <progress max="1000" value=per_mille.to_string() aria-label=move || t_string!(i18n, board.progress)></progress>" "
+                            {t!(i18n, board.progress_text, accepted = move || acc, total = move || tot)}
+                        }
+                        .into_any()
+                    }}
                     {(rev > 0).then(|| view! { " · "{t!(i18n, board.awaiting_review, n = move || rev)} })}
                     {(failed > 0).then(|| view! { " · "{t!(i18n, board.failed_items, n = move || failed)} })}
                 </dd>
