@@ -63,10 +63,12 @@ pub fn Ledger() -> impl IntoView {
     let ledger = move || {
         let id = mission()?;
         let seen = console.rejections.get();
-        let events = console.log.with_value(|l| l.folded_events().to_vec());
-        console
-            .snapshot
-            .with(|s| LedgerView::build(&s.state, &id, &events, &seen))
+        // Read in place: a copy of every folded Event per update would grow with the log.
+        console.log.with_value(|l| {
+            console
+                .snapshot
+                .with(|s| LedgerView::build(&s.state, &id, l.folded_events(), &seen))
+        })
     };
     view! {
         <section class="view" aria-labelledby="view-title">
@@ -232,6 +234,54 @@ fn LedgerBody(ledger: LedgerView, dimension: usize, only: bool) -> impl IntoView
         .filter(|p| !p.is_empty())
         .map(|p| view! { <br /><Id id=format!("{p}…") /> });
     view! {
+        // The picture first (the dimension picked above it), then every figure.
+        <section aria-labelledby="burn-title">
+            <h2 id="burn-title">{t!(i18n, ledger.burn_down)}" — "{move || dimension_label(i18n, dim)}</h2>
+            <svg class="burn-down" id="burn-down" viewBox=format!("0 0 {} {}", c.width, c.height) role="img"
+                aria-label=move || format!("{} — {}", t_string!(i18n, ledger.burn_down_label), dimension_label(i18n, dim))
+                aria-describedby="burn-summary"
+                inner_html={
+                    let c = c.clone();
+                    move || chart_markup(&c, tag(), &ChartWords {
+                        unit: unit_label(i18n, dim),
+                        limit: t_string!(i18n, ledger.effective_limit).to_owned(),
+                        deadline: t_string!(i18n, ledger.legend_deadline).to_owned(),
+                        zoom: t_string!(i18n, ledger.zoom_title).to_owned(),
+                    })
+                }>
+            </svg>
+            <ul class="chart-legend" id="burn-legend" aria-label=move || t_string!(i18n, ledger.legend)>
+                <li><Swatch class="usage" />{t!(i18n, ledger.legend_used)}</li>
+                {c.limit.map(|_| view! { <li><Swatch class="limit" />{t!(i18n, ledger.effective_limit)}</li> })}
+                {c.projection.map(|_| view! { <li><Swatch class="projection" />{t!(i18n, ledger.legend_projection)}</li> })}
+                {c.exhaustion.map(|_| view! { <li><svg class="swatch" viewBox="0 0 28 12" aria-hidden="true"><path class="exhaustion" d="M14 1 L19 6 L14 11 L9 6 Z"></path></svg>{t!(i18n, ledger.legend_exhaustion)}</li> })}
+                {c.deadline.map(|_| view! { <li><Swatch class="deadline" />{t!(i18n, ledger.legend_deadline)}</li> })}
+            </ul>
+            <div id="burn-summary">
+                {limit.map(|lim| view! { <p>{move || {
+                    let used_text = format!("{} {}", format::number(tag(), used as f64), unit_label(i18n, dim));
+                    let lim_text = num(tag(), Some(lim));
+                    let pct = chart::usage_permille(used, Some(lim))
+                        .map_or_else(|| "—".to_owned(), |p| format::percent(tag(), p));
+                    t!(i18n, ledger.summary, used = move || used_text.clone(), limit = move || lim_text.clone(), percent = move || pct.clone())
+                }}</p> })}
+                <p id="forecast">{move || match outlook {
+                    Outlook::NotGranted => t!(i18n, ledger.not_granted).into_any(),
+                    Outlook::Exhausted => view! { "✖ "{t!(i18n, ledger.exhausted)} }.into_any(),
+                    Outlook::Steady => t!(i18n, ledger.steady).into_any(),
+                    Outlook::Finished => t!(i18n, ledger.finished).into_any(),
+                    Outlook::Within { at } => {
+                        let when = when_text(tag(), at);
+                        t!(i18n, ledger.exhaustion_at, when = move || when.clone()).into_any()
+                    }
+                    Outlook::AfterDeadline { at } => {
+                        let when = when_text(tag(), at);
+                        let due = when_text(tag(), deadline);
+                        t!(i18n, ledger.beyond_deadline, when = move || when.clone(), deadline = move || due.clone()).into_any()
+                    }
+                }}</p>
+            </div>
+        </section>
         <table class="ledger" id="ledger-table">
             <caption>{t!(i18n, ledger.dimensions)}</caption>
             <thead><tr>
@@ -281,53 +331,6 @@ fn LedgerBody(ledger: LedgerView, dimension: usize, only: bool) -> impl IntoView
                 }
             }).collect_view()}
         </table>
-        <section aria-labelledby="burn-title">
-            <h2 id="burn-title">{t!(i18n, ledger.burn_down)}" — "{move || dimension_label(i18n, dim)}</h2>
-            <svg class="burn-down" id="burn-down" viewBox=format!("0 0 {} {}", c.width, c.height) role="img"
-                aria-label=move || format!("{} — {}", t_string!(i18n, ledger.burn_down_label), dimension_label(i18n, dim))
-                aria-describedby="burn-summary"
-                inner_html={
-                    let c = c.clone();
-                    move || chart_markup(&c, tag(), &ChartWords {
-                        unit: unit_label(i18n, dim),
-                        limit: t_string!(i18n, ledger.effective_limit).to_owned(),
-                        deadline: t_string!(i18n, ledger.legend_deadline).to_owned(),
-                        zoom: t_string!(i18n, ledger.zoom_title).to_owned(),
-                    })
-                }>
-            </svg>
-            <ul class="chart-legend" id="burn-legend" aria-label=move || t_string!(i18n, ledger.legend)>
-                <li><Swatch class="usage" />{t!(i18n, ledger.legend_used)}</li>
-                {c.limit.map(|_| view! { <li><Swatch class="limit" />{t!(i18n, ledger.effective_limit)}</li> })}
-                {c.projection.map(|_| view! { <li><Swatch class="projection" />{t!(i18n, ledger.legend_projection)}</li> })}
-                {c.exhaustion.map(|_| view! { <li><svg class="swatch" viewBox="0 0 28 12" aria-hidden="true"><path class="exhaustion" d="M14 1 L19 6 L14 11 L9 6 Z"></path></svg>{t!(i18n, ledger.legend_exhaustion)}</li> })}
-                {c.deadline.map(|_| view! { <li><Swatch class="deadline" />{t!(i18n, ledger.legend_deadline)}</li> })}
-            </ul>
-            <div id="burn-summary">
-                {limit.map(|lim| view! { <p>{move || {
-                    let used_text = format!("{} {}", format::number(tag(), used as f64), unit_label(i18n, dim));
-                    let lim_text = num(tag(), Some(lim));
-                    let pct = chart::usage_permille(used, Some(lim))
-                        .map_or_else(|| "—".to_owned(), |p| format::percent(tag(), p));
-                    t!(i18n, ledger.summary, used = move || used_text.clone(), limit = move || lim_text.clone(), percent = move || pct.clone())
-                }}</p> })}
-                <p id="forecast">{move || match outlook {
-                    Outlook::NotGranted => t!(i18n, ledger.not_granted).into_any(),
-                    Outlook::Exhausted => view! { "✖ "{t!(i18n, ledger.exhausted)} }.into_any(),
-                    Outlook::Steady => t!(i18n, ledger.steady).into_any(),
-                    Outlook::Finished => t!(i18n, ledger.finished).into_any(),
-                    Outlook::Within { at } => {
-                        let when = when_text(tag(), at);
-                        t!(i18n, ledger.exhaustion_at, when = move || when.clone()).into_any()
-                    }
-                    Outlook::AfterDeadline { at } => {
-                        let when = when_text(tag(), at);
-                        let due = when_text(tag(), deadline);
-                        t!(i18n, ledger.beyond_deadline, when = move || when.clone(), deadline = move || due.clone()).into_any()
-                    }
-                }}</p>
-            </div>
-        </section>
         <section aria-labelledby="rej-title">
             <h2 id="rej-title">"BUDGET_EXCEEDED"</h2>
             {if rejections.is_empty() {
