@@ -174,13 +174,8 @@ pub fn ArtifactHash(
     let hash_attr = hash.clone();
     view! {
         <li class="artifact" data-hash=hash_attr data-check=state_attr>
-            <code class="hash">{hash}</code>" "
-            <button type="button" class="fetch-verify" on:click=fetch
-                prop:disabled=fetching aria-busy=move || fetching().to_string()>
-                {t!(i18n, approvals.fetch_verify)}
-            </button>
-            // What the hash is, from its manifest in the log: the WorkItem that published it,
-            // the media type, the classification and the producer.
+            // What the hash is first, from its manifest in the log: the WorkItem that published
+            // it, the media type, the classification and the producer; then the hash itself.
             {facts.filter(|f| f.media_type.is_some()).map(|f| view! {
                 <p class="artifact-facts">
                     {f.work_item_goal.map(|g| view! { <span class="goal" translate="no">{g}</span>" · " })}
@@ -189,6 +184,11 @@ pub fn ArtifactHash(
                     {f.producer.map(|p| view! { " · "{t!(i18n, approvals.produced_by)}" "<Id id=p /> })}
                 </p>
             })}
+            <code class="hash">{hash}</code>" "
+            <button type="button" class="fetch-verify" on:click=fetch
+                prop:disabled=fetching aria-busy=move || fetching().to_string()>
+                {t!(i18n, approvals.fetch_verify)}
+            </button>
             {move || match state.get() {
                 Check::Idle => ().into_any(),
                 Check::Fetching => view! {
