@@ -1348,7 +1348,9 @@ fn Dag(group: String) -> impl IntoView {
                         <button type="button" id="zoom-reset" on:click=move |_| { zoom.set(1.0); pan.set((0.0, 0.0)); }>{t!(i18n, mission.zoom_reset)}</button>
                         <span class="hint">{t!(i18n, mission.keys_hint)}</span>
                     </div>
-                    <p class="legend">
+                    // How many layouts this view computed (a live update patches nodes without
+                    // one): for whoever diagnoses the view, not a figure for the reader.
+                    <p class="legend" data-layouts=move || layouts.get().to_string()>
                         <span class="critical-mark">"◆ "</span>{move || {
                             let n = crit_n.get();
                             // Every WorkItem verified, failed or cancelled: no path, not "0 WorkItems".
@@ -1360,7 +1362,6 @@ fn Dag(group: String) -> impl IntoView {
                                 t!(i18n, mission.critical_path, n = move || n).into_any()
                             }
                         }}
-                        " · "{t!(i18n, mission.layouts, n = move || layouts.get())}
                     </p>
                     {move || (detail.get() == Detail::Far).then(|| view! {
                         <p class="legend far-legend" id="far-legend">{t!(i18n, mission.far_legend)}</p>
