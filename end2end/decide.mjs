@@ -266,6 +266,22 @@ test('approvals: gate granted, tampered change request refused, changes requeste
   check(new RegExp(`${n} of ${n} match their hash`).test(await all.locator('.verify-summary').innerText()), `the tally: ${await all.innerText()}`);
   check((await card.locator('li.artifact[data-check="matches"]').count()) === n, 'every Artifact marked as matching');
   await axe(page, 'en /approvals (Artifacts verified)', found);
+  // On a phone (390 px): the cards, the verified previews and every button fit the width;
+  // nothing but a preview or a hash scrolls sideways on its own.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(300);
+  const phone = await page.evaluate(() => {
+    const out = [];
+    if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth} px`);
+    for (const el of document.querySelectorAll('main button, main h2, main h3, main .artifact-facts, main .verify-summary, main label')) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && (r.right > window.innerWidth + 1 || r.left < -1)) out.push(`off-screen: ${el.tagName}.${el.className} "${el.textContent.trim().slice(0, 30)}"`);
+    }
+    return out.slice(0, 6);
+  });
+  await page.screenshot({ path: join(resultsDir, 'decide-approvals-en-390.png'), fullPage: true });
+  check(phone.length === 0, `Approvals at 390 px: ${phone.join('; ')}`);
+  await page.setViewportSize({ width: 1280, height: 900 });
   const comment = 'Please add a load test before release.';
   await card.locator('textarea.comment').fill(comment);
   tamper = 'mission.request_changes';
