@@ -88,15 +88,21 @@ pub struct Tally {
 
 impl Tally {
     pub fn of<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Tally {
-        checks.into_iter().fold(Tally::default(), |mut t, c| {
-            match c {
-                Check::Matches { .. } => t.matches += 1,
-                Check::Mismatch => t.mismatches += 1,
-                Check::Fetching => t.fetching += 1,
-                Check::Idle | Check::Unavailable(_) => {}
-            }
-            t
-        })
+        let mut t = Tally::default();
+        for c in checks {
+            t.count(c);
+        }
+        t
+    }
+
+    /// Counts one more Artifact's check.
+    pub fn count(&mut self, c: &Check) {
+        match c {
+            Check::Matches { .. } => self.matches += 1,
+            Check::Mismatch => self.mismatches += 1,
+            Check::Fetching => self.fetching += 1,
+            Check::Idle | Check::Unavailable(_) => {}
+        }
     }
 }
 
@@ -121,8 +127,12 @@ pub fn VerifyAll(checks: Vec<(String, RwSignal<Check>)>) -> impl IntoView {
         }
     };
     let tally = Memo::new(move |_| {
-        let now: Vec<Check> = checks.iter().map(|(_, s)| s.get()).collect();
-        Tally::of(&now)
+        // Read in place: a matching Check holds its preview text, not to be copied per update.
+        let mut t = Tally::default();
+        for (_, s) in &checks {
+            s.with(|c| t.count(c));
+        }
+        t
     });
     // (A named closure: a bare `>` in an attribute would end the tag in `view!`.)
     let busy = move || tally.get().fetching != 0;

@@ -21,7 +21,7 @@ use leptos::wasm_split::{SplitLoaderError, wasm_split};
 use send_wrapper::SendWrapper;
 
 /// A view that is loaded on first use, each its own wasm chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Chunk {
     Mission,
     Ledger,
@@ -80,23 +80,20 @@ pub async fn preload(chunk: Chunk) -> Result<(), SplitLoaderError> {
 /// navigation, a board card, an approval's "in the graph"). Each chunk is asked for once per
 /// page; the loader runs one fetch however many ask.
 pub fn preload_on_intent() {
-    let asked = StoredValue::new(std::collections::BTreeSet::<String>::new());
+    let asked = StoredValue::new(std::collections::BTreeSet::<Chunk>::new());
     let on = move |ev: leptos::ev::Event| {
         let Some(chunk) = intent_target(&ev).and_then(|h| Chunk::of_path(&h)) else {
             return;
         };
-        let key = format!("{chunk:?}");
-        if asked.with_value(|a| a.contains(&key)) {
+        // `insert` says whether it was new: each chunk is asked for once.
+        if !asked.try_update_value(|a| a.insert(chunk)).unwrap_or(false) {
             return;
         }
-        asked.update_value(|a| {
-            a.insert(key.clone());
-        });
         leptos::task::spawn_local(async move {
             // Forgotten on failure, so the next intent tries again.
             if preload(chunk).await.is_err() {
                 asked.update_value(|a| {
-                    a.remove(&key);
+                    a.remove(&chunk);
                 });
             }
         });
