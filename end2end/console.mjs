@@ -11,7 +11,13 @@
 // the views other than the board are wasm chunks fetched only when opened, and a chunk that
 // cannot be fetched is an alert with a working retry;
 // layout holds (no horizontal overflow, no clipped control) at 1280×800 and 390×844 in every
-// locale; axe-core finds no serious or critical violation on any route in any locale.
+// locale; axe-core finds no serious or critical violation on any route in any locale; the join
+// link the server prints (`/join#token=…&name=…`) fills in Sign-in and leaves the address bar;
+// an enrolment without the token is refused with an explanation (and enrolled again with it);
+// a human with no Membership is told so on the board.
+//
+// DEV_TOKEN: the development Organization's enrolment token the servers were given
+// (scripts/test.sh exports it); every sign-in goes through the join link with it.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +30,17 @@ const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const resultsDir = join(here, 'test-results');
 const TIMEOUT_MS = 30_000;
 const url = (path) => new URL(path, baseUrl).href;
+// The enrolment token the servers print at start; without it no key can be enrolled, so every
+// sign-in below would wait for nothing: refuse to start instead.
+const DEV_TOKEN = process.env.DEV_TOKEN || '';
+if (!DEV_TOKEN) {
+  console.error('end2end: DEV_TOKEN is not set: export the enrolment token the server printed at start (scripts/test.sh does)');
+  console.log('end2end: 0 passed, 1 failed');
+  process.exit(1);
+}
+/// The join link the server prints, for `name`, on the server at `base`.
+const joinUrl = (name, base = baseUrl) =>
+  new URL(`/join#token=${encodeURIComponent(DEV_TOKEN)}&name=${encodeURIComponent(name)}`, base).href;
 
 const launchArgs = [
   '--headless',
@@ -79,17 +96,24 @@ async function open(context, path = '/') {
   return page;
 }
 
-/// Signs in as the demo's MissionOwner with a key generated in this browser (enrolled through
-/// the development endpoint, effective at once): from the Sign-in view to the unlocked key.
-async function signInGenerated(page, signInUrl = url('/sign-in')) {
-  await page.goto(signInUrl, { waitUntil: 'load', timeout: TIMEOUT_MS });
-  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+/// Signs in with a key generated in this browser through the join link the server printed (it
+/// fills in the name and the enrolment token; enrolment is effective at once): from the link to
+/// the unlocked, enrolled key. By default as the demo's MissionOwner on the demo's server.
+async function signInGenerated(page, base = baseUrl, name = 'mission-owner') {
+  await page.goto(joinUrl(name, base), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(await page.inputValue('#name') === name, `the join link's name: ${await page.inputValue('#name')}`);
+  check(await page.inputValue('#enrol-token') === DEV_TOKEN, 'the join link did not fill the enrolment token in');
   const pass = 'correct horse battery staple';
-  await page.fill('#name', 'mission-owner');
   await page.fill('#pass1', pass);
   await page.fill('#pass2', pass);
   await page.click('#generate');
   await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  // The enrolment's outcome (not the "Generating…" note before it).
+  const status = page.locator('#sign-in-status .state.ok, #sign-in-status .state.error');
+  await status.first().waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const said = (await status.first().innerText()).trim();
+  check(await page.locator('#sign-in-status .state.ok').count() === 1, `the key was not enrolled: ${said}`);
 }
 
 async function heading(page) {
@@ -213,6 +237,8 @@ test('a key generated in the browser is stored encrypted and unlocked after a re
   const name = `e2e-${Date.now().toString(36)}`;
   const pass = 'correct horse battery staple';
   await page.fill('#name', name);
+  // Not through the join link: the token typed (pasted) into its field.
+  await page.fill('#enrol-token', DEV_TOKEN);
   await page.fill('#pass1', pass);
   await page.fill('#pass2', pass);
   // Nothing the page sends may carry the private key: record every request body.
@@ -223,8 +249,13 @@ test('a key generated in the browser is stored encrypted and unlocked after a re
   const who = (await page.locator('#key-unlocked').textContent()) || '';
   check(who.includes(`urn:missionweaveprotocol:human:${name}`), `unlocked heading: ${who}`);
   const enrol = bodies.find((b) => b.includes('publicKey'));
-  check(enrol && !/seed|private/i.test(enrol), `enrol body ${enrol}`);
-  check(Object.keys(JSON.parse(enrol)).sort().join() === 'keyId,principalId,publicKey', `enrol members ${enrol}`);
+  check(enrol, 'no enrolment request');
+  const enrolled = JSON.parse(enrol);
+  check(enrolled.token === DEV_TOKEN, 'the enrolment did not carry the token typed');
+  // The public half only (the token aside: a random string could spell anything).
+  const { token: _, ...publicPart } = enrolled;
+  check(!/seed|private/i.test(JSON.stringify(publicPart)), `enrol body ${JSON.stringify(publicPart)}`);
+  check(Object.keys(enrolled).sort().join() === 'keyId,principalId,publicKey,token', `enrol members ${Object.keys(enrolled).join()}`);
   const status = (await page.locator('#sign-in-status').textContent()) || '';
   check(/Enrolled/.test(status), `enrolment status: ${status}`);
   // At rest: only the encrypted key file.
@@ -246,6 +277,8 @@ test('a key generated in the browser is stored encrypted and unlocked after a re
   await page.fill('#unlock-pass', 'not the passphrase');
   await page.click('#unlock');
   await page.locator('#sign-in-status .error').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  // The passphrase leaves the field once taken, right or wrong.
+  check(await page.inputValue('#unlock-pass') === '', 'the refused passphrase stayed in its field');
   await page.fill('#unlock-pass', pass);
   await page.click('#unlock');
   await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
@@ -256,6 +289,155 @@ test('a key generated in the browser is stored encrypted and unlocked after a re
   const conn = (await page.locator('#conn-status .text').textContent())?.trim();
   check(conn && conn.length > 0, 'no connection state text');
   await page.screenshot({ path: join(resultsDir, 'sign-in-unlocked.png'), fullPage: true });
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('the join link opens Sign-in with the name and token filled in, and the token leaves the address bar', async (browser) => {
+  const context = await newContext(browser);
+  const requested = [];
+  context.on('request', (r) => requested.push(r.url()));
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  // From another page of the console, so the history has an entry before the link's.
+  await page.goto(url('/settings'), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const entries = await page.evaluate(() => history.length);
+  await page.goto(joinUrl('mission-owner'), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check((await heading(page)) === 'Sign in', `heading after the join link: ${await heading(page)}`);
+  // The link's entry was replaced, not followed by another one.
+  const after = await page.evaluate(() => history.length);
+  check(after === entries + 1, `history entries: ${entries} before the link, ${after} after`);
+  // The address is /sign-in, without the fragment: the token is no longer in the address bar.
+  const address = await page.evaluate(() => location.href);
+  const at = new URL(address);
+  check(at.pathname === '/sign-in' && at.hash === '' && !address.includes(DEV_TOKEN), `address after the join link: ${address}`);
+  // Name and token filled in; the token in a field that is not echoed nor remembered.
+  check(await page.inputValue('#name') === 'mission-owner', `name: ${await page.inputValue('#name')}`);
+  check(await page.inputValue('#enrol-token') === DEV_TOKEN, 'the enrolment token is not filled in');
+  const field = await page.locator('#enrol-token').evaluate((el) => ({ type: el.type, autocomplete: el.getAttribute('autocomplete') }));
+  check(field.type === 'password' && field.autocomplete === 'off', `token field ${JSON.stringify(field)}`);
+  const hint = await page.locator('#token-hint').innerText();
+  check(/Printed by the server when it started/.test(hint), `token hint: ${hint}`);
+  // Kept for this tab (sessionStorage), never in localStorage.
+  const kept = await page.evaluate(() => ({
+    session: sessionStorage.getItem('missionweave.console.join.token'),
+    local: JSON.stringify(Object.entries(localStorage)),
+  }));
+  check(kept.session === DEV_TOKEN, 'the token is not kept for this tab');
+  check(!kept.local.includes(DEV_TOKEN), 'the token is in localStorage');
+  // The history holds no /join entry: back is the page before, forward /sign-in again.
+  await page.goBack({ waitUntil: 'commit', timeout: TIMEOUT_MS });
+  await page.waitForURL((u) => u.pathname === '/settings', { timeout: TIMEOUT_MS });
+  await page.goForward({ waitUntil: 'commit', timeout: TIMEOUT_MS });
+  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const again = await page.evaluate(() => location.href);
+  check(new URL(again).pathname === '/sign-in' && !again.includes(DEV_TOKEN), `address after back and forward: ${again}`);
+  // A reload keeps both (this tab's storage).
+  await page.reload({ waitUntil: 'load' });
+  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(await page.inputValue('#name') === 'mission-owner' && await page.inputValue('#enrol-token') === DEV_TOKEN,
+    'the reload lost the join link\'s name or token');
+  // The demo's humans, beside the name field; a name fills the field in.
+  const humans = page.locator('#demo-humans');
+  const told = await humans.innerText();
+  check(/mission-owner/.test(told) && /the demo waits for/.test(told) && /security-owner/.test(told) && /asks nothing/.test(told),
+    `the demo's humans: ${told}`);
+  await humans.locator('button[data-name="security-owner"]').click();
+  check(await page.inputValue('#name') === 'security-owner', 'choosing security-owner did not fill the name');
+  check(await humans.locator('button[data-name="security-owner"]').getAttribute('aria-pressed') === 'true', 'the chosen name is not marked');
+  await humans.locator('button[data-name="mission-owner"]').click();
+  check(await page.inputValue('#name') === 'mission-owner', 'choosing mission-owner did not fill the name');
+  // Another tab does not have them.
+  const other = await context.newPage();
+  await other.goto(url('/sign-in'), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await other.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(await other.inputValue('#enrol-token') === '' && await other.inputValue('#name') === '', 'another tab got the join link\'s values');
+  // The token went to no server in any request (a fragment is never sent; nothing re-sent it).
+  const leaked = requested.filter((r) => {
+    const u = new URL(r);
+    return (u.origin + u.pathname + u.search).includes(DEV_TOKEN);
+  });
+  check(leaked.length === 0, `requests carrying the token: ${leaked.join(' ')}`);
+  await page.screenshot({ path: join(resultsDir, 'sign-in-join-link.png'), fullPage: true });
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('a key generated without the enrolment token is refused with an explanation, kept, and enrolled with the token', async (browser) => {
+  const context = await newContext(browser);
+  const page = await open(context, '/sign-in');
+  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(await page.inputValue('#enrol-token') === '', 'a token is filled in without a join link');
+  const name = `e2e-notoken-${Date.now().toString(36)}`;
+  const pass = 'correct horse battery staple';
+  await page.fill('#name', name);
+  await page.fill('#pass1', pass);
+  await page.fill('#pass2', pass);
+  const isEnrol = (r) => new URL(r.url()).pathname === '/api/dev/enrol';
+  const first = page.waitForResponse(isEnrol, { timeout: TIMEOUT_MS });
+  await page.click('#generate');
+  const refusedAnswer = await first;
+  check(refusedAnswer.status() === 403, `enrolment without the token answered ${refusedAnswer.status()}`);
+  check(!('token' in JSON.parse(refusedAnswer.request().postData() || '{}')), 'an empty token was sent');
+  // Explained, not an HTTP dump; the key is stored and unlocked all the same (it is the person's).
+  const refused = page.locator('#enrol-refused');
+  await refused.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const text = (await refused.innerText()).trim();
+  check(/the enrolment token it printed when it started/.test(text) && /scripts\/run\.sh/.test(text), `the refusal's explanation: ${text}`);
+  check(/stored in this browser but not enrolled/.test(text), `the refusal does not say the key is not enrolled: ${text}`);
+  check(!/HTTP|AUTH_FORBIDDEN|[{}]/.test(text), `a raw answer is shown: ${text}`);
+  check(await page.locator('#sign-in-status .state.ok').count() === 0, 'an enrolment success is shown beside the refusal');
+  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check((await page.locator('#key-unlocked').innerText()).includes(name), 'the refused key is not the one held');
+  // In French too, without a reload.
+  await page.selectOption('#lang-select', 'fr');
+  await page.waitForFunction(() => /jeton d’inscription/.test((document.querySelector('#enrol-refused') || {}).innerText || ''),
+    null, { timeout: TIMEOUT_MS });
+  await page.selectOption('#lang-select', 'en');
+  await page.screenshot({ path: join(resultsDir, 'sign-in-enrol-refused.png'), fullPage: true });
+  // The same key, enrolled with the token.
+  const keyId = (await page.locator('#key-held dd code').first().innerText()).trim();
+  await page.fill('#enrol-again-token', DEV_TOKEN);
+  const second = page.waitForResponse(isEnrol, { timeout: TIMEOUT_MS });
+  await page.click('#enrol-again');
+  const okAnswer = await second;
+  check([200, 201].includes(okAnswer.status()), `enrolment with the token answered ${okAnswer.status()}`);
+  const sent = JSON.parse(okAnswer.request().postData() || '{}');
+  check(sent.keyId === keyId && sent.token === DEV_TOKEN, `enrolled again: ${sent.keyId} (held ${keyId})`);
+  await page.locator('#sign-in-status .state.ok').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(/Enrolled/.test(await page.locator('#sign-in-status').innerText()), 'no enrolment note');
+  check(await page.locator('#enrol-refused, #enrol-again-form').count() === 0, 'the refusal stays after the enrolment');
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('a human with no Membership is told so on the board and in Approvals', async (browser) => {
+  const context = await newContext(browser);
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  const name = `e2e-nomember-${Date.now().toString(36)}`;
+  await signInGenerated(page, baseUrl, name);
+  await page.locator('header nav a[href="/"]').click();
+  await page.locator('#view-title').filter({ hasText: BOARD_TITLE.en }).waitFor({ timeout: TIMEOUT_MS });
+  const notice = page.locator('#no-membership');
+  await notice.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const text = await notice.innerText();
+  check(text.includes(name) && /a member of no Group yet/.test(text), `the notice names the human: ${text}`);
+  check(/granted by a Group's Coordinator or by its Mission's owner/.test(text), `the notice says who grants Membership: ${text}`);
+  check(/sign in as mission-owner through the link the server printed/.test(text), `the notice's way into the demo: ${text}`);
+  check(await page.locator('#groups-failed').count() === 0, 'the Group list failed');
+  check(await page.locator('.mission-card').count() === 0, 'a Mission is shown without a Membership');
+  const result = await new AxeBuilder({ page }).analyze();
+  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+  check(serious.length === 0, `axe on the board with the notice: ${serious.join(', ')}`);
+  await page.screenshot({ path: join(resultsDir, 'board-no-membership-en.png'), fullPage: true });
+  await go(page, 'a');
+  await page.locator('#view-title').filter({ hasText: /^Approvals$/ }).waitFor({ timeout: TIMEOUT_MS });
+  await page.locator('#no-membership').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
 });
@@ -405,7 +587,7 @@ test('over TLS the console comes over HTTP/2 and its socket over wss', async (br
   cdp.on('Network.responseReceived', (e) => protocols.set(new URL(e.response.url).pathname, e.response.protocol));
   const sockets = [];
   page.on('websocket', (ws) => sockets.push(ws.url()));
-  await signInGenerated(page, new URL('/sign-in', tlsBase).href);
+  await signInGenerated(page, tlsBase);
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
   check(sockets.length > 0 && sockets.every((u) => u.startsWith('wss://')), `sockets: ${sockets.join(' ')}`);
   // A view with many chunks: every file of it over the one HTTP/2 connection.
@@ -641,6 +823,7 @@ test('live views: board, DAG, time travel, resume after a dropped socket, every 
   await page.waitForFunction(() => document.querySelectorAll('.mission-card').length >= 2, null, { timeout: 90_000 });
   const titles = await page.locator('.mission-card h3').allTextContents();
   check(titles.some((t) => /Checkout/.test(t)) && titles.some((t) => /Search/.test(t)), `board titles: ${titles.join(', ')}`);
+  check(await page.locator('#no-membership, #groups-failed').count() === 0, 'the MissionOwner is told of no Membership or a failed Group list');
   const liveBoard = await page.locator('main').innerText();
   check(/Coordinator/.test(liveBoard) && /WorkItems verified/.test(liveBoard), 'board card facts');
   // Each card's Coordinator without the prefix the board's Coordinators share (kept for screen

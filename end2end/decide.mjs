@@ -26,6 +26,14 @@ const TIMEOUT_MS = 30_000;
 // The demo runs in real time: its Missions reach their submissions a while after the gate.
 const DEMO_MS = 240_000;
 const url = (path) => new URL(path, baseUrl).href;
+// The enrolment token the server printed at start (scripts/test.sh exports it): the sign-in goes
+// through the join link with it. Without it nothing can be enrolled: refuse to start.
+const DEV_TOKEN = process.env.DEV_TOKEN || '';
+if (!DEV_TOKEN) {
+  console.error('end2end decide: DEV_TOKEN is not set: export the enrolment token the server printed at start (scripts/test.sh does)');
+  console.log('end2end decide: 0 passed, 1 failed');
+  process.exit(1);
+}
 const LOCALES = ['en', 'fr', 'zh-Hant'];
 // The goals of the demo's WorkItems (wasm-core/src/agents/plan.rs): a Worker's Artifact
 // content starts with its WorkItem's goal.
@@ -141,14 +149,19 @@ test('approvals: gate granted, tampered change request refused, changes requeste
     });
     server.onMessage((message) => ws.send(message));
   });
-  await page.goto(url('/sign-in'), { waitUntil: 'load' });
-  await page.locator('#view-title').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  // The join link the server printed: it fills in the name and the enrolment token.
+  await page.goto(url(`/join#token=${encodeURIComponent(DEV_TOKEN)}&name=mission-owner`), { waitUntil: 'load' });
+  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(await page.inputValue('#name') === 'mission-owner' && await page.inputValue('#enrol-token') === DEV_TOKEN,
+    'the join link did not fill in the name and the token');
   const pass = 'correct horse battery staple';
-  await page.fill('#name', 'mission-owner');
   await page.fill('#pass1', pass);
   await page.fill('#pass2', pass);
   await page.click('#generate');
   await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await page.locator('#sign-in-status .state.ok, #sign-in-status .state.error').first().waitFor({ timeout: TIMEOUT_MS });
+  check(await page.locator('#sign-in-status .state.ok').count() === 1,
+    `the key was not enrolled: ${await page.locator('#sign-in-status').innerText()}`);
   await go(page, 'a');
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 90_000 });
 

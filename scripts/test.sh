@@ -211,7 +211,11 @@ step_end2end() {
   trap stop_server EXIT # the step runs in a subshell: this stops the server however it ends
   local data
   data=$(mktemp -d)
-  "$bin" serve --addr "127.0.0.1:$port" --data "$data" >"$SERVER_LOG" 2>&1 &
+  # The development enrolment token both servers ask of a browser that enrols a key; the
+  # browser tests sign in through the join link that carries it (/join#token=…).
+  local dev_token
+  dev_token=$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64url"))')
+  WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --addr "127.0.0.1:$port" --data "$data" >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
   local base="" deadline=$((SECONDS + 60))
   while [ $SECONDS -lt $deadline ]; do
@@ -235,7 +239,7 @@ step_end2end() {
   # A second server as deployed: TLS 1.3 (its development certificate), HTTP/2 by ALPN, wss;
   # no demo (one test signs in there and checks the transport, end2end/console.mjs).
   TLS_DATA=$(mktemp -d)
-  "$bin" serve --tls --no-demo --addr "127.0.0.1:0" --data "$TLS_DATA" >"$TLS_DATA/log" 2>&1 &
+  WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --tls --no-demo --addr "127.0.0.1:0" --data "$TLS_DATA" >"$TLS_DATA/log" 2>&1 &
   TLS_PID=$!
   local tls_base="" deadline=$((SECONDS + 60))
   while [ -z "$tls_base" ] && [ $SECONDS -lt $deadline ] && kill -0 "$TLS_PID" 2>/dev/null; do
@@ -249,9 +253,9 @@ step_end2end() {
   fi
   echo "end2end: weave-console --tls up at $tls_base"
   local rc=0
-  BASE_URL="$base/" TLS_BASE_URL="$tls_base/" node end2end/console.mjs || rc=$?
+  BASE_URL="$base/" TLS_BASE_URL="$tls_base/" DEV_TOKEN="$dev_token" node end2end/console.mjs || rc=$?
   # The write side against the same demo (the Approvals view; issue 13, view 4).
-  if [ "$rc" -eq 0 ]; then BASE_URL="$base/" node end2end/decide.mjs || rc=$?; fi
+  if [ "$rc" -eq 0 ]; then BASE_URL="$base/" DEV_TOKEN="$dev_token" node end2end/decide.mjs || rc=$?; fi
   stop_server
   return "$rc"
 }

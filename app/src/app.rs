@@ -59,6 +59,9 @@ pub fn apply_theme(t: Theme) {
 
 #[component]
 pub fn App() -> impl IntoView {
+    // Before the router reads the address: the join link's token leaves the address bar now.
+    #[cfg(target_arch = "wasm32")]
+    crate::join::take_from_address();
     view! {
         <I18nContextProvider>
             <Router>
@@ -121,6 +124,9 @@ fn Shell() -> impl IntoView {
                 <Route path=path!("/agents") view=|| lazy_view(Chunk::Agents) />
                 <Route path=path!("/protocol") view=|| lazy_view(Chunk::Protocol) />
                 <Route path=path!("/sign-in") view=|| lazy_view(Chunk::SignIn) />
+                // The join link is taken (and the address replaced) before the router starts;
+                // reached in-app, the Sign-in view takes it.
+                <Route path=path!("/join") view=|| lazy_view(Chunk::SignIn) />
                 <Route path=path!("/settings") view=|| lazy_view(Chunk::Settings) />
             </Routes>
         </main>
@@ -147,6 +153,7 @@ fn boot(console: Console) {
                 Ok(r) => {
                     console.registry.set(RegistryState::Ready {
                         bindings: r.bindings().count(),
+                        organization_id: r.organization_id().to_owned(),
                     });
                     console.verifier.set_value(Some(r.clone()));
                     crate::components::session::set_registry(r);

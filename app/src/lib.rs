@@ -11,7 +11,8 @@
 //! - `commands`: the human's decisions as signed Commands, their outcomes and receipts;
 //! - `signing`: the signing-summary model; `locale`, `format`: language choice and `Intl`;
 //! - `replay`, `pool`: the first replay's chunked verification (Web Workers) and in-order fold;
-//! - `state`: the console-wide reactive state; `web`: small browser helpers (fetch, storage).
+//! - `state`: the console-wide reactive state; `web`: small browser helpers (fetch, storage);
+//! - `join`: the join link the server prints (`/join#token=…&name=…`).
 // Denied, not forbidden: `routes::lazy`'s split points expand to `unsafe` (the chunk loaders).
 #![deny(unsafe_code)]
 
@@ -78,6 +79,7 @@ pub mod components;
 pub mod custody;
 pub mod fold;
 pub mod format;
+pub mod join;
 pub mod locale;
 pub mod pool;
 pub mod replay;

@@ -105,8 +105,33 @@ pub enum KeyState {
 #[derive(Clone, Debug, PartialEq)]
 pub enum RegistryState {
     Loading,
-    Ready { bindings: usize },
+    Ready {
+        bindings: usize,
+        /// The served Registry's `organizationId`: the development one has the demo's humans.
+        organization_id: String,
+    },
     Unavailable(String),
+}
+
+/// The development Organization's id (`GET /api/registry` on a development server): only there
+/// does the console name the demo's humans and point to the join link.
+pub const DEV_ORGANIZATION: &str = "urn:missionweaveprotocol:organization:dev";
+
+impl RegistryState {
+    /// Whether the served Registry is the development Organization's.
+    pub fn is_dev(&self) -> bool {
+        matches!(self, RegistryState::Ready { organization_id, .. } if organization_id == DEV_ORGANIZATION)
+    }
+}
+
+/// The Groups the signed-in human may read, as the development Organization lists them
+/// (`GET /api/dev/groups/…`, signed): an empty list means no Membership yet, which the board
+/// says (a loading or failed list says nothing of Membership).
+#[derive(Clone, Debug, PartialEq)]
+pub enum GroupsState {
+    Loading,
+    Listed(Vec<String>),
+    Failed(String),
 }
 
 /// The replayed protocol state the views render (see the module documentation).
@@ -202,6 +227,8 @@ pub struct Console {
     pub verifier: StoredValue<Option<ValidatedRegistry>>,
     /// The human's Commands, newest last, with their outcomes.
     pub outbox: RwSignal<Vec<Sent>>,
+    /// The Groups the signed-in human may read (the session's poll).
+    pub groups: RwSignal<GroupsState>,
 }
 
 /// Events folded per step of a backlog; the page yields to the event loop between steps.
@@ -239,7 +266,17 @@ impl Console {
             held: StoredValue::new(0),
             verifier: StoredValue::new(None),
             outbox: RwSignal::new(Vec::new()),
+            groups: RwSignal::new(GroupsState::Loading),
         }
+    }
+
+    /// The unlocked key's signer and key ID, for a signed read; `None` without an unlocked key.
+    pub fn credentials(&self) -> Option<(Arc<Signer>, String)> {
+        let KeyState::Unlocked { key_id, .. } = self.key.get_untracked() else {
+            return None;
+        };
+        let signer = self.signer.with_value(Option::clone)?;
+        Some((signer, key_id))
     }
 
     /// Records a Command that is being sent (its outcome is matched by Action ID later).

@@ -30,6 +30,18 @@ pub fn local_set(key: &str, value: &str) {
     }
 }
 
+/// This tab's `sessionStorage` (the join link's token: kept across a reload, never in
+/// `localStorage`, so it leaves with the tab).
+pub fn session_get(key: &str) -> Option<String> {
+    window()?.session_storage().ok()??.get_item(key).ok()?
+}
+
+pub fn session_set(key: &str, value: &str) {
+    if let Some(Ok(Some(s))) = window().map(|w| w.session_storage()) {
+        let _ = s.set_item(key, value);
+    }
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     js_sys::Date::now().max(0.0) as u64
@@ -137,6 +149,48 @@ pub async fn post_json(url: &str, body: &str) -> Result<(u16, String), String> {
     let resp = fetch(url, &init).await?;
     let status = resp.status();
     Ok((status, body_text(&resp).await?))
+}
+
+/// `GET path` signed with the human's key (`wasm_core::crypto::request`): the server serves
+/// member-only reads (a human's Groups, an Artifact's bytes) only to a signed request. `path`
+/// is signed exactly as fetched. Returns the status and the body.
+pub async fn signed_get(
+    path: &str,
+    signer: &wasm_core::crypto::ed25519::Signer,
+    key_id: &str,
+) -> Result<(u16, Vec<u8>), String> {
+    use wasm_core::crypto::request;
+    let (key, signed_at, signature) = request::sign(signer, key_id, "GET", path, now());
+    let init = web_sys::RequestInit::new();
+    init.set_method("GET");
+    let headers = web_sys::Headers::new().map_err(|e| js_error(&e))?;
+    for (name, value) in [
+        (request::KEY_HEADER, &key),
+        (request::TIME_HEADER, &signed_at),
+        (request::SIGNATURE_HEADER, &signature),
+    ] {
+        headers.set(name, value).map_err(|e| js_error(&e))?;
+    }
+    init.set_headers(&headers);
+    let resp = fetch(path, &init).await?;
+    let p = resp.array_buffer().map_err(|e| js_error(&e))?;
+    let buf = JsFuture::from(p).await.map_err(|e| js_error(&e))?;
+    Ok((resp.status(), Uint8Array::new(&buf).to_vec()))
+}
+
+/// A refused request in a few words: `HTTP 403 AUTH_FORBIDDEN` when the body is a §19 error
+/// document (its `code`), else the status alone (a body is never shown raw).
+pub fn http_error(status: u16, body: &[u8]) -> String {
+    let code = wasm_core::json::parse(body).ok().and_then(|v| {
+        v.pointer("/code")
+            .and_then(wasm_core::json::Value::as_str)
+            .filter(|c| c.len() <= 64 && c.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
+            .map(str::to_owned)
+    });
+    match code {
+        Some(c) => format!("HTTP {status} {c}"),
+        None => format!("HTTP {status}"),
+    }
 }
 
 /// Offers `text` as a file download (the exported key file).

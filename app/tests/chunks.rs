@@ -20,6 +20,12 @@ fn every_lazily_loaded_route_names_its_chunk() {
         ("/agents", Chunk::Agents),
         ("/protocol", Chunk::Protocol),
         ("/sign-in", Chunk::SignIn),
+        // The join link the server prints opens the Sign-in view (same chunk).
+        ("/join", Chunk::SignIn),
+        (
+            "/join#token=AbC-_0123456789xyzXYZ9&name=mission-owner",
+            Chunk::SignIn,
+        ),
         ("/settings", Chunk::Settings),
         ("/settings#theme", Chunk::Settings),
     ] {
@@ -36,6 +42,8 @@ fn the_board_and_other_paths_name_none() {
         "/?x=1",
         "/missions",
         "/mission-x",
+        "/joined",
+        "/sign-in-x",
         "/pkg/abc/app.js",
         "mission",
         "",
@@ -43,4 +51,29 @@ fn the_board_and_other_paths_name_none() {
     ] {
         assert_eq!(Chunk::of_path(path), None, "{path}");
     }
+}
+
+#[test]
+fn every_route_declared_in_the_shell_preloads_the_chunk_it_opens() {
+    // The routes as app.rs declares them: a lazily loaded route's path must name the chunk its
+    // view loads, or a link to it would preload the wrong view (or none).
+    let shell = include_str!("../src/app.rs");
+    let mut seen = 0;
+    for line in shell.lines().filter(|l| l.contains("<Route path=path!(\"")) {
+        let path = line
+            .split("path!(\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("a route path");
+        // A parameter (`:group`) stands for any value.
+        let concrete = path.replace(":group", "urn:a:group");
+        let chunk = line
+            .split("lazy_view(Chunk::")
+            .nth(1)
+            .and_then(|r| r.split(')').next());
+        let named = Chunk::of_path(&concrete).map(|c| format!("{c:?}"));
+        assert_eq!(named.as_deref(), chunk, "{path}");
+        seen += 1;
+    }
+    assert!(seen >= 13, "{seen} routes read from app.rs");
 }

@@ -3,7 +3,8 @@
 //! (Encryption itself is WebCrypto's and runs in the browser test.)
 
 use app::custody::keyfile::{
-    self, ITERATIONS, KeyFile, KeyFileError, MIN_ITERATIONS, dev_identity, passphrase_ok,
+    self, ITERATIONS, KeyFile, KeyFileError, MAX_ITERATIONS, MIN_ITERATIONS, dev_identity,
+    passphrase_ok,
 };
 use wasm_core::crypto::SecretSeed;
 
@@ -90,6 +91,34 @@ fn malformed_or_weak_files_are_refused() {
         Err(KeyFileError::NotJson(_))
     ));
     const { assert!(MIN_ITERATIONS < ITERATIONS) };
+}
+
+#[test]
+fn a_file_asking_for_more_than_the_most_iterations_is_refused_before_any_derivation() {
+    // A hostile file must not make the tab run PBKDF2 for minutes: the count is checked when the
+    // file is read, before WebCrypto derives anything.
+    let with = |n: u64| file().to_json().replace("600000", &n.to_string());
+    let at_most = KeyFile::parse(&with(u64::from(MAX_ITERATIONS))).expect("at the bound");
+    assert_eq!(at_most.iterations, MAX_ITERATIONS);
+    // Written back unchanged.
+    assert_eq!(at_most.to_json(), with(u64::from(MAX_ITERATIONS)));
+    let past = MAX_ITERATIONS + 1;
+    let refused = KeyFile::parse(&with(u64::from(past)));
+    assert_eq!(refused, Err(KeyFileError::CostlyKdf(past)));
+    assert_eq!(
+        refused.err().map(|e| e.to_string()),
+        Some("10000001 PBKDF2 iterations (at most 10000000)".to_owned())
+    );
+    // Far past it (still a u32), and past a u32: refused, never wrapped into range.
+    assert_eq!(
+        KeyFile::parse(&with(u64::from(u32::MAX))),
+        Err(KeyFileError::CostlyKdf(u32::MAX))
+    );
+    assert_eq!(
+        KeyFile::parse(&with(u64::from(u32::MAX) + 1)),
+        Err(KeyFileError::Field("/kdf/iterations"))
+    );
+    const { assert!(ITERATIONS < MAX_ITERATIONS) };
 }
 
 #[test]

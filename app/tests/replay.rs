@@ -311,6 +311,37 @@ fn the_workers_registry_fixture_validates_to_the_same_registry() {
 }
 
 #[test]
+fn a_served_registry_past_the_fixtures_64_bindings_is_read() {
+    // A running development Organization holds a binding per enrolled browser key: the console
+    // reads `GET /api/registry` without the bundle fixture's cap of 64 (issue 26).
+    let mut v: serde_json::Value =
+        serde_json::from_str(&bench::registry_fixture()).expect("fixture JSON");
+    let bindings = v["bindings"].as_array_mut().expect("bindings");
+    let template = bindings[0].clone();
+    let before = bindings.len();
+    for i in 0..70u8 {
+        let key = wasm_core::crypto::SecretSeed::take(&mut [i.wrapping_add(100); 32]).public_key();
+        let mut b = template.clone();
+        b["keyId"] = format!("urn:missionweaveprotocol:key:enrolled-{i}").into();
+        b["principal"] = serde_json::json!({
+            "type": "human",
+            "id": format!("urn:missionweaveprotocol:human:enrolled-{i}"),
+        });
+        b["publicKey"] = wasm_core::encoding::b64url_encode(&key).into();
+        bindings.push(b);
+    }
+    let n = before + 70;
+    assert!(n > 64);
+    let parsed = app::components::registry::parse(v.to_string().as_bytes()).expect("read");
+    assert_eq!(parsed.bindings().count(), n);
+    assert!(
+        parsed
+            .bindings()
+            .any(|b| b.key_id == "urn:missionweaveprotocol:key:enrolled-69")
+    );
+}
+
+#[test]
 fn a_hung_workers_chunks_go_to_the_page_at_the_deadline_and_its_late_answer_is_ignored() {
     let texts = history();
     let mut log = EventLog::new();

@@ -10,8 +10,11 @@
 //!
 //! `sha256(bytes) == hash` is checked on every write (a mismatched content is refused) and on
 //! every read (a file altered on disk is refused, never served): a stored name is never
-//! identity (E-2). `GET /api/artifacts/{hash}` serves the content; reading it needs no
-//! Membership on the development server (content-addressed, not secret in the demo).
+//! identity (E-2). `GET /api/artifacts/{hash}` serves the content to a member only: the request
+//! is signed with the reader's Registry key (`wasm_core::crypto::request`) and the reader may
+//! read a Group whose log names the hash ([`MayRead`]). A hash is no secret (low-entropy content
+//! can be guessed and hashed), so knowing it grants nothing; an unknown hash and a forbidden one
+//! answer alike (404), so the answer does not tell whether content exists (issue 26).
 
 use crate::wire::WireError;
 use axum::Router;
@@ -252,11 +255,81 @@ impl ArtifactStore {
     }
 }
 
-/// `GET /api/artifacts/{hash}`: the content, verified, with its media type; immutable.
+/// Who may read which content: the hub answers from the Groups' Memberships (`gateway::Hub`).
+pub trait MayRead: Send + Sync {
+    /// Whether `principal` may read a Group whose log names `hash`.
+    fn may_read_artifact(&self, principal: &str, hash: &str) -> bool;
+}
+
+impl MayRead for crate::gateway::Hub {
+    fn may_read_artifact(&self, principal: &str, hash: &str) -> bool {
+        crate::gateway::Hub::may_read_artifact(self, principal, hash)
+    }
+}
+
+/// What a read is checked against: the running Registry (who signed) and the Memberships.
+#[derive(Clone)]
+pub struct ReadAccess {
+    pub registry: crate::live_registry::LiveRegistry,
+    pub members: Arc<dyn MayRead>,
+}
+
+impl ReadAccess {
+    /// `Ok` when a valid key signed `GET path` and its Principal may read `hash`; otherwise the
+    /// refusal: 401 unsigned, and for a forbidden hash the store's own 404 of an unknown one.
+    fn check(
+        &self,
+        path: &str,
+        headers: &axum::http::HeaderMap,
+        hash: &str,
+    ) -> Result<(), Response> {
+        let signer = wasm_core::crypto::request::verify(
+            &self.registry.current(),
+            "GET",
+            path,
+            crate::dev_enrol::signed_headers(headers),
+            crate::runtime::now(),
+        )
+        .map_err(|e| {
+            tracing::info!(reason = %e, "an unauthenticated Artifact read");
+            WireError::new(
+                ErrorCode::AuthRequired,
+                "sign the request with your Registry key (wasm_core::crypto::request)",
+            )
+            .with_status(StatusCode::UNAUTHORIZED)
+            .into_response()
+        })?;
+        if self.members.may_read_artifact(&signer.id.0, hash) {
+            Ok(())
+        } else {
+            Err(ArtifactError::NotFound(hash.to_owned())
+                .to_wire()
+                .into_response())
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Served {
+    store: ArtifactStore,
+    access: ReadAccess,
+}
+
+/// `GET /api/artifacts/{hash}`: the content, verified, with its media type; immutable, and
+/// cached by the reader's browser only (`private`: it is for members).
 async fn get_artifact(
-    State(store): State<ArtifactStore>,
+    State(served): State<Served>,
     UrlPath(hash): UrlPath<String>,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
 ) -> Response {
+    if let Err(e) = hex_of(&hash) {
+        return e.to_wire().into_response();
+    }
+    if let Err(refused) = served.access.check(uri.path(), &headers, &hash) {
+        return refused;
+    }
+    let store = served.store;
     let read = tokio::task::spawn_blocking(move || store.get(&hash)).await;
     let stored = match read {
         Ok(Ok(s)) => s,
@@ -271,7 +344,7 @@ async fn get_artifact(
             (header::CONTENT_TYPE, media),
             (
                 header::CACHE_CONTROL,
-                HeaderValue::from_static("public, max-age=31536000, immutable"),
+                HeaderValue::from_static("private, max-age=31536000, immutable"),
             ),
         ],
         stored.bytes,
@@ -279,11 +352,11 @@ async fn get_artifact(
         .into_response()
 }
 
-/// The store's routes.
-pub fn routes(store: ArtifactStore) -> Router {
+/// The store's routes, each read checked against `access`.
+pub fn routes(store: ArtifactStore, access: ReadAccess) -> Router {
     Router::new()
         .route("/api/artifacts/{hash}", axum::routing::get(get_artifact))
-        .with_state(store)
+        .with_state(Served { store, access })
 }
 
 #[cfg(test)]
@@ -399,10 +472,74 @@ mod tests {
         }
     }
 
-    async fn get(app: &Router, path: &str) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    const READER_KEY: &str = "urn:missionweaveprotocol:key:reader";
+    const READER: &str = "urn:missionweaveprotocol:human:reader";
+    const OTHER_KEY: &str = "urn:missionweaveprotocol:key:other";
+
+    fn signer(n: u8) -> wasm_core::crypto::ed25519::Signer {
+        wasm_core::crypto::ed25519::Signer::from_seed(&wasm_core::crypto::SecretSeed::take(
+            &mut [n; 32],
+        ))
+    }
+
+    /// Members of the test: `reader` may read `readable`; `other` is in the Registry and may
+    /// read nothing.
+    struct Fixed(Vec<String>);
+    impl MayRead for Fixed {
+        fn may_read_artifact(&self, principal: &str, hash: &str) -> bool {
+            principal == READER && self.0.iter().any(|h| h == hash)
+        }
+    }
+
+    fn access(readable: &[&str]) -> ReadAccess {
+        use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence};
+        let binding = |key: &str, who: &str, n: u8| BindingRecord {
+            key_id: key.into(),
+            principal_type: "human".into(),
+            principal_id: who.into(),
+            algorithm: "Ed25519".into(),
+            public_key: wasm_core::encoding::b64url_encode(&signer(n).public_key()),
+            valid_from: "2020-01-01T00:00:00Z".into(),
+            validity_history: vec![],
+        };
+        let registry = RegistryEvidence {
+            organization_id: "urn:missionweaveprotocol:organization:test".into(),
+            bindings: vec![
+                binding(READER_KEY, READER, 5),
+                binding(OTHER_KEY, "urn:missionweaveprotocol:human:other", 6),
+            ],
+        }
+        .validate()
+        .unwrap();
+        ReadAccess {
+            registry: crate::live_registry::LiveRegistry::new(registry),
+            members: Arc::new(Fixed(readable.iter().map(|h| (*h).to_owned()).collect())),
+        }
+    }
+
+    /// A GET signed by `who` (`None`: unsigned).
+    async fn get_as(
+        app: &Router,
+        path: &str,
+        who: Option<(u8, &str)>,
+    ) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+        let mut req = Request::get(path);
+        if let Some((n, key)) = who {
+            let (k, t, sig) = wasm_core::crypto::request::sign(
+                &signer(n),
+                key,
+                "GET",
+                path,
+                crate::runtime::now(),
+            );
+            req = req
+                .header(wasm_core::crypto::request::KEY_HEADER, k)
+                .header(wasm_core::crypto::request::TIME_HEADER, t)
+                .header(wasm_core::crypto::request::SIGNATURE_HEADER, sig);
+        }
         let r = app
             .clone()
-            .oneshot(Request::get(path).body(Body::empty()).unwrap())
+            .oneshot(req.body(Body::empty()).unwrap())
             .await
             .unwrap();
         let status = r.status();
@@ -413,12 +550,71 @@ mod tests {
         (status, headers, body.to_vec())
     }
 
+    async fn get(app: &Router, path: &str) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+        get_as(app, path, Some((5, READER_KEY))).await
+    }
+
+    /// The attack: anyone who can reach the server guesses or learns a hash and fetches the
+    /// bytes. Unsigned: 401, whatever the hash. Signed by a Principal who is in no Group that
+    /// names it: the same 404 as a hash never stored. A forged signature: 401.
+    #[tokio::test]
+    async fn only_a_member_reads_content_and_a_forbidden_hash_looks_unknown() {
+        let (dir, store) = temp_store("members");
+        let hash = sha256_hash(TEXT);
+        store.put(&hash, "text/markdown", TEXT).unwrap();
+        let unknown = sha256_hash(b"never stored");
+        let app = routes(store, access(&[&hash, &unknown]));
+        let path = format!("/api/artifacts/{hash}");
+        let (s, _, body) = get_as(&app, &path, None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED);
+        assert!(!body.windows(TEXT.len()).any(|w| w == TEXT));
+        let (s, _, body) = get_as(&app, &format!("/api/artifacts/{unknown}"), None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "no hint whether it exists");
+        assert!(!String::from_utf8_lossy(&body).contains("not stored"));
+        // Forged: another key signing under the reader's key ID.
+        let (s, _, _) = get_as(&app, &path, Some((9, READER_KEY))).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED);
+        // A non-member: like an unknown hash.
+        let (s_forbidden, _, forbidden) = get_as(&app, &path, Some((6, OTHER_KEY))).await;
+        let other_unknown = sha256_hash(b"nothing");
+        let (s_unknown, _, not_there) = get_as(
+            &app,
+            &format!("/api/artifacts/{other_unknown}"),
+            Some((6, OTHER_KEY)),
+        )
+        .await;
+        assert_eq!(
+            (s_forbidden, s_unknown),
+            (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND)
+        );
+        let code = |b: &[u8]| {
+            wasm_core::json::parse(b)
+                .unwrap()
+                .pointer("/code")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        assert_eq!(code(&forbidden), code(&not_there));
+        // The member reads it, cached by its own browser only.
+        let (s, h, body) = get_as(&app, &path, Some((5, READER_KEY))).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(body, TEXT);
+        assert!(
+            h[header::CACHE_CONTROL]
+                .to_str()
+                .unwrap()
+                .starts_with("private")
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     #[tokio::test]
     async fn the_route_serves_verified_content_and_refuses_the_rest() {
         let (dir, store) = temp_store("route");
         let hash = sha256_hash(TEXT);
         store.put(&hash, "text/markdown", TEXT).unwrap();
-        let app = routes(store);
+        let unknown = sha256_hash(b"never stored");
+        let app = routes(store, access(&[&hash, &unknown]));
 
         let (s, h, body) = get(&app, &format!("/api/artifacts/{hash}")).await;
         assert_eq!(s, StatusCode::OK);
@@ -440,7 +636,6 @@ mod tests {
             Some("SCHEMA_VALIDATION_FAILED")
         );
 
-        let unknown = sha256_hash(b"never stored");
         let (s, _, body) = get(&app, &format!("/api/artifacts/{unknown}")).await;
         assert_eq!(s, StatusCode::NOT_FOUND);
         let d = doc(&body);

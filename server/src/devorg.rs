@@ -221,16 +221,33 @@ pub fn write_key_file(path: &Path, contents: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads a file that holds private keys, warning on stderr when other accounts may read it
-/// (any group or other permission bit set).
+/// Reads a file that holds private keys, refusing it when other accounts may read it (any
+/// group or other permission bit set): a key others could have read must be replaced, not used
+/// (issue 26, "refused, not warned about").
 pub fn read_key_file(path: &Path) -> Result<Vec<u8>, String> {
-    if let Some(warning) = key_file_warning(path) {
-        tracing::warn!("{warning}");
+    if let Some(problem) = key_file_warning(path) {
+        return Err(problem);
     }
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The warning for a key file that others can read, if it is one.
+/// The data directory, created `0700` when missing (it holds the Organization's keys, the
+/// Event store and the enrolments); an existing one is left as its operator made it.
+pub fn private_dir(dir: &Path) -> Result<(), String> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// Why a key file must not be used because others can read it, if they can.
 pub fn key_file_warning(path: &Path) -> Option<String> {
     #[cfg(unix)]
     {
@@ -261,7 +278,7 @@ pub fn load_or_create(data_dir: &Path) -> Result<DevOrganization, String> {
 pub fn load_or_create_with(data_dir: &Path, pool: bool) -> Result<DevOrganization, String> {
     let path = data_dir.join("organization.json");
     if !path.exists() {
-        std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+        private_dir(data_dir)?;
         create(&path, crate::runtime::now(), pool)?;
     }
     load_file(&path)
@@ -570,10 +587,13 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn the_development_organization_is_written_0600_and_a_readable_key_file_is_warned_about() {
+    fn the_development_organization_is_written_0600_and_a_readable_key_file_is_refused() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = temp_dir("modes");
+        let parent = temp_dir("modes");
+        // A new data directory is made 0700, its parents as they come.
+        let dir = parent.join("data");
         let org = load_or_create(&dir).expect("created");
+        assert_eq!(mode(&dir), 0o700);
         let file = dir.join("organization.json");
         assert_eq!(mode(&file), 0o600);
         assert_eq!(key_file_warning(&file), None);
@@ -588,10 +608,15 @@ mod tests {
             let warning = key_file_warning(&file).expect("a warning");
             assert!(warning.contains("organization.json") && warning.contains("chmod 600"));
             assert!(warning.contains(&format!("{loose:o}")), "{warning}");
+            // …and the server does not start with it.
+            let refused = load_or_create(&dir).expect_err("a readable key file is refused");
+            assert!(refused.contains("chmod 600"), "{refused}");
         }
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        assert!(load_or_create(&dir).is_ok());
         // A key file is never overwritten in place.
         assert!(write_key_file(&file, b"{}").is_err());
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&parent);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod dev_enrol;
 mod devclock;
 mod devorg;
 mod gateway;
+mod guard;
 mod live_registry;
 mod proxy;
 mod registry_api;

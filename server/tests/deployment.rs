@@ -54,11 +54,23 @@ fn spawn(data: &std::path::Path, key_file: &std::path::Path) -> Child {
         .unwrap()
 }
 
+/// A key file as an operator keeps one: readable by its owner only (0600); the server refuses
+/// any other.
+fn write_key(path: &std::path::Path, text: String) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
 fn post(addr: &str, body: &[u8]) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )
     .unwrap();
@@ -114,7 +126,7 @@ fn a_deployment_supplies_its_registry_and_authority_key() {
     std::fs::create_dir_all(&dir).unwrap();
     let (kid, seed) = key("signing-group-authority");
     let key_file = dir.join("authority-key.json");
-    std::fs::write(
+    write_key(
         &key_file,
         format!(
             r#"{{"keyId":"{kid}","seed":"{}"}}"#,
@@ -220,8 +232,23 @@ fn a_deployment_supplies_its_registry_and_authority_key() {
     child.kill().unwrap();
     let _ = child.wait();
 
+    // A key file that others may read: refused at start (it must be replaced, not used).
+    let readable = dir.join("readable-key.json");
+    std::fs::write(&readable, std::fs::read(&key_file).unwrap()).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&readable, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let out = spawn(&dir.join("data3"), &readable)
+        .wait_with_output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("chmod 600"), "{err}");
+
     // A key file that does not match the Registry: the server refuses to start, and says why.
-    std::fs::write(
+    std::fs::remove_file(&key_file).unwrap();
+    write_key(
         &key_file,
         format!(
             r#"{{"keyId":"{kid}","seed":"{}"}}"#,
@@ -245,7 +272,7 @@ fn malformed_commands_get_a_clear_error_and_signature_failures_do_not_leak() {
     std::fs::create_dir_all(&dir).unwrap();
     let (kid, seed) = key("signing-group-authority");
     let key_file = dir.join("authority-key.json");
-    std::fs::write(
+    write_key(
         &key_file,
         format!(
             r#"{{"keyId":"{kid}","seed":"{}"}}"#,

@@ -83,7 +83,7 @@ fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )
     .unwrap();
@@ -685,6 +685,15 @@ fn dev_principals_refuses_a_directory_without_a_development_organization() {
         .unwrap()
         .retain(|p| p["name"] != "worker" && p["name"] != "outsider");
     std::fs::write(old.join("organization.json"), org.to_string()).unwrap();
+    {
+        // As the server writes it: its owner's only (a readable key file is refused outright).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            old.join("organization.json"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+    }
     let o = principals(&old);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);

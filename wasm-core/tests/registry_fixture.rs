@@ -113,6 +113,37 @@ fn binding_and_status_record_counts() {
     assert!(read(&records(65)).is_err(), "65 status records");
 }
 
+/// An Organization's served Registry (`from_registry_json`) has the fixture's shape and rules but
+/// room for a running Organization's keys: 65 bindings (one past the fixture's cap) read, and
+/// the served cap holds at its boundary and one past it.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn a_served_registry_holds_more_than_the_fixture_cap() {
+    use wasm_core::crypto::registry::MAX_REGISTRY_BINDINGS;
+    let served = |n: usize| -> Result<RegistryEvidence, String> {
+        // The same key material repeats: shape is all that is read here (validate() is apart).
+        let list: Vec<String> = (0..n).map(|i| binding(&format!("urn:k:{i}"), 7)).collect();
+        let v = json::parse_str(&fixture(&list)).map_err(|e| e.to_string())?;
+        RegistryEvidence::from_registry_json(&v).map_err(|e| e.to_string())
+    };
+    assert_eq!(served(65).unwrap().bindings.len(), 65);
+    assert!(read(&fixture(&vec![binding("urn:k:x", 7); 65])).is_err());
+    assert_eq!(
+        served(MAX_REGISTRY_BINDINGS).unwrap().bindings.len(),
+        MAX_REGISTRY_BINDINGS
+    );
+    assert!(served(MAX_REGISTRY_BINDINGS + 1).is_err());
+    assert!(served(0).is_err(), "no binding at all");
+    // The same strict member rules as the fixture.
+    let extra = with(
+        &fixture(&[binding("urn:k:a", 1)]),
+        "\"bindings\"",
+        "\"x\":1,\"bindings\"",
+    );
+    let v = json::parse_str(&extra).unwrap();
+    assert!(RegistryEvidence::from_registry_json(&v).is_err());
+}
+
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 fn unknown_members_are_refused_at_every_level() {

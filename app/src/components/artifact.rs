@@ -3,10 +3,13 @@
 //! server's Artifact store (`GET /api/artifacts/{hash}`), hashed here in WASM with the protocol
 //! core's own [`sha256_hash`], and shown only when it matches: as plain text in a `<pre>`,
 //! capped, never as markup or an action (content informs the decision, it authorizes nothing).
-//! A mismatch is an alarm and nothing of the bytes is shown.
+//! A mismatch is an alarm and nothing of the bytes is shown. The store serves an Artifact only to
+//! a member of its Group, so the read is signed with the unlocked key (`web::signed_get`);
+//! without one the button asks to sign in first and fetches nothing.
 
 use crate::components::ident::Id;
 use crate::i18n::*;
+use crate::state::{Console, KeyState, use_console};
 use leptos::prelude::*;
 use wasm_core::encoding::sha256_hash;
 use wasm_core::views::approvals::ArtifactFacts;
@@ -28,6 +31,8 @@ pub enum Check {
     Mismatch,
     /// Not fetched (unknown to the store, refused, or the network failed).
     Unavailable(String),
+    /// Not fetched: no key is unlocked to sign the read with.
+    SignInFirst,
 }
 
 /// Whether `hash` is `sha256:` and 64 lower-case hex digits (the only thing put in the URL).
@@ -58,9 +63,19 @@ pub fn verify(hash: &str, bytes: &[u8]) -> Check {
     }
 }
 
-/// Fetches `hash`'s content from the server's Artifact store and verifies it into `state`;
-/// nothing while a fetch of it is under way.
-pub fn fetch_and_verify(hash: String, state: RwSignal<Check>) {
+/// What a signed Artifact read answered: the bytes verified, or why there are none (a 404 is
+/// also what a non-member gets, like an unknown hash).
+pub fn answered(hash: &str, status: u16, body: &[u8]) -> Check {
+    if status == 200 {
+        verify(hash, body)
+    } else {
+        Check::Unavailable(crate::web::http_error(status, body))
+    }
+}
+
+/// Fetches `hash`'s content from the server's Artifact store, signed with the unlocked key, and
+/// verifies it into `state`; nothing while a fetch of it is under way.
+pub fn fetch_and_verify(console: Console, hash: String, state: RwSignal<Check>) {
     if state.get_untracked() == Check::Fetching {
         return;
     }
@@ -68,14 +83,24 @@ pub fn fetch_and_verify(hash: String, state: RwSignal<Check>) {
         state.set(Check::Unavailable(hash));
         return;
     }
+    let Some((signer, key_id)) = console.credentials() else {
+        state.set(Check::SignInFirst);
+        return;
+    };
     state.set(Check::Fetching);
     leptos::task::spawn_local(async move {
-        let next = match crate::web::get_bytes(&format!("/api/artifacts/{hash}")).await {
-            Ok(bytes) => verify(&hash, &bytes),
+        let path = format!("/api/artifacts/{hash}");
+        let next = match crate::web::signed_get(&path, &signer, &key_id).await {
+            Ok((status, body)) => answered(&hash, status, &body),
             Err(e) => Check::Unavailable(e),
         };
         state.set(next);
     });
+}
+
+/// Whether a key is unlocked to sign Artifact reads with (the buttons say so when not).
+fn signed_in(console: Console) -> bool {
+    console.key.with(|k| matches!(k, KeyState::Unlocked { .. }))
 }
 
 /// How many of a submission's Artifacts match their hash, do not, and are being fetched.
@@ -101,7 +126,7 @@ impl Tally {
             Check::Matches { .. } => self.matches += 1,
             Check::Mismatch => self.mismatches += 1,
             Check::Fetching => self.fetching += 1,
-            Check::Idle | Check::Unavailable(_) => {}
+            Check::Idle | Check::Unavailable(_) | Check::SignInFirst => {}
         }
     }
 }
@@ -117,12 +142,13 @@ pub fn needs_check(c: &Check) -> bool {
 #[component]
 pub fn VerifyAll(checks: Vec<(String, RwSignal<Check>)>) -> impl IntoView {
     let i18n = use_i18n();
+    let console = use_console();
     let n = checks.len();
     let run_on = checks.clone();
     let run = move |_: leptos::ev::MouseEvent| {
         for (hash, state) in &run_on {
             if state.with_untracked(needs_check) {
-                fetch_and_verify(hash.clone(), *state);
+                fetch_and_verify(console, hash.clone(), *state);
             }
         }
     };
@@ -143,7 +169,11 @@ pub fn VerifyAll(checks: Vec<(String, RwSignal<Check>)>) -> impl IntoView {
             <button type="button" class="fetch-verify-all" on:click=run
                 prop:disabled=busy
                 aria-busy=move || busy().to_string()>
-                {t!(i18n, approvals.fetch_verify_all, n = move || n)}
+                {move || if signed_in(console) {
+                    t!(i18n, approvals.fetch_verify_all, n = move || n).into_any()
+                } else {
+                    t!(i18n, approvals.fetch_sign_in).into_any()
+                }}
             </button>
             <p class="verify-summary" role="status">
                 {move || {
@@ -170,9 +200,10 @@ pub fn ArtifactHash(
     #[prop(optional)] state: Option<RwSignal<Check>>,
 ) -> impl IntoView {
     let i18n = use_i18n();
+    let console = use_console();
     let state = state.unwrap_or_else(|| RwSignal::new(Check::Idle));
     let target = hash.clone();
-    let fetch = move |_: leptos::ev::MouseEvent| fetch_and_verify(target.clone(), state);
+    let fetch = move |_: leptos::ev::MouseEvent| fetch_and_verify(console, target.clone(), state);
     let fetching = move || state.with(|s| *s == Check::Fetching);
     let state_attr = move || match state.with(|s| s.clone()) {
         Check::Idle => "idle",
@@ -180,6 +211,7 @@ pub fn ArtifactHash(
         Check::Matches { .. } => "matches",
         Check::Mismatch => "mismatch",
         Check::Unavailable(_) => "unavailable",
+        Check::SignInFirst => "sign-in-first",
     };
     let hash_attr = hash.clone();
     view! {
@@ -197,7 +229,11 @@ pub fn ArtifactHash(
             <code class="hash">{hash}</code>" "
             <button type="button" class="fetch-verify" on:click=fetch
                 prop:disabled=fetching aria-busy=move || fetching().to_string()>
-                {t!(i18n, approvals.fetch_verify)}
+                {move || if signed_in(console) {
+                    t!(i18n, approvals.fetch_verify).into_any()
+                } else {
+                    t!(i18n, approvals.fetch_sign_in).into_any()
+                }}
             </button>
             {move || match state.get() {
                 Check::Idle => ().into_any(),
@@ -229,6 +265,13 @@ pub fn ArtifactHash(
                 Check::Unavailable(detail) => view! {
                     <p class="artifact-check unavailable" role="status">
                         {t!(i18n, approvals.artifact_unavailable, detail = move || detail.clone())}
+                    </p>
+                }
+                .into_any(),
+                Check::SignInFirst => view! {
+                    <p class="artifact-check unavailable" role="status">
+                        {t!(i18n, approvals.artifact_sign_in_first)}" "
+                        <a href="/sign-in">{t!(i18n, nav.sign_in)}</a>
                     </p>
                 }
                 .into_any(),
@@ -289,6 +332,7 @@ mod tests {
             Check::Fetching,
             Check::Idle,
             Check::Unavailable("404".into()),
+            Check::SignInFirst,
         ];
         assert_eq!(
             Tally::of(&checks),
@@ -299,8 +343,27 @@ mod tests {
             }
         );
         let again: Vec<bool> = checks.iter().map(needs_check).collect();
-        assert_eq!(again, vec![false, true, true, false, true, true]);
+        assert_eq!(again, vec![false, true, true, false, true, true, true]);
         assert_eq!(Tally::of(&[]), Tally::default());
+    }
+
+    #[test]
+    fn only_a_200_answer_is_verified_and_a_refusal_says_its_code() {
+        let bytes = b"content";
+        let hash = sha256_hash(bytes);
+        assert!(matches!(answered(&hash, 200, bytes), Check::Matches { .. }));
+        // A non-member and an unknown hash both get 404; a missing signature 401. The body of
+        // a refusal is never taken as content, even when it would match.
+        let doc = br#"{"code":"AUTH_REQUIRED","message":"sign the request"}"#;
+        assert_eq!(
+            answered(&hash, 401, doc),
+            Check::Unavailable("HTTP 401 AUTH_REQUIRED".into())
+        );
+        assert_eq!(
+            answered(&hash, 404, bytes),
+            Check::Unavailable("HTTP 404".into())
+        );
+        assert_eq!(answered(&hash, 200, b"altered"), Check::Mismatch);
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! The Registry every Event is verified against: `GET /api/registry` answers the bundle's
-//! Registry-fixture shape, read by `RegistryEvidence::from_fixture_json` and validated by the
-//! same Organization-wide checks the server uses (§6.4).
+//! Registry-fixture shape, read by `RegistryEvidence::from_registry_json` (the fixture's shape
+//! without its cap of 64 bindings: a running Organization outgrows it with every enrolled key)
+//! and validated by the same Organization-wide checks the server uses (§6.4).
 
 use wasm_core::crypto::registry::{RegistryEvidence, ValidatedRegistry};
 
-/// Parses and validates Registry-fixture JSON.
+/// Parses and validates a served Registry (the page's and the Worker pool's).
 pub fn parse(bytes: &[u8]) -> Result<ValidatedRegistry, String> {
     let v = wasm_core::json::parse(bytes).map_err(|e| e.to_string())?;
-    RegistryEvidence::from_fixture_json(&v)
+    RegistryEvidence::from_registry_json(&v)
         .map_err(|e| e.to_string())?
         .validate()
 }

@@ -6,7 +6,7 @@ use crate::state::Console;
 #[cfg(target_arch = "wasm32")]
 use crate::state::Via;
 #[cfg(target_arch = "wasm32")]
-use leptos::prelude::{GetUntracked, SetValue, WithValue};
+use leptos::prelude::{GetUntracked, Set, SetValue, WithValue};
 use std::sync::Arc;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::ValidatedRegistry;
@@ -22,6 +22,8 @@ mod imp {
             const { RefCell::new(None) };
         /// Groups opened before the client existed (watched as soon as it does).
         pub static WATCHED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+        /// Bumped by every session start: an earlier session's Groups poll sees it and ends.
+        pub static POLL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 }
 
@@ -45,6 +47,7 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
         let registry = imp::REGISTRY.with(|r| r.borrow().clone());
         client.set_registry(RegistryCheck { registry });
         let who = principal_id.clone();
+        let (signer_for_poll, key_for_poll) = (signer.clone(), key_id.clone());
         client.start(
             Identity {
                 principal_id,
@@ -53,24 +56,37 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
             signer,
         );
         // Which Groups to follow: the binding has no "my Groups" frame (§16), so the
-        // development Organization lists them (`GET /api/dev/groups/…`), now and every 15 s
-        // while signed in (a Mission created since, a Membership granted since).
+        // development Organization lists them (`GET /api/dev/groups/…`, a signed read), now and
+        // every 15 s while signed in (a Mission created since, a Membership granted since).
+        console.groups.set(crate::state::GroupsState::Loading);
+        let generation = imp::POLL.with(|p| {
+            p.set(p.get().wrapping_add(1));
+            p.get()
+        });
         leptos::task::spawn_local(async move {
+            let path = format!("/api/dev/groups/{who}");
             loop {
-                if let Ok(text) = crate::web::get_text(&format!("/api/dev/groups/{who}")).await
-                    && let Ok(v) = wasm_core::json::parse(text.as_bytes())
-                    && let Some(wasm_core::json::Value::Array(list)) = v.pointer("/groups")
-                {
-                    for g in list.iter().filter_map(wasm_core::json::Value::as_str) {
-                        watch(g.to_owned());
-                    }
-                }
-                let stopped = !matches!(
-                    console.key.get_untracked(),
-                    crate::state::KeyState::Unlocked { principal_id, .. } if principal_id == who
-                );
+                let listed =
+                    match crate::web::signed_get(&path, &signer_for_poll, &key_for_poll).await {
+                        Ok((status, body)) => groups_of(status, &body),
+                        Err(e) => Err(e),
+                    };
+                let stopped = imp::POLL.with(|p| p.get()) != generation
+                    || !matches!(
+                        console.key.get_untracked(),
+                        crate::state::KeyState::Unlocked { principal_id, .. } if principal_id == who
+                    );
                 if stopped {
                     break;
+                }
+                match listed {
+                    Ok(list) => {
+                        for g in &list {
+                            watch(g.clone());
+                        }
+                        console.groups.set(crate::state::GroupsState::Listed(list));
+                    }
+                    Err(e) => console.groups.set(crate::state::GroupsState::Failed(e)),
                 }
                 gloo_sleep(15_000).await;
             }
@@ -78,6 +94,26 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = (console, principal_id, key_id, signer);
+}
+
+/// The Groups a `GET /api/dev/groups/…` answer lists (`{"groups": [...]}`), or why there are
+/// none to show: a refusal, a body that is not that shape.
+pub fn groups_of(status: u16, body: &[u8]) -> Result<Vec<String>, String> {
+    if status != 200 {
+        return Err(crate::web::http_error(status, body));
+    }
+    let v = wasm_core::json::parse(body).map_err(|e| e.to_string())?;
+    match v.pointer("/groups") {
+        Some(wasm_core::json::Value::Array(list)) => list
+            .iter()
+            .map(|g| {
+                g.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| "a Group ID is not a string".to_owned())
+            })
+            .collect(),
+        _ => Err("no \"groups\" list".to_owned()),
+    }
 }
 
 /// Waits `ms` milliseconds (a browser timeout).
@@ -186,4 +222,37 @@ pub fn set_registry(registry: ValidatedRegistry) {
     }
     #[cfg(not(target_arch = "wasm32"))]
     let _ = registry;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_answer_gives_its_groups_and_an_empty_one_none() {
+        assert_eq!(
+            groups_of(200, br#"{"groups":["urn:a:g1","urn:a:g2"]}"#),
+            Ok(vec!["urn:a:g1".to_owned(), "urn:a:g2".to_owned()])
+        );
+        // No Membership yet: an empty list, which the board explains.
+        assert_eq!(groups_of(200, br#"{"groups":[]}"#), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn a_refused_or_malformed_answer_is_a_failure_not_an_empty_list() {
+        let unsigned = br#"{"code":"AUTH_REQUIRED","message":"sign","retryable":false}"#;
+        assert_eq!(
+            groups_of(401, unsigned),
+            Err("HTTP 401 AUTH_REQUIRED".to_owned())
+        );
+        assert_eq!(groups_of(403, b""), Err("HTTP 403".to_owned()));
+        for body in [
+            &b"not json"[..],
+            br#"{"groups":{}}"#,
+            br#"{"groups":[1]}"#,
+            b"{}",
+        ] {
+            assert!(groups_of(200, body).is_err(), "{body:?}");
+        }
+    }
 }

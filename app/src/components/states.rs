@@ -1,7 +1,7 @@
 //! The designed loading, error and empty states every view uses.
 
 use crate::i18n::*;
-use crate::state::{KeyState, RegistryState, use_console};
+use crate::state::{GroupsState, KeyState, RegistryState, use_console};
 use leptos::prelude::*;
 
 #[component]
@@ -69,6 +69,51 @@ pub fn StreamStates(children: ChildrenFn) -> impl IntoView {
         }
         .into_any(),
         _ => children().into_any(),
+    }
+}
+
+/// What the signed-in human's Group list says when it is not a list of Groups: no Membership
+/// yet (an empty list: who grants one, and in the demo how to sign in as the human it waits
+/// for), or that it could not be read. Nothing while it loads or lists Groups.
+#[component]
+pub fn GroupsNotice() -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    move || {
+        let KeyState::Unlocked { principal_id, .. } = console.key.get() else {
+            return ().into_any();
+        };
+        match console.groups.get() {
+            GroupsState::Listed(list) if list.is_empty() => {
+                let name = principal_id
+                    .rsplit(':')
+                    .next()
+                    .unwrap_or(&principal_id)
+                    .to_owned();
+                // The demo's hint, on a development server, to anyone but the human it names.
+                let demo = console.registry.with(RegistryState::is_dev)
+                    && name != wasm_core::agents::plan::HUMAN;
+                let who = name.clone();
+                view! {
+                    <div class="state empty" id="no-membership" role="status">
+                        <span class="icon" aria-hidden="true">"∅"</span>
+                        <p>
+                            {t!(i18n, states.no_membership, who = move || who.clone())}
+                            {demo.then(|| view! { " "{t!(i18n, states.no_membership_demo)} })}
+                        </p>
+                    </div>
+                }
+                .into_any()
+            }
+            GroupsState::Failed(detail) => view! {
+                <p class="state error" id="groups-failed" role="status">
+                    <span class="icon" aria-hidden="true">"✕"</span>" "
+                    {t!(i18n, states.groups_failed, detail = move || detail.clone())}
+                </p>
+            }
+            .into_any(),
+            GroupsState::Loading | GroupsState::Listed(_) => ().into_any(),
+        }
     }
 }
 

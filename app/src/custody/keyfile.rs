@@ -25,6 +25,10 @@ pub const VERSION: u64 = 1;
 pub const ITERATIONS: u32 = 600_000;
 /// Files with fewer iterations are refused: they would make a stolen file cheap to attack.
 pub const MIN_ITERATIONS: u32 = 100_000;
+/// Files with more iterations are refused: the derivation runs before the passphrase can be
+/// found wrong, so a hostile file asking for billions would hang the tab (10 million take a few
+/// seconds in a browser, far above any honest file's 600,000).
+pub const MAX_ITERATIONS: u32 = 10_000_000;
 /// Passphrases shorter than this are refused when a key is created.
 pub const MIN_PASSPHRASE_CHARS: usize = 12;
 
@@ -36,6 +40,8 @@ pub enum KeyFileError {
     Format,
     Version(u64),
     WeakKdf(u32),
+    /// More PBKDF2 iterations than [`MAX_ITERATIONS`]: refused before any derivation runs.
+    CostlyKdf(u32),
     /// The decrypted seed does not belong to `publicKey` (tampered file or wrong data).
     KeyMismatch,
 }
@@ -49,6 +55,9 @@ impl std::fmt::Display for KeyFileError {
             KeyFileError::Version(v) => write!(f, "version {v} is not supported"),
             KeyFileError::WeakKdf(n) => {
                 write!(f, "{n} PBKDF2 iterations (at least {MIN_ITERATIONS})")
+            }
+            KeyFileError::CostlyKdf(n) => {
+                write!(f, "{n} PBKDF2 iterations (at most {MAX_ITERATIONS})")
             }
             KeyFileError::KeyMismatch => write!(f, "the key does not match its public key"),
         }
@@ -138,6 +147,9 @@ impl KeyFile {
             .ok_or(KeyFileError::Field("/kdf/iterations"))?;
         if iterations < MIN_ITERATIONS {
             return Err(KeyFileError::WeakKdf(iterations));
+        }
+        if iterations > MAX_ITERATIONS {
+            return Err(KeyFileError::CostlyKdf(iterations));
         }
         let public_key: [u8; 32] = bytes(&v, "/publicKey", Some(32))?
             .try_into()

@@ -14,7 +14,7 @@ use crate::components::artifact::{ArtifactHash, Check, VerifyAll};
 use crate::components::live::Countdown;
 use crate::components::session;
 use crate::components::signing_summary::SigningSummaryDialog;
-use crate::components::states::{Empty, NarrowedNote, StreamStates};
+use crate::components::states::{Empty, GroupsNotice, NarrowedNote, StreamStates};
 use crate::components::wire;
 use crate::format;
 use crate::i18n::*;
@@ -59,6 +59,7 @@ pub fn Approvals() -> impl IntoView {
             <h1 id="view-title">{t!(i18n, approvals.title)}</h1>
             <p class="intro">{t!(i18n, approvals.intro)}</p>
             <StreamStates>
+                <GroupsNotice />
                 <Show when=move || console.travelling()>
                     <p class="state note" role="note">{t!(i18n, approvals.travelling)}</p>
                 </Show>

@@ -6,7 +6,7 @@
 
 use crate::components::ident::{Id, shared_prefix};
 use crate::components::live::{ChildOf, Countdown, dimension_label, state_label};
-use crate::components::states::{Empty, StreamStates};
+use crate::components::states::{Empty, GroupsNotice, StreamStates};
 use crate::i18n::*;
 use crate::state::use_console;
 use leptos::prelude::*;
@@ -43,6 +43,8 @@ pub fn Board() -> impl IntoView {
             <h1 id="view-title">{t!(i18n, board.title)}</h1>
             <p class="intro">{t!(i18n, board.intro)}</p>
             <StreamStates>
+                // No Membership yet (or the Group list failed): said before the empty board.
+                <GroupsNotice />
                 <form class="toolbar" role="search" on:submit=|ev| ev.prevent_default()>
                     <label for="board-search">{t!(i18n, board.search)}</label>
                     <input id="board-search" type="search" bind:value=text />

@@ -51,7 +51,8 @@ impl Chunk {
             "conversations" => Chunk::Conversations,
             "agents" => Chunk::Agents,
             "protocol" => Chunk::Protocol,
-            "sign-in" => Chunk::SignIn,
+            // The join link opens the Sign-in view.
+            "sign-in" | "join" => Chunk::SignIn,
             "settings" => Chunk::Settings,
             _ => return None,
         })

@@ -1,12 +1,74 @@
 //! Sign in (`/sign-in`): generate a key in this browser (enrolled in the development
 //! Organization through `POST /api/dev/enrol`, which only a development server accepts), or
 //! import a key file; unlock a stored key with its passphrase; export, lock or remove it. The
-//! private key never leaves the browser: only the public key is sent, to enrol it.
+//! private key never leaves the browser: only the public key is sent, to enrol it, with the
+//! enrolment token the server printed at start (the join link fills it in, `crate::join`).
 
 use crate::i18n::*;
-use crate::state::{Console, KeyState, use_console};
+use crate::state::{Console, KeyState, RegistryState, use_console};
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;
+use wasm_core::json::{Object, Value};
+
+/// The development Organization's second human: the demo asks nothing of them.
+pub const SECURITY_OWNER: &str = "security-owner";
+
+/// What `POST /api/dev/enrol` answered, as the person is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Enrol {
+    /// 201 (new) or 200 (the same binding again).
+    Enrolled,
+    /// 403 `AUTH_FORBIDDEN`: no enrolment token, or not the one the server printed.
+    Forbidden,
+    /// 429 `RATE_LIMITED`: too many attempts; the whole seconds to wait, when said.
+    RateLimited(Option<u64>),
+    /// 409: the development Organization holds the most keys it keeps.
+    Full,
+    /// Anything else (the status and wire code, or the network's error).
+    Refused(String),
+}
+
+/// Reads the enrolment's answer: its status first, then the §19 error document's `code` and
+/// `retryAfterMs` (a body is never shown raw).
+pub fn enrol_outcome(status: u16, body: &[u8]) -> Enrol {
+    let doc = wasm_core::json::parse(body).ok();
+    let code = doc
+        .as_ref()
+        .and_then(|v| v.pointer("/code"))
+        .and_then(Value::as_str);
+    match status {
+        200 | 201 => Enrol::Enrolled,
+        403 if code.is_none_or(|c| c == "AUTH_FORBIDDEN") => Enrol::Forbidden,
+        429 => Enrol::RateLimited(
+            doc.as_ref()
+                .and_then(|v| v.pointer("/retryAfterMs"))
+                .and_then(|n| match n {
+                    Value::Number(n) => n.as_safe_u64(),
+                    _ => None,
+                })
+                .map(|ms| ms.div_ceil(1000)),
+        ),
+        409 => Enrol::Full,
+        _ => Enrol::Refused(crate::web::http_error(status, body)),
+    }
+}
+
+/// The enrolment request's body: the public half of the key and, when given, the enrolment
+/// token (trimmed: a pasted token often carries a line break). Never the seed.
+pub fn enrol_body(principal_id: &str, key_id: &str, public_key: &[u8; 32], token: &str) -> String {
+    let mut o = Object::new();
+    o.insert("principalId", Value::string(principal_id.to_owned()));
+    o.insert("keyId", Value::string(key_id.to_owned()));
+    o.insert(
+        "publicKey",
+        Value::string(wasm_core::encoding::b64url_encode(public_key)),
+    );
+    let token = token.trim();
+    if !token.is_empty() {
+        o.insert("token", Value::string(token.to_owned()));
+    }
+    wasm_core::json::to_string(&Value::Object(o))
+}
 
 /// Why an action failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,8 +88,7 @@ pub enum Fail {
 enum Note {
     None,
     Busy,
-    Enrolled,
-    EnrolRefused(String),
+    Enrol(Enrol),
     Fail(Fail),
 }
 
@@ -37,11 +98,31 @@ fn note_view(i18n: I18nContext<Locale>, n: Note) -> AnyView {
         Note::Busy => {
             view! { <p class="state loading">{t!(i18n, sign_in.generating)}</p> }.into_any()
         }
-        Note::Enrolled => view! { <p class="state ok">{t!(i18n, sign_in.enrolled)}</p> }.into_any(),
-        Note::EnrolRefused(d) => view! {
-            <p class="state error">{t!(i18n, sign_in.enrol_refused, detail = move || d.clone())}</p>
+        Note::Enrol(Enrol::Enrolled) => {
+            view! { <p class="state ok">{t!(i18n, sign_in.enrolled)}</p> }.into_any()
         }
-        .into_any(),
+        Note::Enrol(refused) => {
+            let why = match refused {
+                Enrol::Forbidden => t!(i18n, sign_in.enrol_forbidden).into_any(),
+                Enrol::RateLimited(Some(s)) => {
+                    t!(i18n, sign_in.enrol_rate_limited, seconds = move || s).into_any()
+                }
+                Enrol::RateLimited(None) => t!(i18n, sign_in.enrol_rate_limited_later).into_any(),
+                Enrol::Full => t!(i18n, sign_in.enrol_full).into_any(),
+                Enrol::Refused(d) => {
+                    t!(i18n, sign_in.enrol_refused, detail = move || d.clone()).into_any()
+                }
+                Enrol::Enrolled => ().into_any(),
+            };
+            // Said in full: the key is kept (it is the person's), but nothing it signs counts.
+            view! {
+                <div class="state error" id="enrol-refused">
+                    <span class="icon" aria-hidden="true">"✕"</span>
+                    <p>{why}" "{t!(i18n, sign_in.not_enrolled)}</p>
+                </div>
+            }
+            .into_any()
+        }
         Note::Fail(f) => {
             let text = match f {
                 Fail::Name => t!(i18n, sign_in.err_name).into_any(),
@@ -112,7 +193,8 @@ mod actions {
         name: String,
         p1: String,
         p2: String,
-    ) -> Result<Option<String>, Fail> {
+        token: String,
+    ) -> Result<Enrol, Fail> {
         if !keyfile::passphrase_ok(&p1) {
             return Err(Fail::Short);
         }
@@ -130,25 +212,41 @@ mod actions {
             .await
             .map_err(Fail::Storage)?;
         store::save(&file.to_json()).await.map_err(Fail::Storage)?;
-        // Only the public half is sent (a dev-only endpoint; a deployment refuses it).
-        let mut o = wasm_core::json::Object::new();
-        o.insert(
-            "principalId",
-            wasm_core::json::Value::string(file.principal_id.clone()),
-        );
-        o.insert("keyId", wasm_core::json::Value::string(file.key_id.clone()));
-        o.insert(
-            "publicKey",
-            wasm_core::json::Value::string(wasm_core::encoding::b64url_encode(&file.public_key)),
-        );
-        let body = wasm_core::json::to_string(&wasm_core::json::Value::Object(o));
-        let enrol = match crate::web::post_json("/api/dev/enrol", &body).await {
-            Ok((200 | 201, _)) => None,
-            Ok((status, text)) => Some(format!("HTTP {status} {text}")),
-            Err(e) => Some(e),
-        };
+        // Only the public half is sent (a dev-only endpoint; a deployment refuses it). A refusal
+        // leaves the key stored and unlocked (it is the person's; it can be enrolled again).
+        let enrol = enrol(&file.principal_id, &file.key_id, &file.public_key, &token).await;
         unlocked(console, &file, seed);
         Ok(enrol)
+    }
+
+    /// Sends the enrolment and reads its answer.
+    async fn enrol(principal_id: &str, key_id: &str, public_key: &[u8; 32], token: &str) -> Enrol {
+        let body = enrol_body(principal_id, key_id, public_key, token);
+        match crate::web::post_json("/api/dev/enrol", &body).await {
+            Ok((status, text)) => enrol_outcome(status, text.as_bytes()),
+            Err(e) => Enrol::Refused(e),
+        }
+    }
+
+    /// Enrols the unlocked key again (after a refusal: with the token this time), and starts
+    /// its session again once enrolled, so the socket and the Groups poll need not wait.
+    pub async fn enrol_again(console: Console, token: String) -> Enrol {
+        let KeyState::Unlocked {
+            principal_id,
+            key_id,
+        } = console.key.get_untracked()
+        else {
+            return Enrol::Refused(String::new());
+        };
+        let Some(signer) = console.signer.with_value(Option::clone) else {
+            return Enrol::Refused(String::new());
+        };
+        let outcome = enrol(&principal_id, &key_id, &signer.public_key(), &token).await;
+        if outcome == Enrol::Enrolled {
+            crate::components::session::stop();
+            crate::components::session::start(console, principal_id, key_id, signer);
+        }
+        outcome
     }
 
     pub async fn unlock(console: Console, pass: String) -> Result<(), Fail> {
@@ -214,6 +312,23 @@ pub fn SignIn() -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
     let note = RwSignal::new(Note::None);
+    // The join link reached in-app (on a page load it is taken before the router starts): keep
+    // its token, and leave `/join` for `/sign-in` in the router too.
+    #[cfg(target_arch = "wasm32")]
+    {
+        let navigate = leptos_router::hooks::use_navigate();
+        Effect::new(move |_| {
+            if crate::join::take_from_address() {
+                navigate(
+                    crate::join::SIGN_IN,
+                    leptos_router::NavigateOptions {
+                        replace: true,
+                        ..Default::default()
+                    },
+                );
+            }
+        });
+    }
     view! {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, sign_in.title)}</h1>
@@ -231,30 +346,46 @@ pub fn SignIn() -> impl IntoView {
     }
 }
 
+/// The join link's name and token kept for this tab (none natively: no browser storage).
+fn kept() -> crate::join::Join {
+    #[cfg(target_arch = "wasm32")]
+    return crate::join::kept();
+    #[cfg(not(target_arch = "wasm32"))]
+    crate::join::Join::default()
+}
+
 #[component]
 fn Generate(note: RwSignal<Note>) -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
-    let name = RwSignal::new(String::new());
+    let join = kept();
+    let name = RwSignal::new(join.name.unwrap_or_default());
+    let token = RwSignal::new(join.token.unwrap_or_default());
     let p1 = RwSignal::new(String::new());
     let p2 = RwSignal::new(String::new());
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         note.set(Note::Busy);
+        let (n, a, b, k) = (
+            name.get_untracked(),
+            p1.get_untracked(),
+            p2.get_untracked(),
+            token.get_untracked(),
+        );
+        // The passphrases leave the form as soon as they are taken, whatever follows.
+        p1.set(String::new());
+        p2.set(String::new());
         #[cfg(target_arch = "wasm32")]
-        {
-            let (n, a, b) = (name.get_untracked(), p1.get_untracked(), p2.get_untracked());
-            leptos::task::spawn_local(async move {
-                note.set(match actions::generate(console, n, a, b).await {
-                    Ok(None) => Note::Enrolled,
-                    Ok(Some(d)) => Note::EnrolRefused(d),
-                    Err(f) => Note::Fail(f),
-                });
+        leptos::task::spawn_local(async move {
+            note.set(match actions::generate(console, n, a, b, k).await {
+                Ok(e) => Note::Enrol(e),
+                Err(f) => Note::Fail(f),
             });
-        }
+        });
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = (console, name, p1, p2);
+        let _ = (console, n, a, b, k);
     };
+    let demo = move || console.registry.with(RegistryState::is_dev);
     view! {
         <form class="card" id="generate-form" on:submit=submit>
             <h2>{t!(i18n, sign_in.generate_title)}</h2>
@@ -263,6 +394,11 @@ fn Generate(note: RwSignal<Note>) -> impl IntoView {
             <input id="name" type="text" autocomplete="username" required
                 aria-describedby="name-hint" bind:value=name />
             <p class="hint" id="name-hint">{t!(i18n, sign_in.name_hint)}</p>
+            {move || demo().then(|| view! { <DemoHumans name /> })}
+            <label for="enrol-token">{t!(i18n, sign_in.token)}</label>
+            <input id="enrol-token" type="password" autocomplete="off" spellcheck="false"
+                aria-describedby="token-hint" bind:value=token />
+            <p class="hint" id="token-hint">{t!(i18n, sign_in.token_hint)}</p>
             <label for="pass1">{t!(i18n, sign_in.passphrase)}</label>
             <input id="pass1" type="password" autocomplete="new-password" required
                 aria-describedby="pass-hint" bind:value=p1 />
@@ -271,6 +407,31 @@ fn Generate(note: RwSignal<Note>) -> impl IntoView {
             <input id="pass2" type="password" autocomplete="new-password" required bind:value=p2 />
             <button type="submit" id="generate" class="primary">{t!(i18n, sign_in.generate)}</button>
         </form>
+    }
+}
+
+/// The development Organization's humans and what the demo asks of each, beside the name field;
+/// a name fills the field.
+#[component]
+fn DemoHumans(name: RwSignal<String>) -> impl IntoView {
+    let i18n = use_i18n();
+    let human = move |who: &'static str| {
+        view! {
+            <button type="button" class="demo-human" data-name=who
+                aria-pressed=move || (name.get() == who).to_string()
+                on:click=move |_| name.set(who.to_owned())>
+                <code translate="no">{who}</code>
+            </button>
+        }
+    };
+    view! {
+        <div class="note" id="demo-humans">
+            <p>{t!(i18n, sign_in.humans_intro)}</p>
+            <ul>
+                <li>{human(wasm_core::agents::plan::HUMAN)}" — "{t!(i18n, sign_in.human_mission_owner)}</li>
+                <li>{human(SECURITY_OWNER)}" — "{t!(i18n, sign_in.human_security_owner)}</li>
+            </ul>
+        </div>
     }
 }
 
@@ -283,9 +444,10 @@ fn Import(note: RwSignal<Note>) -> impl IntoView {
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         note.set(Note::Busy);
+        let p = pass.get_untracked();
+        pass.set(String::new());
         #[cfg(target_arch = "wasm32")]
         if let Some(input) = file_ref.get_untracked() {
-            let p = pass.get_untracked();
             leptos::task::spawn_local(async move {
                 let r = match actions::file_text(input).await {
                     Ok(text) => actions::import(console, text, p).await,
@@ -298,7 +460,7 @@ fn Import(note: RwSignal<Note>) -> impl IntoView {
             });
         }
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = (console, file_ref, pass);
+        let _ = (console, file_ref, p);
     };
     view! {
         <form class="card" id="import-form" on:submit=submit>
@@ -320,18 +482,17 @@ fn Unlock(note: RwSignal<Note>, who: String) -> impl IntoView {
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         note.set(Note::Busy);
+        let p = pass.get_untracked();
+        pass.set(String::new());
         #[cfg(target_arch = "wasm32")]
-        {
-            let p = pass.get_untracked();
-            leptos::task::spawn_local(async move {
-                note.set(match actions::unlock(console, p).await {
-                    Ok(()) => Note::None,
-                    Err(f) => Note::Fail(f),
-                });
+        leptos::task::spawn_local(async move {
+            note.set(match actions::unlock(console, p).await {
+                Ok(()) => Note::None,
+                Err(f) => Note::Fail(f),
             });
-        }
+        });
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = (console, pass);
+        let _ = (console, p);
     };
     let forget = move |_| forget(console, note, i18n);
     view! {
@@ -402,6 +563,15 @@ fn Held(note: RwSignal<Note>, who: String, key_id: String) -> impl IntoView {
         note.set(Note::None);
     };
     let forget = move |_| forget(console, note, i18n);
+    // After a refused enrolment: the same key, enrolled again with the token (kept on screen
+    // while the new attempt runs, so what was typed stays).
+    let refused = Memo::new(move |shown: Option<&bool>| {
+        note.with(|n| match n {
+            Note::Busy => shown.copied().unwrap_or(false),
+            Note::Enrol(e) => *e != Enrol::Enrolled,
+            _ => false,
+        })
+    });
     let who2 = who.clone();
     view! {
         <div class="card" id="key-held">
@@ -418,5 +588,105 @@ fn Held(note: RwSignal<Note>, who: String, key_id: String) -> impl IntoView {
                 <button type="button" id="forget" on:click=forget>{t!(i18n, sign_in.forget)}</button>
             </div>
         </div>
+        {move || refused.get().then(|| view! { <EnrolAgain note /> })}
+    }
+}
+
+/// Enrols the unlocked key again, with the token this time (after a refused enrolment).
+#[component]
+fn EnrolAgain(note: RwSignal<Note>) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    let token = RwSignal::new(kept().token.unwrap_or_default());
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let k = token.get_untracked();
+        note.set(Note::Busy);
+        #[cfg(target_arch = "wasm32")]
+        leptos::task::spawn_local(async move {
+            note.set(Note::Enrol(actions::enrol_again(console, k).await));
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = (console, k);
+    };
+    view! {
+        <form class="card" id="enrol-again-form" on:submit=submit>
+            <h2>{t!(i18n, sign_in.enrol_again_title)}</h2>
+            <label for="enrol-again-token">{t!(i18n, sign_in.token)}</label>
+            <input id="enrol-again-token" type="password" autocomplete="off" spellcheck="false"
+                aria-describedby="enrol-again-hint" bind:value=token />
+            <p class="hint" id="enrol-again-hint">{t!(i18n, sign_in.token_hint)}</p>
+            <button type="submit" id="enrol-again" class="primary">{t!(i18n, sign_in.enrol_again)}</button>
+        </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_enrolment_refusal_is_told_apart() {
+        let doc = |code: &str, extra: &str| format!(r#"{{"code":"{code}","message":"m"{extra}}}"#);
+        assert_eq!(enrol_outcome(201, b"{}"), Enrol::Enrolled);
+        assert_eq!(enrol_outcome(200, b""), Enrol::Enrolled);
+        assert_eq!(
+            enrol_outcome(403, doc("AUTH_FORBIDDEN", "").as_bytes()),
+            Enrol::Forbidden
+        );
+        assert_eq!(enrol_outcome(403, b"forbidden"), Enrol::Forbidden);
+        // A 403 for another reason is not blamed on the token.
+        assert_eq!(
+            enrol_outcome(403, doc("MEMBERSHIP_REQUIRED", "").as_bytes()),
+            Enrol::Refused("HTTP 403 MEMBERSHIP_REQUIRED".into())
+        );
+        assert_eq!(
+            enrol_outcome(
+                429,
+                doc("RATE_LIMITED", r#","retryAfterMs":1500"#).as_bytes()
+            ),
+            Enrol::RateLimited(Some(2))
+        );
+        assert_eq!(
+            enrol_outcome(
+                429,
+                doc("RATE_LIMITED", r#","retryAfterMs":"soon""#).as_bytes()
+            ),
+            Enrol::RateLimited(None)
+        );
+        assert_eq!(
+            enrol_outcome(409, doc("INVALID_COMMAND", "").as_bytes()),
+            Enrol::Full
+        );
+        // Other answers say their status and code, never the raw body.
+        assert_eq!(
+            enrol_outcome(404, b"<html>not here</html>"),
+            Enrol::Refused("HTTP 404".into())
+        );
+        assert_eq!(
+            enrol_outcome(500, doc("INTERNAL_ERROR", "").as_bytes()),
+            Enrol::Refused("HTTP 500 INTERNAL_ERROR".into())
+        );
+    }
+
+    #[test]
+    fn the_enrolment_sends_the_public_half_and_the_trimmed_token_only() {
+        let seed = wasm_core::crypto::SecretSeed::take(&mut [9u8; 32]);
+        let public = seed.public_key();
+        let members = |body: &str| -> Vec<String> {
+            let v: serde_json::Value = serde_json::from_str(body).expect("json");
+            v.as_object().expect("object").keys().cloned().collect()
+        };
+        let with = enrol_body("urn:p", "urn:k", &public, "  tok-EN_123\n");
+        assert_eq!(
+            members(&with),
+            ["keyId", "principalId", "publicKey", "token"]
+        );
+        assert!(with.contains(r#""token":"tok-EN_123""#), "{with}");
+        assert!(with.contains(&wasm_core::encoding::b64url_encode(&public)));
+        assert!(!with.contains(seed.to_b64url().as_str()));
+        // No token typed: the member is left out (the server answers 403, explained).
+        let without = enrol_body("urn:p", "urn:k", &public, " ");
+        assert_eq!(members(&without), ["keyId", "principalId", "publicKey"]);
     }
 }

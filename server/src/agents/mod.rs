@@ -718,7 +718,7 @@ mod tests {
             let gw = std::sync::Arc::new(
                 crate::gateway::Gateway::new(
                     crate::gateway::GatewayConfig::default(),
-                    hub,
+                    hub.clone(),
                     handle.clone(),
                     handle.live_registry(),
                     service,
@@ -733,7 +733,13 @@ mod tests {
                 "{}".into(),
                 Some(handle.clone()),
                 Some(gw),
-                crate::artifacts::routes(artifacts.clone()),
+                crate::artifacts::routes(
+                    artifacts.clone(),
+                    crate::artifacts::ReadAccess {
+                        registry: handle.live_registry(),
+                        members: hub,
+                    },
+                ),
                 crate::cli::serve::REQUEST_TIMEOUT,
             );
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -918,10 +924,33 @@ mod tests {
             result.artifacts_stored >= submitted.len() as u64,
             "{result:?}"
         );
+        // Read as the MissionOwner (a member of every Group up the tree), signed; unsigned is
+        // refused.
+        let owner = server.org.require(plan::HUMAN).expect("the MissionOwner");
+        let owner_signer = ed25519::Signer::from_seed(&owner.seed);
         for h in &submitted {
+            let path = format!("/api/artifacts/{h}");
+            let (status, _) = server.ep.http("GET", &path, b"").await.expect("answered");
+            assert_eq!(status, 401, "unsigned");
+            let (k, t, sig) = wasm_core::crypto::request::sign(
+                &owner_signer,
+                &owner.key_id,
+                "GET",
+                &path,
+                crate::runtime::now(),
+            );
             let (status, body) = server
                 .ep
-                .http("GET", &format!("/api/artifacts/{h}"), b"")
+                .http_with(
+                    "GET",
+                    &path,
+                    b"",
+                    &[
+                        (wasm_core::crypto::request::KEY_HEADER, k),
+                        (wasm_core::crypto::request::TIME_HEADER, t),
+                        (wasm_core::crypto::request::SIGNATURE_HEADER, sig),
+                    ],
+                )
                 .await
                 .expect("answered");
             assert_eq!(status, 200, "{h}: {}", String::from_utf8_lossy(&body));

@@ -195,10 +195,25 @@ impl Endpoint {
         path: &str,
         body: &[u8],
     ) -> Result<(u16, Vec<u8>), String> {
+        self.http_with(method, path, body, &[]).await
+    }
+
+    /// [`Self::http`] with extra headers (a signed read's, `wasm_core::crypto::request`).
+    pub async fn http_with(
+        &self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        headers: &[(&str, String)],
+    ) -> Result<(u16, Vec<u8>), String> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let extra: String = headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\r\n"))
+            .collect();
         let head = format!(
             "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n",
+             {extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
             self.prefix,
             self.addr,
             body.len()

@@ -104,7 +104,28 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", conflicts_with_all = ["registry", "authority_key"],
           value_parser = clap::value_parser!(u64).range(1..))]
     pub message_rate_per_minute: Option<u64>,
+    /// Serve the development Organization (its enrolment, `/api/dev/*`, the demo's keys in
+    /// `organization.json`) on a non-loopback address. Development only: whoever holds the
+    /// printed enrolment token can sign as the demo's humans.
+    #[arg(long, conflicts_with_all = ["registry", "authority_key", "upstream"])]
+    pub dev_open: bool,
+    /// On a non-loopback address without `--tls-cert/--tls-key`: serve the self-signed
+    /// development certificate (browsers warn; Agents must pin it).
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    pub dev_cert: bool,
+    /// A host name this server answers to besides the loopback names and the listen address
+    /// (repeatable): the name clients use, e.g. behind a reverse proxy. Other `Host`s get 421.
+    #[arg(long, value_name = "NAME")]
+    pub allowed_host: Vec<String>,
+    /// An origin (`https://NAME[:PORT]`) besides this server's own whose pages may change state
+    /// and open `/ws` (repeatable), e.g. a reverse proxy's public origin.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allowed_origin: Vec<String>,
 }
+
+/// The environment variable that fixes the development enrolment token (scripts that open the
+/// console with it); otherwise each start draws a new one.
+pub const DEV_TOKEN_ENV: &str = "WEAVE_DEV_TOKEN";
 
 /// True if `dir` looks like this workspace's root.
 fn is_workspace_root(dir: &Path) -> bool {
@@ -429,6 +450,11 @@ fn tls_for(opts: &ServeArgs, local: &SocketAddr) -> Result<Option<TlsSetup>, Str
     if let (Some(cert), Some(key)) = (&opts.tls_cert, &opts.tls_key) {
         return tls::from_files(cert, key).map(Some);
     }
+    if !tls::is_loopback(local) && !opts.dev_cert {
+        return Err(format!(
+            "{local} is not a loopback address: give the certificate clients will trust              (--tls-cert FILE --tls-key FILE), or --dev-cert for the self-signed development              certificate"
+        ));
+    }
     let host = opts
         .addr
         .rsplit_once(':')
@@ -444,10 +470,93 @@ fn tls_for(opts: &ServeArgs, local: &SocketAddr) -> Result<Option<TlsSetup>, Str
     Ok(Some(setup))
 }
 
+/// A line on stdout that a closed stdout cannot turn into a panic: after the `listening on`
+/// line a script (or a test) may stop reading, and `println!` would then take the server down
+/// with it (EPIPE).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// The host part of `--addr` (`HOST:PORT`, `[V6]:PORT`).
+fn listen_host(addr: &str) -> &str {
+    addr.rsplit_once(':')
+        .map_or(addr, |(h, _)| h)
+        .trim_matches(['[', ']'])
+}
+
+/// Whether every address `--addr` names is a loopback one (a name is resolved).
+fn listens_on_loopback(addr: &str) -> Result<bool, String> {
+    use std::net::ToSocketAddrs;
+    let all: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| format!("--addr {addr}: {e}"))?
+        .collect();
+    Ok(!all.is_empty() && all.iter().all(tls::is_loopback))
+}
+
+/// Refuses to serve the development Organization off loopback unless `--dev-open` says so
+/// (issue 26): its enrolment token and `/api/dev/*` are for the person at this machine.
+fn dev_exposure(opts: &ServeArgs, dev: bool) -> Result<(), String> {
+    if listens_on_loopback(&opts.addr)? {
+        return Ok(());
+    }
+    if opts.dev_clock {
+        return Err(format!(
+            "--dev-clock lets any client set the authority's time: loopback addresses only, \
+             not {}",
+            opts.addr
+        ));
+    }
+    if opts.tls_cert.is_none() && !opts.dev_cert {
+        // Checked again where the listener is made (`tls_for`); here before anything is
+        // created under the data directory.
+        return Err(format!(
+            "{} is not a loopback address: give the certificate clients will trust \
+             (--tls-cert FILE --tls-key FILE), or --dev-cert for the self-signed development \
+             certificate",
+            opts.addr
+        ));
+    }
+    if !dev {
+        return Ok(());
+    }
+    if !opts.dev_open {
+        return Err(format!(
+            "{} is not a loopback address, and this server would serve the development \
+             Organization there (every Agent's private key in organization.json, and humans \
+             enrolled by whoever holds the printed token). Serve your own Organization \
+             (--registry FILE --authority-key FILE; docs/security.md), or pass --dev-open to \
+             expose the development one anyway",
+            opts.addr
+        ));
+    }
+    eprintln!(
+        "weave-console: WARNING: --dev-open: the development Organization is served on {}; \
+         whoever holds the enrolment token printed below can sign as its humans. For \
+         development only.",
+        opts.addr
+    );
+    Ok(())
+}
+
+/// The edge's policy for this listener (`guard.rs`).
+fn edge_policy(opts: &ServeArgs, tls: bool) -> crate::guard::EdgePolicy {
+    crate::guard::EdgePolicy::new(
+        listen_host(&opts.addr),
+        &opts.allowed_host,
+        &opts.allowed_origin,
+        tls,
+    )
+}
+
 async fn serve(
     opts: &ServeArgs,
     app: Router,
     demo: Option<crate::agents::Launch>,
+    dev_token: Option<&str>,
 ) -> Result<(), String> {
     let listener = std::net::TcpListener::bind(&opts.addr)
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
@@ -462,13 +571,33 @@ async fn serve(
     }
     let tls = tls_for(opts, &local)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    println!("weave-console listening on {scheme}://{local}");
+    let policy = edge_policy(opts, tls.is_some());
+    if policy.any_host() {
+        say!(
+            "weave-console: answering to any host name on {local}; name yours with \
+             --allowed-host NAME"
+        );
+    }
+    let app = app.layer(axum::middleware::from_fn_with_state(
+        Arc::new(policy),
+        crate::guard::edge,
+    ));
+    say!("weave-console listening on {scheme}://{local}");
+    if let Some(token) = dev_token {
+        // The token goes in the fragment: a browser never sends it, so no log holds it.
+        say!(
+            "weave-console: sign in as the demo's MissionOwner (it waits for their decisions): \
+             {scheme}://{local}/join#token={token}&name={}",
+            wasm_core::agents::plan::HUMAN
+        );
+        say!("weave-console: development enrolment token: {token}");
+    }
     if let Some(demo) = demo {
         // The demo's Agents connect here like any external Agent (trusting this server's
         // certificate when it speaks TLS).
         match crate::agents::endpoint_for(local, tls.as_ref().map(|t| t.leaf.clone())) {
             Ok(ep) => demo.start(ep),
-            Err(e) => println!("demo: off: {e}"),
+            Err(e) => say!("demo: off: {e}"),
         }
     }
     tls::serve(listener, app, tls.map(|t| t.config), shutdown_signal()).await
@@ -500,7 +629,7 @@ fn run_proxy(
         proxy_routes(upstream),
         REQUEST_TIMEOUT,
     );
-    match runtime.block_on(serve(opts, app, None)) {
+    match runtime.block_on(serve(opts, app, None, None)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");
@@ -540,17 +669,47 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     if let Some(url) = &opts.upstream {
         return run_proxy(&opts, &runtime, url, &public, style.as_deref(), conformance);
     }
+    let deployment = opts.registry.is_some();
+    if let Err(e) = dev_exposure(&opts, !deployment) {
+        eprintln!("weave-console: {e}");
+        return ExitCode::from(2);
+    }
+    let dev_token = if deployment {
+        None
+    } else {
+        let token = match std::env::var(DEV_TOKEN_ENV) {
+            Ok(text) => crate::dev_enrol::DevToken::from_text(&text).map(|t| (t, text)),
+            Err(_) => Ok(crate::dev_enrol::DevToken::generate()),
+        };
+        match token {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("weave-console: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    if let Err(e) = crate::devorg::private_dir(&opts.data) {
+        eprintln!("weave-console: {e}");
+        return ExitCode::FAILURE;
+    }
     let org = match (&opts.registry, &opts.authority_key) {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
         _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock).and_then(|o| o.setup()),
     };
     // Development keys enrolled from browsers (`POST /api/dev/enrol`) join the Registry.
     let org = org.and_then(|mut o| {
-        let enrolment = if o.dev.is_some() {
-            o.registry = crate::dev_enrol::extend_registry(&o.registry, &opts.data)?;
-            crate::dev_enrol::Enrolment::development(&o.registry, &opts.data)?
-        } else {
-            crate::dev_enrol::Enrolment::refused()
+        let enrolment = match (&o.dev, &dev_token) {
+            (Some(_), Some((token, _))) => {
+                let (registry, e) = crate::dev_enrol::Enrolment::development(
+                    &o.registry,
+                    &opts.data,
+                    token.clone(),
+                )?;
+                o.registry = registry;
+                e
+            }
+            _ => crate::dev_enrol::Enrolment::refused(),
         };
         Ok((o, enrolment))
     });
@@ -625,7 +784,13 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         .publishing(authority.public_registry().clone());
     let mut extra = crate::console::protocol_routes(bundle.ok())
         .merge(crate::dev_enrol::routes(enrolment))
-        .merge(crate::artifacts::routes(artifacts));
+        .merge(crate::artifacts::routes(
+            artifacts,
+            crate::artifacts::ReadAccess {
+                registry: authority.live_registry(),
+                members: hub.clone(),
+            },
+        ));
     if opts.dev_clock {
         extra = extra.merge(crate::devclock::routes(clock));
     }
@@ -638,7 +803,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         extra,
         REQUEST_TIMEOUT,
     );
-    match runtime.block_on(serve(&opts, app, demo)) {
+    let token_text = dev_token.as_ref().map(|(_, text)| text.as_str());
+    match runtime.block_on(serve(&opts, app, demo, token_text)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");
@@ -701,7 +867,15 @@ mod tests {
         assert!(tls_for(&plain, &lo).expect("plain").is_none());
         let forced = opts(&["--data", &data, "--tls"]).expect("opts");
         assert!(tls_for(&forced, &lo).expect("tls").is_some());
+        // Off loopback without a certificate: refused unless the development one is asked for.
         let public = opts(&["--data", &data, "--addr", "0.0.0.0:8080"]).expect("opts");
+        let refused = tls_for(&public, &any).err().expect("no certificate given");
+        assert!(
+            refused.contains("--tls-cert") && refused.contains("--dev-cert"),
+            "{refused}"
+        );
+        let public =
+            opts(&["--data", &data, "--addr", "0.0.0.0:8080", "--dev-cert"]).expect("opts");
         assert!(tls_for(&public, &any).expect("tls").is_some());
         // The development certificate was made once, under the data directory.
         assert!(dir.join("tls").join("dev-cert.pem").is_file());
@@ -744,6 +918,45 @@ mod tests {
             "a certificate is no key"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The attack: `serve --addr 0.0.0.0:8080` on a development data directory put every
+    /// demo Agent's key and the human enrolment on the network. It is refused now unless
+    /// `--dev-open` says so; loopback and a deployment's own Organization are not affected.
+    #[test]
+    fn the_development_organization_stays_on_loopback_unless_opened() {
+        let dev_off = opts(&["--addr", "0.0.0.0:8080", "--dev-cert"]).expect("opts");
+        let e = dev_exposure(&dev_off, true).expect_err("refused off loopback");
+        assert!(e.contains("--dev-open") && e.contains("--registry"), "{e}");
+        let lan = opts(&["--addr", "192.0.2.7:8080", "--dev-cert"]).expect("opts");
+        assert!(dev_exposure(&lan, true).is_err());
+        let opened = opts(&["--addr", "0.0.0.0:8080", "--dev-open", "--dev-cert"]).expect("opts");
+        assert!(dev_exposure(&opened, true).is_ok());
+        // Off loopback, a certificate is needed first, whoever's Organization it is.
+        let no_cert = opts(&["--addr", "0.0.0.0:8080", "--dev-open"]).expect("opts");
+        assert!(
+            dev_exposure(&no_cert, true)
+                .expect_err("no cert")
+                .contains("--dev-cert")
+        );
+        let deployment = opts(&["--addr", "0.0.0.0:8080"]).expect("opts");
+        assert!(dev_exposure(&deployment, false).is_err());
+        for lo in ["127.0.0.1:8080", "[::1]:8080", "localhost:8080"] {
+            assert!(
+                dev_exposure(&opts(&["--addr", lo]).expect("opts"), true).is_ok(),
+                "{lo}"
+            );
+        }
+        assert!(
+            dev_exposure(&dev_off, false).is_ok(),
+            "a deployment's own Organization"
+        );
+        // --dev-open is for the development Organization only.
+        assert!(opts(&["--dev-open", "--registry", "r", "--authority-key", "k"]).is_err());
+        assert!(opts(&["--dev-cert", "--tls-cert", "c", "--tls-key", "k"]).is_err());
+        let o =
+            opts(&["--allowed-host", "a.example", "--allowed-host", "b.example"]).expect("opts");
+        assert_eq!(o.allowed_host, ["a.example", "b.example"]);
     }
 
     #[test]

@@ -513,6 +513,9 @@ pub struct Hub {
     conns: Mutex<HashMap<u64, Arc<Conn>>>,
     /// Latest Presence Record per Agent (ephemeral, §6.2).
     presence: Mutex<HashMap<String, Value>>,
+    /// The Groups whose log names each Artifact content hash (the Group of the Mission whose
+    /// manifest carries it): who may read its bytes (`GET /api/artifacts/{hash}`, issue 26).
+    artifact_groups: Mutex<HashMap<String, HashSet<String>>>,
     pub stats: HubStats,
 }
 
@@ -529,8 +532,38 @@ impl Hub {
             sessions: Mutex::new(HashMap::new()),
             conns: Mutex::new(HashMap::new()),
             presence: Mutex::new(HashMap::new()),
+            artifact_groups: Mutex::new(HashMap::new()),
             stats: HubStats::default(),
         }
+    }
+
+    /// Whether `principal` may read the content `hash`: it may read a Group whose log names
+    /// it. An unknown hash and a forbidden one are alike here (and to the caller).
+    pub fn may_read_artifact(&self, principal: &str, hash: &str) -> bool {
+        let Some(groups) = lock(&self.artifact_groups).get(hash).cloned() else {
+            return false;
+        };
+        let entries = lock(&self.groups);
+        groups
+            .iter()
+            .any(|g| entries.get(g).is_some_and(|e| e.may_read(principal)))
+    }
+
+    /// Rebuilds the content hash → Groups index from the authority's Artifact manifests.
+    fn index_artifacts(&self, state: &State) {
+        let mut index: HashMap<String, HashSet<String>> = HashMap::new();
+        for a in state.artifacts.values() {
+            let hash = a.get("contentHash").and_then(Value::as_str);
+            let group = a
+                .get("missionId")
+                .and_then(Value::as_str)
+                .and_then(|m| state.missions.get(m))
+                .map(|m| m.group_id.clone());
+            if let (Some(h), Some(g)) = (hash, group) {
+                index.entry(h.to_owned()).or_default().insert(g);
+            }
+        }
+        *lock(&self.artifact_groups) = index;
     }
 
     /// The durable Session Epoch of an Agent.
@@ -742,6 +775,7 @@ impl Publish for Hub {
             }
         }
         drop(groups);
+        self.index_artifacts(state);
         let mut sessions = lock(&self.sessions);
         for (agent, epoch) in &state.session_epochs {
             sessions.insert(agent.clone(), *epoch);
@@ -752,6 +786,7 @@ impl Publish for Hub {
         let mut live: Vec<Live> = Vec::new();
         let mut touched: HashSet<String> = HashSet::new();
         let mut missions_changed = false;
+        let mut artifacts_changed = false;
         let mut duplicates: Vec<(u64, Vec<(String, u64)>)> = Vec::new();
         let mut sessions: Vec<(String, u64)> = Vec::new();
         let mut archives: Vec<(String, u64, Option<String>)> = Vec::new();
@@ -764,6 +799,9 @@ impl Publish for Hub {
                             Some(g) => {
                                 if kind.is_some_and(|k| k.starts_with("mission.")) {
                                     missions_changed = true;
+                                }
+                                if kind.is_some_and(|k| k.starts_with("artifact.")) {
+                                    artifacts_changed = true;
                                 }
                                 if kind == Some(SNAPSHOT_CREATED) {
                                     let hash = e
@@ -811,6 +849,9 @@ impl Publish for Hub {
                 }
                 Err(_) => {}
             }
+        }
+        if artifacts_changed {
+            self.index_artifacts(state);
         }
         // Session Epochs first: a fenced connection gets nothing of this batch (§6.3).
         for (agent, epoch) in &sessions {

@@ -1107,12 +1107,54 @@ async fn an_enrolled_key_opens_a_human_session_and_signs_without_a_restart() {
         .expect_err("unknown key");
     assert_eq!(code(&refused), "AUTH_INVALID_SIGNATURE");
 
-    let enrolment = crate::dev_enrol::Enrolment::development(&srv.h.registry, &dir.0)
-        .expect("enrolment")
-        .running(srv.handle.live_registry(), Arc::clone(&srv.gw.hub));
-    let body = format!(r#"{{"principalId":"{alice}","keyId":"{key_id}","publicKey":"{public}"}}"#);
+    let token = "gateway-test-token-0123456789";
+    let (_, enrolment) = crate::dev_enrol::Enrolment::development(
+        &srv.h.registry,
+        &dir.0,
+        crate::dev_enrol::DevToken::from_text(token).expect("token"),
+    )
+    .expect("enrolment");
+    let enrolment = enrolment.running(srv.handle.live_registry(), Arc::clone(&srv.gw.hub));
+    let body = format!(
+        r#"{{"principalId":"{alice}","keyId":"{key_id}","publicKey":"{public}","token":"{token}"}}"#
+    );
     assert!(enrolment.enrol(body.as_bytes()).expect("enrolled").0);
-    assert!(enrolment.groups(alice).expect("dev list").is_empty());
+    // The Group list is read with a request signed by the human's key, for its own Groups only.
+    let path = format!("/api/dev/groups/{alice}");
+    let list = |signer: &Signer, key: &str, whose: &str| {
+        let (k, t, sig) =
+            wasm_core::crypto::request::sign(signer, key, "GET", &path, runtime::now());
+        let h = wasm_core::crypto::request::SignedHeaders {
+            key_id: Some(&k),
+            signed_at: Some(&t),
+            signature: Some(&sig),
+        };
+        enrolment.groups(whose, &path, h)
+    };
+    assert!(list(&signer, key_id, alice).expect("dev list").is_empty());
+    let unsigned = enrolment
+        .groups(
+            alice,
+            &path,
+            wasm_core::crypto::request::SignedHeaders::default(),
+        )
+        .expect_err("unsigned");
+    assert_eq!(unsigned.status, axum::http::StatusCode::UNAUTHORIZED);
+    let impostor = Signer::from_seed(&wasm_core::crypto::SecretSeed::take(&mut [8u8; 32]));
+    assert!(
+        list(&impostor, key_id, alice).is_err(),
+        "another key under alice's key ID"
+    );
+    assert_eq!(
+        list(
+            &signer,
+            key_id,
+            "urn:missionweaveprotocol:human:mission-owner"
+        )
+        .expect_err("another's list")
+        .status,
+        axum::http::StatusCode::FORBIDDEN
+    );
 
     // Now: HELLO passes, and a Command signed with the new key is accepted by the authority.
     let mut c = srv.client(true).await;
@@ -1161,12 +1203,16 @@ async fn an_enrolled_key_opens_a_human_session_and_signs_without_a_restart() {
     );
     assert_eq!(s(&ev, "/event/actor/id"), alice);
     assert_eq!(
-        enrolment.groups(alice).expect("dev list"),
+        list(&signer, key_id, alice).expect("dev list"),
         vec![group.to_owned()]
     );
     // A deployment's server has no such list.
     let refused = crate::dev_enrol::Enrolment::refused()
-        .groups(alice)
+        .groups(
+            alice,
+            &path,
+            wasm_core::crypto::request::SignedHeaders::default(),
+        )
         .expect_err("403");
     assert_eq!(
         refused.document().pointer("/code").and_then(Value::as_str),

@@ -4,6 +4,7 @@
 pub mod ed25519;
 pub mod profile;
 pub mod registry;
+pub mod request;
 pub mod secret;
 pub mod verify;
 

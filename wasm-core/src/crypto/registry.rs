@@ -17,6 +17,13 @@ use crate::model::{Cx, Id, SchemaError};
 use crate::time::{Instant, Timestamp};
 use std::collections::BTreeMap;
 
+/// The bundle's Registry-fixture cap on bindings (`registry-fixture.schema.json`, `maxItems`).
+pub const FIXTURE_MAX_BINDINGS: usize = 64;
+
+/// The most bindings a served Organization Registry may hold ([`RegistryEvidence::from_registry_json`]):
+/// about 1 MB of JSON, which a browser parses and validates in well under a second.
+pub const MAX_REGISTRY_BINDINGS: usize = 4096;
+
 /// One validity-status record (append-only, §6.4).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatusRecord {
@@ -121,6 +128,18 @@ impl RegistryEvidence {
     /// Reads the bundle's Registry-fixture shape (`cryptography/registry-fixture.schema.json`):
     /// structure only, deliberately not semantics (those belong to [`Self::validate`]).
     pub fn from_fixture_json(v: &Value) -> Result<RegistryEvidence, SchemaError> {
+        Self::from_json_capped(v, FIXTURE_MAX_BINDINGS)
+    }
+
+    /// Reads an Organization's served Registry (`GET /api/registry`): the fixture's shape, with
+    /// up to [`MAX_REGISTRY_BINDINGS`] bindings instead of the fixture's 64. A running
+    /// Organization outgrows the fixture's cap (every enrolled or rotated key is a binding), and a
+    /// Registry that no client can read verifies nothing (issue 26).
+    pub fn from_registry_json(v: &Value) -> Result<RegistryEvidence, SchemaError> {
+        Self::from_json_capped(v, MAX_REGISTRY_BINDINGS)
+    }
+
+    fn from_json_capped(v: &Value, cap: usize) -> Result<RegistryEvidence, SchemaError> {
         let mut cx = Cx::new();
         let cx = &mut cx;
         let obj = cx.object(v)?;
@@ -131,8 +150,8 @@ impl RegistryEvidence {
             let Value::Array(items) = list else {
                 return Err(cx.err("expected an array"));
             };
-            if items.is_empty() || items.len() > 64 {
-                return Err(cx.err(format!("{} bindings (1..=64 allowed)", items.len())));
+            if items.is_empty() || items.len() > cap {
+                return Err(cx.err(format!("{} bindings (1..={cap} allowed)", items.len())));
             }
             items
                 .iter()
