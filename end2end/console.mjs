@@ -320,7 +320,7 @@ test('the join link opens Sign-in with the name and token filled in, and the tok
   const field = await page.locator('#enrol-token').evaluate((el) => ({ type: el.type, autocomplete: el.getAttribute('autocomplete') }));
   check(field.type === 'password' && field.autocomplete === 'off', `token field ${JSON.stringify(field)}`);
   const hint = await page.locator('#token-hint').innerText();
-  check(/Printed by the server when it started/.test(hint), `token hint: ${hint}`);
+  check(/the token the server printed when it started/.test(hint), `token hint: ${hint}`);
   // Kept for this tab (sessionStorage), never in localStorage.
   const kept = await page.evaluate(() => ({
     session: sessionStorage.getItem('missionweave.console.join.token'),
@@ -376,7 +376,7 @@ test('a key generated without the enrolment token is refused with an explanation
   await page.fill('#name', name);
   await page.fill('#pass1', pass);
   await page.fill('#pass2', pass);
-  const isEnrol = (r) => new URL(r.url()).pathname === '/api/dev/enrol';
+  const isEnrol = (r) => new URL(r.url()).pathname === '/api/enrol';
   const first = page.waitForResponse(isEnrol, { timeout: TIMEOUT_MS });
   await page.click('#generate');
   const refusedAnswer = await first;
@@ -412,6 +412,61 @@ test('a key generated without the enrolment token is refused with an explanation
   check(await page.locator('#enrol-refused, #enrol-again-form').count() === 0, 'the refusal stays after the enrolment');
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
+});
+
+// ORG_BASE_URL and ORG_JOIN_LINK: a third server serving an Organization of `weave-console org
+// init` (not the development one), and the one-time link `org invite human alice` printed for it
+// (scripts/test.sh makes both).
+test('an Organization of its own: the invitation enrols alice once, for her name only', async (browser) => {
+  const orgBase = process.env.ORG_BASE_URL;
+  const link = process.env.ORG_JOIN_LINK;
+  if (!orgBase || !link) throw new Error('ORG_BASE_URL and ORG_JOIN_LINK are not set (scripts/test.sh sets them)');
+  const invitation = new URL(link);
+  const openedAt = new URL(invitation.pathname + invitation.hash, orgBase).href;
+  const signUp = async (page) => {
+    await page.goto(openedAt, { waitUntil: 'load', timeout: TIMEOUT_MS });
+    await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    check(await page.inputValue('#name') === 'alice', `the invitation's name: ${await page.inputValue('#name')}`);
+    check((await page.inputValue('#enrol-token')).length >= 22, 'the invitation did not fill its token in');
+    check(!page.url().includes('token'), `the token stays in the address bar: ${page.url()}`);
+    const pass = 'correct horse battery staple';
+    await page.fill('#pass1', pass);
+    await page.fill('#pass2', pass);
+    await page.click('#generate');
+    await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const status = page.locator('#sign-in-status .state.ok, #sign-in-status .state.error');
+    await status.first().waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    return status.first();
+  };
+  const first = await newContext(browser);
+  const page = await first.newPage();
+  // Not the development Organization: no demo humans offered.
+  const said = await signUp(page);
+  const text = (await said.innerText()).trim();
+  check(/Enrolled: the Group Authority accepts what this key signs/.test(text), `alice was not enrolled: ${text}`);
+  check(await page.locator('#demo-humans').count() === 0, 'the demo humans are offered on a real Organization');
+  // Her key is in the served Registry at once.
+  const keyId = (await page.locator('#key-held dd code').first().innerText()).trim();
+  const registry = await (await page.request.get(new URL('/api/registry', orgBase).href)).text();
+  check(registry.includes(keyId) && registry.includes('organization:e2e-acme'), `the Registry lacks ${keyId}`);
+  check(!registry.includes('organization:dev'), 'the development Organization is served');
+  // No Membership yet: told so, without the demo's hint.
+  await page.locator('header nav a[href="/"]').click();
+  const notice = page.locator('#no-membership');
+  await notice.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const n = await notice.innerText();
+  check(n.includes('alice') && !/mission-owner/.test(n), `the no-Membership notice: ${n}`);
+  await page.screenshot({ path: join(resultsDir, 'org-invitation-enrolled.png'), fullPage: true });
+  await first.close();
+  // The same link in another browser: spent.
+  const second = await newContext(browser);
+  const again = await second.newPage();
+  const refused = await signUp(again);
+  const r = (await again.locator('#enrol-refused').innerText()).trim();
+  check(/refused the invitation/.test(r) && /used already/.test(r), `a second use was not refused plainly: ${r}`);
+  check((await refused.getAttribute('class')).includes('error'), 'a second use was not shown as an error');
+  await again.screenshot({ path: join(resultsDir, 'org-invitation-used.png'), fullPage: true });
+  await second.close();
 });
 
 test('a human with no Membership is told so on the board and in Approvals', async (browser) => {

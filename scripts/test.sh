@@ -182,7 +182,15 @@ SERVER_PID=""
 SERVER_LOG=""
 TLS_PID=""
 TLS_DATA=""
+ORG_PID=""
+ORG_DATA=""
 stop_server() {
+  if [ -n "$ORG_PID" ] && kill -0 "$ORG_PID" 2>/dev/null; then
+    kill -TERM "$ORG_PID" 2>/dev/null || true
+    wait "$ORG_PID" 2>/dev/null || true
+  fi
+  ORG_PID=""
+  if [ -n "$ORG_DATA" ]; then rm -rf "$(dirname "$ORG_DATA")"; ORG_DATA=""; fi
   if [ -n "$TLS_PID" ] && kill -0 "$TLS_PID" 2>/dev/null; then
     kill -TERM "$TLS_PID" 2>/dev/null || true
     wait "$TLS_PID" 2>/dev/null || true
@@ -252,8 +260,28 @@ step_end2end() {
     return 1
   fi
   echo "end2end: weave-console --tls up at $tls_base"
+  # A third server: an Organization of its own (`org init`), not the development one, and a
+  # one-time invitation for alice (end2end/console.mjs opens it).
+  ORG_DATA=$(mktemp -d)/acme
+  "$bin" org init --data "$ORG_DATA" --name "E2E Acme" >/dev/null
+  local org_link
+  org_link=$("$bin" org invite human alice --data "$ORG_DATA" --expires-in 1h | tail -n1)
+  "$bin" serve --no-demo --addr "127.0.0.1:0" --data "$ORG_DATA" >"$ORG_DATA/log" 2>&1 &
+  ORG_PID=$!
+  local org_base="" deadline=$((SECONDS + 60))
+  while [ -z "$org_base" ] && [ $SECONDS -lt $deadline ] && kill -0 "$ORG_PID" 2>/dev/null; do
+    org_base=$(sed -n 's/^weave-console listening on \(http:\/\/[^ ]*\)$/\1/p' "$ORG_DATA/log" | head -n1)
+    [ -n "$org_base" ] || sleep 0.5
+  done
+  if [ -z "$org_base" ]; then
+    echo "end2end: weave-console serving an Organization of its own did not start:" >&2
+    cat "$ORG_DATA/log" >&2
+    return 1
+  fi
+  echo "end2end: weave-console serving an Organization of its own up at $org_base"
   local rc=0
-  BASE_URL="$base/" TLS_BASE_URL="$tls_base/" DEV_TOKEN="$dev_token" node end2end/console.mjs || rc=$?
+  BASE_URL="$base/" TLS_BASE_URL="$tls_base/" DEV_TOKEN="$dev_token" \
+    ORG_BASE_URL="$org_base/" ORG_JOIN_LINK="$org_link" node end2end/console.mjs || rc=$?
   # The write side against the same demo (the Approvals view; issue 13, view 4).
   if [ "$rc" -eq 0 ]; then BASE_URL="$base/" DEV_TOKEN="$dev_token" node end2end/decide.mjs || rc=$?; fi
   stop_server

@@ -125,7 +125,7 @@ impl RegistryState {
 }
 
 /// The Groups the signed-in human may read, as the development Organization lists them
-/// (`GET /api/dev/groups/…`, signed): an empty list means no Membership yet, which the board
+/// (`GET /api/groups/…`, signed): an empty list means no Membership yet, which the board
 /// says (a loading or failed list says nothing of Membership).
 #[derive(Clone, Debug, PartialEq)]
 pub enum GroupsState {

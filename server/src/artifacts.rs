@@ -282,29 +282,33 @@ impl ReadAccess {
         path: &str,
         headers: &axum::http::HeaderMap,
         hash: &str,
-    ) -> Result<(), Response> {
+    ) -> Result<(), Box<Response>> {
         let signer = wasm_core::crypto::request::verify(
             &self.registry.current(),
             "GET",
             path,
-            crate::dev_enrol::signed_headers(headers),
+            crate::enrol::signed_headers(headers),
             crate::runtime::now(),
         )
         .map_err(|e| {
             tracing::info!(reason = %e, "an unauthenticated Artifact read");
-            WireError::new(
-                ErrorCode::AuthRequired,
-                "sign the request with your Registry key (wasm_core::crypto::request)",
+            Box::new(
+                WireError::new(
+                    ErrorCode::AuthRequired,
+                    "sign the request with your Registry key (wasm_core::crypto::request)",
+                )
+                .with_status(StatusCode::UNAUTHORIZED)
+                .into_response(),
             )
-            .with_status(StatusCode::UNAUTHORIZED)
-            .into_response()
         })?;
         if self.members.may_read_artifact(&signer.id.0, hash) {
             Ok(())
         } else {
-            Err(ArtifactError::NotFound(hash.to_owned())
-                .to_wire()
-                .into_response())
+            Err(Box::new(
+                ArtifactError::NotFound(hash.to_owned())
+                    .to_wire()
+                    .into_response(),
+            ))
         }
     }
 }
@@ -327,7 +331,7 @@ async fn get_artifact(
         return e.to_wire().into_response();
     }
     if let Err(refused) = served.access.check(uri.path(), &headers, &hash) {
-        return refused;
+        return *refused;
     }
     let store = served.store;
     let read = tokio::task::spawn_blocking(move || store.get(&hash)).await;

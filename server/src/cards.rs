@@ -120,6 +120,55 @@ pub fn document(org: &DevOrganization, agent: &DevPrincipal) -> Result<Value, St
     Ok(doc)
 }
 
+/// A card to fill in for `org agent add --card` (`org agent template` prints it): the members
+/// an operator states (what the Agent is, can do and where it is reached); the Organization,
+/// the key, `issuedAt`, `cardVersion` and the signature are added when it is signed.
+pub fn template_json(agent_id: &str) -> String {
+    let schema_hash = sha256_hash(DEV_SCHEMA_TEXT);
+    let name = agent_id.rsplit(':').next().unwrap_or("agent");
+    let mut capability = Object::new();
+    capability.insert("id", Value::string("software.python"));
+    capability.insert("version", Value::string("1.0.0"));
+    capability.insert("inputSchema", Value::string(DEV_SCHEMA));
+    capability.insert("inputSchemaHash", Value::string(schema_hash.clone()));
+    capability.insert("outputSchema", Value::string(DEV_SCHEMA));
+    capability.insert("outputSchemaHash", Value::string(schema_hash));
+    capability.insert("constraints", Value::Object(Object::new()));
+    capability.insert(
+        "verifiedEvidence",
+        Value::Array(vec![Value::string(
+            "urn:missionweaveprotocol:evidence:example:software.python",
+        )]),
+    );
+    let mut endpoint = Object::new();
+    endpoint.insert("transport", Value::string("wss"));
+    endpoint.insert(
+        "uri",
+        Value::string(format!("wss://agents.example.invalid/{name}")),
+    );
+    let mut owner = Object::new();
+    owner.insert("type", Value::string("human"));
+    owner.insert(
+        "id",
+        Value::string("urn:missionweaveprotocol:human:mission-owner"),
+    );
+    let mut card = Object::new();
+    card.insert("agentId", Value::string(agent_id.to_owned()));
+    card.insert("displayName", Value::string(name.to_owned()));
+    card.insert(
+        "description",
+        Value::string(format!("The Agent {name} (describe what it does)")),
+    );
+    card.insert("owner", Value::Object(owner));
+    card.insert("endpoints", Value::Array(vec![Value::Object(endpoint)]));
+    card.insert(
+        "capabilities",
+        Value::Array(vec![Value::Object(capability)]),
+    );
+    card.insert("maxConcurrency", Value::from(4u64));
+    json::to_string(&Value::Object(card))
+}
+
 /// The signed cards of every development Agent (layout 2; a layout-1 Organization registered
 /// placeholder cards, so it serves none rather than documents it never registered).
 pub fn documents(org: &DevOrganization) -> Result<Vec<Value>, String> {
@@ -216,7 +265,17 @@ pub fn internal_card(doc: &Value) -> Result<Object, String> {
 pub fn register_command(org: &DevOrganization, agent: &DevPrincipal) -> Result<Vec<u8>, String> {
     let issuer = org.require(CARD_ISSUER)?;
     let doc = document(org, agent)?;
-    let card = Value::Object(internal_card(&doc)?);
+    register_signed(issuer, &doc, org.created_at)
+}
+
+/// The registration Command of a signed card `doc`, by `issuer` at `issued_at` (the action ID
+/// is the card's content hash, so sending it again is an exact retry, §15.1).
+pub fn register_signed(
+    issuer: &DevPrincipal,
+    doc: &Value,
+    issued_at: wasm_core::authority::Micros,
+) -> Result<Vec<u8>, String> {
+    let card = Value::Object(internal_card(doc)?);
     let jcs = json::canonicalize(&card).map_err(|e| e.to_string())?;
     let action = format!("registry-bootstrap:{}", sha256_hash(&jcs));
     let mut payload = Object::new();
@@ -227,7 +286,7 @@ pub fn register_command(org: &DevOrganization, agent: &DevPrincipal) -> Result<V
         &action,
         &Envelope::default(),
         payload,
-        org.created_at,
+        issued_at,
     )
 }
 

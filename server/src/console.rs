@@ -235,9 +235,9 @@ mod tests {
             "{}".into(),
             None,
             None,
-            protocol_routes(bundle()).merge(crate::dev_enrol::routes(
-                crate::dev_enrol::Enrolment::refused(),
-            )),
+            protocol_routes(bundle()).merge(crate::enrol::routes(std::sync::Arc::new(
+                crate::enrol::Enrolment::refused(),
+            ))),
             std::time::Duration::from_secs(5),
         )
     }
@@ -402,7 +402,7 @@ mod tests {
         let dir = temp_dir("enrol");
         let r = app(&dir)
             .oneshot(
-                HttpRequest::post("/api/dev/enrol")
+                HttpRequest::post("/api/enrol")
                     .body(Body::from("{}"))
                     .expect("request"),
             )

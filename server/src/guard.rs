@@ -330,7 +330,7 @@ mod tests {
         let post = |extra: &[(&str, &str)]| {
             let mut pairs = vec![host];
             pairs.extend_from_slice(extra);
-            p.check(&Method::POST, &uri("/api/dev/enrol"), &head(&pairs))
+            p.check(&Method::POST, &uri("/api/enrol"), &head(&pairs))
         };
         assert_eq!(
             post(&[

@@ -1,5 +1,5 @@
 //! One Registry shared by the authority's verify stage, the binding's HELLO and the development
-//! enrolment (issue 13): a key enrolled from a browser (`POST /api/dev/enrol`) verifies at once,
+//! enrolment (issue 13): a key enrolled from a browser (`POST /api/enrol`) verifies at once,
 //! in a human session's HELLO and in the Commands it signs, without a restart. Readers take a
 //! cheap snapshot (`current`) per batch or per HELLO; the writer swaps in a whole Registry that
 //! has already passed the core's Organization-wide checks (§6.4), so a reader never sees a

@@ -9,12 +9,13 @@ mod authority;
 mod cards;
 mod cli;
 mod console;
-mod dev_enrol;
 mod devclock;
 mod devorg;
+mod enrol;
 mod gateway;
 mod guard;
 mod live_registry;
+mod org;
 mod proxy;
 mod registry_api;
 mod runtime;
@@ -39,5 +40,6 @@ fn main() -> ExitCode {
         cli::Command::Scenarios(a) => cli::scenarios::run(&a),
         cli::Command::Bench(b) => cli::bench::run(b),
         cli::Command::Dev(d) => cli::dev::run(d),
+        cli::Command::Org(o) => cli::org::run(o),
     }
 }

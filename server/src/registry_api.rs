@@ -12,7 +12,7 @@
 //!
 //! Both are built at start-up from public material only: the evidence holds public keys
 //! and validity, the cards public keys and capabilities. No private key reaches either. A key
-//! enrolled since in the development Organization (`POST /api/dev/enrol`) is published at once
+//! enrolled since in the development Organization (`POST /api/enrol`) is published at once
 //! ([`PublicRegistry::publish`]), so a browser can verify the Commands it signs with it (the
 //! stored Approval of its decisions, issue 13).
 
@@ -27,39 +27,62 @@ use wasm_core::json::{self, Object, Value};
 #[derive(Clone, Debug)]
 pub struct PublicRegistry {
     registry: Arc<RwLock<Arc<str>>>,
-    agent_cards: Arc<str>,
+    agent_cards: Arc<RwLock<Arc<str>>>,
+}
+
+fn cards_text(organization_id: &str, agent_cards: &[Value]) -> Arc<str> {
+    let cards = Object::from_iter([
+        ("organizationId", Value::string(organization_id.to_owned())),
+        ("agentCards", Value::Array(agent_cards.to_vec())),
+    ]);
+    json::to_string(&Value::Object(cards)).into()
+}
+
+fn swap(slot: &RwLock<Arc<str>>, text: Arc<str>) {
+    match slot.write() {
+        Ok(mut w) => *w = text,
+        Err(poisoned) => *poisoned.into_inner() = text,
+    }
+}
+
+fn read(slot: &RwLock<Arc<str>>) -> Arc<str> {
+    match slot.read() {
+        Ok(r) => Arc::clone(&r),
+        Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+    }
 }
 
 impl PublicRegistry {
     pub fn new(evidence: &RegistryEvidence, agent_cards: &[Value]) -> PublicRegistry {
-        let cards = Object::from_iter([
-            (
-                "organizationId",
-                Value::string(evidence.organization_id.clone()),
-            ),
-            ("agentCards", Value::Array(agent_cards.to_vec())),
-        ]);
         PublicRegistry {
             registry: Arc::new(RwLock::new(json::to_string(&fixture_json(evidence)).into())),
-            agent_cards: json::to_string(&Value::Object(cards)).into(),
+            agent_cards: Arc::new(RwLock::new(cards_text(
+                &evidence.organization_id,
+                agent_cards,
+            ))),
         }
     }
 
     /// Serves `evidence` from now on (already validated as a whole by the caller).
     pub fn publish(&self, evidence: &RegistryEvidence) {
-        let text: Arc<str> = json::to_string(&fixture_json(evidence)).into();
-        match self.registry.write() {
-            Ok(mut w) => *w = text,
-            Err(poisoned) => *poisoned.into_inner() = text,
-        }
+        swap(
+            &self.registry,
+            json::to_string(&fixture_json(evidence)).into(),
+        );
+    }
+
+    /// Serves `evidence` and `agent_cards` from now on (an Organization's file changed).
+    pub fn publish_with_cards(&self, evidence: &RegistryEvidence, agent_cards: &[Value]) {
+        self.publish(evidence);
+        swap(
+            &self.agent_cards,
+            cards_text(&evidence.organization_id, agent_cards),
+        );
     }
 
     /// The Registry-fixture JSON served now.
     pub(crate) fn registry_text(&self) -> Arc<str> {
-        match self.registry.read() {
-            Ok(r) => Arc::clone(&r),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
+        read(&self.registry)
     }
 }
 
@@ -112,7 +135,7 @@ pub fn fixture_json(evidence: &RegistryEvidence) -> Value {
 /// The two routes, merged into the console's router (`serve::router`).
 pub fn routes(public: &PublicRegistry) -> Router {
     let registry = public.clone();
-    let cards = Arc::clone(&public.agent_cards);
+    let cards = public.clone();
     Router::new()
         .route(
             "/api/registry",
@@ -124,7 +147,7 @@ pub fn routes(public: &PublicRegistry) -> Router {
         .route(
             "/api/registry/agent-cards",
             get(move || {
-                let body = cards.to_string();
+                let body = read(&cards.agent_cards).to_string();
                 async move { ([(header::CONTENT_TYPE, "application/json")], body) }
             }),
         )

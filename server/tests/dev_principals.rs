@@ -705,3 +705,65 @@ fn dev_principals_refuses_a_directory_without_a_development_organization() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `dev principals` against a `serve --tls` development server (it used to refuse every
+/// `https://` URL, so an external Agent could not be given a file for a TLS server): with
+/// `--ca` (the server's development certificate) it writes the file; without, it says what is
+/// missing.
+#[test]
+fn dev_principals_works_against_a_tls_development_server() {
+    let dir = temp("tls");
+    let data = dir.join("data");
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--tls",
+            "--no-demo",
+            "--addr",
+            "127.0.0.1:0",
+            "--public",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
+            "--data",
+        ])
+        .arg(&data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(a) = line.split("listening on https://").nth(1) {
+            break a.trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let server = Server { child, addr };
+    let out = dir.join("principals.json");
+    let run = |ca: Option<&Path>| {
+        let mut c = Command::new(BIN);
+        c.args([
+            "dev",
+            "principals",
+            "--url",
+            &format!("https://{}", server.addr),
+        ])
+        .arg("--data")
+        .arg(&data)
+        .arg("--out")
+        .arg(&out);
+        if let Some(ca) = ca {
+            c.arg("--ca").arg(ca);
+        }
+        c.output().unwrap()
+    };
+    let o = run(None);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--ca"), "{o:?}");
+    let o = run(Some(&data.join("tls").join("dev-cert.pem")));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file: J = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(file["agents"]["coordinator"]["privateKey"].is_string());
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -144,7 +144,7 @@ fn the_development_server_refuses_cross_site_rebinding_and_tokenless_callers() {
     let (status, body) = request(
         &a,
         &format!(
-            "POST /api/dev/enrol HTTP/1.1\r\nHost: {a}\r\nOrigin: https://evil.example\r\n\
+            "POST /api/enrol HTTP/1.1\r\nHost: {a}\r\nOrigin: https://evil.example\r\n\
              Content-Type: text/plain"
         ),
         owner.as_bytes(),
@@ -155,7 +155,7 @@ fn the_development_server_refuses_cross_site_rebinding_and_tokenless_callers() {
     let (status, _) = request(
         &a,
         &format!(
-            "POST /api/dev/enrol HTTP/1.1\r\nHost: {a}\r\nOrigin: https://evil.example\r\n\
+            "POST /api/enrol HTTP/1.1\r\nHost: {a}\r\nOrigin: https://evil.example\r\n\
              Content-Type: application/json"
         ),
         owner.as_bytes(),
@@ -164,7 +164,7 @@ fn the_development_server_refuses_cross_site_rebinding_and_tokenless_callers() {
     // 2. No Content-Type: 415.
     let (status, _) = request(
         &a,
-        &format!("POST /api/dev/enrol HTTP/1.1\r\nHost: {a}"),
+        &format!("POST /api/enrol HTTP/1.1\r\nHost: {a}"),
         owner.as_bytes(),
     );
     assert_eq!(status, 415);
@@ -200,7 +200,7 @@ fn the_development_server_refuses_cross_site_rebinding_and_tokenless_callers() {
         request(
             &a,
             &format!(
-                "POST /api/dev/enrol HTTP/1.1\r\nHost: {a}\r\nOrigin: http://{a}\r\n\
+                "POST /api/enrol HTTP/1.1\r\nHost: {a}\r\nOrigin: http://{a}\r\n\
                  Content-Type: application/json"
             ),
             body.as_bytes(),
@@ -219,7 +219,7 @@ fn the_development_server_refuses_cross_site_rebinding_and_tokenless_callers() {
     let (status, body) = request(
         &a,
         &format!(
-            "GET /api/dev/groups/urn:missionweaveprotocol:human:mission-owner HTTP/1.1\r\nHost: {a}"
+            "GET /api/groups/urn:missionweaveprotocol:human:mission-owner HTTP/1.1\r\nHost: {a}"
         ),
         b"",
     );

@@ -56,7 +56,7 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
             signer,
         );
         // Which Groups to follow: the binding has no "my Groups" frame (§16), so the
-        // development Organization lists them (`GET /api/dev/groups/…`, a signed read), now and
+        // development Organization lists them (`GET /api/groups/…`, a signed read), now and
         // every 15 s while signed in (a Mission created since, a Membership granted since).
         console.groups.set(crate::state::GroupsState::Loading);
         let generation = imp::POLL.with(|p| {
@@ -64,7 +64,7 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
             p.get()
         });
         leptos::task::spawn_local(async move {
-            let path = format!("/api/dev/groups/{who}");
+            let path = format!("/api/groups/{who}");
             loop {
                 let listed =
                     match crate::web::signed_get(&path, &signer_for_poll, &key_for_poll).await {
@@ -96,7 +96,7 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
     let _ = (console, principal_id, key_id, signer);
 }
 
-/// The Groups a `GET /api/dev/groups/…` answer lists (`{"groups": [...]}`), or why there are
+/// The Groups a `GET /api/groups/…` answer lists (`{"groups": [...]}`), or why there are
 /// none to show: a refusal, a body that is not that shape.
 pub fn groups_of(status: u16, body: &[u8]) -> Result<Vec<String>, String> {
     if status != 200 {

@@ -1,5 +1,5 @@
 //! Sign in (`/sign-in`): generate a key in this browser (enrolled in the development
-//! Organization through `POST /api/dev/enrol`, which only a development server accepts), or
+//! Organization through `POST /api/enrol`, which only a development server accepts), or
 //! import a key file; unlock a stored key with its passphrase; export, lock or remove it. The
 //! private key never leaves the browser: only the public key is sent, to enrol it, with the
 //! enrolment token the server printed at start (the join link fills it in, `crate::join`).
@@ -13,13 +13,17 @@ use wasm_core::json::{Object, Value};
 /// The development Organization's second human: the demo asks nothing of them.
 pub const SECURITY_OWNER: &str = "security-owner";
 
-/// What `POST /api/dev/enrol` answered, as the person is told.
+/// What `POST /api/enrol` answered, as the person is told.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Enrol {
     /// 201 (new) or 200 (the same binding again).
     Enrolled,
-    /// 403 `AUTH_FORBIDDEN`: no enrolment token, or not the one the server printed.
-    Forbidden,
+    /// 202: an Organization that asks an administrator to confirm each key (`org confirm`).
+    Pending,
+    /// 403 `AUTH_FORBIDDEN`: on the development Organization, no enrolment token or not the one
+    /// the server printed; on another, the invitation is unknown, used, expired or for another
+    /// name (the server's own words, a line at most, kept to show).
+    Forbidden(Option<String>),
     /// 429 `RATE_LIMITED`: too many attempts; the whole seconds to wait, when said.
     RateLimited(Option<u64>),
     /// 409: the development Organization holds the most keys it keeps.
@@ -38,7 +42,14 @@ pub fn enrol_outcome(status: u16, body: &[u8]) -> Enrol {
         .and_then(Value::as_str);
     match status {
         200 | 201 => Enrol::Enrolled,
-        403 if code.is_none_or(|c| c == "AUTH_FORBIDDEN") => Enrol::Forbidden,
+        202 => Enrol::Pending,
+        403 if code.is_none_or(|c| c == "AUTH_FORBIDDEN") => Enrol::Forbidden(
+            doc.as_ref()
+                .and_then(|v| v.pointer("/message"))
+                .and_then(Value::as_str)
+                .filter(|m| m.len() <= 300 && !m.chars().any(char::is_control))
+                .map(str::to_owned),
+        ),
         429 => Enrol::RateLimited(
             doc.as_ref()
                 .and_then(|v| v.pointer("/retryAfterMs"))
@@ -99,11 +110,33 @@ fn note_view(i18n: I18nContext<Locale>, n: Note) -> AnyView {
             view! { <p class="state loading">{t!(i18n, sign_in.generating)}</p> }.into_any()
         }
         Note::Enrol(Enrol::Enrolled) => {
-            view! { <p class="state ok">{t!(i18n, sign_in.enrolled)}</p> }.into_any()
+            let demo = use_console().registry.with_untracked(RegistryState::is_dev);
+            let text = if demo {
+                t!(i18n, sign_in.enrolled).into_any()
+            } else {
+                t!(i18n, sign_in.enrolled_org).into_any()
+            };
+            view! { <p class="state ok">{text}</p> }.into_any()
         }
+        Note::Enrol(Enrol::Pending) => view! {
+            <p class="state loading" id="enrol-pending">{t!(i18n, sign_in.enrol_pending)}</p>
+        }
+        .into_any(),
         Note::Enrol(refused) => {
             let why = match refused {
-                Enrol::Forbidden => t!(i18n, sign_in.enrol_forbidden).into_any(),
+                Enrol::Forbidden(said) => {
+                    if use_console().registry.with_untracked(RegistryState::is_dev) {
+                        t!(i18n, sign_in.enrol_forbidden).into_any()
+                    } else {
+                        let said = said.unwrap_or_default();
+                        t!(
+                            i18n,
+                            sign_in.enrol_invitation_refused,
+                            detail = move || said.clone()
+                        )
+                        .into_any()
+                    }
+                }
                 Enrol::RateLimited(Some(s)) => {
                     t!(i18n, sign_in.enrol_rate_limited, seconds = move || s).into_any()
                 }
@@ -112,7 +145,7 @@ fn note_view(i18n: I18nContext<Locale>, n: Note) -> AnyView {
                 Enrol::Refused(d) => {
                     t!(i18n, sign_in.enrol_refused, detail = move || d.clone()).into_any()
                 }
-                Enrol::Enrolled => ().into_any(),
+                Enrol::Enrolled | Enrol::Pending => ().into_any(),
             };
             // Said in full: the key is kept (it is the person's), but nothing it signs counts.
             view! {
@@ -222,7 +255,7 @@ mod actions {
     /// Sends the enrolment and reads its answer.
     async fn enrol(principal_id: &str, key_id: &str, public_key: &[u8; 32], token: &str) -> Enrol {
         let body = enrol_body(principal_id, key_id, public_key, token);
-        match crate::web::post_json("/api/dev/enrol", &body).await {
+        match crate::web::post_json("/api/enrol", &body).await {
             Ok((status, text)) => enrol_outcome(status, text.as_bytes()),
             Err(e) => Enrol::Refused(e),
         }
@@ -568,7 +601,7 @@ fn Held(note: RwSignal<Note>, who: String, key_id: String) -> impl IntoView {
     let refused = Memo::new(move |shown: Option<&bool>| {
         note.with(|n| match n {
             Note::Busy => shown.copied().unwrap_or(false),
-            Note::Enrol(e) => *e != Enrol::Enrolled,
+            Note::Enrol(e) => !matches!(e, Enrol::Enrolled | Enrol::Pending),
             _ => false,
         })
     });
@@ -632,9 +665,17 @@ mod tests {
         assert_eq!(enrol_outcome(200, b""), Enrol::Enrolled);
         assert_eq!(
             enrol_outcome(403, doc("AUTH_FORBIDDEN", "").as_bytes()),
-            Enrol::Forbidden
+            Enrol::Forbidden(Some("m".into()))
         );
-        assert_eq!(enrol_outcome(403, b"forbidden"), Enrol::Forbidden);
+        assert_eq!(enrol_outcome(403, b"forbidden"), Enrol::Forbidden(None));
+        // An Organization that confirms each key: waiting, not refused.
+        assert_eq!(enrol_outcome(202, b"{}"), Enrol::Pending);
+        // The server's words are shown only when short and plain.
+        let long = format!(
+            r#"{{"code":"AUTH_FORBIDDEN","message":"{}"}}"#,
+            "x".repeat(301)
+        );
+        assert_eq!(enrol_outcome(403, long.as_bytes()), Enrol::Forbidden(None));
         // A 403 for another reason is not blamed on the token.
         assert_eq!(
             enrol_outcome(403, doc("MEMBERSHIP_REQUIRED", "").as_bytes()),

@@ -62,7 +62,8 @@ pub enum DevCommand {
 /// The running server and its data directory.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// The server's base URL (http only: a development server on this machine).
+    /// The server's base URL: `http://` on loopback, or `https://` with `--ca` (a `--tls`
+    /// development server's `DATA/tls/dev-cert.pem`).
     #[arg(
         long,
         value_name = "URL",
@@ -70,6 +71,9 @@ pub struct ServerArgs {
         default_value = "http://127.0.0.1:8080"
     )]
     pub url: String,
+    /// The PEM certificate(s) to trust for an `https://` URL.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
     /// The server's data directory (its `organization.json` and `authority.sqlite`).
     #[arg(long, value_name = "DIR", env = "WEAVE_DATA", default_value = "data")]
     pub data: PathBuf,
@@ -244,17 +248,64 @@ pub fn run(cmd: DevCommand) -> ExitCode {
 // ---------------------------------------------------------------------------------------------
 // A minimal HTTP/1.1 client (std only): one request per connection, to a development server.
 
-/// A server base URL: `http://host:port[/prefix]`.
+/// A server base URL: `http://host:port[/prefix]`, or `https://…` with the TLS configuration
+/// that trusts its certificate.
 pub struct Server {
     authority: String,
     prefix: String,
+    /// `https://`: the client configuration and the name the certificate must carry.
+    tls: Option<(std::sync::Arc<rustls::ClientConfig>, String)>,
 }
 
 impl Server {
+    /// The server of `--url` (and `--ca` for `https://`).
+    pub fn of(a: &ServerArgs) -> Result<Server, DevError> {
+        match (a.url.strip_prefix("https://"), &a.ca) {
+            (Some(_), Some(ca)) => {
+                use rustls::pki_types::pem::PemObject;
+                let roots = rustls::pki_types::CertificateDer::pem_file_iter(ca)
+                    .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+                    .map_err(|e| DevError::Setup(format!("--ca {}: {e}", ca.display())))?;
+                let mut store = rustls::RootCertStore::empty();
+                for r in roots {
+                    store
+                        .add(r)
+                        .map_err(|e| DevError::Setup(format!("--ca {}: {e}", ca.display())))?;
+                }
+                let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+                    rustls::crypto::ring::default_provider(),
+                ))
+                .with_protocol_versions(&[&rustls::version::TLS13])
+                .map_err(|e| DevError::Setup(format!("TLS: {e}")))?
+                .with_root_certificates(store)
+                .with_no_client_auth();
+                let plain = format!("http://{}", &a.url["https://".len()..]);
+                let mut s = Server::parse(&plain)?;
+                if s.authority.ends_with(":80") && !a.url.contains(":80") {
+                    s.authority = format!("{}:443", &s.authority[..s.authority.len() - 3]);
+                }
+                let host = s
+                    .authority
+                    .rsplit_once(':')
+                    .map_or(s.authority.as_str(), |(h, _)| h)
+                    .trim_matches(['[', ']'])
+                    .to_owned();
+                s.tls = Some((std::sync::Arc::new(config), host));
+                Ok(s)
+            }
+            (Some(_), None) => Err(DevError::Setup(format!(
+                "--url {:?}: an https:// server needs --ca FILE (its certificate, e.g. the \
+                 server's DATA/tls/dev-cert.pem)",
+                a.url
+            ))),
+            (None, _) => Server::parse(&a.url),
+        }
+    }
+
     pub fn parse(url: &str) -> Result<Server, DevError> {
         let rest = url.strip_prefix("http://").ok_or_else(|| {
             DevError::Setup(format!(
-                "--url {url:?}: only http:// URLs (a development server on this machine)"
+                "--url {url:?}: http://, or https:// with --ca FILE"
             ))
         })?;
         let (authority, prefix) = match rest.find('/') {
@@ -272,6 +323,7 @@ impl Server {
         Ok(Server {
             authority,
             prefix: prefix.to_owned(),
+            tls: None,
         })
     }
 
@@ -289,9 +341,19 @@ impl Server {
             .map_err(t)?
             .next()
             .ok_or_else(|| DevError::Transport(format!("{}: no address", self.authority)))?;
-        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).map_err(t)?;
-        s.set_read_timeout(Some(Duration::from_secs(120)))
+        let tcp = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).map_err(t)?;
+        tcp.set_read_timeout(Some(Duration::from_secs(120)))
             .map_err(t)?;
+        let mut s: Box<dyn ReadWrite> = match &self.tls {
+            None => Box::new(tcp),
+            Some((config, host)) => {
+                let name = rustls::pki_types::ServerName::try_from(host.clone())
+                    .map_err(|e| DevError::Setup(format!("{host}: {e}")))?;
+                let conn = rustls::ClientConnection::new(std::sync::Arc::clone(config), name)
+                    .map_err(|e| DevError::Transport(format!("TLS: {e}")))?;
+                Box::new(rustls::StreamOwned::new(conn, tcp))
+            }
+        };
         let mut head = format!(
             "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\n",
             self.prefix, self.authority
@@ -308,7 +370,12 @@ impl Server {
             s.write_all(b).map_err(t)?;
         }
         let mut raw = Vec::new();
-        s.take(64 << 20).read_to_end(&mut raw).map_err(t)?;
+        if let Err(e) = s.take(64 << 20).read_to_end(&mut raw) {
+            // A TLS server may close without close_notify once it has answered.
+            if raw.is_empty() || self.tls.is_none() {
+                return Err(t(e));
+            }
+        }
         parse_response(&raw).ok_or_else(|| {
             DevError::Transport(format!(
                 "{}: not an HTTP/1.1 response to {method} {path}",
@@ -317,6 +384,10 @@ impl Server {
         })
     }
 }
+
+/// A plain or TLS stream.
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
 
 /// Status and body of a whole HTTP/1.1 response (`Content-Length`, chunked, or until close).
 pub(crate) fn parse_response(raw: &[u8]) -> Option<(u16, Vec<u8>)> {
@@ -644,7 +715,7 @@ fn principals(a: &PrincipalsArgs) -> Result<(), DevError> {
     if a.scenarios {
         return scenario_principals(a);
     }
-    let server = Server::parse(&a.server.url)?;
+    let server = Server::of(&a.server)?;
     let org = organization_of(&server, &a.server.data)?;
     let load: Vec<String> = (1..=usize::from(a.load_agents))
         .map(devorg::load_agent_name)
@@ -798,7 +869,7 @@ fn decide(
     membership_epoch: u64,
     payload: Object,
 ) -> Result<(), DevError> {
-    let server = Server::parse(&a.url)?;
+    let server = Server::of(a)?;
     let token = devorg::random_token()?;
     let env = Envelope {
         group_id: Some(group_id),
@@ -981,6 +1052,16 @@ mod tests {
             ("localhost:80", "/base")
         );
         assert!(Server::parse("https://localhost").is_err());
+        let args = |url: &str, ca: Option<&str>| ServerArgs {
+            url: url.into(),
+            ca: ca.map(PathBuf::from),
+            data: PathBuf::from("d"),
+        };
+        let e = Server::of(&args("https://127.0.0.1:8443", None))
+            .err()
+            .expect("needs --ca");
+        assert!(e.to_string().contains("--ca"), "{e}");
+        assert!(Server::of(&args("https://127.0.0.1:8443", Some("/nonexistent.pem"))).is_err());
         assert!(Server::parse("http:///x").is_err());
 
         let plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}extra";

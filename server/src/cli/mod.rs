@@ -8,6 +8,7 @@ pub mod bench_gateway;
 pub mod conformance;
 pub mod dev;
 pub mod live;
+pub mod org;
 pub mod scenarios;
 pub mod serve;
 
@@ -46,6 +47,10 @@ pub enum Command {
     /// external Agents, and the development human's decisions.
     #[command(subcommand)]
     Dev(dev::DevCommand),
+    /// An Organization of your own: create it, invite humans, add Agents, rotate and revoke
+    /// keys (the directory `serve --data` serves).
+    #[command(subcommand)]
+    Org(org::OrgCommand),
 }
 
 impl Cli {

@@ -669,7 +669,18 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     if let Some(url) = &opts.upstream {
         return run_proxy(&opts, &runtime, url, &public, style.as_deref(), conformance);
     }
-    let deployment = opts.registry.is_some();
+    // An Organization of `org init` in the data directory is served instead of the
+    // development one.
+    let own_org = opts.registry.is_none() && crate::org::OrgDir::exists(&opts.data);
+    if own_org && (opts.dev_clock || opts.dev_open) {
+        eprintln!(
+            "weave-console: {} holds an Organization of `org init`: --dev-clock and --dev-open \
+             are for the development Organization",
+            opts.data.display()
+        );
+        return ExitCode::from(2);
+    }
+    let deployment = opts.registry.is_some() || own_org;
     if let Err(e) = dev_exposure(&opts, !deployment) {
         eprintln!("weave-console: {e}");
         return ExitCode::from(2);
@@ -678,8 +689,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         None
     } else {
         let token = match std::env::var(DEV_TOKEN_ENV) {
-            Ok(text) => crate::dev_enrol::DevToken::from_text(&text).map(|t| (t, text)),
-            Err(_) => Ok(crate::dev_enrol::DevToken::generate()),
+            Ok(text) => crate::enrol::DevToken::from_text(&text).map(|t| (t, text)),
+            Err(_) => Ok(crate::enrol::DevToken::generate()),
         };
         match token {
             Ok(t) => Some(t),
@@ -695,21 +706,20 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     }
     let org = match (&opts.registry, &opts.authority_key) {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
+        _ if own_org => crate::org::setup(&opts.data),
         _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock).and_then(|o| o.setup()),
     };
-    // Development keys enrolled from browsers (`POST /api/dev/enrol`) join the Registry.
+    // Development keys enrolled from browsers (`POST /api/enrol`) join the Registry.
     let org = org.and_then(|mut o| {
         let enrolment = match (&o.dev, &dev_token) {
             (Some(_), Some((token, _))) => {
-                let (registry, e) = crate::dev_enrol::Enrolment::development(
-                    &o.registry,
-                    &opts.data,
-                    token.clone(),
-                )?;
+                let (registry, e) =
+                    crate::enrol::Enrolment::development(&o.registry, &opts.data, token.clone())?;
                 o.registry = registry;
                 e
             }
-            _ => crate::dev_enrol::Enrolment::refused(),
+            _ if own_org => crate::enrol::Enrolment::organization(&opts.data),
+            _ => crate::enrol::Enrolment::refused(),
         };
         Ok((o, enrolment))
     });
@@ -747,7 +757,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             Some(publisher),
             None,
         )
-    } else if opts.no_demo {
+    } else if opts.no_demo || org.dev.is_none() {
+        // The demo's Agents are the development Organization's: none elsewhere.
         crate::runtime::start_publishing(&opts.data, org, publisher)
     } else {
         crate::agents::start(&opts.data, org, started, Some(publisher), artifacts.clone()).map(
@@ -779,11 +790,26 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         }
     };
     // Enrolments take effect at once: the authority and the binding share one Registry.
-    let enrolment = enrolment
-        .running(authority.live_registry(), Arc::clone(&hub))
-        .publishing(authority.public_registry().clone());
+    let enrolment = Arc::new(
+        enrolment
+            .running(authority.live_registry(), Arc::clone(&hub))
+            .publishing(authority.public_registry().clone()),
+    );
+    if own_org {
+        say!(
+            "weave-console: serving the Organization of {} (invitations: weave-console org \
+             invite human NAME --data {})",
+            opts.data.display(),
+            opts.data.display()
+        );
+        runtime.spawn(crate::org::watch(
+            crate::org::OrgDir::new(&opts.data),
+            Arc::clone(&enrolment),
+            authority.clone(),
+        ));
+    }
     let mut extra = crate::console::protocol_routes(bundle.ok())
-        .merge(crate::dev_enrol::routes(enrolment))
+        .merge(crate::enrol::routes(enrolment))
         .merge(crate::artifacts::routes(
             artifacts,
             crate::artifacts::ReadAccess {

@@ -1087,7 +1087,7 @@ async fn a_human_session_creates_a_mission_and_sees_its_own_events() {
     srv.stop().await;
 }
 
-/// A key enrolled from a browser (`POST /api/dev/enrol`) works at once in a running server: the
+/// A key enrolled from a browser (`POST /api/enrol`) works at once in a running server: the
 /// human's HELLO is accepted and the authority verifies the Commands it signs, with no restart;
 /// the development Group list then names the Group the human created.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1108,19 +1108,22 @@ async fn an_enrolled_key_opens_a_human_session_and_signs_without_a_restart() {
     assert_eq!(code(&refused), "AUTH_INVALID_SIGNATURE");
 
     let token = "gateway-test-token-0123456789";
-    let (_, enrolment) = crate::dev_enrol::Enrolment::development(
+    let (_, enrolment) = crate::enrol::Enrolment::development(
         &srv.h.registry,
         &dir.0,
-        crate::dev_enrol::DevToken::from_text(token).expect("token"),
+        crate::enrol::DevToken::from_text(token).expect("token"),
     )
     .expect("enrolment");
     let enrolment = enrolment.running(srv.handle.live_registry(), Arc::clone(&srv.gw.hub));
     let body = format!(
         r#"{{"principalId":"{alice}","keyId":"{key_id}","publicKey":"{public}","token":"{token}"}}"#
     );
-    assert!(enrolment.enrol(body.as_bytes()).expect("enrolled").0);
+    assert_eq!(
+        enrolment.enrol(body.as_bytes()).expect("enrolled").0,
+        crate::enrol::Outcome::New
+    );
     // The Group list is read with a request signed by the human's key, for its own Groups only.
-    let path = format!("/api/dev/groups/{alice}");
+    let path = format!("/api/groups/{alice}");
     let list = |signer: &Signer, key: &str, whose: &str| {
         let (k, t, sig) =
             wasm_core::crypto::request::sign(signer, key, "GET", &path, runtime::now());
@@ -1206,17 +1209,31 @@ async fn an_enrolled_key_opens_a_human_session_and_signs_without_a_restart() {
         list(&signer, key_id, alice).expect("dev list"),
         vec![group.to_owned()]
     );
-    // A deployment's server has no such list.
-    let refused = crate::dev_enrol::Enrolment::refused()
+    // A deployment's server (its Registry a file, no enrolment) lists a member's Groups too,
+    // to that member alone: unsigned, nothing.
+    let deployment = crate::enrol::Enrolment::refused()
+        .running(srv.handle.live_registry(), Arc::clone(&srv.gw.hub));
+    let refused = deployment
         .groups(
             alice,
             &path,
             wasm_core::crypto::request::SignedHeaders::default(),
         )
-        .expect_err("403");
+        .expect_err("401");
     assert_eq!(
         refused.document().pointer("/code").and_then(Value::as_str),
-        Some("AUTH_FORBIDDEN")
+        Some("AUTH_REQUIRED")
+    );
+    let (k, t, sig) =
+        wasm_core::crypto::request::sign(&signer, key_id, "GET", &path, runtime::now());
+    let signed = wasm_core::crypto::request::SignedHeaders {
+        key_id: Some(&k),
+        signed_at: Some(&t),
+        signature: Some(&sig),
+    };
+    assert_eq!(
+        deployment.groups(alice, &path, signed).expect("listed"),
+        vec![group.to_owned()]
     );
     srv.stop().await;
 }

@@ -1,4 +1,4 @@
-//! `POST /api/dev/enrol`: enrols a human's browser-generated signing key in the development
+//! `POST /api/enrol`: enrols a human's browser-generated signing key in the development
 //! Organization (issue 13, "sign in by generating a key in the browser"). Development only: a
 //! server started with a deployment's own Registry (`--registry`) refuses it with
 //! `AUTH_FORBIDDEN`, and the development Organization is served on loopback only unless
@@ -19,7 +19,7 @@
 //! running server, at once: the new whole Registry replaces the [`LiveRegistry`] the authority's
 //! verify stage and the binding's HELLO share, and `GET /api/registry` serves it.
 //!
-//! `GET /api/dev/groups/<principal ID>` lists the Groups that Principal may read (an active
+//! `GET /api/groups/<principal ID>` lists the Groups that Principal may read (an active
 //! Membership, or ownership up the Mission tree, §14; development only, like enrolment): the
 //! binding has no "my Groups" frame and a console must know which Groups to SUBSCRIBE to
 //! (§16). The request must be signed by that Principal's key (`wasm_core::crypto::request`):
@@ -150,14 +150,37 @@ impl Limiter {
 
 /// The enrolment state: the Registry evidence as started plus what was enrolled since.
 pub struct Enrolment {
-    /// `None` for a deployment's own Organization: every request is refused.
-    dev: Option<Mutex<DevEvidence>>,
+    /// Whose keys are enrolled, and how.
+    kind: Kind,
+    /// Every attempt, right or wrong ([`ENROL_BURST`], [`ENROL_PER_MINUTE`]).
+    limiter: Mutex<Limiter>,
     /// The running server's shared Registry, swapped after each new enrolment.
     live: Option<LiveRegistry>,
-    /// Where Memberships are looked up for `GET /api/dev/groups/…`.
+    /// Where Memberships are looked up for `GET /api/groups/…`.
     hub: Option<Arc<Hub>>,
     /// `GET /api/registry`, republished after each new enrolment.
     public: Option<crate::registry_api::PublicRegistry>,
+}
+
+/// What is enrolled where.
+enum Kind {
+    /// A deployment's Registry file (`--registry`): keys are registered there, not here.
+    Refused,
+    /// The development Organization: any name, with the token printed at start.
+    Dev(Mutex<DevEvidence>),
+    /// An Organization of `org init`: an invitation's name, once (`crate::org`).
+    Org(crate::org::OrgDir),
+}
+
+/// What an enrolment did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The key is bound now.
+    New,
+    /// The same binding again (a retry): nothing changed.
+    Again,
+    /// The key waits for an administrator's `org confirm`.
+    Pending,
 }
 
 struct DevEvidence {
@@ -165,7 +188,6 @@ struct DevEvidence {
     enrolled: Vec<BindingRecord>,
     path: PathBuf,
     token: DevToken,
-    limiter: Limiter,
 }
 
 fn record_of(b: &wasm_core::crypto::KeyBinding) -> BindingRecord {
@@ -257,6 +279,93 @@ fn refuse(code: ErrorCode, message: &str, status: StatusCode) -> Box<WireError> 
     Box::new(WireError::new(code, message.to_owned()).with_status(status))
 }
 
+/// An enrolment request as posted: a human's public key, bound to the name its Principal ID
+/// carries, and the token that allows it (the development token or an invitation's).
+pub struct EnrolRequest {
+    pub principal_id: String,
+    pub key_id: String,
+    pub public_key: String,
+    pub token: Option<String>,
+}
+
+impl EnrolRequest {
+    /// The human's name (`urn:missionweaveprotocol:human:<name>`).
+    pub fn name(&self) -> &str {
+        self.principal_id
+            .strip_prefix(HUMAN_PREFIX)
+            .unwrap_or_default()
+    }
+}
+
+/// Reads and checks an enrolment body (strict JSON, closed members, the name rule, the key ID
+/// form, a strict Ed25519 public key); the token is the caller's to check.
+pub fn parse_request(body: &[u8]) -> Result<EnrolRequest, Box<WireError>> {
+    let invalid = |m: &str| {
+        refuse(
+            ErrorCode::SchemaValidationFailed,
+            m,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        )
+    };
+    let v = json::parse(body).map_err(|e| {
+        refuse(
+            ErrorCode::ProtocolViolation,
+            &format!("not strict JSON: {e}"),
+            StatusCode::BAD_REQUEST,
+        )
+    })?;
+    let obj = v.as_object().ok_or_else(|| invalid("expected an object"))?;
+    for (k, _) in obj.iter() {
+        if !["principalId", "keyId", "publicKey", "token"].contains(&k.as_str()) {
+            return Err(invalid(&format!("unknown member \"{}\"", k.as_str())));
+        }
+    }
+    let s = |n: &str| obj.get(n).and_then(Value::as_str).map(str::to_owned);
+    let (Some(principal_id), Some(key_id), Some(public_key)) =
+        (s("principalId"), s("keyId"), s("publicKey"))
+    else {
+        return Err(invalid("principalId, keyId and publicKey are required"));
+    };
+    let name = principal_id.strip_prefix(HUMAN_PREFIX).unwrap_or_default();
+    let name_ok = !name.is_empty()
+        && name.len() <= 40
+        && !name.starts_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if !name_ok {
+        return Err(invalid(
+            "principalId must be urn:missionweaveprotocol:human:<1-40 of a-z, 0-9, ->",
+        ));
+    }
+    let key_ok = key_id
+        .strip_prefix(KEY_PREFIX)
+        .and_then(|rest| rest.strip_prefix(name))
+        .is_some_and(|rest| {
+            rest.len() > 1
+                && rest.len() <= 64
+                && rest.starts_with('-')
+                && rest[1..]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        });
+    if !key_ok {
+        return Err(invalid(
+            "keyId must be urn:missionweaveprotocol:key:<name>-<fingerprint>",
+        ));
+    }
+    let key_bytes =
+        b64url_decode(&public_key).map_err(|_| invalid("publicKey is not base64url"))?;
+    StrictPublicKey::from_bytes(&key_bytes)
+        .map_err(|e| invalid(&format!("publicKey is not a strict Ed25519 key: {e}")))?;
+    Ok(EnrolRequest {
+        principal_id,
+        key_id,
+        public_key,
+        token: s("token"),
+    })
+}
+
 impl Enrolment {
     /// Enrolment for the development Organization whose Registry is `registry`, guarded by
     /// `token`: the Registry with the stored enrolments (what the server starts with) and the
@@ -281,13 +390,13 @@ impl Enrolment {
         Ok((
             validated,
             Enrolment {
-                dev: Some(Mutex::new(DevEvidence {
+                kind: Kind::Dev(Mutex::new(DevEvidence {
                     evidence,
                     enrolled,
                     path,
                     token,
-                    limiter: Limiter::new(ENROL_BURST, ENROL_PER_MINUTE),
                 })),
+                limiter: Mutex::new(Limiter::new(ENROL_BURST, ENROL_PER_MINUTE)),
                 live: None,
                 public: None,
                 hub: None,
@@ -295,10 +404,20 @@ impl Enrolment {
         ))
     }
 
-    /// A deployment's own Organization: enrolment is refused.
+    /// A deployment's own Registry file: enrolment is refused.
     pub fn refused() -> Enrolment {
+        Enrolment::of(Kind::Refused)
+    }
+
+    /// An Organization of `org init` in `dir`: enrolment by invitation.
+    pub fn organization(dir: &Path) -> Enrolment {
+        Enrolment::of(Kind::Org(crate::org::OrgDir::new(dir)))
+    }
+
+    fn of(kind: Kind) -> Enrolment {
         Enrolment {
-            dev: None,
+            kind,
+            limiter: Mutex::new(Limiter::new(ENROL_BURST, ENROL_PER_MINUTE)),
             live: None,
             public: None,
             hub: None,
@@ -308,10 +427,8 @@ impl Enrolment {
     /// Another attempt rate (tests enrol hundreds of keys at once).
     #[cfg(test)]
     pub fn with_rate(self, burst: u32, per_minute: u32) -> Enrolment {
-        if let Some(dev) = &self.dev
-            && let Ok(mut d) = dev.lock()
-        {
-            d.limiter = Limiter::new(burst, per_minute);
+        if let Ok(mut l) = self.limiter.lock() {
+            *l = Limiter::new(burst, per_minute);
         }
         self
     }
@@ -319,7 +436,7 @@ impl Enrolment {
     /// Serves the whole Registry, stored enrolments included, in `GET /api/registry` now and
     /// after every new enrolment (a browser verifies the Commands it signs with an enrolled key).
     pub fn publishing(mut self, public: crate::registry_api::PublicRegistry) -> Enrolment {
-        if let Some(dev) = &self.dev
+        if let Kind::Dev(dev) = &self.kind
             && let Ok(d) = dev.lock()
         {
             public.publish(&d.whole());
@@ -329,7 +446,7 @@ impl Enrolment {
     }
 
     /// Makes enrolments effective at once in a running server: `live` is the Registry the
-    /// authority and the binding share; `hub` answers `GET /api/dev/groups/…`.
+    /// authority and the binding share; `hub` answers `GET /api/groups/…`.
     pub fn running(mut self, live: LiveRegistry, hub: Arc<Hub>) -> Enrolment {
         self.live = Some(live);
         self.hub = Some(hub);
@@ -337,40 +454,31 @@ impl Enrolment {
     }
 
     /// The Groups the signer of a signed `GET path` may read, if it asks for its own
-    /// (`Hub::groups_of`; development only): the list tells which Missions exist and who is
-    /// in them, so it is for the member alone (issue 26, "Non-members learn nothing").
+    /// (`Hub::groups_of`): the list tells which Missions exist, so it is for the member alone
+    /// (issue 26, "Non-members learn nothing"). Any Organization's console needs it: the
+    /// binding has no "my Groups" frame (§16).
     pub fn groups(
         &self,
         principal_id: &str,
         path: &str,
         headers: request::SignedHeaders<'_>,
     ) -> Result<Vec<String>, Box<WireError>> {
-        if self.dev.is_none() {
-            return Err(refuse(
-                ErrorCode::AuthForbidden,
-                "the Group list is for the development Organization only",
-                StatusCode::FORBIDDEN,
-            ));
-        }
+        let unsigned = || {
+            refuse(
+                ErrorCode::AuthRequired,
+                "sign the request with your Registry key (wasm_core::crypto::request)",
+                StatusCode::UNAUTHORIZED,
+            )
+        };
         let registry = self
             .live
             .as_ref()
             .map(LiveRegistry::current)
-            .ok_or_else(|| {
-                refuse(
-                    ErrorCode::InternalError,
-                    "the Registry is not running",
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                )
-            })?;
+            .ok_or_else(unsigned)?;
         let signer = request::verify(&registry, "GET", path, headers, crate::runtime::now())
             .map_err(|e| {
                 tracing::info!(reason = %e, "an unauthenticated Group list request");
-                refuse(
-                    ErrorCode::AuthRequired,
-                    "sign the request with your Registry key (wasm_core::crypto::request)",
-                    StatusCode::UNAUTHORIZED,
-                )
+                unsigned()
             })?;
         if signer.id.0 != principal_id {
             return Err(refuse(
@@ -386,15 +494,19 @@ impl Enrolment {
             .unwrap_or_default())
     }
 
-    /// Checks and records one enrolment; `Ok(true)` if new, `Ok(false)` if already there.
-    pub fn enrol(&self, body: &[u8]) -> Result<(bool, String, String), Box<WireError>> {
-        let Some(dev) = &self.dev else {
-            return Err(refuse(
-                ErrorCode::AuthForbidden,
-                "enrolment is for the development Organization only; a deployment registers \
-                 keys in its own Registry",
-                StatusCode::FORBIDDEN,
-            ));
+    /// Checks and records one enrolment: the outcome, the Principal and the key ID.
+    pub fn enrol(&self, body: &[u8]) -> Result<(Outcome, String, String), Box<WireError>> {
+        let dev = match &self.kind {
+            Kind::Refused => {
+                return Err(refuse(
+                    ErrorCode::AuthForbidden,
+                    "this server's Registry is a file its operator keeps (--registry): keys are \
+                     registered there, not enrolled here",
+                    StatusCode::FORBIDDEN,
+                ));
+            }
+            Kind::Dev(dev) => Some(dev),
+            Kind::Org(_) => None,
         };
         let unavailable = || {
             refuse(
@@ -404,7 +516,7 @@ impl Enrolment {
             )
         };
         // Every attempt counts, before anything is read: guessing is slow whatever is sent.
-        if let Err(ms) = dev.lock().map_err(|_| unavailable())?.limiter.take() {
+        if let Err(ms) = self.limiter.lock().map_err(|_| unavailable())?.take() {
             let e = WireError::new(
                 ErrorCode::RateLimited,
                 format!(
@@ -416,29 +528,18 @@ impl Enrolment {
             .with_status(StatusCode::TOO_MANY_REQUESTS);
             return Err(Box::new(e));
         }
-        let invalid = |m: &str| {
-            refuse(
-                ErrorCode::SchemaValidationFailed,
-                m,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
+        let req = parse_request(body)?;
+        let Some(dev) = dev else {
+            return self.enrol_invited(&req);
         };
-        let v = json::parse(body).map_err(|e| {
-            refuse(
-                ErrorCode::ProtocolViolation,
-                &format!("not strict JSON: {e}"),
-                StatusCode::BAD_REQUEST,
-            )
-        })?;
-        let obj = v.as_object().ok_or_else(|| invalid("expected an object"))?;
-        for (k, _) in obj.iter() {
-            if !["principalId", "keyId", "publicKey", "token"].contains(&k.as_str()) {
-                return Err(invalid(&format!("unknown member \"{}\"", k.as_str())));
-            }
-        }
-        let s = |n: &str| obj.get(n).and_then(Value::as_str).map(str::to_owned);
+        let EnrolRequest {
+            principal_id,
+            key_id,
+            public_key,
+            token,
+        } = req;
         let token_ok =
-            s("token").is_some_and(|t| dev.lock().map(|d| d.token.matches(&t)).unwrap_or(false));
+            token.is_some_and(|t| dev.lock().map(|d| d.token.matches(&t)).unwrap_or(false));
         if !token_ok {
             tracing::warn!("an enrolment without the right token was refused");
             return Err(refuse(
@@ -448,43 +549,13 @@ impl Enrolment {
                 StatusCode::FORBIDDEN,
             ));
         }
-        let (Some(principal_id), Some(key_id), Some(public_key)) =
-            (s("principalId"), s("keyId"), s("publicKey"))
-        else {
-            return Err(invalid("principalId, keyId and publicKey are required"));
+        let invalid = |m: &str| {
+            refuse(
+                ErrorCode::SchemaValidationFailed,
+                m,
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
         };
-        let name = principal_id.strip_prefix(HUMAN_PREFIX).unwrap_or_default();
-        let name_ok = !name.is_empty()
-            && name.len() <= 40
-            && !name.starts_with('-')
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if !name_ok {
-            return Err(invalid(
-                "principalId must be urn:missionweaveprotocol:human:<1-40 of a-z, 0-9, ->",
-            ));
-        }
-        let key_ok = key_id
-            .strip_prefix(KEY_PREFIX)
-            .and_then(|rest| rest.strip_prefix(name))
-            .is_some_and(|rest| {
-                rest.len() > 1
-                    && rest.len() <= 64
-                    && rest.starts_with('-')
-                    && rest[1..]
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            });
-        if !key_ok {
-            return Err(invalid(
-                "keyId must be urn:missionweaveprotocol:key:<name>-<fingerprint>",
-            ));
-        }
-        let key_bytes =
-            b64url_decode(&public_key).map_err(|_| invalid("publicKey is not base64url"))?;
-        StrictPublicKey::from_bytes(&key_bytes)
-            .map_err(|e| invalid(&format!("publicKey is not a strict Ed25519 key: {e}")))?;
         let record = BindingRecord {
             key_id: key_id.clone(),
             principal_type: "human".into(),
@@ -496,7 +567,7 @@ impl Enrolment {
         };
         let mut dev = dev.lock().map_err(|_| unavailable())?;
         if dev.enrolled.contains(&record) {
-            return Ok((false, principal_id, key_id));
+            return Ok((Outcome::Again, principal_id, key_id));
         }
         if dev.enrolled.len() >= MAX_ENROLLED {
             return Err(refuse(
@@ -562,7 +633,89 @@ impl Enrolment {
             public.publish(&evidence);
         }
         tracing::info!(principal = %principal_id, key = %key_id, "development key enrolled");
-        Ok((true, principal_id, key_id))
+        Ok((Outcome::New, principal_id, key_id))
+    }
+
+    /// An Organization's enrolment: the invitation's token spends it (`org::OrgDir::enrol`);
+    /// a bound key is served at once.
+    fn enrol_invited(
+        &self,
+        req: &EnrolRequest,
+    ) -> Result<(Outcome, String, String), Box<WireError>> {
+        let Kind::Org(dir) = &self.kind else {
+            return Err(refuse(
+                ErrorCode::InternalError,
+                "enrolment state unavailable",
+                StatusCode::INTERNAL_SERVER_ERROR,
+            ));
+        };
+        use crate::org::{EnrolOutcome, EnrolRefusal};
+        let forbidden = |m: String| refuse(ErrorCode::AuthForbidden, &m, StatusCode::FORBIDDEN);
+        let done = |o| Ok((o, req.principal_id.clone(), req.key_id.clone()));
+        match dir.enrol(req, crate::runtime::now()) {
+            Ok(EnrolOutcome::Pending) => {
+                tracing::info!(principal = %req.principal_id, key = %req.key_id, "a key waits for confirmation");
+                done(Outcome::Pending)
+            }
+            Ok(EnrolOutcome::Bound) => {
+                tracing::info!(principal = %req.principal_id, key = %req.key_id, "a key was enrolled by invitation");
+                self.reload_org();
+                done(Outcome::New)
+            }
+            Err(EnrolRefusal::AlreadyDone) => done(Outcome::Again),
+            Err(EnrolRefusal::NoInvitation) => Err(forbidden(
+                "enrolment needs an invitation: open the link your administrator gave you \
+                 (weave-console org invite human NAME)"
+                    .into(),
+            )),
+            Err(EnrolRefusal::Used) => Err(forbidden(
+                "this invitation was used already; ask your administrator for a new one".into(),
+            )),
+            Err(EnrolRefusal::Expired) => Err(forbidden(
+                "this invitation has expired; ask your administrator for a new one".into(),
+            )),
+            Err(EnrolRefusal::OtherName(n)) => {
+                Err(forbidden(format!("this invitation is for the name {n:?}")))
+            }
+            Err(EnrolRefusal::KeyTaken) => Err(refuse(
+                ErrorCode::InvalidCommand,
+                "this key ID is already bound",
+                StatusCode::CONFLICT,
+            )),
+            Err(EnrolRefusal::Store(e)) => {
+                tracing::error!(error = %e, "an enrolment could not be stored");
+                Err(refuse(
+                    ErrorCode::InternalError,
+                    "the enrolment could not be stored",
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                ))
+            }
+        }
+    }
+
+    /// Serves the Organization file's Registry and cards now (after an enrolment here, or a
+    /// change by `weave-console org …`, [`crate::org::watch`]).
+    pub fn reload_org(&self) {
+        let Kind::Org(dir) = &self.kind else {
+            return;
+        };
+        match dir.read().and_then(|f| {
+            let v = f
+                .registry
+                .validate()
+                .map_err(|e| format!("the Registry is invalid: {e}"))?;
+            Ok((f, v))
+        }) {
+            Ok((f, validated)) => {
+                if let Some(live) = &self.live {
+                    live.replace(validated);
+                }
+                if let Some(public) = &self.public {
+                    public.publish_with_cards(&f.registry, &f.agent_cards);
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "the Organization file was not applied"),
+        }
     }
 }
 
@@ -584,24 +737,24 @@ impl DevEvidence {
 
 async fn enrol(State(state): State<Arc<Enrolment>>, body: Bytes) -> Response {
     match state.enrol(&body) {
-        Ok((new, principal_id, key_id)) => {
+        Ok((outcome, principal_id, key_id)) => {
             let mut o = Object::new();
             o.insert("principalId", Value::string(principal_id));
             o.insert("keyId", Value::string(key_id));
             o.insert("validFrom", Value::string(VALID_FROM));
             o.insert(
                 "effective",
-                Value::string(if state.live.is_some() {
-                    "now"
-                } else {
-                    "at the next start of the server"
+                Value::string(match outcome {
+                    Outcome::Pending => "after an administrator's confirmation (org confirm)",
+                    _ if state.live.is_some() => "now",
+                    _ => "at the next start of the server",
                 }),
             );
             (
-                if new {
-                    StatusCode::CREATED
-                } else {
-                    StatusCode::OK
+                match outcome {
+                    Outcome::New => StatusCode::CREATED,
+                    Outcome::Again => StatusCode::OK,
+                    Outcome::Pending => StatusCode::ACCEPTED,
                 },
                 [(header::CONTENT_TYPE, "application/json")],
                 json::to_string(&Value::Object(o)),
@@ -646,11 +799,11 @@ async fn groups(
     }
 }
 
-pub fn routes(state: Enrolment) -> Router {
+pub fn routes(state: Arc<Enrolment>) -> Router {
     Router::new()
-        .route("/api/dev/enrol", post(enrol))
-        .route("/api/dev/groups/{principal}", axum::routing::get(groups))
-        .with_state(Arc::new(state))
+        .route("/api/enrol", post(enrol))
+        .route("/api/groups/{principal}", axum::routing::get(groups))
+        .with_state(state)
         .layer(axum::extract::DefaultBodyLimit::max(4096))
 }
 
@@ -738,10 +891,10 @@ mod tests {
         let b = body(ALICE, ALICE_KEY, &key(2));
         assert_eq!(
             e.enrol(&b).map_err(|e| e.document()),
-            Ok((true, ALICE.into(), ALICE_KEY.into()))
+            Ok((Outcome::New, ALICE.into(), ALICE_KEY.into()))
         );
         // The same binding again: idempotent.
-        assert_eq!(e.enrol(&b).map(|r| r.0).ok(), Some(false));
+        assert_eq!(e.enrol(&b).map(|r| r.0).ok(), Some(Outcome::Again));
         // At the next start it is part of the Registry.
         let (r, again) = open(&dir);
         let binding = r.binding(ALICE_KEY).expect("enrolled binding");
@@ -780,6 +933,7 @@ mod tests {
             e.enrol(&body(OWNER, owner_key, &key(9)))
                 .expect("enrolled")
                 .0
+                == Outcome::New
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -852,7 +1006,7 @@ mod tests {
                 &format!("{KEY_PREFIX}{name}-k{i}"),
                 &key_n(i),
             );
-            assert!(e.enrol(&b).map_err(|e| e.document()).expect("enrolled").0);
+            assert!(e.enrol(&b).map_err(|e| e.document()).expect("enrolled").0 == Outcome::New);
         }
         assert_eq!(served(&public).bindings().count(), 201);
         drop(e);
