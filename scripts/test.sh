@@ -11,7 +11,8 @@
 #   scenarios    weave-console scenarios (behavioural suite of the embedded authority)
 #   browser      wasm-core tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)
 #   end2end      scripts/build-web.sh release, weave-console serve, end2end/console.mjs, then
-#                end2end/decide.mjs (the Approvals view against the same demo)
+#                end2end/decide.mjs (the Approvals view against the same demo), then end2end/proxy.mjs
+#                (the console through `serve --upstream` in front of a second demo server)
 #                (playwright-core + Debian chromium + @axe-core/playwright)
 # Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
 # Ends with `all: N passed, 0 failed`; stops at the first failing step with a non-zero exit.
@@ -285,7 +286,49 @@ step_end2end() {
   # The write side against the same demo (the Approvals view; issue 13, view 4).
   if [ "$rc" -eq 0 ]; then BASE_URL="$base/" DEV_TOKEN="$dev_token" node end2end/decide.mjs || rc=$?; fi
   stop_server
+  # The console through the proxy: a demo server upstream, `serve --upstream …
+  # --registry-from-upstream` in front of it, and a key brought from elsewhere (issue 26).
+  if [ "$rc" -eq 0 ]; then proxy_walk "$bin" "$dev_token" || rc=$?; fi
+  stop_server
   return "$rc"
+}
+
+# wait_listening LOG SCHEME PID: the base URL a server printed, or nothing after 60 s.
+wait_listening() {
+  local log=$1 scheme=$2 pid=$3 got="" deadline=$((SECONDS + 60))
+  while [ -z "$got" ] && [ $SECONDS -lt $deadline ] && kill -0 "$pid" 2>/dev/null; do
+    got=$(sed -n "s/^weave-console listening on \($scheme:\/\/[^ ]*\)\$/\1/p" "$log" | head -n1)
+    [ -n "$got" ] || sleep 0.5
+  done
+  echo "$got"
+}
+
+proxy_walk() {
+  local bin=$1 dev_token=$2
+  TLS_DATA=$(mktemp -d) # removed by stop_server
+  local up_data="$TLS_DATA/upstream" proxy_data="$TLS_DATA/proxy"
+  WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --addr "127.0.0.1:0" --data "$up_data" >"$TLS_DATA/up.log" 2>&1 &
+  SERVER_PID=$!
+  local up_base
+  up_base=$(wait_listening "$TLS_DATA/up.log" http "$SERVER_PID")
+  if [ -z "$up_base" ]; then
+    echo "end2end: the upstream did not start:" >&2
+    cat "$TLS_DATA/up.log" >&2
+    return 1
+  fi
+  local up_ws="ws://${up_base#http://}/ws"
+  "$bin" serve --addr "127.0.0.1:0" --data "$proxy_data" --upstream "$up_ws" --registry-from-upstream \
+    >"$TLS_DATA/proxy.log" 2>&1 &
+  TLS_PID=$!
+  local proxy_base
+  proxy_base=$(wait_listening "$TLS_DATA/proxy.log" http "$TLS_PID")
+  if [ -z "$proxy_base" ]; then
+    echo "end2end: the proxy did not start:" >&2
+    cat "$TLS_DATA/proxy.log" >&2
+    return 1
+  fi
+  echo "end2end: proxy at $proxy_base in front of $up_base"
+  PROXY_URL="$proxy_base/" UPSTREAM_DATA="$up_data" node end2end/proxy.mjs
 }
 
 # ---- run ----

@@ -57,7 +57,13 @@ fn temp(name: &str) -> PathBuf {
 
 /// Starts `weave-console serve ARGS` and waits for its `listening on https://ADDR` line.
 fn spawn(args: &[&str]) -> Proc {
+    spawn_with(args, &[])
+}
+
+/// [`spawn`] with environment variables (a development token).
+fn spawn_with(args: &[&str], envs: &[(&str, &str)]) -> Proc {
     let mut child = Command::new(BIN)
+        .envs(envs.iter().copied())
         .arg("serve")
         .args([
             "--public",
@@ -732,6 +738,155 @@ async fn hello_through_the_proxy_and_resume_after_the_upstream_restarts() {
         .unwrap();
     events_through(&mut agent, &group, last + 3, last + 4).await;
     drop(proxy);
+    drop(upstream);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// The console through the proxy (issue 26): its Registry, its reads and its enrolment.
+
+/// A signed read's three headers for `path` by `key` (`wasm_core::crypto::request`).
+fn signed_read_headers(seed: &SecretSeed, key_id: &str, path: &str) -> String {
+    let signer = wasm_core::crypto::ed25519::Signer::from_seed(seed);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let (k, t, sig) = wasm_core::crypto::request::sign(
+        &signer,
+        key_id,
+        "GET",
+        path,
+        wasm_core::authority::Micros::from_seconds(now),
+    );
+    format!(
+        "{}: {k}\r\n{}: {t}\r\n{}: {sig}\r\n",
+        wasm_core::crypto::request::KEY_HEADER,
+        wasm_core::crypto::request::TIME_HEADER,
+        wasm_core::crypto::request::SIGNATURE_HEADER
+    )
+}
+
+/// [`https`] with extra header lines (each ending in CRLF).
+async fn https_with(addr: &str, cert: &Path, path: &str, extra: &str) -> (u16, String) {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let connector = tokio_rustls::TlsConnector::from(client_tls(cert));
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut s = connector.connect(name, tcp).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n");
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw).await;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (
+        status,
+        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
+    )
+}
+
+/// Proxy mode used to serve no Registry (`/api/registry` 404) and refuse `--registry`, so the
+/// console could verify nothing through it. With `--registry-from-upstream` the console's reads
+/// and its enrolment reach the upstream (its signed reads keep their signature); with
+/// `--registry FILE` that Registry is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_reads_and_enrols_through_the_proxy() {
+    let dir = temp("console");
+    let data = dir.join("up");
+    let token = "proxy-test-token-0123456789abcdef";
+    let upstream = spawn_with(
+        &[
+            "--addr",
+            "127.0.0.1:0",
+            "--tls",
+            "--no-demo",
+            "--data",
+            data.to_str().unwrap(),
+        ],
+        &[("WEAVE_DEV_TOKEN", token)],
+    );
+    let up_cert = data.join("tls/dev-cert.pem");
+    let up_url = format!("wss://{}/ws", upstream.addr);
+    let relay = spawn(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--tls",
+        "--data",
+        dir.join("relay").to_str().unwrap(),
+        "--upstream",
+        &up_url,
+        "--upstream-ca",
+        up_cert.to_str().unwrap(),
+        "--registry-from-upstream",
+    ]);
+    let relay_cert = dir.join("relay/tls/dev-cert.pem");
+    let (status, direct) = https(&upstream.addr, &up_cert, "GET", "/api/registry", b"").await;
+    assert_eq!(status, 200);
+    let (status, relayed) = https(&relay.addr, &relay_cert, "GET", "/api/registry", b"").await;
+    assert_eq!(status, 200, "{relayed}");
+    assert_eq!(relayed, direct, "the upstream's Registry, unchanged");
+    // Enrolment through the proxy, with the upstream's token: bound upstream.
+    let seed = SecretSeed::take(&mut [31u8; 32]);
+    let alice = "urn:missionweaveprotocol:human:alice";
+    let key_id = "urn:missionweaveprotocol:key:alice-p1";
+    let body = format!(
+        r#"{{"principalId":"{alice}","keyId":"{key_id}","publicKey":"{}","token":"{token}"}}"#,
+        b64url_encode(&seed.public_key())
+    );
+    let (status, said) = https(
+        &relay.addr,
+        &relay_cert,
+        "POST",
+        "/api/enrol",
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 201, "{said}");
+    let (_, registry) = https(&upstream.addr, &up_cert, "GET", "/api/registry", b"").await;
+    assert!(registry.contains(key_id));
+    // The signed Group list through the proxy: unsigned 401, signed 200, as upstream.
+    let path = format!("/api/groups/{alice}");
+    let (status, _) = https_with(&relay.addr, &relay_cert, &path, "").await;
+    assert_eq!(status, 401);
+    let (status, list) = https_with(
+        &relay.addr,
+        &relay_cert,
+        &path,
+        &signed_read_headers(&seed, key_id, &path),
+    )
+    .await;
+    assert_eq!(status, 200, "{list}");
+    assert!(list.contains("\"groups\""), "{list}");
+    drop(relay);
+
+    // --registry FILE: that Registry, served as it is.
+    let file = dir.join("registry.json");
+    std::fs::write(&file, &registry).unwrap();
+    let served = spawn(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--tls",
+        "--data",
+        dir.join("served").to_str().unwrap(),
+        "--upstream",
+        &up_url,
+        "--upstream-ca",
+        up_cert.to_str().unwrap(),
+        "--registry",
+        file.to_str().unwrap(),
+    ]);
+    let (status, body) = https(
+        &served.addr,
+        &dir.join("served/tls/dev-cert.pem"),
+        "GET",
+        "/api/registry",
+        b"",
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(body.contains(key_id) && body.contains("organization:dev"));
+    drop(served);
     drop(upstream);
     let _ = std::fs::remove_dir_all(&dir);
 }

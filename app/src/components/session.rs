@@ -224,6 +224,17 @@ pub fn set_registry(registry: ValidatedRegistry) {
     let _ = registry;
 }
 
+/// The Registry kept for verification, if it has been fetched (an imported key is looked up in
+/// it: its binding names the Principal and the key ID).
+pub fn registry() -> Option<ValidatedRegistry> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        imp::REGISTRY.with(|r| r.borrow().clone())
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -90,6 +90,8 @@ pub enum Fail {
     Wrong,
     File(String),
     Storage(String),
+    /// An existing key that was not taken (`custody::import`).
+    Key(crate::custody::import::ImportError),
 }
 
 /// What the last action said (shown in a live region). (Native builds, the tests, never run
@@ -163,6 +165,21 @@ fn note_view(i18n: I18nContext<Locale>, n: Note) -> AnyView {
                 Fail::Mismatch => t!(i18n, sign_in.err_mismatch).into_any(),
                 Fail::Wrong => t!(i18n, sign_in.err_wrong).into_any(),
                 Fail::File(d) => t!(i18n, sign_in.err_file, detail = move || d.clone()).into_any(),
+                Fail::Key(e) => {
+                    use crate::custody::import::ImportError as E;
+                    match e {
+                        E::Unrecognized | E::NotEd25519(_) => {
+                            t!(i18n, sign_in.err_key_unrecognized).into_any()
+                        }
+                        E::PublicKeyMismatch => t!(i18n, sign_in.err_key_mismatch).into_any(),
+                        E::NotInRegistry => t!(i18n, sign_in.err_key_not_in_registry).into_any(),
+                        E::NotHuman(kind) => {
+                            t!(i18n, sign_in.err_key_not_human, kind = move || kind.clone())
+                                .into_any()
+                        }
+                        E::NotValid => t!(i18n, sign_in.err_key_not_valid).into_any(),
+                    }
+                }
                 Fail::Storage(d) => {
                     t!(i18n, sign_in.err_storage, detail = move || d.clone()).into_any()
                 }
@@ -194,10 +211,13 @@ pub fn load_stored_key(console: Console) {
 
 /// Holds the unlocked seed as a `Signer` and opens the session.
 #[cfg(target_arch = "wasm32")]
+/// `session`: open the socket now. Not for a key whose enrolment was just refused or is
+/// pending: its HELLO would be refused over and over, and that refusal is not news.
 fn unlocked(
     console: Console,
     file: &crate::custody::keyfile::KeyFile,
     seed: wasm_core::crypto::SecretSeed,
+    session: bool,
 ) {
     let signer = std::sync::Arc::new(wasm_core::crypto::ed25519::Signer::from_seed(&seed));
     drop(seed);
@@ -206,6 +226,9 @@ fn unlocked(
         principal_id: file.principal_id.clone(),
         key_id: file.key_id.clone(),
     });
+    if !session {
+        return;
+    }
     crate::components::session::start(
         console,
         file.principal_id.clone(),
@@ -248,7 +271,8 @@ mod actions {
         // Only the public half is sent (a dev-only endpoint; a deployment refuses it). A refusal
         // leaves the key stored and unlocked (it is the person's; it can be enrolled again).
         let enrol = enrol(&file.principal_id, &file.key_id, &file.public_key, &token).await;
-        unlocked(console, &file, seed);
+        let enrolled = enrol == Enrol::Enrolled;
+        unlocked(console, &file, seed, enrolled);
         Ok(enrol)
     }
 
@@ -291,7 +315,37 @@ mod actions {
         let seed = webcrypto::open(&file, &pass)
             .await
             .map_err(|_| Fail::Wrong)?;
-        unlocked(console, &file, seed);
+        unlocked(console, &file, seed, true);
+        Ok(())
+    }
+
+    /// An existing key (seed, PKCS#8 PEM or JWK): found in the Registry by its public key,
+    /// sealed at once under a new passphrase, stored and unlocked.
+    pub async fn import_existing(
+        console: Console,
+        text: String,
+        p1: String,
+        p2: String,
+    ) -> Result<(), Fail> {
+        use crate::custody::import;
+        if !keyfile::passphrase_ok(&p1) {
+            return Err(Fail::Short);
+        }
+        if p1 != p2 {
+            return Err(Fail::Mismatch);
+        }
+        let seed = import::seed_of(&text).map_err(Fail::Key)?;
+        drop(text);
+        let registry = crate::components::session::registry()
+            .ok_or(Fail::Key(import::ImportError::NotInRegistry))?;
+        let now = crate::web::now().format_whole_seconds();
+        let (principal_id, key_id) =
+            import::identity_in(&registry, &seed.public_key(), &now).map_err(Fail::Key)?;
+        let file = webcrypto::seal(&seed, &p1, &principal_id, &key_id, &now)
+            .await
+            .map_err(Fail::Storage)?;
+        store::save(&file.to_json()).await.map_err(Fail::Storage)?;
+        unlocked(console, &file, seed, true);
         Ok(())
     }
 
@@ -301,7 +355,7 @@ mod actions {
             .await
             .map_err(|_| Fail::Wrong)?;
         store::save(&file.to_json()).await.map_err(Fail::Storage)?;
-        unlocked(console, &file, seed);
+        unlocked(console, &file, seed, true);
         Ok(())
     }
 
@@ -371,7 +425,7 @@ pub fn SignIn() -> impl IntoView {
             </div>
             {move || match console.key.get() {
                 KeyState::Loading => view! { <crate::components::states::Loading /> }.into_any(),
-                KeyState::None => view! { <Generate note /> <Import note /> }.into_any(),
+                KeyState::None => view! { <Generate note /> <Import note /> <ImportExisting note /> }.into_any(),
                 KeyState::Locked { principal_id, .. } => view! { <Unlock note who=principal_id /> }.into_any(),
                 KeyState::Unlocked { principal_id, key_id } => view! { <Held note who=principal_id key_id /> }.into_any(),
             }}
@@ -465,6 +519,49 @@ fn DemoHumans(name: RwSignal<String>) -> impl IntoView {
                 <li>{human(SECURITY_OWNER)}" — "{t!(i18n, sign_in.human_security_owner)}</li>
             </ul>
         </div>
+    }
+}
+
+/// "Use an existing key": a key made elsewhere and bound in this Organization's Registry
+/// (a seed, PKCS#8 PEM or JWK), sealed here at once (issue 26: the console against any
+/// authority). The text and the passphrases are emptied as soon as the action has them.
+#[component]
+fn ImportExisting(note: RwSignal<Note>) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    let key = RwSignal::new(String::new());
+    let p1 = RwSignal::new(String::new());
+    let p2 = RwSignal::new(String::new());
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        note.set(Note::Busy);
+        let (k, a, b) = (key.get_untracked(), p1.get_untracked(), p2.get_untracked());
+        key.set(String::new());
+        p1.set(String::new());
+        p2.set(String::new());
+        #[cfg(target_arch = "wasm32")]
+        leptos::task::spawn_local(async move {
+            note.set(match actions::import_existing(console, k, a, b).await {
+                Ok(()) => Note::None,
+                Err(f) => Note::Fail(f),
+            });
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = (console, k, a, b);
+    };
+    view! {
+        <form class="card" id="existing-form" on:submit=submit>
+            <h2>{t!(i18n, sign_in.existing_title)}</h2>
+            <p class="hint" id="existing-hint">{t!(i18n, sign_in.existing_hint)}</p>
+            <label for="existing-key">{t!(i18n, sign_in.existing_key)}</label>
+            <textarea id="existing-key" rows="4" required autocomplete="off" spellcheck="false"
+                aria-describedby="existing-hint" translate="no" bind:value=key></textarea>
+            <label for="existing-pass1">{t!(i18n, sign_in.passphrase)}</label>
+            <input id="existing-pass1" type="password" autocomplete="new-password" required bind:value=p1 />
+            <label for="existing-pass2">{t!(i18n, sign_in.passphrase_again)}</label>
+            <input id="existing-pass2" type="password" autocomplete="new-password" required bind:value=p2 />
+            <button type="submit" id="import-existing">{t!(i18n, sign_in.existing_import)}</button>
+        </form>
     }
 }
 

@@ -146,6 +146,25 @@ impl Endpoint {
     /// `ws://…/ws`, or `wss://…/ws` trusting exactly `root` (the server's own certificate,
     /// e.g. its development certificate).
     pub fn trusting(url: &str, root: Option<CertificateDer<'static>>) -> Result<Endpoint, String> {
+        let tls = match (url.starts_with("wss://"), root) {
+            (true, Some(der)) => Some(crate::gateway::client::tls_trusting(der)?),
+            (true, None) => {
+                return Err(
+                    "wss:// needs the server's certificate: the principals file carries \
+                     a development server's, or pass --ca FILE"
+                        .into(),
+                );
+            }
+            (false, _) => None,
+        };
+        Endpoint::with_config(url, tls)
+    }
+
+    /// `ws://…/ws`, or `wss://…/ws` with a client TLS configuration already made (the proxy's).
+    pub fn with_config(
+        url: &str,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> Result<Endpoint, String> {
         let (secure, rest) = if let Some(r) = url.strip_prefix("wss://") {
             (true, r)
         } else if let Some(r) = url.strip_prefix("ws://") {
@@ -169,15 +188,9 @@ impl Endpoint {
         } else {
             format!("{addr}:{}", if secure { 443 } else { 80 })
         };
-        let tls = if secure {
-            let der = root.ok_or(
-                "wss:// needs the server's certificate: the principals file carries a \
-                 development server's, or pass --ca FILE",
-            )?;
-            Some(crate::gateway::client::tls_trusting(der)?)
-        } else {
-            None
-        };
+        if secure && tls.is_none() {
+            return Err(format!("{url}: wss:// needs a certificate to trust"));
+        }
         Ok(Endpoint {
             ws: url.to_owned(),
             secure,

@@ -61,8 +61,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR", env = "WEAVE_DATA", default_value = "data")]
     pub data: PathBuf,
     /// A deployment's own Registry evidence (the bundle's Registry-fixture shape) instead of
-    /// the development Organization.
-    #[arg(long, value_name = "FILE", requires = "authority_key")]
+    /// the development Organization (with `--authority-key`); with `--upstream`, the Registry
+    /// the console verifies the upstream's Events with (`GET /api/registry`).
+    #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
     /// `{keyId, seed}`: the Group Authority key, bound in the Registry to an Organization
     /// service Principal.
@@ -86,8 +87,12 @@ pub struct ServeArgs {
     /// Relay `/ws` to this MissionWeaveProtocol endpoint (`wss://HOST/ws`) instead of running
     /// an authority here: frames are copied unchanged both ways, `/api/commands` answers 503,
     /// static files are still served (docs/binding.md, "The proxy").
-    #[arg(long, value_name = "URL", conflicts_with_all = ["registry", "authority_key", "dev_clock"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["authority_key", "dev_clock"])]
     pub upstream: Option<String>,
+    /// With `--upstream` to another `weave-console`: relay the console's HTTP reads (its
+    /// Registry, Agent Cards, Group list, Artifacts) and its enrolment to the upstream.
+    #[arg(long, requires = "upstream", conflicts_with = "registry")]
+    pub registry_from_upstream: bool,
     /// The PEM certificate(s) to trust for a `wss://` upstream (a development server's
     /// `DATA/tls/dev-cert.pem`).
     #[arg(long, value_name = "FILE", requires = "upstream")]
@@ -620,13 +625,62 @@ fn run_proxy(
         }
     };
     println!("weave-console: relaying /ws to {url} (no authority here)");
+    let mut extra = proxy_routes(Arc::clone(&upstream));
+    if let Some(file) = &opts.registry {
+        // The console verifies every Event: it needs the upstream Organization's Registry.
+        let read = std::fs::read(file)
+            .map_err(|e| e.to_string())
+            .and_then(|b| wasm_core::json::parse(&b).map_err(|e| e.to_string()))
+            .and_then(|v| {
+                wasm_core::crypto::RegistryEvidence::from_registry_json(&v)
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|e| {
+                e.validate()
+                    .map(|_| e)
+                    .map_err(|e| format!("the Registry is invalid: {e}"))
+            });
+        match read {
+            Ok(evidence) => {
+                say!(
+                    "weave-console: serving the Registry of {} from {} ({} bindings)",
+                    evidence.organization_id,
+                    file.display(),
+                    evidence.bindings.len()
+                );
+                extra = extra.merge(crate::registry_api::routes(
+                    &crate::registry_api::PublicRegistry::new(&evidence, &[]),
+                ));
+            }
+            Err(e) => {
+                eprintln!("weave-console: --registry {}: {e}", file.display());
+                return ExitCode::from(2);
+            }
+        }
+    } else if opts.registry_from_upstream {
+        match crate::proxy::HttpRelay::new(&upstream) {
+            Ok(relay) => {
+                say!("weave-console: relaying the console's reads and enrolment to the upstream");
+                extra = extra.merge(relay.routes());
+            }
+            Err(e) => {
+                eprintln!("weave-console: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        say!(
+            "weave-console: no Registry here: the console cannot verify Events (--registry FILE, \
+             or --registry-from-upstream for an upstream weave-console)"
+        );
+    }
     let app = router_full(
         public,
         style,
         conformance,
         None,
         None,
-        proxy_routes(upstream),
+        extra,
         REQUEST_TIMEOUT,
     );
     match runtime.block_on(serve(opts, app, None, None)) {
@@ -677,6 +731,13 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             "weave-console: {} holds an Organization of `org init`: --dev-clock and --dev-open \
              are for the development Organization",
             opts.data.display()
+        );
+        return ExitCode::from(2);
+    }
+    if opts.registry.is_some() != opts.authority_key.is_some() {
+        eprintln!(
+            "weave-console: --registry and --authority-key go together (or --registry with \
+             --upstream)"
         );
         return ExitCode::from(2);
     }
@@ -869,9 +930,21 @@ mod tests {
         assert!(opts(&["--bogus"]).is_err());
         assert!(opts(&["stray"]).is_err());
         assert!(opts(&["--addr"]).is_err());
-        // --registry and --authority-key go together.
-        assert!(opts(&["--registry", "r"]).is_err());
+        // --authority-key needs --registry (and `run` refuses --registry alone without
+        // --upstream); --registry-from-upstream needs --upstream and no --registry.
         assert!(opts(&["--authority-key", "k"]).is_err());
+        assert!(opts(&["--upstream", "wss://h/ws", "--registry", "r"]).is_ok());
+        assert!(opts(&["--registry-from-upstream"]).is_err());
+        assert!(
+            opts(&[
+                "--upstream",
+                "ws://127.0.0.1:1/ws",
+                "--registry-from-upstream",
+                "--registry",
+                "r"
+            ])
+            .is_err()
+        );
         assert!(opts(&["--registry", "r", "--authority-key", "k"]).is_ok());
         // TLS: --tls alone; --tls-cert and --tls-key together.
         let o = opts(&["--tls"]).expect("tls");

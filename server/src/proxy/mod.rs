@@ -474,3 +474,90 @@ mod tests {
         let _ = std::fs::remove_file(&path);
     }
 }
+
+/// `serve --upstream … --registry-from-upstream`: the console's own HTTP reads and its
+/// enrolment relayed to an upstream that is a `weave-console` too (`GET /api/registry`,
+/// `/api/registry/agent-cards`, `/api/groups/…`, `/api/artifacts/…`, `POST /api/enrol`). The
+/// signed-read headers pass unchanged (their signature covers the method and the path, which
+/// the relay keeps), so the upstream decides who may read what; the relay adds nothing.
+#[derive(Clone)]
+pub struct HttpRelay {
+    endpoint: crate::cli::live::Endpoint,
+}
+
+/// The headers a relayed request carries on (the signed read's; nothing else of the browser's).
+const RELAYED_HEADERS: [&str; 3] = [
+    wasm_core::crypto::request::KEY_HEADER,
+    wasm_core::crypto::request::TIME_HEADER,
+    wasm_core::crypto::request::SIGNATURE_HEADER,
+];
+
+impl HttpRelay {
+    pub fn new(up: &Upstream) -> Result<HttpRelay, String> {
+        Ok(HttpRelay {
+            endpoint: crate::cli::live::Endpoint::with_config(&up.url, up.tls.clone())?,
+        })
+    }
+
+    /// The routes relayed.
+    pub fn routes(self) -> axum::Router {
+        use axum::routing::{get, post};
+        axum::Router::new()
+            .route("/api/registry", get(relay_http))
+            .route("/api/registry/agent-cards", get(relay_http))
+            .route("/api/groups/{principal}", get(relay_http))
+            .route("/api/artifacts/{hash}", get(relay_http))
+            .route("/api/enrol", post(relay_http))
+            .with_state(Arc::new(self))
+            .layer(axum::extract::DefaultBodyLimit::max(4096))
+    }
+}
+
+async fn relay_http(
+    State(relay): State<Arc<HttpRelay>>,
+    method: axum::http::Method,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let carried: Vec<(&str, String)> = RELAYED_HEADERS
+        .iter()
+        .filter_map(|h| {
+            headers
+                .get(*h)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| (*h, v.to_owned()))
+        })
+        .collect();
+    match relay
+        .endpoint
+        .http_with(method.as_str(), uri.path(), &body, &carried)
+        .await
+    {
+        Ok((status, body)) => {
+            let json = !uri.path().starts_with("/api/artifacts/") || status >= 400;
+            (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                [(
+                    axum::http::header::CONTENT_TYPE,
+                    if json {
+                        "application/json"
+                    } else {
+                        "application/octet-stream"
+                    },
+                )],
+                body,
+            )
+                .into_response()
+        }
+        Err(e) => {
+            tracing::warn!(cause = %e, path = %uri.path(), "the upstream did not answer a relayed request");
+            WireError::new(
+                ErrorCode::Backpressure,
+                "the upstream did not answer; try again",
+            )
+            .with_status(StatusCode::BAD_GATEWAY)
+            .into_response()
+        }
+    }
+}
