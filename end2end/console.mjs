@@ -18,6 +18,7 @@
 //
 // DEV_TOKEN: the development Organization's enrolment token the servers were given
 // (scripts/test.sh exports it); every sign-in goes through the join link with it.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -457,6 +458,24 @@ test('an Organization of its own: the invitation enrols alice once, for her name
   const n = await notice.innerText();
   check(n.includes('alice') && !/mission-owner/.test(n), `the no-Membership notice: ${n}`);
   await page.screenshot({ path: join(resultsDir, 'org-invitation-enrolled.png'), fullPage: true });
+  // The administrator revokes her key (`weave-console org key revoke`); at her next sign-in the
+  // server refuses the key and the console says why and how to come back.
+  const bin = process.env.WEAVE_BIN;
+  const orgData = process.env.ORG_DATA;
+  if (!bin || !orgData) throw new Error('WEAVE_BIN and ORG_DATA are not set (scripts/test.sh sets them)');
+  execFileSync(bin, ['org', 'key', 'revoke', keyId, '--data', orgData]);
+  await page.waitForTimeout(1500); // the server applies org.json within a second
+  await page.reload({ waitUntil: 'load' });
+  await page.locator('#unlock-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  await page.fill('#unlock-pass', 'correct horse battery staple');
+  await page.click('#unlock');
+  const standing = page.locator('#key-standing');
+  await standing.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  const st = await standing.innerText();
+  check(st.includes(keyId) && /was revoked at/.test(st) && /new invitation link/.test(st), `the revoked key's notice: ${st}`);
+  check(await standing.locator('a[href="/sign-in"]').count() === 1, 'no way back to Sign in');
+  check(!/failed verification/.test(await page.locator('.alarms').innerText()), 'a refused handshake is worded as an Event');
+  await page.screenshot({ path: join(resultsDir, 'org-key-revoked.png'), fullPage: true });
   await first.close();
   // The same link in another browser: spent.
   const second = await newContext(browser);

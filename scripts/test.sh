@@ -282,7 +282,8 @@ step_end2end() {
   echo "end2end: weave-console serving an Organization of its own up at $org_base"
   local rc=0
   BASE_URL="$base/" TLS_BASE_URL="$tls_base/" DEV_TOKEN="$dev_token" \
-    ORG_BASE_URL="$org_base/" ORG_JOIN_LINK="$org_link" node end2end/console.mjs || rc=$?
+    ORG_BASE_URL="$org_base/" ORG_JOIN_LINK="$org_link" ORG_DATA="$ORG_DATA" WEAVE_BIN="$bin" \
+    node end2end/console.mjs || rc=$?
   # The write side against the same demo (the Approvals view; issue 13, view 4).
   if [ "$rc" -eq 0 ]; then BASE_URL="$base/" DEV_TOKEN="$dev_token" node end2end/decide.mjs || rc=$?; fi
   stop_server

@@ -255,8 +255,47 @@ pub fn toggle_theme(console: Console) {
 fn Alarms() -> impl IntoView {
     let i18n = use_i18n();
     let console = use_console();
+    let standing = move || {
+        console.key_standing.get().map(|s| {
+            let text = match s {
+                crate::state::KeyStanding::Ended {
+                    key_id,
+                    at,
+                    revoked: true,
+                } => t!(
+                    i18n,
+                    alarm.key_revoked,
+                    key = move || key_id.clone(),
+                    at = move || at.clone()
+                )
+                .into_any(),
+                crate::state::KeyStanding::Ended {
+                    key_id,
+                    at,
+                    revoked: false,
+                } => t!(
+                    i18n,
+                    alarm.key_ended,
+                    key = move || key_id.clone(),
+                    at = move || at.clone()
+                )
+                .into_any(),
+                crate::state::KeyStanding::Unknown { key_id } => {
+                    t!(i18n, alarm.key_unknown, key = move || key_id.clone()).into_any()
+                }
+            };
+            view! {
+                <div class="alarm" id="key-standing">
+                    <span class="icon" aria-hidden="true">"⚠"</span>
+                    <span>{text}" "{t!(i18n, alarm.key_way_back)}</span>
+                    <a href="/sign-in">{t!(i18n, alarm.key_to_sign_in)}</a>
+                </div>
+            }
+        })
+    };
     view! {
         <div class="alarms" role="alert" aria-live="assertive">
+            {standing}
             <For
                 each=move || console.alarms.get()
                 key=|a| a.id

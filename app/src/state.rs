@@ -229,6 +229,56 @@ pub struct Console {
     pub outbox: RwSignal<Vec<Sent>>,
     /// The Groups the signed-in human may read (the session's poll).
     pub groups: RwSignal<GroupsState>,
+    /// Set when the server refused this browser's key and the Registry says why: revoked,
+    /// ended, or not there (issue 26: the person is told so and offered a way back).
+    pub key_standing: RwSignal<Option<KeyStanding>>,
+}
+
+/// Why the Registry no longer accepts a key this browser holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyStanding {
+    /// `revokedAt` (or `validUntil`) is at or before now: what it signed before still verifies.
+    Ended {
+        key_id: String,
+        at: String,
+        revoked: bool,
+    },
+    /// The Registry has no binding for the key (never enrolled, or another Organization).
+    Unknown { key_id: String },
+}
+
+/// The standing of `key_id` in `registry` at `now` (RFC 3339, whole seconds): `None` while it
+/// is valid.
+pub fn key_standing(
+    registry: &wasm_core::crypto::registry::ValidatedRegistry,
+    key_id: &str,
+    now: &str,
+) -> Option<KeyStanding> {
+    let Some(b) = registry.binding(key_id) else {
+        return Some(KeyStanding::Unknown {
+            key_id: key_id.to_owned(),
+        });
+    };
+    let t = wasm_core::time::Timestamp::parse_profile(now).ok()?;
+    if b.valid_at(t.instant()) {
+        return None;
+    }
+    let (at, revoked) = match (&b.revoked_at, &b.valid_until) {
+        (Some(r), Some(u)) if u.instant() < r.instant() => (u.as_str().to_owned(), false),
+        (Some(r), _) => (r.as_str().to_owned(), true),
+        (None, Some(u)) => (u.as_str().to_owned(), false),
+        // Not valid yet: treat as unknown for now.
+        (None, None) => {
+            return Some(KeyStanding::Unknown {
+                key_id: key_id.to_owned(),
+            });
+        }
+    };
+    Some(KeyStanding::Ended {
+        key_id: key_id.to_owned(),
+        at,
+        revoked,
+    })
 }
 
 /// Events folded per step of a backlog; the page yields to the event loop between steps.
@@ -267,6 +317,7 @@ impl Console {
             verifier: StoredValue::new(None),
             outbox: RwSignal::new(Vec::new()),
             groups: RwSignal::new(GroupsState::Loading),
+            key_standing: RwSignal::new(None),
         }
     }
 
@@ -484,6 +535,42 @@ impl Console {
         self.snapshot.with(|s| s.as_of.is_some())
     }
 
+    /// After the server refused this browser's key: fetches the Registry again and, if it no
+    /// longer accepts the key, says why (`key_standing`) and stops the session, which would be
+    /// refused over and over. Returns whether a check was started (a key is unlocked).
+    fn check_key_standing(&self) -> bool {
+        let KeyState::Unlocked { key_id, .. } = self.key.get_untracked() else {
+            return false;
+        };
+        #[cfg(target_arch = "wasm32")]
+        {
+            let console = *self;
+            leptos::task::spawn_local(async move {
+                let standing = match crate::web::get_bytes("/api/registry").await {
+                    Ok(bytes) => crate::components::registry::parse(&bytes)
+                        .ok()
+                        .and_then(|r| {
+                            key_standing(&r, &key_id, &crate::web::now().format_whole_seconds())
+                        }),
+                    Err(_) => None,
+                };
+                match standing {
+                    Some(s) => {
+                        crate::components::session::stop();
+                        console.key_standing.set(Some(s));
+                    }
+                    None => console.alarm(
+                        "AUTH_INVALID_SIGNATURE".to_owned(),
+                        "the server refused this browser's signature".to_owned(),
+                    ),
+                }
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = key_id;
+        true
+    }
+
     pub fn alarm(&self, code: String, detail: String) {
         self.alarms.update(|a| {
             let id = a.last().map_or(1, |x| x.id + 1);
@@ -538,6 +625,12 @@ impl Console {
                     self.gaps.update(|g| g.retain(|(x, _, _)| *x != group_id))
                 }
                 Output::ServerError(e) => {
+                    if e.code == wasm_core::model::error::ErrorCode::AuthInvalidSignature
+                        && self.check_key_standing()
+                    {
+                        // Told by the key's own banner once the Registry says why.
+                        continue;
+                    }
                     self.alarm(e.code.as_str().to_owned(), e.message.0.clone())
                 }
                 Output::BadFrame { code, message } => self.alarm(code.as_str().to_owned(), message),

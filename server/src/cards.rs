@@ -150,7 +150,7 @@ pub fn template_json(agent_id: &str) -> String {
     owner.insert("type", Value::string("human"));
     owner.insert(
         "id",
-        Value::string("urn:missionweaveprotocol:human:mission-owner"),
+        Value::string("urn:missionweaveprotocol:human:the-accountable-human"),
     );
     let mut card = Object::new();
     card.insert("agentId", Value::string(agent_id.to_owned()));

@@ -237,8 +237,8 @@ pub fn run_inner(cmd: OrgCommand, now: Micros) -> Result<String, String> {
             let made = OrgDir::new(&a.dir.data).init(&a.name, a.require_confirmation, now)?;
             let f = &made.file;
             Ok(format!(
-                "Organization {} ({})\n  service Principal  {}\n  Group Authority key {} (private: {}, mode 0600)\n  \
-                 Registry            {} binding(s), in {}\n  enrolments          {}\n\
+                "Organization {} ({})\n  service Principal    {}\n  Group Authority key  {} (private: {}, mode 0600)\n  \
+                 Registry             {} binding(s), in {}\n  enrolments           {}\n\
                  Next: `weave-console org invite human NAME --data {}` for each approver, \
                  `weave-console org agent add …` for each Agent, then `weave-console serve --data {} …`.",
                 f.name,
