@@ -465,7 +465,7 @@ test('an Organization of its own: the invitation enrols alice once, for her name
   if (!bin || !orgData) throw new Error('WEAVE_BIN and ORG_DATA are not set (scripts/test.sh sets them)');
   execFileSync(bin, ['org', 'key', 'revoke', keyId, '--data', orgData]);
   await page.waitForTimeout(1500); // the server applies org.json within a second
-  await page.reload({ waitUntil: 'load' });
+  await page.goto(new URL('/sign-in', orgBase).href, { waitUntil: 'load', timeout: TIMEOUT_MS });
   await page.locator('#unlock-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   await page.fill('#unlock-pass', 'correct horse battery staple');
   await page.click('#unlock');
