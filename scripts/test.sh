@@ -248,6 +248,7 @@ step_end2end() {
   # A second server as deployed: TLS 1.3 (its development certificate), HTTP/2 by ALPN, wss;
   # no demo (one test signs in there and checks the transport, end2end/console.mjs).
   TLS_DATA=$(mktemp -d)
+  : >"$TLS_DATA/log"
   WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --tls --no-demo --addr "127.0.0.1:0" --data "$TLS_DATA" >"$TLS_DATA/log" 2>&1 &
   TLS_PID=$!
   local tls_base="" deadline=$((SECONDS + 60))
@@ -267,6 +268,7 @@ step_end2end() {
   "$bin" org init --data "$ORG_DATA" --name "E2E Acme" >/dev/null
   local org_link
   org_link=$("$bin" org invite human alice --data "$ORG_DATA" --expires-in 1h | tail -n1)
+  : >"$ORG_DATA/log" # made before the server starts: the loop below reads it at once
   "$bin" serve --no-demo --addr "127.0.0.1:0" --data "$ORG_DATA" >"$ORG_DATA/log" 2>&1 &
   ORG_PID=$!
   local org_base="" deadline=$((SECONDS + 60))
@@ -308,6 +310,8 @@ proxy_walk() {
   local bin=$1 dev_token=$2
   TLS_DATA=$(mktemp -d) # removed by stop_server
   local up_data="$TLS_DATA/upstream" proxy_data="$TLS_DATA/proxy"
+  : >"$TLS_DATA/up.log"
+  : >"$TLS_DATA/proxy.log"
   WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --addr "127.0.0.1:0" --data "$up_data" >"$TLS_DATA/up.log" 2>&1 &
   SERVER_PID=$!
   local up_base
