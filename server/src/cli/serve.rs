@@ -121,6 +121,20 @@ pub struct ServeArgs {
     /// and open `/ws` (repeatable), e.g. a reverse proxy's public origin.
     #[arg(long, value_name = "ORIGIN")]
     pub allowed_origin: Vec<String>,
+    /// Open connections at most, plain and TLS alike; one more is closed at once and counted
+    /// in the log (docs/binding.md, "Bounded under abuse").
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+    /// Open connections from one client address at most.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_address: u64,
+    /// Seconds a request head may take (for a new connection: its TLS handshake and first
+    /// request); a slowloris is cut after it.
+    #[arg(long, value_name = "S", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout: u64,
+    /// Seconds a connection still speaking HTTP may stay without a byte either way.
+    #[arg(long, value_name = "S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout: u64,
 }
 
 /// The environment variable that fixes the development enrolment token (scripts that open the
@@ -600,7 +614,20 @@ async fn serve(
             Err(e) => say!("demo: off: {e}"),
         }
     }
-    tls::serve(listener, app, tls.map(|t| t.config), shutdown_signal()).await
+    let limits = crate::gateway::listen::ListenLimits::from_flags(
+        opts.max_connections,
+        opts.max_connections_per_address,
+        opts.header_read_timeout,
+        opts.idle_timeout,
+    );
+    tls::serve_limited(
+        listener,
+        app,
+        tls.map(|t| t.config),
+        limits,
+        shutdown_signal(),
+    )
+    .await
 }
 
 /// `serve --upstream`: static files and the relay; no authority, no keys, no data directory.

@@ -11,6 +11,7 @@
 pub mod client;
 mod conn;
 pub mod hub;
+pub mod listen;
 mod replay;
 mod session;
 pub mod tls;

@@ -1,0 +1,276 @@
+//! Bounded under abuse (issue 26): each test performs the attack against a real server on a
+//! loopback port and checks what the attacker gets and that others are still served. Waits
+//! are bounded only so that a failure cannot hang the suite; nothing asserts a duration.
+
+use super::*;
+use crate::gateway::listen::ListenLimits;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A TCP connection to the server from the loopback address `127.0.0.<last>` (Linux routes
+/// all of 127/8 to loopback, so each is another client address).
+async fn tcp_from(srv: &Server, last: u8) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(std::net::SocketAddr::from(([127, 0, 0, last], 0)))
+        .expect("bind");
+    socket.connect(srv.addr()).await.expect("connect")
+}
+
+/// `GET /healthz` on a kept-alive HTTP/1.1 connection: whether it was answered `ok`.
+async fn healthz(s: &mut TcpStream) -> bool {
+    if s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match tokio::time::timeout(PATIENCE, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return false,
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            Err(_) => panic!("neither an answer nor a close"),
+        }
+        let text = String::from_utf8_lossy(&got);
+        if text.contains("\r\n\r\nok") {
+            return text.starts_with("HTTP/1.1 200");
+        }
+    }
+}
+
+/// Reads until the server closes the connection (true), or `PATIENCE` passes (false).
+async fn closed_by_server(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 1024];
+    loop {
+        match tokio::time::timeout(PATIENCE, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Sends `head` then one more header byte each 50 ms (a slowloris), until the server closes
+/// the connection (true) or 600 bytes went (false: 30 s of trickle).
+async fn trickle_until_cut(s: &mut TcpStream, head: &[u8]) -> bool {
+    if s.write_all(head).await.is_err() {
+        return true;
+    }
+    let mut buf = [0u8; 1024];
+    for _ in 0..600 {
+        match tokio::time::timeout(Duration::from_millis(50), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            // An answer (a 408) before the head is complete: keep reading to the close.
+            Ok(Ok(_)) => continue,
+            Err(_) => {}
+        }
+        if s.write_all(b"a").await.is_err() {
+            return true;
+        }
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_caps_are_closed_at_once_and_a_freed_slot_is_reused() {
+    let dir = TempDir::new("caps");
+    let listen = ListenLimits {
+        max_connections: 5,
+        max_per_address: 3,
+        ..ListenLimits::default()
+    };
+    let srv = Server::start(
+        &dir,
+        Options {
+            tls: false,
+            listen,
+            ..Options::default()
+        },
+    )
+    .await;
+    // Three from one address are served, and stay open.
+    let mut first = Vec::new();
+    for _ in 0..3 {
+        let mut s = tcp_from(&srv, 1).await;
+        assert!(
+            healthz(&mut s).await,
+            "under the caps a connection is served"
+        );
+        first.push(s);
+    }
+    // A fourth from that address is closed at once, unread.
+    let mut over = tcp_from(&srv, 1).await;
+    assert!(
+        !healthz(&mut over).await,
+        "over the per-address cap the connection is closed"
+    );
+    // Another address is still served, up to the global cap.
+    let mut second = Vec::new();
+    for _ in 0..2 {
+        let mut s = tcp_from(&srv, 2).await;
+        assert!(healthz(&mut s).await, "another address is not held back");
+        second.push(s);
+    }
+    let mut over = tcp_from(&srv, 3).await;
+    assert!(
+        !healthz(&mut over).await,
+        "over the global cap the connection is closed"
+    );
+    // The connections served before the refusals still are.
+    assert!(healthz(&mut first[0]).await);
+    assert!(healthz(&mut second[1]).await);
+    // A closed connection gives its place back.
+    drop(first.pop());
+    let mut reused = false;
+    for _ in 0..500 {
+        let mut s = tcp_from(&srv, 1).await;
+        if healthz(&mut s).await {
+            reused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(reused, "a freed place is taken again");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_a_websocket_holds_its_place_under_the_global_cap() {
+    let dir = TempDir::new("caps-tls");
+    let listen = ListenLimits {
+        max_connections: 2,
+        ..ListenLimits::default()
+    };
+    let srv = Server::start(
+        &dir,
+        Options {
+            tls: true,
+            listen,
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut coord = srv.session("coord").await;
+    let outsider = srv.session("outsider").await;
+    // A third connection is closed before its TLS handshake.
+    let tls = srv
+        .root
+        .clone()
+        .map(|r| crate::gateway::client::tls_trusting(r).expect("tls"));
+    assert!(
+        Client::connect(&srv.url, tls.clone()).await.is_err(),
+        "over the global cap the TLS connection is closed"
+    );
+    ping_pong(&mut coord).await;
+    drop(outsider);
+    let mut admitted = None;
+    for _ in 0..500 {
+        if let Ok(c) = Client::connect(&srv.url, tls.clone()).await {
+            admitted = Some(c);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut c = admitted.expect("the closed WebSocket's place is taken again");
+    let p = &srv.h.principals["outsider"];
+    c.hello(&srv.h.id("outsider"), &p.key_id, &p.signer)
+        .await
+        .expect("HELLO");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slowloris_and_a_silent_connection_are_cut() {
+    let dir = TempDir::new("slowloris");
+    let listen = ListenLimits {
+        header_read_timeout: Duration::from_millis(300),
+        ..ListenLimits::default()
+    };
+    let srv = Server::start(
+        &dir,
+        Options {
+            tls: false,
+            listen: listen.clone(),
+            ..Options::default()
+        },
+    )
+    .await;
+    // A first request trickled byte by byte.
+    let mut s = tcp_from(&srv, 1).await;
+    assert!(
+        trickle_until_cut(
+            &mut s,
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+        )
+        .await,
+        "a header sent byte by byte is cut"
+    );
+    // The same on a kept-alive connection, after a request answered in full.
+    let mut s = tcp_from(&srv, 1).await;
+    assert!(healthz(&mut s).await);
+    assert!(
+        trickle_until_cut(&mut s, b"GET /healthz HTTP/1.1\r\nX-Slow: ").await,
+        "a later request's header sent byte by byte is cut"
+    );
+    // HTTP/2's preface trickled.
+    let mut s = tcp_from(&srv, 1).await;
+    assert!(
+        trickle_until_cut(&mut s, b"PRI * HTTP/2.0\r\n").await,
+        "a trickled HTTP/2 preface is cut"
+    );
+    // A connection that sends nothing.
+    let mut s = tcp_from(&srv, 1).await;
+    assert!(closed_by_server(&mut s).await, "a silent connection is cut");
+    // Others are served meanwhile.
+    let mut s = tcp_from(&srv, 2).await;
+    assert!(healthz(&mut s).await);
+    srv.stop().await;
+
+    // Over TLS: a connection that never sends its ClientHello.
+    let dir = TempDir::new("slowloris-tls");
+    let srv = Server::start(
+        &dir,
+        Options {
+            tls: true,
+            listen,
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut s = tcp_from(&srv, 1).await;
+    assert!(
+        closed_by_server(&mut s).await,
+        "a TLS handshake that does not come is cut"
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed_and_a_quiet_websocket_is_not() {
+    let dir = TempDir::new("idle");
+    let listen = ListenLimits {
+        idle_timeout: Duration::from_millis(300),
+        ..ListenLimits::default()
+    };
+    let srv = Server::start(
+        &dir,
+        Options {
+            tls: false,
+            listen,
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut coord = srv.session("coord").await;
+    let mut s = tcp_from(&srv, 1).await;
+    assert!(healthz(&mut s).await);
+    assert!(
+        closed_by_server(&mut s).await,
+        "a kept-alive connection left idle is closed"
+    );
+    // The WebSocket was as quiet all that time, and is still served.
+    ping_pong(&mut coord).await;
+    srv.stop().await;
+}
