@@ -70,7 +70,21 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
     let (sink, mut stream) = socket.split();
     let mut writer = tokio::spawn(write_loop(Arc::clone(&conn), sink));
     let in_flight = Arc::new(Semaphore::new(gw.config.commands_in_flight.max(1)));
-    while let Some(msg) = stream.next().await {
+    // The session ends at its `expiresAt` even if the client says nothing more (§6.3): the
+    // fatal `AUTH_REQUIRED` a frame after it would get, then the Close.
+    let expiry = tokio::time::sleep_until(until(established.expires));
+    let mut expiry = std::pin::pin!(expiry);
+    loop {
+        let msg = tokio::select! {
+            msg = stream.next() => match msg {
+                Some(msg) => msg,
+                None => break,
+            },
+            () = &mut expiry => {
+                conn.close_with(Some(error_frame(&GatewayError::Expired.wire().fatal())));
+                break;
+            }
+        };
         let flow = match msg {
             Ok(Message::Text(t)) => on_text(&gw, &conn, &established, &in_flight, t.as_bytes()),
             Ok(Message::Binary(_)) => {
@@ -114,6 +128,12 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         let _ = writer.await;
     }
     gw.hub.unregister(&conn);
+}
+
+/// The monotonic instant of the wall-clock time `at` (now, if it is past).
+fn until(at: wasm_core::authority::Micros) -> tokio::time::Instant {
+    let left = u64::try_from(at.0.saturating_sub(now().0)).unwrap_or(0);
+    tokio::time::Instant::now() + std::time::Duration::from_micros(left)
 }
 
 /// `HELLO` in four steps; `Err(None)` when the client went away.

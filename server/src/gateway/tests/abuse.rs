@@ -274,3 +274,42 @@ async fn an_idle_keep_alive_connection_is_closed_and_a_quiet_websocket_is_not() 
     ping_pong(&mut coord).await;
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_session_is_closed_at_its_expiry() {
+    let dir = TempDir::new("expiry");
+    let config = GatewayConfig {
+        session_ttl: Duration::from_millis(500),
+        ..GatewayConfig::default()
+    };
+    let srv = Server::start(
+        &dir,
+        Options {
+            config,
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut c = srv.session("coord").await;
+    // It says nothing more: at its expiresAt it gets the fatal ERROR, then the Close.
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "AUTH_REQUIRED", "{}", json::to_string(&e));
+    assert_eq!(
+        s(&e, "/error/message"),
+        "the session has expired; HELLO again"
+    );
+    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    closed(&mut c).await;
+    let coord = srv.h.id("coord");
+    for _ in 0..500 {
+        if srv.gw.hub.connections_of(&coord).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        srv.gw.hub.connections_of(&coord).is_empty(),
+        "the expired connection left the hub"
+    );
+    srv.stop().await;
+}
