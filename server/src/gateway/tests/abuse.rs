@@ -313,3 +313,70 @@ async fn a_silent_session_is_closed_at_its_expiry() {
     );
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribe_or_ack_listing_too_many_groups_is_refused_before_any_reply() {
+    let dir = TempDir::new("items");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    let head = srv.head(GROUP);
+    let mut c = srv.session("coord").await;
+    // About 1 MB: the real Group first (its replay would start), then 15,000 unknown ones
+    // (each would get its own GROUP_NOT_FOUND).
+    let names: Vec<String> = (0..15_000)
+        .map(|i| format!("urn:x:group:flood-{i:05}-{}", "x".repeat(12)))
+        .collect();
+    let mut groups: Vec<(&str, u64)> = vec![(GROUP, 0)];
+    groups.extend(names.iter().map(|g| (g.as_str(), 0)));
+    let sub = c.subscribe_frame(&groups);
+    let bytes = json::to_string(&sub).len();
+    assert!(bytes > 1_000_000, "the SUBSCRIBE is {bytes} bytes");
+    c.send(&sub).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "PROTOCOL_VIOLATION", "{}", json::to_string(&e));
+    assert_eq!(s(&e, "/error/relatedFrameId"), s(&sub, "/frameId"));
+    assert_eq!(n(&e, "/error/details/maxItems"), 256);
+    // Nothing else was queued: no replay, no GROUP_NOT_FOUND; the next frame is the PONG.
+    ping_pong(&mut c).await;
+    assert_eq!(
+        srv.gw
+            .hub
+            .connections_of(&srv.h.id("coord"))
+            .first()
+            .and_then(|conn| conn.subscription(GROUP)),
+        None,
+        "no subscription was started"
+    );
+
+    // An ACK of 300 Groups: refused as a whole, no Cursor stored.
+    let mut acks: Vec<(&str, u64)> = vec![(GROUP, head)];
+    acks.extend(names.iter().take(299).map(|g| (g.as_str(), 1)));
+    let ack = c.ack_frame(&acks, &runtime::now().format());
+    c.send(&ack).await.expect("send");
+    let e = frame(&mut c).await;
+    assert_eq!(code(&e), "PROTOCOL_VIOLATION", "{}", json::to_string(&e));
+    assert_eq!(n(&e, "/error/details/maxItems"), 256);
+    ping_pong(&mut c).await;
+
+    // At the bound, a SUBSCRIBE is served: the Group's replay, then one GROUP_NOT_FOUND each.
+    let mut groups: Vec<(&str, u64)> = vec![(GROUP, 0)];
+    groups.extend(names.iter().take(255).map(|g| (g.as_str(), 0)));
+    let sub = c.subscribe_frame(&groups);
+    c.send(&sub).await.expect("send");
+    let mut not_found = 0;
+    let mut events_seen = 0;
+    while not_found < 255 || events_seen < head {
+        let f = frame(&mut c).await;
+        match s(&f, "/frameType") {
+            "EVENT" => events_seen += 1,
+            "ERROR" => {
+                assert_eq!(code(&f), "GROUP_NOT_FOUND");
+                not_found += 1;
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(srv.gw.cursor(&srv.h.id("coord"), GROUP), None);
+    srv.stop().await;
+}
