@@ -436,7 +436,8 @@ fn command(
 }
 
 /// `ACK`: durable Cursors per principal and Group (§16), for Groups the principal is a
-/// member of, never past the durable head.
+/// member of, never past the durable head; recorded for the single writer (`acks`), which
+/// stores every pending Cursor in one transaction per batch instead of one task and sync each.
 fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame::Ack) {
     let mut ok = Vec::new();
     for item in a.acknowledgements.iter() {
@@ -466,25 +467,8 @@ fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame
     if ok.is_empty() {
         return;
     }
-    let gw = Arc::clone(gw);
-    let conn = Arc::clone(conn);
-    let frame_id = frame_id.to_owned();
-    tokio::spawn(async move {
-        let store = Arc::clone(&gw);
-        let principal = conn.principal.id.clone();
-        let written = tokio::task::spawn_blocking(move || {
-            ok.iter()
-                .try_for_each(|(g, s)| store.cursors.advance(&principal, g, *s).map(|_| ()))
-        })
-        .await;
-        if !matches!(written, Ok(Ok(()))) {
-            tracing::error!(conn = conn.id, "an ACK could not be stored");
-            conn.control(error_frame(
-                &WireError::new(ErrorCode::InternalError, "the Cursor could not be stored")
-                    .about_frame(Some(&frame_id)),
-            ));
-        }
-    });
+    // Written with every other pending Cursor in the writer's next transaction.
+    gw.acks.record(conn, frame_id, ok);
 }
 
 /// `PING`: echoed with a fresh nonce; a Presence Record about this session's Agent is kept

@@ -7,6 +7,7 @@
 
 // The reusable client: the tests, `scenarios --url` (cli/live.rs) and `bench gateway` use
 // it; some of its frame builders only the tests do.
+mod acks;
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod client;
 mod conn;
@@ -117,7 +118,9 @@ pub struct Gateway {
     /// Shared with the authority's verify stage and the development enrolment.
     registry: crate::live_registry::LiveRegistry,
     service: ServiceKey,
-    cursors: CursorStore,
+    cursors: Arc<CursorStore>,
+    /// The single writer of ACK Cursors (one transaction per batch).
+    acks: acks::AckWriter,
     reader: EventReader,
     next_conn: AtomicU64,
 }
@@ -133,8 +136,11 @@ impl Gateway {
         service: ServiceKey,
         data_dir: &Path,
     ) -> Result<Gateway, String> {
-        let cursors = CursorStore::open(&data_dir.join("gateway.sqlite"))
-            .map_err(|e| format!("cannot open the cursor store: {e}"))?;
+        let cursors = Arc::new(
+            CursorStore::open(&data_dir.join("gateway.sqlite"))
+                .map_err(|e| format!("cannot open the cursor store: {e}"))?,
+        );
+        let acks = acks::AckWriter::start(Arc::clone(&cursors))?;
         let reader = EventReader::open(&data_dir.join("authority.sqlite"))
             .map_err(|e| format!("cannot open the replay reader: {e}"))?;
         Ok(Gateway {
@@ -144,6 +150,7 @@ impl Gateway {
             registry,
             service,
             cursors,
+            acks,
             reader,
             next_conn: AtomicU64::new(1),
         })

@@ -380,3 +380,65 @@ async fn a_subscribe_or_ack_listing_too_many_groups_is_refused_before_any_reply(
     assert_eq!(srv.gw.cursor(&srv.h.id("coord"), GROUP), None);
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_acks_are_written_in_one_transaction_and_survive_a_restart() {
+    let dir = TempDir::new("acks");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    for g in [GROUP, GROUP_B] {
+        let create = srv.create_mission(g, "owner");
+        srv.accepted(create).await;
+    }
+    for _ in 0..30 {
+        let p = srv.post(GROUP, "owner", None);
+        srv.accepted(p).await;
+    }
+    let (head_a, head_b) = (srv.head(GROUP), srv.head(GROUP_B));
+    let mut c = srv.session("coord").await;
+    // Held back from the store while the flood arrives, so that what one batch takes does
+    // not depend on timing: then let go.
+    srv.gw.acks.pause();
+    let before = srv.gw.acks.transactions();
+    let mut frames = 0;
+    for _ in 0..4 {
+        for seq in 1..=head_a {
+            let ack = c.ack_frame(
+                &[(GROUP, seq), (GROUP_B, seq.min(head_b))],
+                &runtime::now().format(),
+            );
+            c.send(&ack).await.expect("send");
+            frames += 1;
+        }
+    }
+    // A lower Cursor last: Cursors only move forward.
+    let ack = c.ack_frame(&[(GROUP, 1)], &runtime::now().format());
+    c.send(&ack).await.expect("send");
+    frames += 1;
+    ping_pong(&mut c).await; // every ACK was read
+    srv.gw.acks.resume();
+    let coord = srv.h.id("coord");
+    for _ in 0..500 {
+        if srv.gw.cursor(&coord, GROUP) == Some(head_a)
+            && srv.gw.cursor(&coord, GROUP_B) == Some(head_b)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(srv.gw.cursor(&coord, GROUP), Some(head_a));
+    assert_eq!(srv.gw.cursor(&coord, GROUP_B), Some(head_b));
+    let transactions = srv.gw.acks.transactions() - before;
+    assert_eq!(
+        transactions,
+        1,
+        "{frames} ACK frames ({} Cursors) took {transactions} transactions",
+        2 * frames - 1
+    );
+    drop(c);
+    srv.stop().await;
+
+    let srv = Server::start(&dir, Options::default()).await;
+    assert_eq!(srv.gw.cursor(&coord, GROUP), Some(head_a), "durable");
+    assert_eq!(srv.gw.cursor(&coord, GROUP_B), Some(head_b), "durable");
+    srv.stop().await;
+}
