@@ -82,8 +82,7 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
     let conn = Arc::new(Conn::new(
         gw.conn_id(),
         established.principal.clone(),
-        gw.config.group_buffer,
-        gw.config.retry_after_ms,
+        &gw.config,
     ));
     gw.hub.register(Arc::clone(&conn));
     if let Some(epoch) = established.principal.session_epoch {

@@ -70,6 +70,13 @@ pub struct GatewayConfig {
     /// EVENT frames queued per connection and Group, at most; past it that Group is paused
     /// on that connection with `BACKPRESSURE` (§17.3).
     pub group_buffer: usize,
+    /// Bytes of EVENT frames queued per connection and Group, at most (one frame always fits
+    /// an empty queue); past it that Group is paused as for `group_buffer` (§17.3).
+    pub group_buffer_bytes: usize,
+    /// Bytes of EVENT frames queued per connection over all its Groups, at most (one frame
+    /// always fits an empty connection): a replay of large Events cannot hold 100 MB per
+    /// socket. A live Group that would pass it is paused; a replay waits for room.
+    pub connection_buffer_bytes: usize,
     /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
     pub replay_page: usize,
     /// How long a `server_challenge` may be answered (payloads.md §10.1: 30 s).
@@ -91,6 +98,8 @@ impl Default for GatewayConfig {
     fn default() -> Self {
         GatewayConfig {
             group_buffer: 256,
+            group_buffer_bytes: 1 << 20,
+            connection_buffer_bytes: 4 << 20,
             replay_page: 1000,
             challenge_ttl: Duration::from_secs(30),
             session_ttl: Duration::from_secs(12 * 3600),

@@ -442,3 +442,138 @@ async fn many_acks_are_written_in_one_transaction_and_survive_a_restart() {
     assert_eq!(srv.gw.cursor(&coord, GROUP_B), Some(head_b), "durable");
     srv.stop().await;
 }
+
+/// A `message.post` by `who` in `group` whose Event is about `size` bytes: its content is
+/// short (512 characters at most) but it mentions many principals (no count limit).
+fn large_post(srv: &mut Server, group: &str, who: &str, size: usize) -> Vec<u8> {
+    srv.n += 1;
+    let mut p = Object::new();
+    p.insert(
+        "messageId",
+        Value::string(format!("{group}:message:{who}:{}", srv.n)),
+    );
+    p.insert("conversationId", Value::string(format!("{group}:mission")));
+    p.insert("content", Value::string("a large Event"));
+    let mentions = (0..size / 500)
+        .map(|i| {
+            let mut m = Object::new();
+            m.insert("type", Value::string("agent"));
+            m.insert(
+                "id",
+                Value::string(format!("urn:x:agent:mention-{i:04}-{}", "z".repeat(440))),
+            );
+            Value::Object(m)
+        })
+        .collect();
+    p.insert("mentions", Value::Array(mentions));
+    let env = Envelope {
+        group_id: Some(group.to_owned()),
+        membership_epoch: Some(1),
+        ..Envelope::default()
+    };
+    srv.h.command(who, "message.post", &env, p, runtime::now())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_events_are_bounded_in_bytes_per_connection_live_and_in_replay() {
+    let dir = TempDir::new("bytes");
+    const CONN_BYTES: usize = 1 << 20;
+    const EVENT: usize = 90_000;
+    let config = GatewayConfig {
+        group_buffer_bytes: 512 * 1024,
+        connection_buffer_bytes: CONN_BYTES,
+        ..GatewayConfig::default()
+    };
+    let mut srv = Server::start(
+        &dir,
+        Options {
+            config,
+            send_buffer: Some(4096),
+            ..Options::default()
+        },
+    )
+    .await;
+    for g in [GROUP, GROUP_B] {
+        let create = srv.create_mission(g, "owner");
+        srv.accepted(create).await;
+    }
+    let (head_a, head_b) = (srv.head(GROUP), srv.head(GROUP_B));
+    // A subscriber of both Groups that reads nothing.
+    let mut slow = srv.slow_session("coord").await;
+    let sub = slow.subscribe_frame(&[(GROUP, head_a), (GROUP_B, head_b)]);
+    slow.send(&sub).await.expect("send");
+    let coord = srv.h.id("coord");
+    let conn = loop {
+        let conns = srv.gw.hub.connections_of(&coord);
+        if let Some(c) = conns.first()
+            && c.subscription(GROUP) == Some(SubState::Live)
+            && c.subscription(GROUP_B) == Some(SubState::Live)
+        {
+            break Arc::clone(c);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    // 40 Events of 90 KB on A (3.6 MB, far fewer than the 256 frames a Group may hold),
+    // then 10 on B.
+    let (many_a, many_b) = (40u64, 10u64);
+    for _ in 0..many_a {
+        let p = large_post(&mut srv, GROUP, "owner", EVENT);
+        srv.accepted(p).await;
+    }
+    for _ in 0..many_b {
+        let p = large_post(&mut srv, GROUP_B, "owner", EVENT);
+        srv.accepted(p).await;
+    }
+    let high = conn.high_water_bytes.load(Ordering::Relaxed);
+    assert!(
+        high <= CONN_BYTES + EVENT + 1024,
+        "the stalled connection held {high} bytes of EVENT frames"
+    );
+    assert_eq!(conn.subscription(GROUP), Some(SubState::Paused));
+    // Once it reads: each Group's Events up to its pause, contiguous, then its BACKPRESSURE.
+    let mut last = [head_a, head_b];
+    let mut paused = [false, false];
+    while !(paused[0] && paused[1]) {
+        let f = frame(&mut slow).await;
+        let i = match (s(&f, "/event/groupId"), s(&f, "/error/groupId")) {
+            (GROUP, _) | (_, GROUP) => 0,
+            (GROUP_B, _) | (_, GROUP_B) => 1,
+            _ => panic!("unexpected {}", json::to_string(&f)),
+        };
+        if s(&f, "/frameType") == "EVENT" {
+            assert!(!paused[i], "nothing of a Group after its pause");
+            last[i] += 1;
+            assert_eq!(n(&f, "/event/sequence"), last[i]);
+        } else {
+            assert_eq!(code(&f), "BACKPRESSURE", "{}", json::to_string(&f));
+            assert_eq!(n(&f, "/error/details/resumeAfterSequence"), last[i]);
+            paused[i] = true;
+        }
+    }
+    assert!(last[0] < head_a + many_a, "A was paused before its end");
+    drop(slow);
+
+    // Replay of the whole history to a new stalled reader: it waits for room, within the
+    // same bound, and nothing is lost once it reads.
+    let mut slow = srv.slow_session("coord").await;
+    let sub = slow.subscribe_frame(&[(GROUP, 0)]);
+    slow.send(&sub).await.expect("send");
+    let conn = loop {
+        let conns = srv.gw.hub.connections_of(&coord);
+        if let Some(c) = conns.first()
+            && c.high_water_bytes.load(Ordering::Relaxed) > 0
+        {
+            break Arc::clone(c);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    // Give the replay time to queue all it would (it stops at the bound, not at a time).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let high = conn.high_water_bytes.load(Ordering::Relaxed);
+    assert!(
+        high <= CONN_BYTES + EVENT + 1024,
+        "the replay held {high} bytes of EVENT frames"
+    );
+    events(&mut slow, GROUP, 0, srv.head(GROUP)).await;
+    srv.stop().await;
+}
