@@ -66,7 +66,7 @@ enum Flow {
 
 /// Runs one connection to its end.
 pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType) {
-    let established = match handshake(&gw, &mut socket, kind).await {
+    let mut established = match handshake(&gw, &mut socket, kind).await {
         Ok(e) => e,
         Err(Some(e)) => {
             // Bounded: a client that does not read gets its socket dropped after the grace.
@@ -85,6 +85,8 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         &gw.config,
     ));
     gw.hub.register(Arc::clone(&conn));
+    // Registered: the hub counts it under `sessions_per_principal` from now on.
+    drop(established.place.take());
     if let Some(epoch) = established.principal.session_epoch {
         gw.hub.fence_older(&established.principal.id, epoch);
     }

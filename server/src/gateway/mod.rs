@@ -64,6 +64,12 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(3);
 /// second step has its own bound (`challenge_ttl`).
 pub const HELLO_WAIT: Duration = Duration::from_secs(10);
 
+/// Authenticated connections one principal may hold at once, by default: a browser with a
+/// few tabs, an Agent that reconnects while its old socket has not yet closed. The next HELLO
+/// is refused (a fatal `BACKPRESSURE`) before an Agent's Session is opened, so a refused HELLO
+/// fences nothing.
+pub const SESSIONS_PER_PRINCIPAL: usize = 16;
+
 /// The bounds and lifetimes of the binding.
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
@@ -85,6 +91,8 @@ pub struct GatewayConfig {
     pub session_ttl: Duration,
     /// Commands of one connection waiting for the authority, at most.
     pub commands_in_flight: usize,
+    /// Authenticated connections of one principal at once, at most ([`SESSIONS_PER_PRINCIPAL`]).
+    pub sessions_per_principal: usize,
     /// Retry guidance sent with `BACKPRESSURE`.
     pub retry_after_ms: u64,
     /// How long a closing connection's last frames may take to send ([`CLOSE_GRACE`]).
@@ -104,6 +112,7 @@ impl Default for GatewayConfig {
             challenge_ttl: Duration::from_secs(30),
             session_ttl: Duration::from_secs(12 * 3600),
             commands_in_flight: 64,
+            sessions_per_principal: SESSIONS_PER_PRINCIPAL,
             retry_after_ms: 250,
             close_grace: CLOSE_GRACE,
             hello_wait: HELLO_WAIT,
@@ -132,6 +141,31 @@ pub struct Gateway {
     acks: acks::AckWriter,
     reader: EventReader,
     next_conn: AtomicU64,
+    /// HELLOs past their check of `sessions_per_principal` whose connection is not yet
+    /// registered with the hub, per principal.
+    pending_sessions: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+/// A place taken under `sessions_per_principal` by a HELLO until its connection is registered.
+pub(crate) struct SessionPlace {
+    gw: Arc<Gateway>,
+    principal: String,
+}
+
+impl Drop for SessionPlace {
+    fn drop(&mut self) {
+        let mut p = self
+            .gw
+            .pending_sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = p.get_mut(&self.principal) {
+            *n -= 1;
+            if *n == 0 {
+                p.remove(&self.principal);
+            }
+        }
+    }
 }
 
 impl Gateway {
@@ -162,6 +196,7 @@ impl Gateway {
             acks,
             reader,
             next_conn: AtomicU64::new(1),
+            pending_sessions: std::sync::Mutex::default(),
         })
     }
 
@@ -169,6 +204,25 @@ impl Gateway {
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn cursor(&self, principal: &str, group: &str) -> Option<u64> {
         self.cursors.get(principal, group).ok().flatten()
+    }
+
+    /// A place for one more authenticated connection of `principal`, or `None` when it
+    /// holds `sessions_per_principal` already (registered, or between HELLO and registering).
+    pub(crate) fn session_place(self: &Arc<Self>, principal: &str) -> Option<SessionPlace> {
+        let mut p = self
+            .pending_sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pending = p.get(principal).copied().unwrap_or(0);
+        let live = self.hub.connections_of(principal).len();
+        if live + pending >= self.config.sessions_per_principal {
+            return None;
+        }
+        *p.entry(principal.to_owned()).or_insert(0) += 1;
+        Some(SessionPlace {
+            gw: Arc::clone(self),
+            principal: principal.to_owned(),
+        })
     }
 
     fn conn_id(&self) -> u64 {

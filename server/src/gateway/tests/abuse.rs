@@ -577,3 +577,61 @@ async fn large_events_are_bounded_in_bytes_per_connection_live_and_in_replay() {
     events(&mut slow, GROUP, 0, srv.head(GROUP)).await;
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principal_past_its_session_cap_is_refused_and_others_are_not() {
+    let dir = TempDir::new("per-principal");
+    let config = GatewayConfig {
+        sessions_per_principal: 3,
+        ..GatewayConfig::default()
+    };
+    let srv = Server::start(
+        &dir,
+        Options {
+            config,
+            ..Options::default()
+        },
+    )
+    .await;
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(srv.session("owner").await);
+    }
+    // The next HELLO of that principal is refused, fatally, and says why.
+    let p = &srv.h.principals["owner"];
+    let mut c = srv.client(true).await;
+    let e = c
+        .hello(&srv.h.id("owner"), &p.key_id, &p.signer)
+        .await
+        .expect_err("past the cap");
+    assert_eq!(code(&e), "BACKPRESSURE", "{}", json::to_string(&e));
+    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    assert!(
+        s(&e, "/error/message").contains("3 open sessions"),
+        "{}",
+        json::to_string(&e)
+    );
+    closed(&mut c).await;
+    // Another principal is not held back, and the three sessions go on.
+    let mut other = srv.session("stranger").await;
+    ping_pong(&mut other).await;
+    for c in &mut open {
+        ping_pong(c).await;
+    }
+    // A closed session gives its place back.
+    drop(open.pop());
+    let mut admitted = false;
+    for _ in 0..500 {
+        let mut c = srv.client(true).await;
+        if c.hello(&srv.h.id("owner"), &p.key_id, &p.signer)
+            .await
+            .is_ok()
+        {
+            admitted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(admitted, "a freed place is taken again");
+    srv.stop().await;
+}
