@@ -382,7 +382,13 @@ pub(crate) fn router_full(
             "/api/commands",
             axum::routing::post(post_command)
                 .with_state(handle)
-                .layer(DefaultBodyLimit::max(MAX_COMMAND_BYTES)),
+                .layer(DefaultBodyLimit::max(MAX_COMMAND_BYTES))
+                .layer(axum::middleware::from_fn_with_state(
+                    crate::gateway::fair::PerAddress::new(
+                        crate::gateway::fair::COMMANDS_PER_ADDRESS,
+                    ),
+                    crate::gateway::fair::limit,
+                )),
         );
     }
     if let Some(gw) = gateway {

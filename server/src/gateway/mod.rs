@@ -11,6 +11,7 @@ mod acks;
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod client;
 mod conn;
+pub mod fair;
 pub mod hub;
 pub mod listen;
 mod replay;

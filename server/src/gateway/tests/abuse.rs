@@ -635,3 +635,100 @@ async fn a_principal_past_its_session_cap_is_refused_and_others_are_not() {
     assert!(admitted, "a freed place is taken again");
     srv.stop().await;
 }
+
+/// `POST /api/commands` of `bytes` as if from the client address `10.0.0.<last>` (the
+/// listener sets `ConnectInfo` on every request).
+fn command_from(bytes: Vec<u8>, last: u8) -> axum::http::Request<axum::body::Body> {
+    let mut r = axum::http::Request::post("/api/commands")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(bytes))
+        .expect("request");
+    r.extensions_mut()
+        .insert(axum::extract::ConnectInfo(std::net::SocketAddr::from((
+            [10, 0, 0, last],
+            40_000,
+        ))));
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_address_gets_backpressure_and_another_address_gets_through() {
+    let dir = TempDir::new("fair");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let create = srv.create_mission(GROUP, "owner");
+    srv.accepted(create).await;
+    // The HTTP edge over an intake that holds the flooder's Commands in front of the
+    // authority, so that they stay in flight.
+    let (intake, hold) = srv.handle.with_hold();
+    let app = router_with(
+        &dir.0.join("public"),
+        None,
+        "{}".into(),
+        Some(intake),
+        None,
+        REQUEST_TIMEOUT,
+    );
+    let flood: Vec<Vec<u8>> = (0..33).map(|_| srv.post(GROUP, "owner", None)).collect();
+    hold.hold_matching(flood.iter().map(|b| action_of(b).into_bytes()).collect());
+    let mut held = Vec::new();
+    for bytes in flood.iter().take(32) {
+        let app = app.clone();
+        let r = command_from(bytes.clone(), 1);
+        held.push(tokio::spawn(async move { app.oneshot(r).await }));
+    }
+    for _ in 0..1500 {
+        if hold.waiting() == 32 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        hold.waiting(),
+        32,
+        "the flooder holds its 32 Commands in flight"
+    );
+    // One more from the flooder: 503 BACKPRESSURE with Retry-After, not queued.
+    let r = tokio::time::timeout(
+        PATIENCE,
+        app.clone().oneshot(command_from(flood[32].clone(), 1)),
+    )
+    .await
+    .expect("answered at once, not held")
+    .expect("http");
+    assert_eq!(r.status(), axum::http::StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.headers().contains_key("retry-after"));
+    let body = axum::body::to_bytes(r.into_body(), 1 << 20)
+        .await
+        .expect("body");
+    let doc = json::parse(&body).expect("json");
+    assert_eq!(
+        s(&doc, "/code"),
+        "BACKPRESSURE",
+        "{}",
+        json::to_string(&doc)
+    );
+    assert_eq!(
+        hold.waiting(),
+        32,
+        "the refused Command never reached the queue"
+    );
+    // Another address still gets through.
+    let other = srv.post(GROUP, "owner", None);
+    let r = tokio::time::timeout(PATIENCE, app.clone().oneshot(command_from(other, 2)))
+        .await
+        .expect("answered")
+        .expect("http");
+    assert_eq!(r.status(), axum::http::StatusCode::OK);
+    // Once its Commands are answered, the flooder may send again.
+    hold.release();
+    for h in held {
+        let r = h.await.expect("task").expect("http");
+        assert_eq!(r.status(), axum::http::StatusCode::OK);
+    }
+    let r = app
+        .oneshot(command_from(flood[32].clone(), 1))
+        .await
+        .expect("http");
+    assert_eq!(r.status(), axum::http::StatusCode::OK);
+    srv.stop().await;
+}
