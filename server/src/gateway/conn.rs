@@ -436,14 +436,16 @@ fn command(
         });
 }
 
-/// `ACK`: durable Cursors per principal and Group (§16), for Groups the principal is a
-/// member of, never past the durable head; recorded for the single writer (`acks`), which
+/// `ACK`: durable Cursors per principal and Group (§16), for Groups where the principal holds
+/// an active Membership, never past the durable head; recorded for the single writer (`acks`), which
 /// stores every pending Cursor in one transaction per batch instead of one task and sync each.
 fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame::Ack) {
     let mut ok = Vec::new();
     for item in a.acknowledgements.iter() {
         let group = item.group_id.as_str();
-        if !gw.hub.has_membership(group, &conn.principal.id) {
+        // Only an active Membership: an ended one is answered exactly as an unknown Group
+        // (the same code and message), so a former member learns nothing of it (§17.2).
+        if !gw.hub.is_active_member(group, &conn.principal.id) {
             conn.control(error_frame(
                 &GatewayError::GroupNotFound
                     .wire()

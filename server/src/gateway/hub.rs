@@ -757,6 +757,15 @@ impl Hub {
             .is_some_and(|g| g.members.contains_key(principal))
     }
 
+    /// Whether `principal` holds an active Membership in `group` (an ended one counts as
+    /// none: its holder learns nothing more of the Group, §17.2).
+    pub fn is_active_member(&self, group: &str, principal: &str) -> bool {
+        lock(&self.groups)
+            .get(group)
+            .and_then(|g| g.members.get(principal))
+            .is_some_and(|m| m.active)
+    }
+
     pub fn head(&self, group: &str) -> u64 {
         lock(&self.groups).get(group).map_or(0, |g| g.head)
     }

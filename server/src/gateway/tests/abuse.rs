@@ -732,3 +732,78 @@ async fn a_flooding_address_gets_backpressure_and_another_address_gets_through()
     assert_eq!(r.status(), axum::http::StatusCode::OK);
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ack_after_the_membership_ended_is_answered_as_an_unknown_group() {
+    let dir = TempDir::new("ack-ended");
+    let mut srv = Server::start(&dir, Options::default()).await;
+    let outsider = srv.h.id("outsider");
+    let env = |g: &str| Envelope {
+        group_id: Some(g.to_owned()),
+        membership_epoch: Some(1),
+        ..Envelope::default()
+    };
+    let member = || {
+        let mut principal = Object::new();
+        principal.insert("type", Value::string("agent"));
+        principal.insert("id", Value::string(outsider.clone()));
+        principal
+    };
+    for g in [GROUP, GROUP_B] {
+        let create = srv.create_mission(g, "owner");
+        srv.accepted(create).await;
+        let mut p = Object::new();
+        p.insert("principal", Value::Object(member()));
+        p.insert("roles", Value::Array(vec![Value::string("worker")]));
+        let add = srv
+            .h
+            .command("owner", "membership.change", &env(g), p, runtime::now());
+        srv.accepted(add).await;
+    }
+    let mut p = Object::new();
+    p.insert("principal", Value::Object(member()));
+    let end = srv
+        .h
+        .command("owner", "membership.end", &env(GROUP), p, runtime::now());
+    srv.accepted(end).await;
+    let head = srv.head(GROUP);
+    let mut c = srv.session("outsider").await;
+    let mut docs = Vec::new();
+    for g in [GROUP, "urn:x:group:nowhere"] {
+        let ack = c.ack_frame(&[(g, head)], &runtime::now().format());
+        c.send(&ack).await.expect("send");
+        let e = frame(&mut c).await;
+        assert_eq!(s(&e, "/frameType"), "ERROR", "{}", json::to_string(&e));
+        assert_eq!(code(&e), "GROUP_NOT_FOUND");
+        assert_eq!(s(&e, "/error/groupId"), g);
+        assert_eq!(s(&e, "/error/relatedFrameId"), s(&ack, "/frameId"));
+        let mut doc = e.pointer("/error").cloned().expect("error");
+        if let Value::Object(o) = &mut doc {
+            for volatile in ["occurredAt", "groupId", "relatedFrameId"] {
+                o.remove(volatile);
+            }
+        }
+        docs.push(json::to_string(&doc));
+    }
+    assert_eq!(
+        docs[0], docs[1],
+        "the answers must not tell the Groups apart"
+    );
+    // A Group where it is still a member: stored; the ended one never was.
+    let ack = c.ack_frame(&[(GROUP_B, srv.head(GROUP_B))], &runtime::now().format());
+    c.send(&ack).await.expect("send");
+    ping_pong(&mut c).await;
+    for _ in 0..500 {
+        if srv.gw.cursor(&outsider, GROUP_B).is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(srv.gw.cursor(&outsider, GROUP_B), Some(srv.head(GROUP_B)));
+    assert_eq!(
+        srv.gw.cursor(&outsider, GROUP),
+        None,
+        "no Cursor after the end"
+    );
+    srv.stop().await;
+}
