@@ -282,7 +282,7 @@ impl ReadAccess {
         path: &str,
         headers: &axum::http::HeaderMap,
         hash: &str,
-    ) -> Result<(), Response> {
+    ) -> Result<(), Box<Response>> {
         let signer = wasm_core::crypto::request::verify(
             &self.registry.current(),
             "GET",
@@ -298,13 +298,16 @@ impl ReadAccess {
             )
             .with_status(StatusCode::UNAUTHORIZED)
             .into_response()
-        })?;
+        })
+        .map_err(Box::new)?;
         if self.members.may_read_artifact(&signer.id.0, hash) {
             Ok(())
         } else {
-            Err(ArtifactError::NotFound(hash.to_owned())
-                .to_wire()
-                .into_response())
+            Err(Box::new(
+                ArtifactError::NotFound(hash.to_owned())
+                    .to_wire()
+                    .into_response(),
+            ))
         }
     }
 }
@@ -327,7 +330,7 @@ async fn get_artifact(
         return e.to_wire().into_response();
     }
     if let Err(refused) = served.access.check(uri.path(), &headers, &hash) {
-        return refused;
+        return *refused;
     }
     let store = served.store;
     let read = tokio::task::spawn_blocking(move || store.get(&hash)).await;

@@ -99,6 +99,7 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 
 /// Serves `app` on `listener` (plain, or TLS with `tls`) until `shutdown` resolves, within
 /// the default bounds of `listen` (connection caps, header read and idle timeouts).
+#[cfg_attr(not(test), allow(dead_code))]
 pub async fn serve(
     listener: std::net::TcpListener,
     app: Router,

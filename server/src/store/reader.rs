@@ -45,6 +45,7 @@ impl EventReader {
 
     /// A Group's Events after `after_sequence`, at most `limit`, as stored (JCS bytes). The
     /// caller bounds `limit` by the durable head it was told of, so nothing undurable is read.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn group_events(
         &self,
         group_id: &str,
