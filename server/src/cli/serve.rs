@@ -135,6 +135,10 @@ pub struct ServeArgs {
     /// Seconds a connection still speaking HTTP may stay without a byte either way.
     #[arg(long, value_name = "S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout: u64,
+    /// Authenticated `/ws` connections of one principal at once, at most; the next HELLO is
+    /// refused.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sessions_per_principal: u64,
 }
 
 /// The environment variable that fixes the development enrolment token (scripts that open the
@@ -798,7 +802,11 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         }
     };
     let gateway = match Gateway::new(
-        GatewayConfig::default(),
+        GatewayConfig {
+            sessions_per_principal: usize::try_from(opts.sessions_per_principal)
+                .unwrap_or(usize::MAX),
+            ..GatewayConfig::default()
+        },
         Arc::clone(&hub),
         authority.clone(),
         authority.live_registry(),
