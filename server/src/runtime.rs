@@ -456,7 +456,11 @@ impl AuthorityHandle {
         std::thread::spawn(move || {
             while let Ok(request) = rx.recv() {
                 let mut s = hold_lock(&state);
-                if s.origin.is_some() && s.origin == request.1.origin {
+                let matched = s
+                    .needles
+                    .iter()
+                    .any(|n| request.0.windows(n.len()).any(|w| w == n.as_slice()));
+                if matched || (s.origin.is_some() && s.origin == request.1.origin) {
                     s.waiting.push(request);
                 } else if authority.send(request).is_err() {
                     return;
@@ -483,6 +487,8 @@ pub struct IntakeHold {
 #[derive(Default)]
 struct HoldState {
     origin: Origin,
+    /// Commands (from anywhere, HTTP included) whose bytes hold one of these wait too.
+    needles: Vec<Vec<u8>>,
     waiting: Vec<Request>,
 }
 
@@ -498,6 +504,12 @@ impl IntakeHold {
         hold_lock(&self.state).origin = Some(origin);
     }
 
+    /// Commands whose bytes hold one of `needles` (an Action ID, say) wait here from now on,
+    /// from any origin (HTTP included).
+    pub fn hold_matching(&self, needles: Vec<Vec<u8>>) {
+        hold_lock(&self.state).needles = needles;
+    }
+
     /// How many Commands wait.
     pub fn waiting(&self) -> usize {
         hold_lock(&self.state).waiting.len()
@@ -507,6 +519,7 @@ impl IntakeHold {
     pub fn release(&self) {
         let mut s = hold_lock(&self.state);
         s.origin = None;
+        s.needles.clear();
         for request in s.waiting.drain(..) {
             if self.authority.send(request).is_err() {
                 return;

@@ -22,6 +22,8 @@ fn a_tiny_run_prints_every_figure() {
             "--fanout-commands",
             "2",
         ])
+        .args(["--idle-sockets", "20", "--slowloris", "4"])
+        .args(["--slowloris-interval-ms", "100"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -51,6 +53,9 @@ fn a_tiny_run_prints_every_figure() {
         "best row under the p99 bound: ",
         "memory: server RSS with 2 stalled subscribers minus without",
         "load average at the end",
+        "abuse row (2 closed loops",
+        "with 20 idle sessions (TLS + HELLO, silent",
+        "and 4 slowloris connections",
     ] {
         assert!(text.contains(needle), "no {needle:?} in:\n{text}");
     }

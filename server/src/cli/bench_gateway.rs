@@ -72,6 +72,19 @@ pub struct GatewayArgs {
     /// Commands measured in the low-load row.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub low_load_measure: u64,
+    /// Idle sockets held open while the abuse row runs: TLS and HELLO done (human sessions
+    /// of the development human), then silent; spread over client addresses 127.0.1.x, 50 each
+    /// (0 with `--slowloris 0` skips the row).
+    #[arg(long, default_value_t = 2000)]
+    pub idle_sockets: u64,
+    /// Slowloris connections held open while the abuse row runs: TLS done, then an HTTP
+    /// request header one byte every `--slowloris-interval-ms`; each one the server cuts is
+    /// opened again (client addresses 127.0.2.x, 50 each).
+    #[arg(long, default_value_t = 200)]
+    pub slowloris: u64,
+    /// Milliseconds between a slowloris connection's header bytes.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub slowloris_interval_ms: u64,
     /// An existing development server (`wss://HOST:PORT/ws`) instead of a child.
     #[arg(long, value_name = "URL", requires = "data")]
     pub url: Option<String>,
@@ -240,6 +253,15 @@ fn start(args: &GatewayArgs) -> Result<Target, String> {
         // No §22 demo: its director follows every committed Event in process and its Agents
         // run beside the bench's; the in-process reference runs no demo either.
         .arg("--no-demo")
+        // The fan-out's and the stalled subscribers' sockets are one human's, from one address;
+        // the abuse row brings its own addresses.
+        .args([
+            "--max-connections",
+            "100000",
+            "--max-connections-per-address",
+            "100000",
+        ])
+        .args(["--sessions-per-principal", "100000"])
         .arg("--public")
         .arg(&public)
         .arg("--data")
@@ -966,6 +988,7 @@ async fn run_async(
     if !fanout {
         return Ok(pass);
     }
+    abuse_row(args, t, &mut senders, &agents, &token, &mut next).await?;
 
     // Fan-out: one Command to `subscribers` sockets subscribed to Group 0, live from its head
     // (a Command of the publisher first tells where the head is).
@@ -1055,6 +1078,141 @@ async fn run_async(
     pass.low = low;
     println!("  load average at the end {}", load_average());
     Ok(pass)
+}
+
+/// The client address of the `i`-th abuse socket of a kind (`third` 1: idle, 2: slowloris),
+/// 50 sockets an address: `127.0.third.x`.
+fn abuse_address(third: u8, i: u64) -> std::net::IpAddr {
+    let x = u8::try_from(i / 50 % 250 + 1).unwrap_or(1);
+    std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, third, x))
+}
+
+/// One slowloris connection, again and again until `stop`: TLS (when the server speaks it),
+/// then a request header one byte every `interval`, until the server cuts it (counted).
+async fn slowloris(
+    ep: std::sync::Arc<Endpoint>,
+    source: std::net::IpAddr,
+    interval: Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    cut: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::AsyncWriteExt;
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(tcp) = ep.tcp_from(source).await else {
+            tokio::time::sleep(interval).await;
+            continue;
+        };
+        let (tls, host) = ep.tls();
+        let mut io: Box<dyn tokio::io::AsyncWrite + Unpin + Send> = match tls {
+            Some(config) => {
+                let Ok(name) = rustls::pki_types::ServerName::try_from(host.to_owned()) else {
+                    return;
+                };
+                match tokio_rustls::TlsConnector::from(config)
+                    .connect(name, tcp)
+                    .await
+                {
+                    Ok(s) => Box::new(s),
+                    Err(_) => {
+                        cut.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                }
+            }
+            None => Box::new(tcp),
+        };
+        let mut head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".iter();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let byte = head.next().copied().unwrap_or(b'a');
+            if io.write_all(&[byte]).await.is_err() || io.flush().await.is_err() {
+                cut.fetch_add(1, Ordering::Relaxed);
+                break;
+            }
+            tokio::time::sleep(interval).await;
+        }
+    }
+}
+
+/// The abuse row (issue 26, "bounded under abuse"): the same closed loops at the last
+/// history size, first alone, then while `--idle-sockets` silent sessions and `--slowloris`
+/// trickling connections are held open; the rates, their ratio and the server's RSS.
+async fn abuse_row(
+    args: &GatewayArgs,
+    t: &Target,
+    senders: &mut Vec<Sender>,
+    agents: &[&DevPrincipal],
+    token: &str,
+    next: &mut u64,
+) -> Result<(), String> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    if args.idle_sockets == 0 && args.slowloris == 0 {
+        return Ok(());
+    }
+    let per_agent = args.measure.div_ceil(agents.len() as u64).max(1);
+    let quiet = round(senders, agents, token, next, per_agent, 1).await?;
+    let quiet_rss = t.rss_mb();
+    let owner = t.org.require("mission-owner")?;
+    let signer = wasm_core::crypto::ed25519::Signer::from_seed(&owner.seed);
+    let opened = Instant::now();
+    let mut idle = Vec::new();
+    for i in 0..args.idle_sockets {
+        let mut c = t.ep.socket_from(true, abuse_address(1, i)).await?;
+        c.hello(&owner.actor.id.0, &owner.key_id, &signer)
+            .await
+            .map_err(|e| format!("HELLO of idle socket {i}: {}", json::to_string(&e)))?;
+        idle.push(c);
+    }
+    let idle_secs = opened.elapsed().as_secs_f64();
+    let stop = Arc::new(AtomicBool::new(false));
+    let cut = Arc::new(AtomicU64::new(0));
+    let ep = Arc::new(t.ep.clone());
+    let interval = Duration::from_millis(args.slowloris_interval_ms);
+    let lorises: Vec<_> = (0..args.slowloris)
+        .map(|i| {
+            tokio::spawn(slowloris(
+                Arc::clone(&ep),
+                abuse_address(2, i),
+                interval,
+                Arc::clone(&stop),
+                Arc::clone(&cut),
+            ))
+        })
+        .collect();
+    // Let every slowloris connect and start trickling before the clock starts.
+    tokio::time::sleep(interval + Duration::from_millis(500)).await;
+    let cut_before = cut.load(Ordering::Relaxed);
+    let abused = round(senders, agents, token, next, per_agent, 1).await?;
+    let cut_during = cut.load(Ordering::Relaxed) - cut_before;
+    let abused_rss = t.rss_mb();
+    stop.store(true, Ordering::Relaxed);
+    for l in lorises {
+        l.abort();
+    }
+    drop(idle);
+    let rate = |r: &Round| r.accepted as f64 / r.secs;
+    let (q, a) = (rate(&quiet), rate(&abused));
+    let mb = |m: Option<f64>| m.map_or("?".to_owned(), |m| format!("{m:.1} MB"));
+    println!(
+        "  abuse row ({} closed loops, history as above): alone {q:.0} Commands/s (p99 {:.1} ms); \
+         with {} idle sessions (TLS + HELLO, silent; opened in {idle_secs:.1} s) and {} \
+         slowloris connections (a header byte every {} ms; {cut_during} cut by the server while \
+         timed) {a:.0} Commands/s (p99 {:.1} ms): ratio {:.2}; server RSS {} alone, {} with them",
+        agents.len(),
+        percentile(&quiet.latencies, 0.99),
+        args.idle_sockets,
+        args.slowloris,
+        args.slowloris_interval_ms,
+        percentile(&abused.latencies, 0.99),
+        a / q.max(f64::MIN_POSITIVE),
+        mb(quiet_rss),
+        mb(abused_rss)
+    );
+    Ok(())
 }
 
 pub fn run(args: &GatewayArgs) -> ExitCode {

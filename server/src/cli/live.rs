@@ -281,6 +281,57 @@ impl Endpoint {
             .map_err(|_| format!("{url}: no answer"))?
     }
 
+    /// [`Endpoint::socket`] from the local address `source` (on loopback, any of 127/8: each
+    /// is another client address to the server's per-address bounds).
+    pub async fn socket_from(
+        &self,
+        human: bool,
+        source: std::net::IpAddr,
+    ) -> Result<Client, String> {
+        let url = if human {
+            format!("{}?principal=human", self.ws)
+        } else {
+            self.ws.clone()
+        };
+        let stream = self.tcp_from(source).await?;
+        tokio::time::timeout(
+            PATIENCE,
+            Client::connect_stream(&url, stream, self.tls.clone()),
+        )
+        .await
+        .map_err(|_| format!("{url}: no answer"))?
+    }
+
+    /// A TCP connection to the server from the local address `source`.
+    pub async fn tcp_from(
+        &self,
+        source: std::net::IpAddr,
+    ) -> Result<tokio::net::TcpStream, String> {
+        let to: std::net::SocketAddr = tokio::net::lookup_host(&self.addr)
+            .await
+            .map_err(|e| format!("{}: {e}", self.addr))?
+            .next()
+            .ok_or_else(|| format!("{}: no address", self.addr))?;
+        let socket = if to.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        }
+        .map_err(|e| e.to_string())?;
+        socket
+            .bind(std::net::SocketAddr::new(source, 0))
+            .map_err(|e| format!("bind {source}: {e}"))?;
+        tokio::time::timeout(PATIENCE, socket.connect(to))
+            .await
+            .map_err(|_| format!("{to}: no answer"))?
+            .map_err(|e| format!("{to}: {e}"))
+    }
+
+    /// The TLS client configuration (`wss://`), and the server's host name.
+    pub fn tls(&self) -> (Option<Arc<rustls::ClientConfig>>, &str) {
+        (self.tls.clone(), &self.host)
+    }
+
     /// Sets the authority's development clock (`None`: the wall clock).
     pub async fn set_clock(&self, t: Option<Micros>) -> Result<(), String> {
         let body = match t {

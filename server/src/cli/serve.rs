@@ -126,6 +126,24 @@ pub struct ServeArgs {
     /// and open `/ws` (repeatable), e.g. a reverse proxy's public origin.
     #[arg(long, value_name = "ORIGIN")]
     pub allowed_origin: Vec<String>,
+    /// Open connections at most, plain and TLS alike; one more is closed at once and counted
+    /// in the log (docs/binding.md, "Bounded under abuse").
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+    /// Open connections from one client address at most.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_address: u64,
+    /// Seconds a request head may take (for a new connection: its TLS handshake and first
+    /// request); a slowloris is cut after it.
+    #[arg(long, value_name = "S", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout: u64,
+    /// Seconds a connection still speaking HTTP may stay without a byte either way.
+    #[arg(long, value_name = "S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout: u64,
+    /// Authenticated `/ws` connections of one principal at once, at most; the next HELLO is
+    /// refused.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sessions_per_principal: u64,
 }
 
 /// The environment variable that fixes the development enrolment token (scripts that open the
@@ -373,7 +391,13 @@ pub(crate) fn router_full(
             "/api/commands",
             axum::routing::post(post_command)
                 .with_state(handle)
-                .layer(DefaultBodyLimit::max(MAX_COMMAND_BYTES)),
+                .layer(DefaultBodyLimit::max(MAX_COMMAND_BYTES))
+                .layer(axum::middleware::from_fn_with_state(
+                    crate::gateway::fair::PerAddress::new(
+                        crate::gateway::fair::COMMANDS_PER_ADDRESS,
+                    ),
+                    crate::gateway::fair::limit,
+                )),
         );
     }
     if let Some(gw) = gateway {
@@ -605,7 +629,20 @@ async fn serve(
             Err(e) => say!("demo: off: {e}"),
         }
     }
-    tls::serve(listener, app, tls.map(|t| t.config), shutdown_signal()).await
+    let limits = crate::gateway::listen::ListenLimits::from_flags(
+        opts.max_connections,
+        opts.max_connections_per_address,
+        opts.header_read_timeout,
+        opts.idle_timeout,
+    );
+    tls::serve_limited(
+        listener,
+        app,
+        tls.map(|t| t.config),
+        limits,
+        shutdown_signal(),
+    )
+    .await
 }
 
 /// `serve --upstream`: static files and the relay; no authority, no keys, no data directory.
@@ -837,7 +874,11 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         }
     };
     let gateway = match Gateway::new(
-        GatewayConfig::default(),
+        GatewayConfig {
+            sessions_per_principal: usize::try_from(opts.sessions_per_principal)
+                .unwrap_or(usize::MAX),
+            ..GatewayConfig::default()
+        },
         Arc::clone(&hub),
         authority.clone(),
         authority.live_registry(),

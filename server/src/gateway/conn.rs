@@ -28,6 +28,36 @@ use wasm_core::model::error::ErrorCode;
 /// Replies a client may leave unread before it is disconnected.
 pub(super) const MAX_CONTROL: usize = 1024;
 
+/// Groups one `SUBSCRIBE` or `ACK` may list, at most (the frame schema sets no `maxItems`):
+/// each listed Group can cost a replay task or a reply, so a frame listing more is refused as
+/// a whole, before any of them is looked at.
+pub const MAX_FRAME_ITEMS: usize = 256;
+
+/// The refusal of a `SUBSCRIBE` or `ACK` listing more than [`MAX_FRAME_ITEMS`] Groups.
+fn too_many_items(v: &Value) -> Option<WireError> {
+    let (what, list) = match v.pointer("/frameType").and_then(Value::as_str) {
+        Some("SUBSCRIBE") => ("SUBSCRIBE", "/groups"),
+        Some("ACK") => ("ACK", "/acknowledgements"),
+        _ => return None,
+    };
+    let Some(Value::Array(items)) = v.pointer(list) else {
+        return None;
+    };
+    if items.len() <= MAX_FRAME_ITEMS {
+        return None;
+    }
+    Some(
+        GatewayError::Framing(format!(
+            "a {what} may list at most {MAX_FRAME_ITEMS} Groups (this one lists {}); send \
+             several",
+            items.len()
+        ))
+        .wire()
+        .about_frame(v.pointer("/frameId").and_then(Value::as_str))
+        .detail("maxItems", Value::from(MAX_FRAME_ITEMS as u64)),
+    )
+}
+
 /// What the reader does after a frame.
 enum Flow {
     Continue,
@@ -36,7 +66,7 @@ enum Flow {
 
 /// Runs one connection to its end.
 pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType) {
-    let established = match handshake(&gw, &mut socket, kind).await {
+    let mut established = match handshake(&gw, &mut socket, kind).await {
         Ok(e) => e,
         Err(Some(e)) => {
             // Bounded: a client that does not read gets its socket dropped after the grace.
@@ -52,10 +82,11 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
     let conn = Arc::new(Conn::new(
         gw.conn_id(),
         established.principal.clone(),
-        gw.config.group_buffer,
-        gw.config.retry_after_ms,
+        &gw.config,
     ));
     gw.hub.register(Arc::clone(&conn));
+    // Registered: the hub counts it under `sessions_per_principal` from now on.
+    drop(established.place.take());
     if let Some(epoch) = established.principal.session_epoch {
         gw.hub.fence_older(&established.principal.id, epoch);
     }
@@ -70,7 +101,21 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
     let (sink, mut stream) = socket.split();
     let mut writer = tokio::spawn(write_loop(Arc::clone(&conn), sink));
     let in_flight = Arc::new(Semaphore::new(gw.config.commands_in_flight.max(1)));
-    while let Some(msg) = stream.next().await {
+    // The session ends at its `expiresAt` even if the client says nothing more (§6.3): the
+    // fatal `AUTH_REQUIRED` a frame after it would get, then the Close.
+    let expiry = tokio::time::sleep_until(until(established.expires));
+    let mut expiry = std::pin::pin!(expiry);
+    loop {
+        let msg = tokio::select! {
+            msg = stream.next() => match msg {
+                Some(msg) => msg,
+                None => break,
+            },
+            () = &mut expiry => {
+                conn.close_with(Some(error_frame(&GatewayError::Expired.wire().fatal())));
+                break;
+            }
+        };
         let flow = match msg {
             Ok(Message::Text(t)) => on_text(&gw, &conn, &established, &in_flight, t.as_bytes()),
             Ok(Message::Binary(_)) => {
@@ -114,6 +159,12 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         let _ = writer.await;
     }
     gw.hub.unregister(&conn);
+}
+
+/// The monotonic instant of the wall-clock time `at` (now, if it is past).
+fn until(at: wasm_core::authority::Micros) -> tokio::time::Instant {
+    let left = u64::try_from(at.0.saturating_sub(now().0)).unwrap_or(0);
+    tokio::time::Instant::now() + std::time::Duration::from_micros(left)
 }
 
 /// `HELLO` in four steps; `Err(None)` when the client went away.
@@ -296,6 +347,12 @@ fn on_text(
         conn.close_with(Some(error_frame(&GatewayError::Expired.wire().fatal())));
         return Flow::Close;
     }
+    // Bounded before anything else is done with it: a SUBSCRIBE of thousands of Groups would
+    // otherwise queue a replay or an ERROR for each.
+    if let Some(e) = too_many_items(&v) {
+        conn.control(error_frame(&e));
+        return Flow::Continue;
+    }
     let f = match frame::decode_value(&v) {
         Ok(f) => f,
         Err(e) => {
@@ -379,13 +436,16 @@ fn command(
         });
 }
 
-/// `ACK`: durable Cursors per principal and Group (§16), for Groups the principal is a
-/// member of, never past the durable head.
+/// `ACK`: durable Cursors per principal and Group (§16), for Groups where the principal holds
+/// an active Membership, never past the durable head; recorded for the single writer (`acks`), which
+/// stores every pending Cursor in one transaction per batch instead of one task and sync each.
 fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame::Ack) {
     let mut ok = Vec::new();
     for item in a.acknowledgements.iter() {
         let group = item.group_id.as_str();
-        if !gw.hub.has_membership(group, &conn.principal.id) {
+        // Only an active Membership: an ended one is answered exactly as an unknown Group
+        // (the same code and message), so a former member learns nothing of it (§17.2).
+        if !gw.hub.is_active_member(group, &conn.principal.id) {
             conn.control(error_frame(
                 &GatewayError::GroupNotFound
                     .wire()
@@ -410,25 +470,8 @@ fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame
     if ok.is_empty() {
         return;
     }
-    let gw = Arc::clone(gw);
-    let conn = Arc::clone(conn);
-    let frame_id = frame_id.to_owned();
-    tokio::spawn(async move {
-        let store = Arc::clone(&gw);
-        let principal = conn.principal.id.clone();
-        let written = tokio::task::spawn_blocking(move || {
-            ok.iter()
-                .try_for_each(|(g, s)| store.cursors.advance(&principal, g, *s).map(|_| ()))
-        })
-        .await;
-        if !matches!(written, Ok(Ok(()))) {
-            tracing::error!(conn = conn.id, "an ACK could not be stored");
-            conn.control(error_frame(
-                &WireError::new(ErrorCode::InternalError, "the Cursor could not be stored")
-                    .about_frame(Some(&frame_id)),
-            ));
-        }
-    });
+    // Written with every other pending Cursor in the writer's next transaction.
+    gw.acks.record(conn, frame_id, ok);
 }
 
 /// `PING`: echoed with a fresh nonce; a Presence Record about this session's Agent is kept

@@ -100,6 +100,8 @@ struct Sub {
     state: SubState,
     queue: VecDeque<FrameText>,
     attention: Option<Attention>,
+    /// Bytes of the frames in `queue`.
+    bytes: usize,
     /// The last sequence queued (or skipped by the filter).
     last: u64,
     generation: u64,
@@ -117,6 +119,18 @@ struct ConnInner {
     /// Replies and errors.
     control: VecDeque<FrameText>,
     next_generation: u64,
+    /// Bytes of the frames in every Group queue.
+    bytes: usize,
+    /// A replay waits for room the connection's byte bound took (room freed in another
+    /// Group's queue must wake it too).
+    starved: bool,
+}
+
+/// A connection's queue bounds (`GatewayConfig`).
+struct Bounds {
+    frames: usize,
+    group_bytes: usize,
+    conn_bytes: usize,
 }
 
 /// One connection's queues, shared by the hub (producer) and its writer (consumer).
@@ -129,10 +143,12 @@ pub struct Conn {
     fenced: AtomicBool,
     /// Set to make the writer send what is in `control` and close.
     closing: AtomicBool,
-    group_buffer: usize,
+    bounds: Bounds,
     retry_after_ms: u64,
     /// The most frames any one of its Group queues held (tests check memory is bounded).
     pub high_water: AtomicUsize,
+    /// The most bytes its Group queues held together.
+    pub high_water_bytes: AtomicUsize,
 }
 
 /// What became of a live Event offered to one subscription.
@@ -159,7 +175,7 @@ pub enum Next {
 }
 
 impl Conn {
-    pub fn new(id: u64, principal: Principal, group_buffer: usize, retry_after_ms: u64) -> Conn {
+    pub fn new(id: u64, principal: Principal, config: &super::GatewayConfig) -> Conn {
         Conn {
             id,
             principal,
@@ -167,9 +183,14 @@ impl Conn {
             wake: Notify::new(),
             fenced: AtomicBool::new(false),
             closing: AtomicBool::new(false),
-            group_buffer: group_buffer.max(1),
-            retry_after_ms,
+            bounds: Bounds {
+                frames: config.group_buffer.max(1),
+                group_bytes: config.group_buffer_bytes,
+                conn_bytes: config.connection_buffer_bytes,
+            },
+            retry_after_ms: config.retry_after_ms,
             high_water: AtomicUsize::new(0),
+            high_water_bytes: AtomicUsize::new(0),
         }
     }
 
@@ -182,6 +203,7 @@ impl Conn {
         self.fenced.store(true, Ordering::SeqCst);
         let mut inner = lock(&self.inner);
         inner.subs.clear();
+        inner.bytes = 0;
         inner.ready.clear();
         inner.own.clear();
         inner.control.clear();
@@ -237,10 +259,19 @@ impl Conn {
             let Some(f) = sub.queue.pop_front() else {
                 continue;
             };
+            sub.bytes -= f.len();
             let more = !sub.queue.is_empty();
             sub.space.notify_one();
+            inner.bytes -= f.len();
             if more {
                 inner.ready.push_back(g);
+            }
+            if inner.starved {
+                // Room under the connection's bound: every waiting replay may go on.
+                inner.starved = false;
+                for sub in inner.subs.values() {
+                    sub.space.notify_one();
+                }
             }
             return Next::Frame(f);
         }
@@ -259,28 +290,58 @@ impl Conn {
         inner.next_generation += 1;
         let generation = inner.next_generation;
         let space = Arc::new(Notify::new());
-        inner.subs.insert(
+        let replaced = inner.subs.insert(
             group.to_owned(),
             Sub {
                 state: SubState::Replaying,
                 queue: VecDeque::new(),
+                bytes: 0,
                 attention,
                 last: after,
                 generation,
                 space: Arc::clone(&space),
             },
         );
+        if let Some(old) = replaced {
+            inner.bytes -= old.bytes;
+        }
         (generation, space)
     }
 
-    /// Room left in a replaying subscription's queue; `None` once it was replaced or dropped.
-    pub(super) fn replay_room(&self, group: &str, generation: u64) -> Option<usize> {
-        let inner = lock(&self.inner);
+    /// Room left in a replaying subscription's queue: frames (0: wait for `space`), bytes,
+    /// and whether the connection's Group queues are all empty (then one frame of any size
+    /// may go, so that an Event larger than a bound still gets through, alone). `None` once
+    /// the subscription was replaced or dropped.
+    pub(super) fn replay_room(&self, group: &str, generation: u64) -> Option<(usize, usize, bool)> {
+        let mut inner = lock(&self.inner);
+        let conn_bytes = inner.bytes;
         let sub = inner
             .subs
             .get(group)
             .filter(|s| s.generation == generation)?;
-        Some(self.group_buffer.saturating_sub(sub.queue.len()))
+        let frames = self.bounds.frames.saturating_sub(sub.queue.len());
+        let bytes = self
+            .bounds
+            .group_bytes
+            .saturating_sub(sub.bytes)
+            .min(self.bounds.conn_bytes.saturating_sub(conn_bytes));
+        let empty = conn_bytes == 0;
+        if frames == 0 || (bytes == 0 && !empty) {
+            inner.starved |= frames > 0;
+            return Some((0, 0, false));
+        }
+        Some((frames, bytes, empty))
+    }
+
+    /// A replay's next Event does not fit the room left: whether to wait for `space` (the
+    /// connection still holds frames, whose sending wakes it), or to look again now.
+    pub(super) fn starve(&self) -> bool {
+        let mut inner = lock(&self.inner);
+        if inner.bytes == 0 {
+            return false;
+        }
+        inner.starved = true;
+        true
     }
 
     /// Queues replayed frames (the caller made room for them); false once replaced.
@@ -299,12 +360,18 @@ impl Conn {
             return false;
         };
         let was_empty = sub.queue.is_empty();
+        let mut added = 0;
         for (seq, f) in frames {
+            added += f.len();
             sub.queue.push_back(f.into());
             sub.last = seq;
         }
+        sub.bytes += added;
         let len = sub.queue.len();
+        inner.bytes += added;
         self.high_water.fetch_max(len, Ordering::Relaxed);
+        self.high_water_bytes
+            .fetch_max(inner.bytes, Ordering::Relaxed);
         if was_empty && len > 0 {
             inner.ready.push_back(group.to_owned());
         }
@@ -317,11 +384,18 @@ impl Conn {
     /// resume (binding.md, "Continuation").
     pub(super) fn pause(&self, group: &str, generation: Option<u64>, reason: &str) {
         let mut inner = lock(&self.inner);
-        let Some(sub) = inner
+        let current = inner
             .subs
-            .get_mut(group)
-            .filter(|s| generation.is_none_or(|g| s.generation == g))
-        else {
+            .get(group)
+            .is_some_and(|s| generation.is_none_or(|g| s.generation == g));
+        if current {
+            self.pause_locked(&mut inner, group, reason);
+        }
+    }
+
+    /// [`Conn::pause`] under the lock already held.
+    fn pause_locked(&self, inner: &mut ConnInner, group: &str, reason: &str) {
+        let Some(sub) = inner.subs.get_mut(group) else {
             return;
         };
         if sub.state == SubState::Paused {
@@ -329,18 +403,22 @@ impl Conn {
         }
         let was_empty = sub.queue.is_empty();
         sub.state = SubState::Paused;
-        sub.queue
-            .push_back(continuation(group, sub.last, reason, self.retry_after_ms).into());
+        let frame = continuation(group, sub.last, reason, self.retry_after_ms);
+        sub.bytes += frame.len();
+        inner.bytes += frame.len();
+        sub.queue.push_back(frame.into());
         if was_empty {
             inner.ready.push_back(group.to_owned());
         }
-        drop(inner);
         self.wake.notify_one();
     }
 
     /// Ends a subscription (unsubscribed, no longer a member).
     fn drop_subscription(&self, group: &str) {
-        lock(&self.inner).subs.remove(group);
+        let mut inner = lock(&self.inner);
+        if let Some(sub) = inner.subs.remove(group) {
+            inner.bytes -= sub.bytes;
+        }
     }
 
     /// The state of this connection's subscription to `group`.
@@ -361,6 +439,7 @@ impl Conn {
         own: bool,
     ) -> Offer {
         let mut inner = lock(&self.inner);
+        let inner = &mut *inner;
         let Some(sub) = inner.subs.get_mut(group) else {
             return Offer::Stopped;
         };
@@ -381,16 +460,23 @@ impl Conn {
         {
             return Offer::Filtered;
         }
-        if sub.queue.len() >= self.group_buffer {
+        // Bounded in frames and in bytes: past either, the Group pauses (§17.3).
+        let fits = sub.queue.len() < self.bounds.frames
+            && (sub.bytes == 0 || sub.bytes + frame.len() <= self.bounds.group_bytes)
+            && (inner.bytes == 0 || inner.bytes + frame.len() <= self.bounds.conn_bytes);
+        if !fits {
             sub.last = seq - 1;
-            drop(inner);
-            self.pause(group, None, "buffer_full");
+            self.pause_locked(inner, group, "buffer_full");
             return Offer::Stopped;
         }
         let was_empty = sub.queue.is_empty();
         sub.queue.push_back(frame.clone());
+        sub.bytes += frame.len();
         let len = sub.queue.len();
+        inner.bytes += frame.len();
         self.high_water.fetch_max(len, Ordering::Relaxed);
+        self.high_water_bytes
+            .fetch_max(inner.bytes, Ordering::Relaxed);
         if was_empty {
             inner.ready.push_back(group.to_owned());
         }
@@ -669,6 +755,15 @@ impl Hub {
         lock(&self.groups)
             .get(group)
             .is_some_and(|g| g.members.contains_key(principal))
+    }
+
+    /// Whether `principal` holds an active Membership in `group` (an ended one counts as
+    /// none: its holder learns nothing more of the Group, §17.2).
+    pub fn is_active_member(&self, group: &str, principal: &str) -> bool {
+        lock(&self.groups)
+            .get(group)
+            .and_then(|g| g.members.get(principal))
+            .is_some_and(|m| m.active)
     }
 
     pub fn head(&self, group: &str) -> u64 {

@@ -7,10 +7,13 @@
 
 // The reusable client: the tests, `scenarios --url` (cli/live.rs) and `bench gateway` use
 // it; some of its frame builders only the tests do.
+mod acks;
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod client;
 mod conn;
+pub mod fair;
 pub mod hub;
+pub mod listen;
 mod replay;
 mod session;
 pub mod tls;
@@ -62,12 +65,25 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(3);
 /// second step has its own bound (`challenge_ttl`).
 pub const HELLO_WAIT: Duration = Duration::from_secs(10);
 
+/// Authenticated connections one principal may hold at once, by default: a browser with a
+/// few tabs, an Agent that reconnects while its old socket has not yet closed. The next HELLO
+/// is refused (a fatal `BACKPRESSURE`) before an Agent's Session is opened, so a refused HELLO
+/// fences nothing.
+pub const SESSIONS_PER_PRINCIPAL: usize = 16;
+
 /// The bounds and lifetimes of the binding.
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
     /// EVENT frames queued per connection and Group, at most; past it that Group is paused
     /// on that connection with `BACKPRESSURE` (§17.3).
     pub group_buffer: usize,
+    /// Bytes of EVENT frames queued per connection and Group, at most (one frame always fits
+    /// an empty queue); past it that Group is paused as for `group_buffer` (§17.3).
+    pub group_buffer_bytes: usize,
+    /// Bytes of EVENT frames queued per connection over all its Groups, at most (one frame
+    /// always fits an empty connection): a replay of large Events cannot hold 100 MB per
+    /// socket. A live Group that would pass it is paused; a replay waits for room.
+    pub connection_buffer_bytes: usize,
     /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
     pub replay_page: usize,
     /// How long a `server_challenge` may be answered (payloads.md §10.1: 30 s).
@@ -76,6 +92,8 @@ pub struct GatewayConfig {
     pub session_ttl: Duration,
     /// Commands of one connection waiting for the authority, at most.
     pub commands_in_flight: usize,
+    /// Authenticated connections of one principal at once, at most ([`SESSIONS_PER_PRINCIPAL`]).
+    pub sessions_per_principal: usize,
     /// Retry guidance sent with `BACKPRESSURE`.
     pub retry_after_ms: u64,
     /// How long a closing connection's last frames may take to send ([`CLOSE_GRACE`]).
@@ -89,10 +107,13 @@ impl Default for GatewayConfig {
     fn default() -> Self {
         GatewayConfig {
             group_buffer: 256,
+            group_buffer_bytes: 1 << 20,
+            connection_buffer_bytes: 4 << 20,
             replay_page: 1000,
             challenge_ttl: Duration::from_secs(30),
             session_ttl: Duration::from_secs(12 * 3600),
             commands_in_flight: 64,
+            sessions_per_principal: SESSIONS_PER_PRINCIPAL,
             retry_after_ms: 250,
             close_grace: CLOSE_GRACE,
             hello_wait: HELLO_WAIT,
@@ -116,9 +137,36 @@ pub struct Gateway {
     /// Shared with the authority's verify stage and the development enrolment.
     registry: crate::live_registry::LiveRegistry,
     service: ServiceKey,
-    cursors: CursorStore,
+    cursors: Arc<CursorStore>,
+    /// The single writer of ACK Cursors (one transaction per batch).
+    acks: acks::AckWriter,
     reader: EventReader,
     next_conn: AtomicU64,
+    /// HELLOs past their check of `sessions_per_principal` whose connection is not yet
+    /// registered with the hub, per principal.
+    pending_sessions: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+/// A place taken under `sessions_per_principal` by a HELLO until its connection is registered.
+pub(crate) struct SessionPlace {
+    gw: Arc<Gateway>,
+    principal: String,
+}
+
+impl Drop for SessionPlace {
+    fn drop(&mut self) {
+        let mut p = self
+            .gw
+            .pending_sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = p.get_mut(&self.principal) {
+            *n -= 1;
+            if *n == 0 {
+                p.remove(&self.principal);
+            }
+        }
+    }
 }
 
 impl Gateway {
@@ -132,8 +180,11 @@ impl Gateway {
         service: ServiceKey,
         data_dir: &Path,
     ) -> Result<Gateway, String> {
-        let cursors = CursorStore::open(&data_dir.join("gateway.sqlite"))
-            .map_err(|e| format!("cannot open the cursor store: {e}"))?;
+        let cursors = Arc::new(
+            CursorStore::open(&data_dir.join("gateway.sqlite"))
+                .map_err(|e| format!("cannot open the cursor store: {e}"))?,
+        );
+        let acks = acks::AckWriter::start(Arc::clone(&cursors))?;
         let reader = EventReader::open(&data_dir.join("authority.sqlite"))
             .map_err(|e| format!("cannot open the replay reader: {e}"))?;
         Ok(Gateway {
@@ -143,8 +194,10 @@ impl Gateway {
             registry,
             service,
             cursors,
+            acks,
             reader,
             next_conn: AtomicU64::new(1),
+            pending_sessions: std::sync::Mutex::default(),
         })
     }
 
@@ -152,6 +205,25 @@ impl Gateway {
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn cursor(&self, principal: &str, group: &str) -> Option<u64> {
         self.cursors.get(principal, group).ok().flatten()
+    }
+
+    /// A place for one more authenticated connection of `principal`, or `None` when it
+    /// holds `sessions_per_principal` already (registered, or between HELLO and registering).
+    pub(crate) fn session_place(self: &Arc<Self>, principal: &str) -> Option<SessionPlace> {
+        let mut p = self
+            .pending_sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pending = p.get(principal).copied().unwrap_or(0);
+        let live = self.hub.connections_of(principal).len();
+        if live + pending >= self.config.sessions_per_principal {
+            return None;
+        }
+        *p.entry(principal.to_owned()).or_insert(0) += 1;
+        Some(SessionPlace {
+            gw: Arc::clone(self),
+            principal: principal.to_owned(),
+        })
     }
 
     fn conn_id(&self) -> u64 {

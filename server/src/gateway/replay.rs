@@ -19,6 +19,9 @@ use wasm_core::model::error::ErrorCode;
 /// Rows read from the store at a time.
 const READ_CHUNK: usize = 64;
 
+/// The bytes an `EVENT` frame adds around its Event (`event_frame`), at most.
+const FRAME_OVERHEAD: usize = 160;
+
 /// Handles one `SUBSCRIBE`: each Group in the order listed; a refused Group does not stop
 /// the others.
 pub(super) fn subscribe(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame: &Subscribe) {
@@ -94,12 +97,12 @@ async fn replay(
             conn.pause(&group, Some(generation), "replay_page");
             return;
         }
-        let room = loop {
+        let (room, bytes, alone) = loop {
             let notified = space.notified();
             match conn.replay_room(&group, generation) {
                 None => return,
-                Some(0) => notified.await,
-                Some(n) => break n,
+                Some((0, _, _)) => notified.await,
+                Some(room) => break room,
             }
         };
         let want = room
@@ -108,11 +111,24 @@ async fn replay(
             .min(READ_CHUNK);
         let reader = Arc::clone(&gw);
         let g = group.clone();
-        let rows =
-            tokio::task::spawn_blocking(move || reader.reader.group_events(&g, next - 1, want))
-                .await;
+        // Bounded in bytes too (the frame around each Event included), so a replay of large
+        // Events never queues past the connection's bound.
+        let rows = tokio::task::spawn_blocking(move || {
+            reader
+                .reader
+                .group_events_within(&g, next - 1, want, bytes, FRAME_OVERHEAD, alone)
+        })
+        .await;
         let rows = match rows {
             Ok(Ok(rows)) if !rows.is_empty() => rows,
+            // The next Event is larger than the room left: wait until frames are sent.
+            Ok(Ok(_)) if !alone => {
+                let notified = space.notified();
+                if conn.starve() {
+                    notified.await;
+                }
+                continue;
+            }
             other => {
                 if let Ok(Err(e)) = &other {
                     tracing::error!(group = %group, error = %e, "replay read failed");

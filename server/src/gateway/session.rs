@@ -34,6 +34,8 @@ pub(super) struct Established {
     pub expires: Micros,
     /// The `server_accept` frame to send.
     pub accept: String,
+    /// Its place under `sessions_per_principal`, held until the connection is registered.
+    pub place: Option<super::SessionPlace>,
 }
 
 fn timestamp(t: Micros) -> Option<Timestamp> {
@@ -133,6 +135,20 @@ pub(super) async fn accept(
         return Err(fail("invalid challenge signature").about_frame(about));
     }
     let principal_id = c.init.agent_id.as_str().to_owned();
+    // Checked before an Agent's Session is opened: a refused HELLO fences nothing.
+    let place = gw.session_place(&principal_id).ok_or_else(|| {
+        let max = gw.config.sessions_per_principal;
+        WireError::new(
+            wasm_core::model::error::ErrorCode::Backpressure,
+            format!(
+                "this principal holds {max} open sessions, the most allowed; close one and \
+                 HELLO again"
+            ),
+        )
+        .retry_after(gw.config.retry_after_ms)
+        .fatal()
+        .about_frame(about)
+    })?;
     let session_epoch = match kind {
         ActorType::Agent => Some(
             open_session(gw, &principal_id)
@@ -165,6 +181,7 @@ pub(super) async fn accept(
         },
         expires,
         accept: json::to_string(&Value::Object(f)),
+        place: Some(place),
     })
 }
 

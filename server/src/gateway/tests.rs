@@ -5,6 +5,8 @@
 //! document. Waits are bounded only so that a failure cannot hang the suite; nothing here
 //! asserts a duration.
 
+mod abuse;
+
 use super::client::{Client, Incoming};
 use super::hub::SubState;
 use super::tls;
@@ -77,6 +79,8 @@ struct Options {
     /// Put the gateway behind an intake that can hold one connection's Commands
     /// (`AuthorityHandle::with_hold`); the test's own `handle` stays direct.
     hold: bool,
+    /// The listener's bounds (connection caps, header read and idle timeouts).
+    listen: super::listen::ListenLimits,
 }
 
 impl Default for Options {
@@ -86,6 +90,7 @@ impl Default for Options {
             config: GatewayConfig::default(),
             send_buffer: None,
             hold: false,
+            listen: super::listen::ListenLimits::default(),
         }
     }
 }
@@ -159,10 +164,11 @@ impl Server {
         };
         let scheme = if o.tls { "wss" } else { "ws" };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let limits = o.listen.clone();
         let task = tokio::spawn({
             let app = app.clone();
             async move {
-                let _ = tls::serve(listener, app, setup, async move {
+                let _ = tls::serve_limited(listener, app, setup, limits, async move {
                     let _ = stopped.await;
                 })
                 .await;

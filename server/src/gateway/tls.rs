@@ -4,6 +4,7 @@
 //! Loopback addresses serve plain HTTP and `ws://` unless `--tls` is given (browsers treat
 //! localhost as a secure context).
 
+use super::listen::ListenLimits;
 use axum::Router;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -96,47 +97,25 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
 
-/// Serves `app` on `listener` (plain, or TLS with `tls`) until `shutdown` resolves.
+/// Serves `app` on `listener` (plain, or TLS with `tls`) until `shutdown` resolves, within
+/// the default bounds of `listen` (connection caps, header read and idle timeouts).
+#[cfg_attr(not(test), allow(dead_code))]
 pub async fn serve(
     listener: std::net::TcpListener,
     app: Router,
     tls: Option<Arc<rustls::ServerConfig>>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    match tls {
-        None => {
-            listener
-                .set_nonblocking(true)
-                .map_err(|e| format!("listener: {e}"))?;
-            let listener = tokio::net::TcpListener::from_std(listener)
-                .map_err(|e| format!("listener: {e}"))?;
-            // Frames are small and latency matters (§17): no Nagle delay on accepted sockets.
-            use axum::serve::ListenerExt;
-            let listener = listener.tap_io(|tcp| {
-                let _ = tcp.set_nodelay(true);
-            });
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
-                .map_err(|e| format!("server error: {e}"))
-        }
-        Some(config) => {
-            let handle = axum_server::Handle::new();
-            let h = handle.clone();
-            tokio::spawn(async move {
-                shutdown.await;
-                h.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
-            });
-            axum_server::from_tcp_rustls(
-                listener,
-                axum_server::tls_rustls::RustlsConfig::from_config(config),
-            )
-            .map_err(|e| format!("listener: {e}"))?
-            .map(|tls| tls.acceptor(axum_server::accept::NoDelayAcceptor::new()))
-            .handle(handle)
-            .serve(app.into_make_service())
-            .await
-            .map_err(|e| format!("server error: {e}"))
-        }
-    }
+    serve_limited(listener, app, tls, ListenLimits::default(), shutdown).await
+}
+
+/// [`serve`] within `limits` (`serve --max-connections …`).
+pub async fn serve_limited(
+    listener: std::net::TcpListener,
+    app: Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    limits: ListenLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    super::listen::serve(listener, app, tls, limits, shutdown).await
 }

@@ -7,6 +7,7 @@ use super::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 fn err(e: rusqlite::Error) -> StoreError {
     StoreError(e.to_string())
@@ -14,6 +15,8 @@ fn err(e: rusqlite::Error) -> StoreError {
 
 pub struct CursorStore {
     conn: Mutex<Connection>,
+    /// Write transactions committed (each one a sync: tests and benchmarks count them).
+    transactions: AtomicU64,
 }
 
 impl CursorStore {
@@ -32,6 +35,7 @@ impl CursorStore {
         .map_err(err)?;
         Ok(CursorStore {
             conn: Mutex::new(conn),
+            transactions: AtomicU64::new(0),
         })
     }
 
@@ -42,7 +46,9 @@ impl CursorStore {
     }
 
     /// Raises the Cursor of `(principal, group)` to `sequence` (never lowers it) and returns
-    /// the Cursor now stored; durable when this returns.
+    /// the Cursor now stored; durable when this returns. The gateway writes batches instead
+    /// ([`CursorStore::advance_all`]).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn advance(&self, principal: &str, group: &str, sequence: u64) -> Result<u64, StoreError> {
         let seq = i64::try_from(sequence).map_err(|_| StoreError("sequence too large".into()))?;
         let conn = self.conn()?;
@@ -53,6 +59,7 @@ impl CursorStore {
             params![principal, group, seq],
         )
         .map_err(err)?;
+        self.transactions.fetch_add(1, Ordering::Relaxed);
         let stored: i64 = conn
             .query_row(
                 "SELECT sequence FROM cursors WHERE principal_id = ?1 AND group_id = ?2",
@@ -61,6 +68,36 @@ impl CursorStore {
             )
             .map_err(err)?;
         Ok(u64::try_from(stored).unwrap_or(0))
+    }
+
+    /// Raises each `(principal, group)` Cursor to its sequence (never lowers one), all in one
+    /// transaction: one sync for a whole batch of ACKs (`gateway::acks`). Durable when this
+    /// returns; on an error none of them is stored.
+    pub fn advance_all(&self, cursors: &[(String, String, u64)]) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction().map_err(err)?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO cursors (principal_id, group_id, sequence) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (principal_id, group_id)
+                     DO UPDATE SET sequence = MAX(sequence, excluded.sequence)",
+                )
+                .map_err(err)?;
+            for (principal, group, sequence) in cursors {
+                let seq = i64::try_from(*sequence)
+                    .map_err(|_| StoreError("sequence too large".into()))?;
+                stmt.execute(params![principal, group, seq]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Write transactions committed since opening.
+    pub fn transactions(&self) -> u64 {
+        self.transactions.load(Ordering::Relaxed)
     }
 
     /// The stored Cursor of `(principal, group)`, if any.
@@ -99,6 +136,17 @@ mod tests {
         let c = CursorStore::open(&path).expect("reopen");
         assert_eq!(c.get("urn:a", "urn:g").expect("get"), Some(5));
         assert_eq!(c.get("urn:b", "urn:g").expect("get"), Some(1));
+        // A batch: one transaction, and still never lower.
+        let batch = [
+            ("urn:a".to_owned(), "urn:g".to_owned(), 4),
+            ("urn:b".to_owned(), "urn:g".to_owned(), 9),
+            ("urn:c".to_owned(), "urn:h".to_owned(), 2),
+        ];
+        c.advance_all(&batch).expect("batch");
+        assert_eq!(c.transactions(), 1);
+        assert_eq!(c.get("urn:a", "urn:g").expect("get"), Some(5));
+        assert_eq!(c.get("urn:b", "urn:g").expect("get"), Some(9));
+        assert_eq!(c.get("urn:c", "urn:h").expect("get"), Some(2));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -45,11 +45,27 @@ impl EventReader {
 
     /// A Group's Events after `after_sequence`, at most `limit`, as stored (JCS bytes). The
     /// caller bounds `limit` by the durable head it was told of, so nothing undurable is read.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn group_events(
         &self,
         group_id: &str,
         after_sequence: u64,
         limit: usize,
+    ) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.group_events_within(group_id, after_sequence, limit, usize::MAX, 0, true)
+    }
+
+    /// [`EventReader::group_events`], stopping before the Events (each counted with
+    /// `overhead` more bytes) would pass `max_bytes`; the first one is read even past it when
+    /// `first_always` (none is read otherwise).
+    pub fn group_events_within(
+        &self,
+        group_id: &str,
+        after_sequence: u64,
+        limit: usize,
+        max_bytes: usize,
+        overhead: usize,
+        first_always: bool,
     ) -> Result<Vec<Vec<u8>>, StoreError> {
         let mut inner = self
             .inner
@@ -68,13 +84,19 @@ impl EventReader {
             .conn
             .prepare_cached("SELECT jcs FROM log WHERE position = ?1")
             .map_err(err)?;
-        wanted
-            .into_iter()
-            .map(|pos| {
-                stmt.query_row(params![pos], |r| r.get::<_, Vec<u8>>(0))
-                    .map_err(err)
-            })
-            .collect()
+        let mut out = Vec::with_capacity(wanted.len());
+        let mut bytes = 0usize;
+        for pos in wanted {
+            let jcs = stmt
+                .query_row(params![pos], |r| r.get::<_, Vec<u8>>(0))
+                .map_err(err)?;
+            bytes = bytes.saturating_add(jcs.len() + overhead);
+            if bytes > max_bytes && !(out.is_empty() && first_always) {
+                break;
+            }
+            out.push(jcs);
+        }
+        Ok(out)
     }
 }
 
