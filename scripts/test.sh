@@ -251,11 +251,8 @@ step_end2end() {
   : >"$TLS_DATA/log"
   WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --tls --no-demo --addr "127.0.0.1:0" --data "$TLS_DATA" >"$TLS_DATA/log" 2>&1 &
   TLS_PID=$!
-  local tls_base="" deadline=$((SECONDS + 60))
-  while [ -z "$tls_base" ] && [ $SECONDS -lt $deadline ] && kill -0 "$TLS_PID" 2>/dev/null; do
-    tls_base=$(sed -n 's/^weave-console listening on \(https:\/\/[^ ]*\)$/\1/p' "$TLS_DATA/log" | head -n1)
-    [ -n "$tls_base" ] || sleep 0.5
-  done
+  local tls_base
+  tls_base=$(wait_listening "$TLS_DATA/log" https "$TLS_PID")
   if [ -z "$tls_base" ]; then
     echo "end2end: weave-console --tls did not start:" >&2
     cat "$TLS_DATA/log" >&2
@@ -271,11 +268,8 @@ step_end2end() {
   : >"$ORG_DATA/log" # made before the server starts: the loop below reads it at once
   "$bin" serve --no-demo --addr "127.0.0.1:0" --data "$ORG_DATA" >"$ORG_DATA/log" 2>&1 &
   ORG_PID=$!
-  local org_base="" deadline=$((SECONDS + 60))
-  while [ -z "$org_base" ] && [ $SECONDS -lt $deadline ] && kill -0 "$ORG_PID" 2>/dev/null; do
-    org_base=$(sed -n 's/^weave-console listening on \(http:\/\/[^ ]*\)$/\1/p' "$ORG_DATA/log" | head -n1)
-    [ -n "$org_base" ] || sleep 0.5
-  done
+  local org_base
+  org_base=$(wait_listening "$ORG_DATA/log" http "$ORG_PID")
   if [ -z "$org_base" ]; then
     echo "end2end: weave-console serving an Organization of its own did not start:" >&2
     cat "$ORG_DATA/log" >&2

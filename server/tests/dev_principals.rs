@@ -42,6 +42,11 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn serve(data: &Path) -> Server {
+    serve_with(data, &[])
+}
+
+/// `serve` with more flags (`--tls`: the address is then the `https://` one).
+fn serve_with(data: &Path, extra: &[&str]) -> Server {
     let mut child = Command::new(BIN)
         .args([
             "serve",
@@ -52,6 +57,7 @@ fn serve(data: &Path) -> Server {
             "--data",
         ])
         .arg(data)
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -59,7 +65,11 @@ fn serve(data: &Path) -> Server {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let addr = loop {
         let line = lines.next().unwrap().unwrap();
-        if let Some(a) = line.split("listening on http://").nth(1) {
+        if let Some(a) = line
+            .split("listening on http://")
+            .nth(1)
+            .or_else(|| line.split("listening on https://").nth(1))
+        {
             break a.trim().to_owned();
         }
     };
@@ -714,31 +724,7 @@ fn dev_principals_refuses_a_directory_without_a_development_organization() {
 fn dev_principals_works_against_a_tls_development_server() {
     let dir = temp("tls");
     let data = dir.join("data");
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--tls",
-            "--no-demo",
-            "--addr",
-            "127.0.0.1:0",
-            "--public",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
-            "--data",
-        ])
-        .arg(&data)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().unwrap().unwrap();
-        if let Some(a) = line.split("listening on https://").nth(1) {
-            break a.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let server = Server { child, addr };
+    let server = serve_with(&data, &["--tls", "--no-demo"]);
     let out = dir.join("principals.json");
     let run = |ca: Option<&Path>| {
         let mut c = Command::new(BIN);
