@@ -23,7 +23,8 @@ fn a_tiny_run_prints_every_figure() {
             "2",
         ])
         .args(["--idle-sockets", "20", "--slowloris", "4"])
-        .args(["--slowloris-interval-ms", "100"])
+        .args(["--slowloris-interval-ms", "100", "--abuse-measure", "40"])
+        .args(["--abuse-settle-ms", "300"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -71,7 +72,8 @@ fn a_tiny_run_prints_every_figure() {
     // against a reference that did not run.
     assert_eq!(text.matches("(the mean of ").count(), 3, "{text}");
     assert!(!text.contains("(one run)"), "{text}");
-    // Every row and both references say what the other processes took meanwhile.
-    assert_eq!(text.matches("other processes ").count(), 8, "{text}");
+    // Every row, the abuse row and both references say what the other processes took
+    // meanwhile.
+    assert_eq!(text.matches("other processes ").count(), 9, "{text}");
     assert!(!text.contains("other processes not measured"), "{text}");
 }

@@ -81,7 +81,8 @@ pub struct ConnectionGate {
     counts: Mutex<Counts>,
     /// Connections refused over a cap since the last log line.
     refused: AtomicU64,
-    /// Connections cut for a slow first request (TLS handshake or head) or for idling.
+    /// Connections cut for a slow first request (TLS handshake or head) or for idling (in the
+    /// refusals' log line).
     cut: AtomicU64,
 }
 
@@ -250,6 +251,7 @@ pub async fn serve(
                 tracing::warn!(
                     refused = total - logged,
                     refused_total = total,
+                    cut_total = gate.cut.load(Ordering::Relaxed),
                     max_connections = limits.max_connections,
                     max_per_address = limits.max_per_address,
                     "connections refused over the connection caps"
@@ -397,5 +399,54 @@ impl Connection {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `serve`'s flags default to the bounds named here and in `gateway` (the flags spell
+    /// their defaults as literals for `--help`).
+    #[test]
+    fn serve_flags_default_to_these_bounds() {
+        #[derive(clap::Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            serve: crate::cli::serve::ServeArgs,
+        }
+        use clap::Parser;
+        let o = Wrap::try_parse_from(["serve"]).expect("defaults").serve;
+        let l = ListenLimits::from_flags(
+            o.max_connections,
+            o.max_connections_per_address,
+            o.header_read_timeout,
+            o.idle_timeout,
+        );
+        let d = ListenLimits::default();
+        assert_eq!(
+            (
+                l.max_connections,
+                l.max_per_address,
+                l.header_read_timeout,
+                l.idle_timeout
+            ),
+            (
+                d.max_connections,
+                d.max_per_address,
+                d.header_read_timeout,
+                d.idle_timeout
+            )
+        );
+        assert_eq!(
+            usize::try_from(o.sessions_per_principal).ok(),
+            Some(crate::gateway::SESSIONS_PER_PRINCIPAL)
+        );
+        let o = Wrap::try_parse_from(["serve", "--max-connections", "9", "--idle-timeout", "2"])
+            .expect("flags")
+            .serve;
+        assert_eq!(o.max_connections, 9);
+        assert_eq!(o.idle_timeout, 2);
+        assert!(Wrap::try_parse_from(["serve", "--max-connections", "0"]).is_err());
     }
 }
