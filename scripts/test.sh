@@ -11,7 +11,8 @@
 #   scenarios    weave-console scenarios (behavioural suite of the embedded authority)
 #   browser      wasm-core tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)
 #   end2end      scripts/build-web.sh release, weave-console serve, end2end/console.mjs, then
-#                end2end/decide.mjs (the Approvals view against the same demo), then end2end/proxy.mjs
+#                end2end/agent.mjs (a Node Agent joins an Organization of `org init` with its join
+#                file), end2end/decide.mjs (the Approvals view against the same demo), then end2end/proxy.mjs
 #                (the console through `serve --upstream` in front of a second demo server)
 #                (playwright-core + Debian chromium + @axe-core/playwright)
 # Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
@@ -265,6 +266,17 @@ step_end2end() {
   "$bin" org init --data "$ORG_DATA" --name "E2E Acme" >/dev/null
   local org_link
   org_link=$("$bin" org invite human alice --data "$ORG_DATA" --expires-in 1h | tail -n1)
+  # An Agent whose operator keeps its key: only the public half is given to `org agent add`,
+  # which writes the join file end2end/agent.mjs (Node, not Rust) joins with.
+  local org_dir agent_seed agent_pub
+  org_dir=$(dirname "$ORG_DATA")
+  agent_seed=$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64url"))')
+  agent_pub=$(node -e 'const c = require("crypto");
+    const der = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(process.argv[1], "base64url")]);
+    process.stdout.write(c.createPublicKey(c.createPrivateKey({ key: der, format: "der", type: "pkcs8" })).export({ format: "jwk" }).x)' "$agent_seed")
+  "$bin" org agent template urn:missionweaveprotocol:agent:e2e-builder >"$org_dir/card.json"
+  "$bin" org agent add --data "$ORG_DATA" --public-key "$agent_pub" --card "$org_dir/card.json" \
+    --out "$org_dir/agent.json" >/dev/null
   : >"$ORG_DATA/log" # made before the server starts: the loop below reads it at once
   "$bin" serve --no-demo --addr "127.0.0.1:0" --data "$ORG_DATA" >"$ORG_DATA/log" 2>&1 &
   ORG_PID=$!
@@ -281,6 +293,11 @@ step_end2end() {
     ORG_BASE_URL="$org_base/" ORG_JOIN_LINK="$org_link" ORG_DATA="$ORG_DATA" WEAVE_BIN="$bin" \
     node end2end/console.mjs || rc=$?
   # The write side against the same demo (the Approvals view; issue 13, view 4).
+  # A non-Rust Agent joins the Organization of its own with the join file and its own key.
+  if [ "$rc" -eq 0 ]; then
+    ORG_BASE_URL="$org_base/" AGENT_FILE="$org_dir/agent.json" AGENT_SEED="$agent_seed" \
+      node --experimental-websocket end2end/agent.mjs || rc=$?
+  fi
   if [ "$rc" -eq 0 ]; then BASE_URL="$base/" DEV_TOKEN="$dev_token" node end2end/decide.mjs || rc=$?; fi
   stop_server
   # The console through the proxy: a demo server upstream, `serve --upstream …

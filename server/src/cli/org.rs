@@ -126,6 +126,10 @@ pub struct AgentAddArgs {
     /// `issuedAt` and `signature`, which are filled in).
     #[arg(long, value_name = "CARD.json")]
     pub card: PathBuf,
+    /// Also write the Agent's join file here: everything its operator needs besides its own
+    /// private key (the Agent's IDs, the Group Authority's key, where the Registry is).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -482,6 +486,55 @@ fn sign_card(
     Ok((doc, key_id))
 }
 
+/// The Agent's join file: no private key (its operator holds it), only what it cannot know
+/// otherwise. `{protocolVersion, organizationId, agent: {agentId, keyId}, authority: {principal,
+/// keyId, publicKey}, paths: {websocket, registry, agentCards}}`.
+fn join_file(f: &org::OrgFile, agent_id: &str, key_id: &str) -> Value {
+    let authority_key = f
+        .registry
+        .bindings
+        .iter()
+        .find(|b| b.key_id == f.service_key_id)
+        .map(|b| b.public_key.clone())
+        .unwrap_or_default();
+    fn o(pairs: Vec<(&'static str, Value)>) -> Value {
+        Value::Object(Object::from_iter(pairs))
+    }
+    o(vec![
+        ("protocolVersion", Value::string("0.1")),
+        ("organizationId", Value::string(f.organization_id.clone())),
+        (
+            "agent",
+            o(vec![
+                ("agentId", Value::string(agent_id.to_owned())),
+                ("keyId", Value::string(key_id.to_owned())),
+            ]),
+        ),
+        (
+            "authority",
+            o(vec![
+                (
+                    "principal",
+                    o(vec![
+                        ("type", Value::string("service")),
+                        ("id", Value::string(f.service.id.0.clone())),
+                    ]),
+                ),
+                ("keyId", Value::string(f.service_key_id.clone())),
+                ("publicKey", Value::string(authority_key)),
+            ]),
+        ),
+        (
+            "paths",
+            o(vec![
+                ("websocket", Value::string("/ws")),
+                ("registry", Value::string("/api/registry")),
+                ("agentCards", Value::string("/api/registry/agent-cards")),
+            ]),
+        ),
+    ])
+}
+
 fn agent_add(a: &AgentAddArgs, now: Micros) -> Result<String, String> {
     strict_key(&a.public_key)?;
     let dir = existing(&a.dir)?;
@@ -511,6 +564,10 @@ fn agent_add(a: &AgentAddArgs, now: Micros) -> Result<String, String> {
         Ok((agent_id, key_id))
     })?;
     let f = dir.read()?;
+    if let Some(out) = &a.out {
+        let text = json::to_string(&join_file(&f, &agent_id, &key_id));
+        std::fs::write(out, text + "\n").map_err(|e| format!("{}: {e}", out.display()))?;
+    }
     Ok(format!(
         "registered {agent_id} with key {key_id}\n  its Group Authority: {} (key {}, public key {})\n  \
          the Registry: GET /api/registry; its card: GET /api/registry/agent-cards",
@@ -569,6 +626,7 @@ mod tests {
                 dir: DataArgs { data: dir.clone() },
                 public_key: public.clone(),
                 card: card.clone(),
+                out: Some(dir.join("agent.json")),
             })),
             now,
         )
@@ -577,6 +635,20 @@ mod tests {
             out.contains("registered urn:missionweaveprotocol:agent:acme-builder"),
             "{out}"
         );
+        // The join file: the Agent's IDs and the authority's key, no private key.
+        let join =
+            json::parse(&std::fs::read(dir.join("agent.json")).expect("join file")).expect("json");
+        assert_eq!(
+            join.pointer("/agent/agentId").and_then(Value::as_str),
+            Some("urn:missionweaveprotocol:agent:acme-builder")
+        );
+        assert!(
+            join.pointer("/authority/publicKey")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.len() == 43)
+        );
+        let text = std::fs::read_to_string(dir.join("agent.json")).expect("text");
+        assert!(!text.contains("seed") && !text.contains("privateKey"));
         let f = OrgDir::new(&dir).read().expect("read");
         let registry = f.registry.validate().expect("valid");
         // The card verifies against the Organization's own Registry (§6.4: a service signed).
@@ -592,6 +664,7 @@ mod tests {
                 dir: DataArgs { data: dir.clone() },
                 public_key: public.clone(),
                 card: card.clone(),
+                out: Some(dir.join("agent.json")),
             })),
             now,
         );
