@@ -253,12 +253,7 @@ step_end2end() {
   WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --tls --no-demo --addr "127.0.0.1:0" --data "$TLS_DATA" >"$TLS_DATA/log" 2>&1 &
   TLS_PID=$!
   local tls_base
-  tls_base=$(wait_listening "$TLS_DATA/log" https "$TLS_PID")
-  if [ -z "$tls_base" ]; then
-    echo "end2end: weave-console --tls did not start:" >&2
-    cat "$TLS_DATA/log" >&2
-    return 1
-  fi
+  tls_base=$(wait_listening "$TLS_DATA/log" https "$TLS_PID" "weave-console --tls") || return 1
   echo "end2end: weave-console --tls up at $tls_base"
   # A third server: an Organization of its own (`org init`), not the development one, and a
   # one-time invitation for alice (end2end/console.mjs opens it).
@@ -281,12 +276,7 @@ step_end2end() {
   "$bin" serve --no-demo --addr "127.0.0.1:0" --data "$ORG_DATA" >"$ORG_DATA/log" 2>&1 &
   ORG_PID=$!
   local org_base
-  org_base=$(wait_listening "$ORG_DATA/log" http "$ORG_PID")
-  if [ -z "$org_base" ]; then
-    echo "end2end: weave-console serving an Organization of its own did not start:" >&2
-    cat "$ORG_DATA/log" >&2
-    return 1
-  fi
+  org_base=$(wait_listening "$ORG_DATA/log" http "$ORG_PID" "weave-console serving an Organization of its own") || return 1
   echo "end2end: weave-console serving an Organization of its own up at $org_base"
   local rc=0
   BASE_URL="$base/" TLS_BASE_URL="$tls_base/" DEV_TOKEN="$dev_token" \
@@ -307,13 +297,19 @@ step_end2end() {
   return "$rc"
 }
 
-# wait_listening LOG SCHEME PID: the base URL a server printed, or nothing after 60 s.
+# wait_listening LOG SCHEME PID WHAT: the base URL a server printed; after 60 s without it (or
+# once the server exited), says that WHAT did not start, shows its log, and fails.
 wait_listening() {
-  local log=$1 scheme=$2 pid=$3 got="" deadline=$((SECONDS + 60))
+  local log=$1 scheme=$2 pid=$3 what=$4 got="" deadline=$((SECONDS + 60))
   while [ -z "$got" ] && [ $SECONDS -lt $deadline ] && kill -0 "$pid" 2>/dev/null; do
     got=$(sed -n "s/^weave-console listening on \($scheme:\/\/[^ ]*\)\$/\1/p" "$log" | head -n1)
     [ -n "$got" ] || sleep 0.5
   done
+  if [ -z "$got" ]; then
+    echo "end2end: $what did not start:" >&2
+    cat "$log" >&2
+    return 1
+  fi
   echo "$got"
 }
 
@@ -326,23 +322,13 @@ proxy_walk() {
   WEAVE_DEV_TOKEN="$dev_token" "$bin" serve --addr "127.0.0.1:0" --data "$up_data" >"$TLS_DATA/up.log" 2>&1 &
   SERVER_PID=$!
   local up_base
-  up_base=$(wait_listening "$TLS_DATA/up.log" http "$SERVER_PID")
-  if [ -z "$up_base" ]; then
-    echo "end2end: the upstream did not start:" >&2
-    cat "$TLS_DATA/up.log" >&2
-    return 1
-  fi
+  up_base=$(wait_listening "$TLS_DATA/up.log" http "$SERVER_PID" "the upstream") || return 1
   local up_ws="ws://${up_base#http://}/ws"
   "$bin" serve --addr "127.0.0.1:0" --data "$proxy_data" --upstream "$up_ws" --registry-from-upstream \
     >"$TLS_DATA/proxy.log" 2>&1 &
   TLS_PID=$!
   local proxy_base
-  proxy_base=$(wait_listening "$TLS_DATA/proxy.log" http "$TLS_PID")
-  if [ -z "$proxy_base" ]; then
-    echo "end2end: the proxy did not start:" >&2
-    cat "$TLS_DATA/proxy.log" >&2
-    return 1
-  fi
+  proxy_base=$(wait_listening "$TLS_DATA/proxy.log" http "$TLS_PID" "the proxy") || return 1
   echo "end2end: proxy at $proxy_base in front of $up_base"
   PROXY_URL="$proxy_base/" UPSTREAM_DATA="$up_data" node end2end/proxy.mjs
 }

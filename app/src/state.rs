@@ -538,7 +538,8 @@ impl Console {
     /// After the server refused this browser's key: fetches the Registry again and, if it no
     /// longer accepts the key, says why (`key_standing`) and stops the session, which would be
     /// refused over and over. Returns whether a check was started (a key is unlocked).
-    fn check_key_standing(&self) -> bool {
+    /// `said`: the server's own words, raised as the alarm when the Registry says nothing.
+    fn check_key_standing(&self, said: String) -> bool {
         let KeyState::Unlocked { key_id, .. } = self.key.get_untracked() else {
             return false;
         };
@@ -559,15 +560,12 @@ impl Console {
                         crate::components::session::stop();
                         console.key_standing.set(Some(s));
                     }
-                    None => console.alarm(
-                        "AUTH_INVALID_SIGNATURE".to_owned(),
-                        "the server refused this browser's signature".to_owned(),
-                    ),
+                    None => console.alarm("AUTH_INVALID_SIGNATURE".to_owned(), said),
                 }
             });
         }
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = key_id;
+        let _ = (key_id, said);
         true
     }
 
@@ -626,7 +624,7 @@ impl Console {
                 }
                 Output::ServerError(e) => {
                     if e.code == wasm_core::model::error::ErrorCode::AuthInvalidSignature
-                        && self.check_key_standing()
+                        && self.check_key_standing(e.message.0.clone())
                     {
                         // Told by the key's own banner once the Registry says why.
                         continue;

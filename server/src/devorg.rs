@@ -503,27 +503,15 @@ impl DevOrganization {
     }
 }
 
-/// A deployment's own Organization: Registry evidence in the bundle's Registry-fixture shape
-/// (`{organizationId, bindings: [{keyId, principal, algorithm, publicKey, validFrom,
-/// validityHistory}]}`), validated by the core's Organization-wide checks, and the Group
-/// Authority's key file `{"keyId": …, "seed": <base64url 32 bytes>}`, whose binding must name an
-/// Organization service Principal: that service accepts and signs Events and writes
-/// First-Admission Records.
-pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup, String> {
-    let read = |p: &Path| -> Result<Value, String> {
-        let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        json::parse(&bytes).map_err(|e| format!("{}: {e}", p.display()))
-    };
-    let read_key = |p: &Path| -> Result<Value, String> {
-        let bytes = zeroize::Zeroizing::new(read_key_file(p)?);
-        json::parse(&bytes).map_err(|e| format!("{}: {e}", p.display()))
-    };
-    let evidence = RegistryEvidence::from_fixture_json(&read(registry_file)?)
-        .map_err(|e| format!("{}: {e}", registry_file.display()))?;
-    let registry = evidence
-        .validate()
-        .map_err(|e| format!("{}: the Registry is invalid: {e}", registry_file.display()))?;
-    let key = read_key(key_file)?;
+/// The Group Authority's key file `{"keyId", "seed"}` (refused when others may read it): its key
+/// ID, its seed and the Organization service Principal the Registry binds it to, once the seed is
+/// shown to be that binding's key.
+pub fn read_authority_key(
+    key_file: &Path,
+    registry: &ValidatedRegistry,
+) -> Result<(String, SecretSeed, Actor), String> {
+    let bytes = zeroize::Zeroizing::new(read_key_file(key_file)?);
+    let key = json::parse(&bytes).map_err(|e| format!("{}: {e}", key_file.display()))?;
     let key_id = key
         .pointer("/keyId")
         .and_then(Value::as_str)
@@ -549,14 +537,35 @@ pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup
             key_file.display()
         ));
     }
+    let service = binding.principal.clone();
+    Ok((key_id, seed, service))
+}
+
+/// A deployment's own Organization: Registry evidence in the bundle's Registry-fixture shape
+/// (`{organizationId, bindings: [{keyId, principal, algorithm, publicKey, validFrom,
+/// validityHistory}]}`), validated by the core's Organization-wide checks, and the Group
+/// Authority's key file `{"keyId": …, "seed": <base64url 32 bytes>}`, whose binding must name an
+/// Organization service Principal: that service accepts and signs Events and writes
+/// First-Admission Records.
+pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup, String> {
+    let read = |p: &Path| -> Result<Value, String> {
+        let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        json::parse(&bytes).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let evidence = RegistryEvidence::from_fixture_json(&read(registry_file)?)
+        .map_err(|e| format!("{}: {e}", registry_file.display()))?;
+    let registry = evidence
+        .validate()
+        .map_err(|e| format!("{}: the Registry is invalid: {e}", registry_file.display()))?;
+    let (key_id, seed, service) = read_authority_key(key_file, &registry)?;
     Ok(OrgSetup {
         config: AuthorityConfig {
-            accepted_by: binding.principal.clone(),
+            accepted_by: service.clone(),
             key_id,
             seed,
             limits: CooperationLimits::default(),
         },
-        admission_service: binding.principal.clone(),
+        admission_service: service,
         registry,
         // A deployment registers its own Agent Cards; the server has none to serve.
         public: crate::registry_api::PublicRegistry::new(&evidence, &[]),

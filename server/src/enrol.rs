@@ -78,7 +78,7 @@ impl DevToken {
 
     /// A new random token (32 bytes, 43 base64url characters) and its text.
     pub fn generate() -> (DevToken, String) {
-        let text = wasm_core::encoding::b64url_encode(&crate::gateway::random::<32>());
+        let text = crate::org::new_token();
         (DevToken::of(&text), text)
     }
 
@@ -99,18 +99,12 @@ impl DevToken {
     }
 
     fn of(text: &str) -> DevToken {
-        use sha2::Digest;
-        DevToken(sha2::Sha256::digest(text.as_bytes()).into())
+        DevToken(crate::org::sha256(text.as_bytes()))
     }
 
     /// Whether `text` is the token (the digests compared without an early exit).
     pub fn matches(&self, text: &str) -> bool {
-        let other = DevToken::of(text);
-        self.0
-            .iter()
-            .zip(other.0.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+        crate::org::same_bytes(&self.0, &DevToken::of(text).0)
     }
 }
 
@@ -327,13 +321,7 @@ pub fn parse_request(body: &[u8]) -> Result<EnrolRequest, Box<WireError>> {
         return Err(invalid("principalId, keyId and publicKey are required"));
     };
     let name = principal_id.strip_prefix(HUMAN_PREFIX).unwrap_or_default();
-    let name_ok = !name.is_empty()
-        && name.len() <= 40
-        && !name.starts_with('-')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if !name_ok {
+    if !crate::org::human_name_ok(name) {
         return Err(invalid(
             "principalId must be urn:missionweaveprotocol:human:<1-40 of a-z, 0-9, ->",
         ));

@@ -116,26 +116,29 @@ pub fn human_name_ok(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-fn random_token() -> String {
+/// A one-time secret (an invitation, the development enrolment token): 32 random bytes,
+/// base64url.
+pub fn new_token() -> String {
     b64url_encode(&crate::gateway::random::<32>())
 }
 
-fn token_hash(token: &str) -> String {
-    hex(&sha2_digest(token.as_bytes()))
-}
-
-fn sha2_digest(b: &[u8]) -> [u8; 32] {
+pub fn sha256(b: &[u8]) -> [u8; 32] {
     use sha2::Digest;
     sha2::Sha256::digest(b).into()
 }
 
-/// Equal digests, compared without an early exit.
-fn same_digest(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+/// Equal byte strings (token digests), compared without an early exit.
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The 12 hex digits of a public key's SHA-256 that key IDs end with.
+pub fn key_fingerprint(public_key: &[u8]) -> String {
+    hex(&sha256(public_key))[..12].to_owned()
+}
+
+fn token_hash(token: &str) -> String {
+    hex(&sha256(token.as_bytes()))
 }
 
 fn time_text(t: Micros) -> String {
@@ -399,7 +402,7 @@ impl OrgDir {
         crate::devorg::private_dir(&self.dir)?;
         let mut raw = crate::gateway::random::<32>();
         let seed = SecretSeed::take(&mut raw);
-        let fingerprint = &hex(&sha2_digest(&seed.public_key()))[..12];
+        let fingerprint = key_fingerprint(&seed.public_key());
         let service_id = format!("urn:missionweaveprotocol:service:{org_slug}:group-authority");
         let key_id = format!("{KEY_PREFIX}{org_slug}-group-authority-{fingerprint}");
         let mut key = Object::new();
@@ -494,30 +497,14 @@ impl OrgDir {
     /// The service key (refused when others may read the file).
     pub fn service_seed(&self, file: &OrgFile) -> Result<SecretSeed, String> {
         let path = self.dir.join(KEY_FILE);
-        let bytes = zeroize::Zeroizing::new(crate::devorg::read_key_file(&path)?);
-        let v = json::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-        if opt_s(&v, "/keyId").as_deref() != Some(file.service_key_id.as_str()) {
-            return Err(format!(
-                "{}: its keyId is not the Organization's service key {}",
-                path.display(),
-                file.service_key_id
-            ));
-        }
-        let seed = v
-            .pointer("/seed")
-            .and_then(Value::as_str)
-            .and_then(SecretSeed::from_b64url)
-            .ok_or_else(|| format!("{}: seed must be 32 bytes of base64url", path.display()))?;
         let registry = file
             .registry
             .validate()
             .map_err(|e| format!("{FILE}: the Registry is invalid: {e}"))?;
-        let binding = registry
-            .binding(&file.service_key_id)
-            .ok_or("the service key is not in the Registry")?;
-        if binding.public_key.as_bytes() != &seed.public_key() {
+        let (key_id, seed, _) = crate::devorg::read_authority_key(&path, &registry)?;
+        if key_id != file.service_key_id {
             return Err(format!(
-                "{}: the seed does not match the Registry's key {}",
+                "{}: its keyId is not the Organization's service key {}",
                 path.display(),
                 file.service_key_id
             ));
@@ -539,7 +526,7 @@ impl OrgDir {
                 "{name:?}: a human's name is 1 to 40 of a-z, 0-9 and -, not starting with -"
             ));
         }
-        let token = random_token();
+        let token = new_token();
         let invitation = Invitation {
             id: format!("inv-{}", &token_hash(&token)[..16]),
             token_hash: token_hash(&token),
@@ -579,7 +566,7 @@ impl OrgDir {
             let Some(inv) = f
                 .invitations
                 .iter_mut()
-                .find(|i| same_digest(&i.token_hash, &digest))
+                .find(|i| same_bytes(i.token_hash.as_bytes(), digest.as_bytes()))
             else {
                 refusal = Some(EnrolRefusal::NoInvitation);
                 return Err(String::new());

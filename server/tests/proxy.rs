@@ -139,13 +139,25 @@ async fn frame(ws: &mut Ws) -> Value {
 
 /// One HTTPS request (Connection: close) to `addr`, trusting `cert`.
 async fn https(addr: &str, cert: &Path, method: &str, path: &str, body: &[u8]) -> (u16, String) {
+    https_request(addr, cert, method, path, "", body).await
+}
+
+/// [`https`] with extra header lines (each ending in CRLF).
+async fn https_request(
+    addr: &str,
+    cert: &Path,
+    method: &str,
+    path: &str,
+    extra: &str,
+    body: &[u8],
+) -> (u16, String) {
     let tcp = TcpStream::connect(addr).await.unwrap();
     let connector = tokio_rustls::TlsConnector::from(client_tls(cert));
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
     let mut s = connector.connect(name, tcp).await.unwrap();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Content-Length: {}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).await.unwrap();
@@ -767,25 +779,6 @@ fn signed_read_headers(seed: &SecretSeed, key_id: &str, path: &str) -> String {
     )
 }
 
-/// [`https`] with extra header lines (each ending in CRLF).
-async fn https_with(addr: &str, cert: &Path, path: &str, extra: &str) -> (u16, String) {
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    let connector = tokio_rustls::TlsConnector::from(client_tls(cert));
-    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
-    let mut s = connector.connect(name, tcp).await.unwrap();
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n");
-    s.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw).await;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (
-        status,
-        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
-    )
-}
-
 /// Proxy mode used to serve no Registry (`/api/registry` 404) and refuse `--registry`, so the
 /// console could verify nothing through it. With `--registry-from-upstream` the console's reads
 /// and its enrolment reach the upstream (its signed reads keep their signature); with
@@ -847,15 +840,10 @@ async fn the_console_reads_and_enrols_through_the_proxy() {
     assert!(registry.contains(key_id));
     // The signed Group list through the proxy: unsigned 401, signed 200, as upstream.
     let path = format!("/api/groups/{alice}");
-    let (status, _) = https_with(&relay.addr, &relay_cert, &path, "").await;
+    let (status, _) = https_request(&relay.addr, &relay_cert, "GET", &path, "", b"").await;
     assert_eq!(status, 401);
-    let (status, list) = https_with(
-        &relay.addr,
-        &relay_cert,
-        &path,
-        &signed_read_headers(&seed, key_id, &path),
-    )
-    .await;
+    let signed = signed_read_headers(&seed, key_id, &path);
+    let (status, list) = https_request(&relay.addr, &relay_cert, "GET", &path, &signed, b"").await;
     assert_eq!(status, 200, "{list}");
     assert!(list.contains("\"groups\""), "{list}");
     drop(relay);

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use wasm_core::authority::Micros;
 use wasm_core::crypto::registry::BindingRecord;
 use wasm_core::crypto::{DocumentKind, sign_document};
-use wasm_core::encoding::{b64url_decode, hex};
+use wasm_core::encoding::b64url_decode;
 use wasm_core::json::{self, Object, Value};
 
 #[derive(Debug, Subcommand)]
@@ -222,9 +222,7 @@ fn strict_key(text: &str) -> Result<(), String> {
 }
 
 fn fingerprint(public_key: &str) -> String {
-    use sha2::Digest;
-    let raw = b64url_decode(public_key).unwrap_or_default();
-    hex(&sha2::Sha256::digest(&raw))[..12].to_owned()
+    org::key_fingerprint(&b64url_decode(public_key).unwrap_or_default())
 }
 
 fn link(url: &str, token: &str, name: &str) -> String {

@@ -484,12 +484,7 @@ fn tls_for(opts: &ServeArgs, local: &SocketAddr) -> Result<Option<TlsSetup>, Str
             "{local} is not a loopback address: give the certificate clients will trust              (--tls-cert FILE --tls-key FILE), or --dev-cert for the self-signed development              certificate"
         ));
     }
-    let host = opts
-        .addr
-        .rsplit_once(':')
-        .map_or(opts.addr.as_str(), |(h, _)| h)
-        .trim_matches(['[', ']']);
-    let (setup, path, created) = tls::development(&opts.data, host)?;
+    let (setup, path, created) = tls::development(&opts.data, listen_host(&opts.addr))?;
     println!(
         "weave-console: TLS development certificate {}{}, SHA-256 fingerprint {}",
         path.display(),

@@ -635,7 +635,8 @@ impl Hub {
             .any(|g| entries.get(g).is_some_and(|e| e.may_read(principal)))
     }
 
-    /// Rebuilds the content hash → Groups index from the authority's Artifact manifests.
+    /// Builds the content hash → Groups index from the authority's Artifact manifests (at
+    /// start; each `artifact.published` Event adds its hash afterwards, `publish`).
     fn index_artifacts(&self, state: &State) {
         let mut index: HashMap<String, HashSet<String>> = HashMap::new();
         for a in state.artifacts.values() {
@@ -881,7 +882,8 @@ impl Publish for Hub {
         let mut live: Vec<Live> = Vec::new();
         let mut touched: HashSet<String> = HashSet::new();
         let mut missions_changed = false;
-        let mut artifacts_changed = false;
+        // Content hashes newly named, with the Group whose log names them.
+        let mut published: Vec<(String, String)> = Vec::new();
         let mut duplicates: Vec<(u64, Vec<(String, u64)>)> = Vec::new();
         let mut sessions: Vec<(String, u64)> = Vec::new();
         let mut archives: Vec<(String, u64, Option<String>)> = Vec::new();
@@ -895,8 +897,12 @@ impl Publish for Hub {
                                 if kind.is_some_and(|k| k.starts_with("mission.")) {
                                     missions_changed = true;
                                 }
-                                if kind.is_some_and(|k| k.starts_with("artifact.")) {
-                                    artifacts_changed = true;
+                                if let Some(hash) = e
+                                    .value
+                                    .pointer("/payload/artifact/contentHash")
+                                    .and_then(Value::as_str)
+                                {
+                                    published.push((hash.to_owned(), g.clone()));
                                 }
                                 if kind == Some(SNAPSHOT_CREATED) {
                                     let hash = e
@@ -945,8 +951,12 @@ impl Publish for Hub {
                 Err(_) => {}
             }
         }
-        if artifacts_changed {
-            self.index_artifacts(state);
+        if !published.is_empty() {
+            // One insert per newly named hash: the index is never rebuilt on this thread.
+            let mut index = lock(&self.artifact_groups);
+            for (hash, group) in published {
+                index.entry(hash).or_default().insert(group);
+            }
         }
         // Session Epochs first: a fenced connection gets nothing of this batch (§6.3).
         for (agent, epoch) in &sessions {
