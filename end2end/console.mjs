@@ -418,7 +418,7 @@ test('a key generated without the enrolment token is refused with an explanation
 // ORG_BASE_URL and ORG_JOIN_LINK: a third server serving an Organization of `weave-console org
 // init` (not the development one), and the one-time link `org invite human alice` printed for it
 // (scripts/test.sh makes both).
-test('an Organization of its own: the invitation enrols alice once, for her name only', async (browser) => {
+test('an Organization of its own: the invitation enrols alice once, for her name only; she starts the demo\'s Missions and grants a gate', async (browser) => {
   const orgBase = process.env.ORG_BASE_URL;
   const link = process.env.ORG_JOIN_LINK;
   if (!orgBase || !link) throw new Error('ORG_BASE_URL and ORG_JOIN_LINK are not set (scripts/test.sh sets them)');
@@ -458,13 +458,58 @@ test('an Organization of its own: the invitation enrols alice once, for her name
   const n = await notice.innerText();
   check(n.includes('alice') && !/mission-owner/.test(n), `the no-Membership notice: ${n}`);
   await page.screenshot({ path: join(resultsDir, 'org-invitation-enrolled.png'), fullPage: true });
+  // The demo's Agents of this Organization (`org demo`) wait for a human to create their two
+  // Missions: alice creates them through the signing summary and becomes their MissionOwner.
+  const proposals = page.locator('#demo-proposals article.proposal');
+  await proposals.nth(1).waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(await proposals.count() === 2, `proposals: ${await proposals.count()}`);
+  for (let i = 0; i < 2; i += 1) {
+    const card = page.locator('#demo-proposals article.proposal').first();
+    const mission = await card.getAttribute('data-mission');
+    await card.locator('button.create-mission').click();
+    const dialog = page.locator('.dialog.signing');
+    await dialog.waitFor({ timeout: TIMEOUT_MS });
+    const said = await dialog.innerText();
+    check(said.includes('mission.create'), `the signing summary names the creation: ${said}`);
+    await dialog.locator('button.primary').click();
+    await dialog.waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+    // Accepted: the proposal leaves the list, the Mission comes onto the board.
+    await page.locator(`#demo-proposals article.proposal[data-mission="${mission}"]`).waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  }
+  await page.locator('#demo-proposals').waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  // She is a member now (the MissionOwner's Membership): the notice is gone at once.
+  await page.locator('#no-membership').waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  await page.locator('.board-columns .cards li').nth(1).waitFor({ timeout: TIMEOUT_MS });
+  await page.screenshot({ path: join(resultsDir, 'org-demo-missions-created.png'), fullPage: true });
+  // Its Agents plan, claim and ask: alice grants the first execution gate with her own key.
+  await page.locator('header nav a[href="/approvals"]').click();
+  const gate = page.locator('li.approval-item[data-kind="gate"]').first();
+  await gate.waitFor({ timeout: 180_000 });
+  await gate.locator('input.operation').first().check();
+  await gate.locator('button.grant-execution').click();
+  const grant = page.locator('.dialog.signing');
+  await grant.waitFor({ timeout: TIMEOUT_MS });
+  await grant.locator('button[aria-expanded]').click();
+  const doc = JSON.parse(await grant.locator('pre.canonical').innerText());
+  check(doc.actor.id === 'urn:missionweaveprotocol:human:alice', `the grant's signer: ${doc.actor.id}`);
+  await grant.locator('button.primary').click();
+  await grant.waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  const granted = page.locator(`#sent li[data-action-id="${doc.actionId}"][data-state="accepted"]`);
+  await granted.waitFor({ timeout: TIMEOUT_MS });
+  check(/approval\.execution\.granted/.test(await granted.innerText()), 'the gate was not granted');
+  await page.screenshot({ path: join(resultsDir, 'org-demo-gate-granted.png'), fullPage: true });
   // The administrator revokes her key (`weave-console org key revoke`); at her next sign-in the
   // server refuses the key and the console says why and how to come back.
   const bin = process.env.WEAVE_BIN;
   const orgData = process.env.ORG_DATA;
   if (!bin || !orgData) throw new Error('WEAVE_BIN and ORG_DATA are not set (scripts/test.sh sets them)');
   execFileSync(bin, ['org', 'key', 'revoke', keyId, '--data', orgData]);
-  await page.waitForTimeout(1500); // the server applies org.json within a second
+  // Her open session is cut at once (the server applies org.json within a second): the page she
+  // is on says so, without a reload.
+  const cut = page.locator('#key-standing');
+  await cut.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(/was revoked at/.test(await cut.innerText()), `the live session's notice: ${await cut.innerText()}`);
+  await page.screenshot({ path: join(resultsDir, 'org-key-revoked-live.png'), fullPage: true });
   await page.goto(new URL('/sign-in', orgBase).href, { waitUntil: 'load', timeout: TIMEOUT_MS });
   await page.locator('#unlock-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   await page.fill('#unlock-pass', 'correct horse battery staple');

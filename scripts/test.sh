@@ -272,8 +272,10 @@ step_end2end() {
   "$bin" org agent template urn:missionweaveprotocol:agent:e2e-builder >"$org_dir/card.json"
   "$bin" org agent add --data "$ORG_DATA" --public-key "$agent_pub" --card "$org_dir/card.json" \
     --out "$org_dir/agent.json" >/dev/null
+  # The demo's simulated Agents in this Organization (`org demo`): alice creates their Missions.
+  "$bin" org demo --data "$ORG_DATA" --owner alice >/dev/null
   : >"$ORG_DATA/log" # made before the server starts: the loop below reads it at once
-  "$bin" serve --no-demo --addr "127.0.0.1:0" --data "$ORG_DATA" >"$ORG_DATA/log" 2>&1 &
+  "$bin" serve --addr "127.0.0.1:0" --data "$ORG_DATA" >"$ORG_DATA/log" 2>&1 &
   ORG_PID=$!
   local org_base
   org_base=$(wait_listening "$ORG_DATA/log" http "$ORG_PID" "weave-console serving an Organization of its own") || return 1

@@ -591,3 +591,83 @@ pub fn seen_rejection(
         rejection,
     }
 }
+
+/// A root Mission the server's demo proposes to the Organization's humans (`GET
+/// /api/demo/proposals`, a signed read): `mission.create` is human-only (§7.1), so in an
+/// Organization of one's own the demo's Agents wait for a person to create their Missions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MissionProposal {
+    pub mission_id: String,
+    pub group_id: String,
+    pub title: String,
+    pub objective: String,
+    pub coordinator_id: String,
+    pub deadline: String,
+    /// The `mission.create` payload, signed exactly as proposed (the summary shows it).
+    pub payload: Value,
+}
+
+/// The proposals of a `GET /api/demo/proposals` answer; `Ok(empty)` when the server runs no
+/// such demo (404). A proposal that is not a well-formed root `mission.create` for its own
+/// Group is left out: the console signs nothing it cannot describe.
+pub fn proposals_of(status: u16, body: &[u8]) -> Result<Vec<MissionProposal>, String> {
+    if status == 404 {
+        return Ok(Vec::new());
+    }
+    if status != 200 {
+        return Err(crate::web::http_error(status, body));
+    }
+    let v = json::parse(body).map_err(|e| e.to_string())?;
+    let Some(Value::Array(list)) = v.pointer("/proposals") else {
+        return Err("no \"proposals\" list".to_owned());
+    };
+    Ok(list.iter().filter_map(proposal).collect())
+}
+
+fn proposal(p: &Value) -> Option<MissionProposal> {
+    let s = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_str).map(str::to_owned);
+    let payload = p.pointer("/payload")?.clone();
+    let group_id = s(p, "/groupId")?;
+    let mission_id = s(p, "/missionId")?;
+    // The payload names the same Mission and Group, and is a root creation (no follow-up).
+    if s(&payload, "/groupId")? != group_id
+        || s(&payload, "/missionId")? != mission_id
+        || payload.pointer("/followUpOfMissionId").is_some()
+    {
+        return None;
+    }
+    Some(MissionProposal {
+        title: s(&payload, "/title")?,
+        objective: s(&payload, "/objective")?,
+        coordinator_id: s(&payload, "/coordinatorId")?,
+        deadline: s(&payload, "/deadline")?,
+        mission_id,
+        group_id,
+        payload,
+    })
+}
+
+/// The human's `mission.create` of a proposal: the envelope of a root creation (the Group
+/// being created; no Session, Membership or Coordinator Epoch, I-16) around the proposed
+/// payload.
+pub fn create_mission(p: &MissionProposal, author: &Author, fresh: &Fresh) -> Draft {
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert("actionId", Value::string(fresh.action_id.clone()));
+    o.insert("actor", author.actor().to_json());
+    o.insert("groupId", Value::string(p.group_id.clone()));
+    o.insert("kind", Value::string("mission.create"));
+    o.insert("correlationId", Value::string(fresh.action_id.clone()));
+    o.insert(
+        "issuedAt",
+        Value::string(fresh.issued_at.format_whole_seconds()),
+    );
+    o.insert("payload", p.payload.clone());
+    Draft {
+        kind: "mission.create".to_owned(),
+        action_id: fresh.action_id.clone(),
+        group_id: p.group_id.clone(),
+        mission_id: p.mission_id.clone(),
+        document: Value::Object(o),
+    }
+}

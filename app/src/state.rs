@@ -160,6 +160,9 @@ pub enum Via {
     Socket,
     /// `POST /api/commands` (the socket was down).
     Http,
+    /// `POST /api/commands` by design: a `mission.create`, whose Events are in a Group this
+    /// human does not follow yet.
+    HttpCreate,
 }
 
 /// Where a sent Command stands.

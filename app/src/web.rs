@@ -217,9 +217,14 @@ pub fn download(filename: &str, text: &str) -> Result<(), String> {
 /// Yields to the browser's event loop once (a zero-delay timeout), so a state change paints
 /// before synchronous work starts.
 pub async fn yield_now() {
+    sleep_ms(0).await;
+}
+
+/// Waits `ms` milliseconds (a browser timeout).
+pub async fn sleep_ms(ms: i32) {
     let p = js_sys::Promise::new(&mut |resolve, _| {
         if let Some(w) = window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
         }
     });
     let _ = JsFuture::from(p).await;

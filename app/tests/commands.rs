@@ -939,3 +939,78 @@ fn a_coordinator_never_approves_the_child_mission_it_submitted() {
                 && i.viewer == ViewerDecision::SelfApproval)
     );
 }
+
+/// The demo's proposals (`GET /api/demo/proposals`): the console reads them, leaves out one whose
+/// payload does not create the Group it names, and the human's `mission.create` of a proposal
+/// is a root creation the authority accepts, with that human as MissionOwner.
+#[test]
+fn a_proposed_mission_is_created_by_the_human_who_signs_it() {
+    let mut w = World::new();
+    let coordinator = w.h.id("coord");
+    let proposal = |mission: &str, group: &str, payload_group: &str| {
+        obj(vec![
+            ("missionId", s(mission)),
+            ("groupId", s(group)),
+            ("title", s("Second")),
+            (
+                "payload",
+                obj(vec![
+                    ("missionId", s(mission)),
+                    ("groupId", s(payload_group)),
+                    ("coordinatorId", s(&coordinator)),
+                    ("title", s("Second")),
+                    ("objective", s("Ship the second thing")),
+                    ("definitionOfDone", arr(&["it ships"])),
+                    ("deadline", s(DEADLINE)),
+                    ("permissions", arr(&["deploy"])),
+                ]),
+            ),
+        ])
+    };
+    let body = json::to_string(&obj(vec![(
+        "proposals",
+        Value::Array(vec![
+            proposal(
+                "urn:x:mission:second",
+                "urn:x:group:second",
+                "urn:x:group:second",
+            ),
+            // Names one Group and creates another: never offered.
+            proposal("urn:x:mission:third", "urn:x:group:third", G),
+        ]),
+    )]));
+    let list = commands::proposals_of(200, body.as_bytes()).unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    let p = &list[0];
+    assert_eq!(
+        (p.title.as_str(), p.coordinator_id.as_str()),
+        ("Second", coordinator.as_str())
+    );
+    assert_eq!(commands::proposals_of(404, b"").unwrap(), vec![]);
+    assert!(commands::proposals_of(401, b"{}").is_err());
+    assert!(commands::proposals_of(200, b"{}").is_err());
+
+    let fresh = w.fresh();
+    let author = w.author("owner");
+    let draft = commands::create_mission(p, &author, &fresh);
+    let summary = draft.summary().unwrap();
+    assert_eq!(summary.kind, "mission.create");
+    assert_eq!(summary.group_id.as_deref(), Some("urn:x:group:second"));
+    for epoch in ["/membershipEpoch", "/sessionEpoch", "/coordinatorEpoch"] {
+        assert!(draft.document.pointer(epoch).is_none(), "{epoch} (I-16)");
+    }
+    let cmd = commands::sign(draft, &author, &w.h.principals["owner"].signer).unwrap();
+    let events = w.send(&cmd).unwrap();
+    assert_eq!(
+        events[0].pointer("/kind").and_then(Value::as_str),
+        Some("mission.created")
+    );
+    let m = &w.state().missions["urn:x:mission:second"];
+    assert_eq!(m.owner.id.0, w.h.id("owner"));
+    // An Agent may not do the same (§7.1: human-only).
+    let fresh = w.fresh();
+    let agent = w.author("coord");
+    let forged = commands::create_mission(p, &agent, &fresh);
+    let forged = commands::sign(forged, &agent, &w.h.principals["coord"].signer).unwrap();
+    assert!(w.send(&forged).is_err());
+}

@@ -124,49 +124,77 @@ pub fn document(org: &DevOrganization, agent: &DevPrincipal) -> Result<Value, St
 /// an operator states (what the Agent is, can do and where it is reached); the Organization,
 /// the key, `issuedAt`, `cardVersion` and the signature are added when it is signed.
 pub fn template_json(agent_id: &str) -> String {
+    let name = agent_id.rsplit(':').next().unwrap_or("agent");
+    json::to_string(&template(
+        agent_id,
+        &[("software.python", "1.0.0")],
+        "urn:missionweaveprotocol:human:the-accountable-human",
+        &format!("The Agent {name} (describe what it does)"),
+        "example",
+    ))
+}
+
+/// The card of one of the demo's simulated Agents in an Organization of one's own (`org demo`):
+/// the capabilities the demo's WorkItems need, `owner` the accountable human.
+pub fn demo_template(agent_id: &str, name: &str, owner_id: &str) -> Value {
+    template(
+        agent_id,
+        capabilities_of(name),
+        owner_id,
+        &format!("Simulated demo Agent {name}, run by this server (`org demo`)"),
+        "demo",
+    )
+}
+
+/// An unsigned card: `capabilities` with the development schema, a `wss://agents.<label>.invalid/`
+/// endpoint (RFC 2606: reached through the server instead), `owner` a human.
+fn template(
+    agent_id: &str,
+    capabilities: &[(&str, &str)],
+    owner_id: &str,
+    description: &str,
+    label: &str,
+) -> Value {
     let schema_hash = sha256_hash(DEV_SCHEMA_TEXT);
     let name = agent_id.rsplit(':').next().unwrap_or("agent");
-    let mut capability = Object::new();
-    capability.insert("id", Value::string("software.python"));
-    capability.insert("version", Value::string("1.0.0"));
-    capability.insert("inputSchema", Value::string(DEV_SCHEMA));
-    capability.insert("inputSchemaHash", Value::string(schema_hash.clone()));
-    capability.insert("outputSchema", Value::string(DEV_SCHEMA));
-    capability.insert("outputSchemaHash", Value::string(schema_hash));
-    capability.insert("constraints", Value::Object(Object::new()));
-    capability.insert(
-        "verifiedEvidence",
-        Value::Array(vec![Value::string(
-            "urn:missionweaveprotocol:evidence:example:software.python",
-        )]),
-    );
+    let capabilities = capabilities
+        .iter()
+        .map(|(id, version)| {
+            let mut c = Object::new();
+            c.insert("id", Value::string(id.to_string()));
+            c.insert("version", Value::string(version.to_string()));
+            c.insert("inputSchema", Value::string(DEV_SCHEMA));
+            c.insert("inputSchemaHash", Value::string(schema_hash.clone()));
+            c.insert("outputSchema", Value::string(DEV_SCHEMA));
+            c.insert("outputSchemaHash", Value::string(schema_hash.clone()));
+            c.insert("constraints", Value::Object(Object::new()));
+            c.insert(
+                "verifiedEvidence",
+                Value::Array(vec![Value::string(format!(
+                    "urn:missionweaveprotocol:evidence:{label}:{id}"
+                ))]),
+            );
+            Value::Object(c)
+        })
+        .collect();
     let mut endpoint = Object::new();
     endpoint.insert("transport", Value::string("wss"));
     endpoint.insert(
         "uri",
-        Value::string(format!("wss://agents.example.invalid/{name}")),
+        Value::string(format!("wss://agents.{label}.invalid/{name}")),
     );
     let mut owner = Object::new();
     owner.insert("type", Value::string("human"));
-    owner.insert(
-        "id",
-        Value::string("urn:missionweaveprotocol:human:the-accountable-human"),
-    );
+    owner.insert("id", Value::string(owner_id.to_owned()));
     let mut card = Object::new();
     card.insert("agentId", Value::string(agent_id.to_owned()));
     card.insert("displayName", Value::string(name.to_owned()));
-    card.insert(
-        "description",
-        Value::string(format!("The Agent {name} (describe what it does)")),
-    );
+    card.insert("description", Value::string(description.to_owned()));
     card.insert("owner", Value::Object(owner));
     card.insert("endpoints", Value::Array(vec![Value::Object(endpoint)]));
-    card.insert(
-        "capabilities",
-        Value::Array(vec![Value::Object(capability)]),
-    );
+    card.insert("capabilities", Value::Array(capabilities));
     card.insert("maxConcurrency", Value::from(4u64));
-    json::to_string(&Value::Object(card))
+    Value::Object(card)
 }
 
 /// The signed cards of every development Agent (layout 2; a layout-1 Organization registered

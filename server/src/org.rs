@@ -26,8 +26,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use wasm_core::authority::{AuthorityConfig, CooperationLimits, Micros};
-use wasm_core::crypto::SecretSeed;
 use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, StatusRecord};
+use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document};
 use wasm_core::encoding::{b64url_encode, hex, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::{Actor, ActorType};
@@ -476,10 +476,14 @@ impl OrgDir {
         change: impl FnOnce(&mut OrgFile) -> Result<T, String>,
     ) -> Result<T, String> {
         let lock_path = self.dir.join(LOCK_FILE);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let lock = options
             .open(&lock_path)
             .map_err(|e| format!("{}: {e}", lock_path.display()))?;
         lock.lock()
@@ -681,6 +685,101 @@ pub fn card_hash(doc: &Value) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The Registry binding of an Agent's key, valid from `now`.
+pub fn agent_binding(agent_id: &str, key_id: &str, public_key: &str, now: Micros) -> BindingRecord {
+    BindingRecord {
+        key_id: key_id.to_owned(),
+        principal_type: "agent".into(),
+        principal_id: agent_id.to_owned(),
+        algorithm: "Ed25519".into(),
+        public_key: public_key.to_owned(),
+        valid_from: now.format_whole_seconds(),
+        validity_history: vec![],
+    }
+}
+
+/// The signed card: `template` with the Organization, the key, `issuedAt`, the next
+/// `cardVersion` and the service's signature; schema-checked by signing. Returns it and the
+/// key ID it names (`urn:missionweaveprotocol:key:<name>-<fingerprint>`).
+pub fn sign_card(
+    f: &OrgFile,
+    template: &Value,
+    public_key: &str,
+    seed: &wasm_core::crypto::SecretSeed,
+    now: Micros,
+) -> Result<(Value, String), String> {
+    sign_card_as(f, template, public_key, None, seed, now)
+}
+
+/// [`sign_card`] naming the key `key_id` when given.
+pub fn sign_card_as(
+    f: &OrgFile,
+    template: &Value,
+    public_key: &str,
+    key_id: Option<&str>,
+    seed: &wasm_core::crypto::SecretSeed,
+    now: Micros,
+) -> Result<(Value, String), String> {
+    let Value::Object(t) = template else {
+        return Err("the card must be a JSON object".into());
+    };
+    let agent_id = t
+        .get("agentId")
+        .and_then(Value::as_str)
+        .ok_or("the card has no agentId")?
+        .to_owned();
+    let name = agent_id.rsplit(':').next().unwrap_or("agent");
+    let slug = slug(name).unwrap_or_else(|| "agent".into());
+    let key_id = key_id.map(str::to_owned).unwrap_or_else(|| {
+        format!(
+            "urn:missionweaveprotocol:key:{slug}-{}",
+            key_fingerprint(&wasm_core::encoding::b64url_decode(public_key).unwrap_or_default())
+        )
+    });
+    let previous = f
+        .agent_cards
+        .iter()
+        .filter(|c| c.pointer("/agentId").and_then(Value::as_str) == Some(agent_id.as_str()))
+        .filter_map(|c| c.pointer("/cardVersion").and_then(crate::devorg::json_u64))
+        .max()
+        .unwrap_or(0);
+    let mut card = Object::new();
+    for (k, v) in t.iter() {
+        if ![
+            "organizationId",
+            "publicKeys",
+            "issuedAt",
+            "signature",
+            "cardVersion",
+        ]
+        .contains(&k.as_str())
+        {
+            card.insert(k.clone(), v.clone());
+        }
+    }
+    card.insert("organizationId", Value::string(f.organization_id.clone()));
+    card.insert("cardVersion", Value::from(previous + 1));
+    if !card.contains_key("status") {
+        card.insert("status", Value::string("active"));
+    }
+    if !card.contains_key("protocolVersions") {
+        card.insert("protocolVersions", Value::Array(vec![Value::string("0.1")]));
+    }
+    let mut key = Object::new();
+    key.insert("keyId", Value::string(key_id.clone()));
+    key.insert("algorithm", Value::string("Ed25519"));
+    key.insert("publicKey", Value::string(public_key.to_owned()));
+    key.insert("validFrom", Value::string(now.format_whole_seconds()));
+    card.insert("publicKeys", Value::Array(vec![Value::Object(key)]));
+    card.insert("issuedAt", Value::string(now.format_whole_seconds()));
+    let mut doc = Value::Object(card);
+    sign_document(&mut doc, DocumentKind::AgentCard, &f.service_key_id, seed)
+        .map_err(|e| format!("the Agent Card is not valid: {e}"))?;
+    wasm_core::model::agent_card::validate(&doc, true)
+        .map_err(|e| format!("the Agent Card is not valid: {e}"))?;
+    Ok((doc, key_id))
+}
+
 /// What the authority needs to serve the Organization of `dir`.
 pub fn setup(dir: &Path) -> Result<crate::devorg::OrgSetup, String> {
     let org = OrgDir::new(dir);
@@ -709,10 +808,14 @@ pub fn setup(dir: &Path) -> Result<crate::devorg::OrgSetup, String> {
 /// and swapped in, the cards served — and registers each new Agent Card with the authority
 /// (signed by the service; the Command's action ID is the card's content hash and its
 /// `issuedAt` the card's, so sending it again after a restart is an exact retry, §15.1).
+///
+/// `ready` is told once the cards present at start are registered (the demo's Agents say HELLO
+/// only after that: an Agent without a registered card is refused).
 pub async fn watch(
     dir: OrgDir,
     enrolment: std::sync::Arc<crate::enrol::Enrolment>,
     authority: crate::runtime::AuthorityHandle,
+    mut ready: Option<tokio::sync::oneshot::Sender<()>>,
 ) {
     let issuer = match dir.read().and_then(|f| {
         let seed = dir.service_seed(&f)?;
@@ -770,6 +873,9 @@ pub async fn watch(
                     }
                 }
             }
+        }
+        if let Some(tx) = ready.take() {
+            let _ = tx.send(());
         }
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     }

@@ -72,11 +72,25 @@ fn serve(dir: &Path) -> Server {
 }
 
 fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {
+    http_with(addr, method, path, body, &[])
+}
+
+fn http_with(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: &[u8],
+    headers: &[(&str, String)],
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://{addr}\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://{addr}\r\n{extra}\
          Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )
@@ -112,10 +126,6 @@ fn mission_create(
     n: u32,
     coordinator: &str,
 ) -> (u16, String) {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
     let group = format!("urn:acme:group:{n}");
     let mut p = Object::new();
     for (k, v) in [
@@ -132,32 +142,67 @@ fn mission_create(
         "definitionOfDone",
         Value::Array(vec![Value::string("done")]),
     );
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("actionId", Value::string(format!("urn:acme:action:{n}")));
-    let mut a = Object::new();
-    a.insert("type", Value::string("human"));
-    a.insert(
-        "id",
-        Value::string(format!("urn:missionweaveprotocol:human:{who}")),
-    );
-    o.insert("actor", Value::Object(a));
-    o.insert("groupId", Value::string(group));
-    o.insert("kind", Value::string("mission.create"));
-    o.insert(
-        "correlationId",
-        Value::string(format!("urn:acme:action:{n}")),
-    );
-    o.insert("issuedAt", Value::string(wasm_core::time::format_utc(secs)));
-    o.insert("payload", Value::Object(p));
-    let mut doc = Value::Object(o);
-    sign_document(&mut doc, DocumentKind::Command, key_id, seed).unwrap();
-    http(
+    let human = Human { who, key_id, seed };
+    human.command(
         addr,
-        "POST",
-        "/api/commands",
-        json::to_string(&doc).as_bytes(),
+        &format!("urn:acme:action:{n}"),
+        &group,
+        "mission.create",
+        p,
+        None,
     )
+}
+
+/// A human of the Organization signing with their own key.
+struct Human<'a> {
+    who: &'a str,
+    key_id: &'a str,
+    seed: &'a SecretSeed,
+}
+
+impl Human<'_> {
+    /// Signs and submits `kind` in `group` (`POST /api/commands`); a human Command carries its
+    /// Membership Epoch, except `mission.create` (§15.1, I-16).
+    fn command(
+        &self,
+        addr: &str,
+        action: &str,
+        group: &str,
+        kind: &str,
+        payload: Object,
+        membership_epoch: Option<u64>,
+    ) -> (u16, String) {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let mut o = Object::new();
+        o.insert("protocolVersion", Value::string("0.1"));
+        o.insert("actionId", Value::string(action.to_owned()));
+        let mut a = Object::new();
+        a.insert("type", Value::string("human"));
+        a.insert(
+            "id",
+            Value::string(format!("urn:missionweaveprotocol:human:{}", self.who)),
+        );
+        o.insert("actor", Value::Object(a));
+        o.insert("groupId", Value::string(group.to_owned()));
+        if let Some(e) = membership_epoch {
+            o.insert("membershipEpoch", Value::from(e));
+        }
+        o.insert("kind", Value::string(kind.to_owned()));
+        o.insert("correlationId", Value::string(action.to_owned()));
+        o.insert("issuedAt", Value::string(wasm_core::time::format_utc(secs)));
+        o.insert("payload", Value::Object(payload));
+        let mut doc = Value::Object(o);
+        sign_document(&mut doc, DocumentKind::Command, self.key_id, self.seed).unwrap();
+        http(
+            addr,
+            "POST",
+            "/api/commands",
+            json::to_string(&doc).as_bytes(),
+        )
+    }
 }
 
 /// Polls `f` every 200 ms for up to 10 s (the server applies file changes within a second).
@@ -356,6 +401,241 @@ fn with_confirmation_the_key_waits_for_the_administrator() {
         eventually(|| http(&srv.1, "GET", "/api/registry", b"").1.contains(key)),
         "served within a second of the confirmation"
     );
+    drop(srv);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A signed console read (`wasm_core::crypto::request`) of `path` by `key_id`.
+fn signed_get(addr: &str, path: &str, key_id: &str, seed: &SecretSeed) -> (u16, String) {
+    let now = wasm_core::authority::Micros::from_seconds(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64,
+    );
+    let signer = wasm_core::crypto::ed25519::Signer::from_seed(seed);
+    let (k, at, sig) = wasm_core::crypto::request::sign(&signer, key_id, "GET", path, now);
+    http_with(
+        addr,
+        "GET",
+        path,
+        b"",
+        &[
+            ("x-mwp-key-id", k),
+            ("x-mwp-signed-at", at),
+            ("x-mwp-signature", sig),
+        ],
+    )
+}
+
+/// `serve --data DIR` whose stdout lines arrive on a channel (the demo talks on stdout: a
+/// pipe nobody reads would stop it).
+fn serve_watched(dir: &Path) -> (Server, std::sync::mpsc::Receiver<String>) {
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--public",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
+            "--data",
+        ])
+        .arg(dir)
+        .env_remove("WEAVE_DEV_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let addr = loop {
+        let line = rx.recv_timeout(Duration::from_secs(60)).expect("a line");
+        if let Some(a) = line.split("listening on http://").nth(1) {
+            break a.trim().to_owned();
+        }
+    };
+    (Server(child, addr), rx)
+}
+
+/// The first stdout line containing `what` within `secs` seconds.
+fn line_with(rx: &std::sync::mpsc::Receiver<String>, what: &str, secs: u64) -> String {
+    let until = std::time::Instant::now() + Duration::from_secs(secs);
+    let mut seen = Vec::new();
+    while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(what) => return line,
+            Ok(line) => seen.push(line),
+            Err(_) => break,
+        }
+    }
+    panic!("no line with {what:?} in {secs} s:\n{}", seen.join("\n"));
+}
+
+/// The demo in an Organization of one's own (`org demo`): its Agents are the Organization's,
+/// it holds no human key, proposes its two Missions to the Organization's humans only, and an
+/// invited human who creates them reaches an execution gate and grants it with their own key.
+#[test]
+fn the_demo_in_an_organization_of_ones_own_waits_for_its_human() {
+    let dir = std::env::temp_dir().join(format!("weave-organization-d-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let data = dir.join("gamma");
+    assert!(org(&data, &["init", "--name", "Gamma Labs"]).0);
+    let (_, out, _) = org(&data, &["invite", "human", "alice"]);
+    let token = out
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (ok, out, err) = org(&data, &["demo", "--owner", "alice"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("urn:missionweaveprotocol:agent:coordinator"),
+        "{out}"
+    );
+    assert!(!out.contains("human:"), "no human key is made: {out}");
+    let (ok, _, err) = org(&data, &["demo", "--owner", "alice"]);
+    assert!(!ok && err.contains("already"), "twice: {err}");
+    let keys = data.join("demo-agents.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&keys).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the demo's keys are private");
+    }
+    let (_, agents, _) = org(&data, &["agent", "list"]);
+    assert!(agents.contains("10 Agent Card(s)"), "{agents}");
+
+    let (srv, rx) = serve_watched(&data);
+    let a = srv.1.clone();
+    // The attacks: unsigned, and an Agent of the Organization (it may not create a root Mission).
+    let (status, _) = http(&a, "GET", "/api/demo/proposals", b"");
+    assert_eq!(status, 401);
+    let file = json::parse(&std::fs::read(&keys).unwrap()).unwrap();
+    let Some(Value::Array(list)) = file.pointer("/principals") else {
+        panic!("no principals");
+    };
+    let coordinator = list
+        .iter()
+        .find(|p| p.pointer("/name").and_then(Value::as_str) == Some("coordinator"))
+        .unwrap();
+    let text = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).unwrap().to_owned();
+    let agent_seed = SecretSeed::from_b64url(&text(coordinator, "/seed")).unwrap();
+    let (status, body) = signed_get(
+        &a,
+        "/api/demo/proposals",
+        &text(coordinator, "/keyId"),
+        &agent_seed,
+    );
+    assert_eq!(status, 403, "{body}");
+
+    // Alice enrols with the invitation and reads the proposals.
+    let alice_seed = SecretSeed::take(&mut [31u8; 32]);
+    let alice_key = "urn:missionweaveprotocol:key:alice-g1";
+    let (status, body) = enrol(&a, "alice", alice_key, &alice_seed, &token);
+    assert_eq!(status, 201, "{body}");
+    line_with(&rx, "proposes Mission", 60);
+    let mut proposals = Vec::new();
+    assert!(eventually(|| {
+        let (status, body) = signed_get(&a, "/api/demo/proposals", alice_key, &alice_seed);
+        if status != 200 {
+            return false;
+        }
+        let v = json::parse(body.as_bytes()).unwrap();
+        if let Some(Value::Array(l)) = v.pointer("/proposals") {
+            proposals = l.clone();
+        }
+        proposals.len() == 2
+    }));
+    let alice = Human {
+        who: "alice",
+        key_id: alice_key,
+        seed: &alice_seed,
+    };
+    let mut groups = std::collections::BTreeMap::new();
+    for (i, p) in proposals.iter().enumerate() {
+        let Some(Value::Object(payload)) = p.pointer("/payload") else {
+            panic!("a proposal without a payload");
+        };
+        let group = text(p, "/groupId");
+        groups.insert(text(p, "/missionId"), group.clone());
+        let (status, body) = alice.command(
+            &a,
+            &format!("urn:gamma:action:create-{i}"),
+            &group,
+            "mission.create",
+            payload.clone(),
+            None,
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+    // Created: withdrawn.
+    assert!(eventually(|| signed_get(
+        &a,
+        "/api/demo/proposals",
+        alice_key,
+        &alice_seed
+    )
+    .1
+    .contains(r#""proposals":[]"#)));
+
+    // The demo's Agents plan, claim and ask; the first execution gate waits for alice.
+    let gate = line_with(&rx, "decides it in the console", 240);
+    assert!(gate.contains("execution approval of WorkItem"), "{gate}");
+    assert!(!gate.contains("dev approve"), "{gate}");
+    let after = |s: &str, m: &str| s.split(m).nth(1).unwrap().to_owned();
+    let work_item = after(&gate, "WorkItem ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mission = after(&gate, "Mission ")
+        .split(',')
+        .next()
+        .unwrap()
+        .to_owned();
+    let epoch: u64 = after(&gate, "Ownership Epoch ")
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let operations: Vec<Value> = after(&gate, "operations ")
+        .split("):")
+        .next()
+        .unwrap()
+        .split(", ")
+        .map(|o| Value::string(o.to_owned()))
+        .collect();
+    let mut p = Object::new();
+    p.insert(
+        "approvalId",
+        Value::string(format!("{work_item}:approval:{epoch}")),
+    );
+    p.insert("workItemId", Value::string(work_item.clone()));
+    p.insert("ownershipEpoch", Value::from(epoch));
+    p.insert("operations", Value::Array(operations));
+    p.insert("expiresInSeconds", Value::from(60u64));
+    // The MissionOwner's Membership is the Group's first (epoch 1, §8).
+    let (status, body) = alice.command(
+        &a,
+        "urn:gamma:action:grant-1",
+        &groups[&mission],
+        "approval.grant_execution",
+        p,
+        Some(1),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("approval.execution.granted"), "{body}");
     drop(srv);
     let _ = std::fs::remove_dir_all(&dir);
 }

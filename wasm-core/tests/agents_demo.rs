@@ -11,7 +11,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use std::collections::BTreeMap;
-use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Request};
+use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
 use wasm_core::agents::{Outcome, Pace, plan};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness, test_seed};
@@ -47,10 +47,18 @@ struct Run {
     /// Gate key → (when first seen, log length then).
     paused: BTreeMap<String, (Micros, usize)>,
     decisions: Vec<String>,
+    /// The proposed Missions the test's human created ([`Opening::Proposed`]).
+    created: Vec<String>,
 }
 
 impl Run {
     fn new() -> Run {
+        Run::opening(Opening::CastHuman)
+    }
+
+    /// A run whose root Missions are created by the cast's human (`CastHuman`), or proposed to
+    /// a human whose key the demo does not hold (`Proposed`: the test plays that human).
+    fn opening(opening: Opening) -> Run {
         let mut h = Harness::new(plan::CAST);
         let start = Micros::parse("2026-07-15T08:00:00Z").unwrap();
         h.bootstrap_agents(&plan::agent_names(), start).unwrap();
@@ -61,8 +69,9 @@ impl Run {
                 pace: Pace::default(),
                 duplicate_every: 5,
                 delivery: Delivery::Bus,
+                opening,
             },
-            &|name| Some(test_seed(name)),
+            &|name| (opening == Opening::CastHuman || name != plan::HUMAN).then(|| test_seed(name)),
             Some(h.registry.clone()),
         )
         .unwrap();
@@ -74,6 +83,7 @@ impl Run {
             lines: Vec::new(),
             paused: BTreeMap::new(),
             decisions: Vec::new(),
+            created: Vec::new(),
         }
     }
 
@@ -210,6 +220,23 @@ impl Run {
                 for r in reqs {
                     self.handle(r);
                 }
+                continue;
+            }
+            // A human of the Organization creates each proposed Mission, as proposed.
+            if let Some(p) = self.demo.proposals().first().cloned() {
+                let Value::Object(payload) = p.payload.clone() else {
+                    panic!("a proposal's payload is an object");
+                };
+                let env = Envelope {
+                    group_id: Some(p.group_id.clone()),
+                    ..Envelope::default()
+                };
+                let res = self
+                    .h
+                    .submit(plan::HUMAN, "mission.create", &env, payload, self.now);
+                assert!(res.is_ok(), "mission.create of {}: {res:?}", p.title);
+                self.settle(res);
+                self.created.push(p.mission_id);
                 continue;
             }
             let mut acted = false;
@@ -783,4 +810,52 @@ fn every_view_builds_on_every_state_of_random_group_interleavings() {
             }
         }
     }
+}
+
+/// In an Organization of one's own the demo holds no human key (`mission.create` is human-only,
+/// §7.1): it proposes its two root Missions, signs nothing for them, and runs to approval once
+/// a human of the Organization has created them as proposed.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+fn proposed_missions_created_by_a_human_run_the_demo_to_approval() {
+    let mut run = Run::opening(Opening::Proposed);
+    let start = run.now;
+    // Before anyone acts: two proposals, and no Command for them.
+    let first = run.demo.requests(start);
+    assert!(
+        first
+            .iter()
+            .all(|r| !matches!(r, Request::Submit { kind, .. } if kind == "mission.create")),
+        "the demo signed a mission.create itself"
+    );
+    let plans = run.demo.plans().clone();
+    let proposed: Vec<String> = run
+        .demo
+        .proposals()
+        .iter()
+        .map(|p| p.mission_id.clone())
+        .collect();
+    assert_eq!(proposed, vec![plans.a.mission_id(), plans.b.mission_id()]);
+    for r in first {
+        run.handle(r);
+    }
+    run.run();
+    assert_eq!(
+        run.created, proposed,
+        "the human created exactly the proposals"
+    );
+    assert!(
+        run.demo.proposals().is_empty(),
+        "created proposals are withdrawn"
+    );
+    let state = &run.h.authority.state;
+    for p in [&plans.a, &plans.b] {
+        let m = &state.missions[&p.mission_id()];
+        assert_eq!(m.status, "approved", "{}", p.title);
+        assert_eq!(m.owner.id.0, "urn:missionweaveprotocol:human:mission-owner");
+    }
+    assert!(
+        run.demo.record().first_gate_at.is_some(),
+        "a human gate was reached"
+    );
 }

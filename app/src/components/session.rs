@@ -88,7 +88,7 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
                     }
                     Err(e) => console.groups.set(crate::state::GroupsState::Failed(e)),
                 }
-                gloo_sleep(15_000).await;
+                crate::web::sleep_ms(15_000).await;
             }
         });
     }
@@ -114,17 +114,6 @@ pub fn groups_of(status: u16, body: &[u8]) -> Result<Vec<String>, String> {
             .collect(),
         _ => Err("no \"groups\" list".to_owned()),
     }
-}
-
-/// Waits `ms` milliseconds (a browser timeout).
-#[cfg(target_arch = "wasm32")]
-async fn gloo_sleep(ms: i32) {
-    let p = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
 }
 
 pub fn stop() {

@@ -537,7 +537,8 @@ fn code_list(items: Vec<String>) -> AnyView {
 
 /// A decision's outcome: waiting, accepted (the receipt, verified), refused (the wire code and
 /// its explanation), not delivered.
-fn outcome_view(i18n: I18nContext<Locale>, s: SentState) -> AnyView {
+/// A sent Command's outcome (also the demo proposals' `mission.create`).
+pub(crate) fn outcome_view(i18n: I18nContext<Locale>, s: SentState) -> AnyView {
     match s {
         SentState::Waiting => view! { <p class="outcome waiting" role="status">{t!(i18n, approvals.waiting)}</p> }.into_any(),
         SentState::Accepted(r) => view! {
@@ -621,7 +622,7 @@ fn SentList() -> impl IntoView {
                                 <li data-action-id=s.command.action_id.clone() data-kind=s.command.kind.clone() data-state=state>
                                     <p>
                                         <code>{s.command.kind.clone()}</code>" · "<code>{s.command.action_id.clone()}</code>" · "
-                                        {match s.via { Via::Socket => t!(i18n, approvals.via_socket).into_any(), Via::Http => t!(i18n, approvals.via_http).into_any() }}
+                                        {match s.via { Via::Socket => t!(i18n, approvals.via_socket).into_any(), Via::Http => t!(i18n, approvals.via_http).into_any(), Via::HttpCreate => t!(i18n, approvals.via_http_create).into_any() }}
                                     </p>
                                     <p>{t!(i18n, approvals.signing_hash)}" "<code class="hash">{s.command.signing_hash.clone()}</code></p>
                                     {outcome_view(i18n, s.state)}

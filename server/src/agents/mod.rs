@@ -14,6 +14,7 @@
 //! Progress goes to stdout as `demo: …` lines; at each human decision the demo pauses and says
 //! what to run (`weave-console dev approve …`, signed as the development human).
 
+pub mod cast;
 pub mod link;
 
 use crate::artifacts::ArtifactStore;
@@ -24,7 +25,7 @@ use link::{FromLink, LinkSpec, Report, ToLink};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Request};
+use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
 use wasm_core::agents::{Outcome, Pace, plan};
 use wasm_core::authority::Micros;
 use wasm_core::crypto::{SecretSeed, ValidatedRegistry, ed25519};
@@ -96,6 +97,9 @@ struct Member {
 pub struct DemoKeys {
     members: BTreeMap<String, Member>,
     registry: ValidatedRegistry,
+    /// Who creates the two root Missions: the cast's human (development) or a human of the
+    /// Organization in the console ([`cast`]).
+    opening: Opening,
 }
 
 impl std::fmt::Debug for DemoKeys {
@@ -133,13 +137,21 @@ impl DemoKeys {
         Ok(DemoKeys {
             members,
             registry: org.registry.clone(),
+            opening: Opening::CastHuman,
         })
     }
 }
 
 /// How a person makes the decision a gate waits for (the `dev approve` command signs as the
-/// development human, the MissionOwner).
-pub fn hint(gate: &HumanGate) -> String {
+/// development human, the MissionOwner; in an Organization of one's own, the MissionOwner
+/// decides in the console).
+pub fn hint(gate: &HumanGate, opening: Opening) -> String {
+    if opening == Opening::Proposed {
+        return format!(
+            "{}: the MissionOwner decides it in the console (Approvals)",
+            gate.describe()
+        );
+    }
     match gate {
         HumanGate::ExecutionApproval {
             work_item_id,
@@ -189,6 +201,8 @@ pub struct RunOptions {
     pub started: Instant,
     /// Where the Workers' Artifact contents are stored (none: they are dropped).
     pub artifacts: Option<ArtifactStore>,
+    /// Where the Missions proposed to a human are published (`GET /api/demo/proposals`).
+    pub proposals: cast::Proposals,
 }
 
 impl RunOptions {
@@ -199,6 +213,7 @@ impl RunOptions {
             gates: None,
             started,
             artifacts: Some(artifacts),
+            proposals: cast::Proposals::default(),
         }
     }
 }
@@ -278,6 +293,7 @@ pub async fn run(
         pace: opts.pace,
         duplicate_every: opts.duplicate_every,
         delivery: Delivery::Binding,
+        opening: keys.opening,
     };
     let seed_of = |name: &str| keys.members.get(name).map(|m| m.seed.duplicate());
     let mut demo = Demo::new(cfg, &seed_of, Some(keys.registry.clone()))?;
@@ -389,6 +405,11 @@ pub async fn run(
                 println!("demo: {line}");
             }
         }
+        if let Ok(mut p) = opts.proposals.lock()
+            && p.as_slice() != demo.proposals()
+        {
+            *p = demo.proposals().to_vec();
+        }
         let gates = demo.record().gates.clone();
         for g in &gates[gates_shown..] {
             if gates_shown == 0 {
@@ -397,7 +418,7 @@ pub async fn run(
                     opts.started.elapsed().as_secs_f64()
                 );
             }
-            println!("demo:   → {}", hint(g));
+            println!("demo:   → {}", hint(g, keys.opening));
             if let Some(tx) = &opts.gates {
                 let _ = tx.send(g.clone());
             }
@@ -517,10 +538,21 @@ pub fn start(
             println!("demo: off: {e}");
             return plain(org);
         }
-        None => {
-            println!("demo: off: it runs on the development Organization only");
-            return plain(org);
-        }
+        None => match cast::keys(data, org.registry.clone()) {
+            Ok(Some(k)) => k,
+            Ok(None) => {
+                println!(
+                    "demo: off: this Organization has no demo Agents (`weave-console org demo \
+                     --data {} --owner NAME` adds them)",
+                    data.display()
+                );
+                return plain(org);
+            }
+            Err(e) => {
+                println!("demo: off: {e}");
+                return plain(org);
+            }
+        },
     };
     let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let hook: crate::runtime::EventHook = Box::new(move |batch| {
@@ -545,6 +577,8 @@ pub fn start(
             keys,
             started,
             artifacts,
+            proposals: cast::Proposals::default(),
+            after: None,
         }),
     ))
 }
@@ -555,20 +589,39 @@ pub struct Launch {
     keys: DemoKeys,
     started: Instant,
     artifacts: ArtifactStore,
+    proposals: cast::Proposals,
+    /// Told when the Agents may say HELLO (their cards registered).
+    after: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl Launch {
+    /// The Agents connect only once `ready` is told (or dropped).
+    pub fn after(&mut self, ready: tokio::sync::oneshot::Receiver<()>) {
+        self.after = Some(ready);
+    }
+
+    /// Where the run publishes the Missions it proposes to a human (none on the development
+    /// Organization, whose human the demo signs as).
+    pub fn proposals(&self) -> cast::Proposals {
+        self.proposals.clone()
+    }
+
+    /// Whether a human of the Organization creates the demo's Missions.
+    pub fn proposes(&self) -> bool {
+        self.keys.opening == Opening::Proposed
+    }
+
     /// Runs the demo on the current runtime against the server listening at `ep`.
     pub fn start(self, ep: Endpoint) {
         tokio::spawn(async move {
-            match run(
-                ep,
-                self.events,
-                self.keys,
-                RunOptions::live(self.started, self.artifacts),
-            )
-            .await
-            {
+            if let Some(ready) = self.after {
+                let _ = ready.await;
+            }
+            let opts = RunOptions {
+                proposals: self.proposals,
+                ..RunOptions::live(self.started, self.artifacts)
+            };
+            match run(ep, self.events, self.keys, opts).await {
                 Ok(r) => println!(
                     "demo: {}: {} Commands submitted, {} Events followed by the director, {} \
                      EVENT frames received by the Agents, {} reconnections, {} deliveries \
@@ -794,6 +847,7 @@ mod tests {
             gates: Some(gtx),
             started: Instant::now(),
             artifacts: Some(server.artifacts.clone()),
+            proposals: cast::Proposals::default(),
         };
         let events = server.events.take().expect("events");
         let handle = server.handle.clone();

@@ -11,16 +11,16 @@
 //! - `org agent add --public-key KEY --card CARD.json`, `org agent list`: an Agent's Card signed
 //!   by the Organization's service key, and its key bound; the private key stays with the
 //!   Agent's operator.
+//! - `org demo --owner NAME`: the demo's simulated Agents, run by the server
+//!   (`agents::cast`).
 //! - `org key revoke KEY_ID`, `org key rotate human NAME` (a new invitation whose key replaces
 //!   the old one when it is enrolled), `org key rotate agent AGENT_ID --public-key KEY`.
 
-use crate::org::{self, OrgDir};
+use crate::org::{self, OrgDir, agent_binding, sign_card};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wasm_core::authority::Micros;
-use wasm_core::crypto::registry::BindingRecord;
-use wasm_core::crypto::{DocumentKind, sign_document};
 use wasm_core::encoding::b64url_decode;
 use wasm_core::json::{self, Object, Value};
 
@@ -41,6 +41,18 @@ pub enum OrgCommand {
     /// Keys: revoke one, or rotate a human's or an Agent's.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Add the demo's simulated Agents (run by `serve --data`): its two Missions are proposed
+    /// to the Organization's humans, who create them and decide their gates in the console.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub dir: DataArgs,
+    /// The human accountable for the simulated Agents (their cards' `owner`), by name.
+    #[arg(long, value_name = "NAME")]
+    pub owner: String,
 }
 
 #[derive(Debug, Args)]
@@ -221,10 +233,6 @@ fn strict_key(text: &str) -> Result<(), String> {
         .map_err(|e| format!("--public-key is not a strict Ed25519 key: {e}"))
 }
 
-fn fingerprint(public_key: &str) -> String {
-    org::key_fingerprint(&b64url_decode(public_key).unwrap_or_default())
-}
-
 fn link(url: &str, token: &str, name: &str) -> String {
     format!(
         "{}/join#token={token}&name={name}",
@@ -309,6 +317,7 @@ pub fn run_inner(cmd: OrgCommand, now: Micros) -> Result<String, String> {
             Ok(format!("bound {} to {}", e.key_id, e.principal_id))
         }
         OrgCommand::Agent(AgentCommand::Add(a)) => agent_add(&a, now),
+        OrgCommand::Demo(a) => crate::agents::cast::add(&existing(&a.dir)?, &a.owner, now),
         OrgCommand::Agent(AgentCommand::Template(a)) => {
             if !wasm_core::id::is_absolute_uri(&a.agent_id) {
                 return Err(format!("{:?} is not an absolute URI", a.agent_id));
@@ -402,86 +411,6 @@ pub fn run_inner(cmd: OrgCommand, now: Micros) -> Result<String, String> {
             ))
         }
     }
-}
-
-fn agent_binding(agent_id: &str, key_id: &str, public_key: &str, now: Micros) -> BindingRecord {
-    BindingRecord {
-        key_id: key_id.to_owned(),
-        principal_type: "agent".into(),
-        principal_id: agent_id.to_owned(),
-        algorithm: "Ed25519".into(),
-        public_key: public_key.to_owned(),
-        valid_from: now.format_whole_seconds(),
-        validity_history: vec![],
-    }
-}
-
-/// The signed card: `template` with the Organization, the key, `issuedAt`, the next
-/// `cardVersion` and the service's signature; schema-checked by signing. Returns it and the
-/// key ID it names.
-fn sign_card(
-    f: &org::OrgFile,
-    template: &Value,
-    public_key: &str,
-    seed: &wasm_core::crypto::SecretSeed,
-    now: Micros,
-) -> Result<(Value, String), String> {
-    let Value::Object(t) = template else {
-        return Err("the card must be a JSON object".into());
-    };
-    let agent_id = t
-        .get("agentId")
-        .and_then(Value::as_str)
-        .ok_or("the card has no agentId")?
-        .to_owned();
-    let name = agent_id.rsplit(':').next().unwrap_or("agent");
-    let slug = org::slug(name).unwrap_or_else(|| "agent".into());
-    let key_id = format!(
-        "urn:missionweaveprotocol:key:{slug}-{}",
-        fingerprint(public_key)
-    );
-    let previous = f
-        .agent_cards
-        .iter()
-        .filter(|c| c.pointer("/agentId").and_then(Value::as_str) == Some(agent_id.as_str()))
-        .filter_map(|c| c.pointer("/cardVersion").and_then(crate::devorg::json_u64))
-        .max()
-        .unwrap_or(0);
-    let mut card = Object::new();
-    for (k, v) in t.iter() {
-        if ![
-            "organizationId",
-            "publicKeys",
-            "issuedAt",
-            "signature",
-            "cardVersion",
-        ]
-        .contains(&k.as_str())
-        {
-            card.insert(k.clone(), v.clone());
-        }
-    }
-    card.insert("organizationId", Value::string(f.organization_id.clone()));
-    card.insert("cardVersion", Value::from(previous + 1));
-    if !card.contains_key("status") {
-        card.insert("status", Value::string("active"));
-    }
-    if !card.contains_key("protocolVersions") {
-        card.insert("protocolVersions", Value::Array(vec![Value::string("0.1")]));
-    }
-    let mut key = Object::new();
-    key.insert("keyId", Value::string(key_id.clone()));
-    key.insert("algorithm", Value::string("Ed25519"));
-    key.insert("publicKey", Value::string(public_key.to_owned()));
-    key.insert("validFrom", Value::string(now.format_whole_seconds()));
-    card.insert("publicKeys", Value::Array(vec![Value::Object(key)]));
-    card.insert("issuedAt", Value::string(now.format_whole_seconds()));
-    let mut doc = Value::Object(card);
-    sign_document(&mut doc, DocumentKind::AgentCard, &f.service_key_id, seed)
-        .map_err(|e| format!("the Agent Card is not valid: {e}"))?;
-    wasm_core::model::agent_card::validate(&doc, true)
-        .map_err(|e| format!("the Agent Card is not valid: {e}"))?;
-    Ok((doc, key_id))
 }
 
 /// The Agent's join file: no private key (its operator holds it), only what it cannot know
@@ -583,6 +512,7 @@ fn agent_add(a: &AgentAddArgs, now: Micros) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_core::crypto::DocumentKind;
     use wasm_core::encoding::b64url_encode;
 
     #[test]

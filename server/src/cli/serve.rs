@@ -850,8 +850,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             Some(publisher),
             None,
         )
-    } else if opts.no_demo || org.dev.is_none() {
-        // The demo's Agents are the development Organization's: none elsewhere.
+    } else if opts.no_demo {
         crate::runtime::start_publishing(&opts.data, org, publisher)
     } else {
         crate::agents::start(&opts.data, org, started, Some(publisher), artifacts.clone()).map(
@@ -899,10 +898,15 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             opts.data.display(),
             opts.data.display()
         );
+        let (ready, registered) = tokio::sync::oneshot::channel();
+        if let Some(d) = demo.as_mut() {
+            d.after(registered);
+        }
         runtime.spawn(crate::org::watch(
             crate::org::OrgDir::new(&opts.data),
             Arc::clone(&enrolment),
             authority.clone(),
+            Some(ready),
         ));
     }
     let mut extra = crate::console::protocol_routes(bundle.ok())
@@ -916,6 +920,12 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         ));
     if opts.dev_clock {
         extra = extra.merge(crate::devclock::routes(clock));
+    }
+    if let Some(d) = demo.as_ref().filter(|d| d.proposes()) {
+        extra = extra.merge(crate::agents::cast::routes(
+            d.proposals(),
+            authority.live_registry(),
+        ));
     }
     let app = router_full(
         &public,

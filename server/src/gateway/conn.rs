@@ -105,6 +105,9 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
     // fatal `AUTH_REQUIRED` a frame after it would get, then the Close.
     let expiry = tokio::time::sleep_until(until(established.expires));
     let mut expiry = std::pin::pin!(expiry);
+    // A key revoked or ended while the socket is open ends the session at once (`org key
+    // revoke`, a rotation): the Registry swap wakes every session to look at its own key.
+    let mut registry_changes = gw.registry.changes();
     loop {
         let msg = tokio::select! {
             msg = stream.next() => match msg {
@@ -113,6 +116,14 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
             },
             () = &mut expiry => {
                 conn.close_with(Some(error_frame(&GatewayError::Expired.wire().fatal())));
+                break;
+            }
+            Ok(()) = registry_changes.changed() => {
+                if key_still_valid(&gw, &established) {
+                    continue;
+                }
+                tracing::info!(conn = conn.id, key = %established.key_id, "a session's key ended; closing");
+                conn.close_with(Some(error_frame(&GatewayError::KeyEnded.wire().fatal())));
                 break;
             }
         };
@@ -159,6 +170,19 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         let _ = writer.await;
     }
     gw.hub.unregister(&conn);
+}
+
+/// Whether the key that opened the session is still bound to its principal and valid now.
+fn key_still_valid(gw: &Gateway, established: &Established) -> bool {
+    let Ok(t) = wasm_core::time::Timestamp::parse_profile(&now().format()) else {
+        return true;
+    };
+    gw.registry
+        .current()
+        .binding(&established.key_id)
+        .is_some_and(|b| {
+            b.principal.id.as_str() == established.principal.id && b.valid_at(t.instant())
+        })
 }
 
 /// The monotonic instant of the wall-clock time `at` (now, if it is past).

@@ -309,6 +309,8 @@ pub enum GatewayError {
     Fenced,
     /// The session's lifetime is over.
     Expired,
+    /// The key that opened the session was revoked or ended in the Registry since.
+    KeyEnded,
     /// Unknown Group, or one the principal may not see: the same answer (§17.2).
     GroupNotFound,
     /// Framing: binary message, not strict JSON, duplicate members, a frame the client may
@@ -328,7 +330,7 @@ impl GatewayError {
             GatewayError::NotAuthenticated | GatewayError::NoHello | GatewayError::Expired => {
                 ErrorCode::AuthRequired
             }
-            GatewayError::Handshake(_) => ErrorCode::AuthInvalidSignature,
+            GatewayError::Handshake(_) | GatewayError::KeyEnded => ErrorCode::AuthInvalidSignature,
             GatewayError::Fenced => ErrorCode::AuthStaleSession,
             GatewayError::GroupNotFound => ErrorCode::GroupNotFound,
             GatewayError::Framing(_) => ErrorCode::ProtocolViolation,
@@ -347,6 +349,9 @@ impl GatewayError {
                 "this session's Session Epoch is fenced by a newer HELLO".to_owned()
             }
             GatewayError::Expired => "the session has expired; HELLO again".to_owned(),
+            GatewayError::KeyEnded => {
+                "the key of this session was revoked or ended in the Registry".to_owned()
+            }
             GatewayError::GroupNotFound => "Group not found".to_owned(),
             GatewayError::Framing(m) | GatewayError::Schema(m) => m.clone(),
             GatewayError::Version => "no common protocol version: this server speaks 0.1".into(),

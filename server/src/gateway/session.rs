@@ -31,6 +31,8 @@ pub(super) struct Challenge {
 /// An established session.
 pub(super) struct Established {
     pub principal: Principal,
+    /// The Registry key that answered the challenge: the session holds while it stays valid.
+    pub key_id: String,
     pub expires: Micros,
     /// The `server_accept` frame to send.
     pub accept: String,
@@ -174,6 +176,7 @@ pub(super) async fn accept(
     f.insert("sessionEpoch", Value::from(session_epoch.unwrap_or(1)));
     f.insert("expiresAt", Value::string(expires.format()));
     Ok(Established {
+        key_id: c.init.key_id.as_str().to_owned(),
         principal: Principal {
             id: principal_id,
             kind,

@@ -2221,3 +2221,56 @@ async fn the_root_mission_owner_reads_a_child_group_without_a_membership() {
     assert_eq!(code(&frame(&mut stranger).await), "GROUP_NOT_FOUND");
     srv.stop().await;
 }
+
+/// A key revoked while its socket is open ends that session at once (issue 26: "effective at
+/// once"): the next Registry swap wakes the session, which sends a fatal
+/// `AUTH_INVALID_SIGNATURE` naming the revocation and closes; another principal's session and a
+/// Registry swap that leaves a key valid change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_key_is_revoked_is_closed_at_once() {
+    use wasm_core::crypto::registry::StatusRecord;
+    let dir = TempDir::new("key-revoked");
+    let srv = Server::start(&dir, Options::default()).await;
+    let mut coord = srv.session("coord").await;
+    let mut owner = srv.session("owner").await;
+    let live = srv.handle.live_registry();
+    // A swap that changes nothing for them: both sessions carry on.
+    live.replace(srv.h.registry.clone());
+    ping_pong(&mut coord).await;
+    ping_pong(&mut owner).await;
+    // The coordinator's key revoked now.
+    let mut evidence = crate::registry_api::evidence_of(&srv.h.registry);
+    let at = runtime::now().format_whole_seconds();
+    let key = &srv.h.principals["coord"].key_id;
+    let b = evidence
+        .bindings
+        .iter_mut()
+        .find(|b| &b.key_id == key)
+        .expect("coord's binding");
+    b.validity_history.push(StatusRecord {
+        sequence: 1,
+        recorded_at: at.clone(),
+        valid_until: None,
+        revoked_at: Some(at),
+    });
+    // The second boundary: revokedAt is whole seconds, so wait until it has passed.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    live.replace(evidence.validate().expect("valid"));
+    let e = frame(&mut coord).await;
+    assert_eq!(
+        code(&e),
+        "AUTH_INVALID_SIGNATURE",
+        "{}",
+        json::to_string(&e)
+    );
+    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    assert!(
+        s(&e, "/error/message").contains("revoked"),
+        "{}",
+        json::to_string(&e)
+    );
+    closed(&mut coord).await;
+    // The owner's session is untouched.
+    ping_pong(&mut owner).await;
+    srv.stop().await;
+}

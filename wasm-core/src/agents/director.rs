@@ -53,6 +53,32 @@ pub struct DemoConfig {
     pub duplicate_every: u64,
     /// How Events reach the Agents.
     pub delivery: Delivery,
+    /// Who creates the two root Missions.
+    pub opening: Opening,
+}
+
+/// Who creates the demo's root Missions: `mission.create` is human-only (§7.1, I-16), so the
+/// director either signs it with the cast's human key (the development Organization) or
+/// proposes it to a human of a real Organization, who signs it in the console.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Opening {
+    /// The cast's human (`plan::HUMAN`) with its own key.
+    #[default]
+    CastHuman,
+    /// A human of the Organization: the director waits for the Missions it proposes
+    /// ([`Demo::proposals`]) to be created, and needs no human key.
+    Proposed,
+}
+
+/// A root Mission the director proposes and a human creates (their `mission.create`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MissionProposal {
+    pub mission_id: String,
+    /// The Group the Command creates (its envelope's `groupId`).
+    pub group_id: String,
+    pub title: String,
+    /// The `mission.create` payload, as the human signs it.
+    pub payload: Value,
 }
 
 /// How Events reach the Agents, and who carries out subscriptions and network faults.
@@ -289,8 +315,11 @@ pub struct Demo {
     view: State,
     view_inboxes: BTreeMap<String, Inbox>,
     groups: BTreeSet<String>,
-    human: Identity,
+    /// The cast's human, when the director signs the opening itself ([`Opening::CastHuman`]).
+    human: Option<Identity>,
     control: Identity,
+    /// Root Missions proposed to a human and not created yet ([`Opening::Proposed`]).
+    proposals: Vec<MissionProposal>,
     requests: Vec<Request>,
     flights: BTreeMap<u64, Flight>,
     next_id: u64,
@@ -328,6 +357,9 @@ impl Demo {
     ) -> Result<Demo, String> {
         let mut keys = BTreeMap::new();
         for (name, _) in plan::CAST {
+            if *name == plan::HUMAN && cfg.opening == Opening::Proposed {
+                continue;
+            }
             let seed =
                 seed_of(name).ok_or_else(|| format!("the Organization has no key for {name}"))?;
             keys.insert((*name).to_owned(), seed);
@@ -339,7 +371,10 @@ impl Demo {
                 .map(|seed| Identity::new(name, t, seed, &cfg.run, 1))
                 .ok_or_else(|| format!("the Organization has no key for {name}"))
         };
-        let human = identity(plan::HUMAN, ActorType::Human)?;
+        let human = match cfg.opening {
+            Opening::CastHuman => Some(identity(plan::HUMAN, ActorType::Human)?),
+            Opening::Proposed => None,
+        };
         let control = identity(plan::CONTROL_PLANE, ActorType::Service)?;
         let mut demo = Demo {
             bus: Bus::new(cfg.duplicate_every),
@@ -354,6 +389,7 @@ impl Demo {
             groups,
             human,
             control,
+            proposals: Vec::new(),
             requests: Vec::new(),
             flights: BTreeMap::new(),
             next_id: 0,
@@ -579,7 +615,7 @@ impl Demo {
     }
 
     /// The opening: the human MissionOwner's two root Missions (§7.1), created with the
-    /// development human's key.
+    /// development human's key, or proposed to a human of the Organization.
     fn create_missions(&mut self, now: Micros) {
         for p in [self.plans.a.clone(), self.plans.b.clone()] {
             let payload = obj(vec![
@@ -597,11 +633,26 @@ impl Demo {
                     Value::from(p.coordinator_lease_seconds),
                 ),
             ]);
+            let Some(human) = self.human.as_mut() else {
+                self.say(format!(
+                    "demo: proposes Mission \"{}\" ({}): a human of the Organization creates it \
+                     in the console",
+                    p.title,
+                    p.mission_id()
+                ));
+                self.proposals.push(MissionProposal {
+                    mission_id: p.mission_id(),
+                    group_id: p.group_id(),
+                    title: p.title.clone(),
+                    payload: Value::Object(payload),
+                });
+                continue;
+            };
             let env = Envelope {
                 group_id: Some(p.group_id()),
                 ..Envelope::default()
             };
-            match self.human.command("mission.create", env, payload, now) {
+            match human.command("mission.create", env, payload, now) {
                 Ok(out) => {
                     self.say(format!(
                         "demo: the MissionOwner asks for Mission \"{}\" ({})",
@@ -613,6 +664,12 @@ impl Demo {
                 Err(e) => self.say(format!("demo: cannot create {}: {e}", p.title)),
             }
         }
+    }
+
+    /// The root Missions proposed to a human and not created yet ([`Opening::Proposed`]; none
+    /// once both exist, and none when the cast's human creates them).
+    pub fn proposals(&self) -> &[MissionProposal] {
+        &self.proposals
     }
 
     /// Requests to carry out at `now`: Session openings and signed Commands.
@@ -1057,6 +1114,9 @@ impl Demo {
     fn introduce(&mut self, group: &str, e: &Value, now: Micros) {
         match str_at(e, "/kind").unwrap_or_default() {
             "mission.created" => {
+                if let Some(id) = str_at(e, "/payload/mission/id") {
+                    self.proposals.retain(|p| p.mission_id != id);
+                }
                 for p in [
                     "/payload/mission/coordinatorId",
                     "/payload/mission/owner/id",
