@@ -51,7 +51,6 @@ pub fn capabilities_of(name: &str) -> &'static [(&'static str, &'static str)] {
 pub fn document(org: &DevOrganization, agent: &DevPrincipal) -> Result<Value, String> {
     let issuer = org.require(CARD_ISSUER)?;
     let owner = org.require("mission-owner")?;
-    let schema_hash = sha256_hash(DEV_SCHEMA_TEXT);
     let mut key = Object::new();
     key.insert("keyId", Value::string(agent.key_id.clone()));
     key.insert("algorithm", Value::string("Ed25519"));
@@ -60,26 +59,7 @@ pub fn document(org: &DevOrganization, agent: &DevPrincipal) -> Result<Value, St
         Value::string(b64url_encode(&agent.seed.public_key())),
     );
     key.insert("validFrom", Value::string(devorg::KEYS_VALID_FROM));
-    let capabilities = capabilities_of(&agent.name)
-        .iter()
-        .map(|(id, version)| {
-            let mut c = Object::new();
-            c.insert("id", Value::string(*id));
-            c.insert("version", Value::string(*version));
-            c.insert("inputSchema", Value::string(DEV_SCHEMA));
-            c.insert("inputSchemaHash", Value::string(schema_hash.clone()));
-            c.insert("outputSchema", Value::string(DEV_SCHEMA));
-            c.insert("outputSchemaHash", Value::string(schema_hash.clone()));
-            c.insert("constraints", Value::Object(Object::new()));
-            c.insert(
-                "verifiedEvidence",
-                Value::Array(vec![Value::string(format!(
-                    "urn:missionweaveprotocol:evidence:dev:{id}"
-                ))]),
-            );
-            Value::Object(c)
-        })
-        .collect();
+    let capabilities = capabilities_json(capabilities_of(&agent.name), "dev");
     let mut endpoint = Object::new();
     endpoint.insert("transport", Value::string("wss"));
     endpoint.insert(
@@ -146,18 +126,11 @@ pub fn demo_template(agent_id: &str, name: &str, owner_id: &str) -> Value {
     )
 }
 
-/// An unsigned card: `capabilities` with the development schema, a `wss://agents.<label>.invalid/`
-/// endpoint (RFC 2606: reached through the server instead), `owner` a human.
-fn template(
-    agent_id: &str,
-    capabilities: &[(&str, &str)],
-    owner_id: &str,
-    description: &str,
-    label: &str,
-) -> Value {
+/// Capabilities `(id, semver)` with the development schema and evidence
+/// `urn:missionweaveprotocol:evidence:<label>:<id>`.
+fn capabilities_json(capabilities: &[(&str, &str)], label: &str) -> Vec<Value> {
     let schema_hash = sha256_hash(DEV_SCHEMA_TEXT);
-    let name = agent_id.rsplit(':').next().unwrap_or("agent");
-    let capabilities = capabilities
+    capabilities
         .iter()
         .map(|(id, version)| {
             let mut c = Object::new();
@@ -176,7 +149,20 @@ fn template(
             );
             Value::Object(c)
         })
-        .collect();
+        .collect()
+}
+
+/// An unsigned card: `capabilities` with the development schema, a `wss://agents.<label>.invalid/`
+/// endpoint (RFC 2606: reached through the server instead), `owner` a human.
+fn template(
+    agent_id: &str,
+    capabilities: &[(&str, &str)],
+    owner_id: &str,
+    description: &str,
+    label: &str,
+) -> Value {
+    let name = agent_id.rsplit(':').next().unwrap_or("agent");
+    let capabilities = capabilities_json(capabilities, label);
     let mut endpoint = Object::new();
     endpoint.insert("transport", Value::string("wss"));
     endpoint.insert(

@@ -43,32 +43,11 @@ impl Drop for Server {
 }
 
 fn serve(dir: &Path) -> Server {
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--public",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
-            "--data",
-        ])
-        .arg(dir)
-        .env_remove("WEAVE_DEV_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut addr = None;
-    for line in lines {
-        let line = line.unwrap();
+    let (srv, start, _) = serve_watched(dir);
+    for line in start {
         assert!(!line.contains("/join#"), "no development join link: {line}");
-        if let Some(a) = line.split("listening on http://").nth(1) {
-            addr = Some(a.trim().to_owned());
-            break;
-        }
     }
-    Server(child, addr.expect("listening"))
+    srv
 }
 
 fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {
@@ -428,9 +407,9 @@ fn signed_get(addr: &str, path: &str, key_id: &str, seed: &SecretSeed) -> (u16, 
     )
 }
 
-/// `serve --data DIR` whose stdout lines arrive on a channel (the demo talks on stdout: a
-/// pipe nobody reads would stop it).
-fn serve_watched(dir: &Path) -> (Server, std::sync::mpsc::Receiver<String>) {
+/// `serve --data DIR` whose stdout lines arrive on a channel, drained to the end (the demo talks
+/// on stdout: a pipe nobody reads would stop it); also the lines printed before it listened.
+fn serve_watched(dir: &Path) -> (Server, Vec<String>, std::sync::mpsc::Receiver<String>) {
     let mut child = Command::new(BIN)
         .args([
             "serve",
@@ -450,18 +429,18 @@ fn serve_watched(dir: &Path) -> (Server, std::sync::mpsc::Receiver<String>) {
     let out = child.stdout.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
+            let _ = tx.send(line);
         }
     });
+    let mut start = Vec::new();
     let addr = loop {
         let line = rx.recv_timeout(Duration::from_secs(60)).expect("a line");
         if let Some(a) = line.split("listening on http://").nth(1) {
             break a.trim().to_owned();
         }
+        start.push(line);
     };
-    (Server(child, addr), rx)
+    (Server(child, addr), start, rx)
 }
 
 /// The first stdout line containing `what` within `secs` seconds.
@@ -515,7 +494,7 @@ fn the_demo_in_an_organization_of_ones_own_waits_for_its_human() {
     let (_, agents, _) = org(&data, &["agent", "list"]);
     assert!(agents.contains("10 Agent Card(s)"), "{agents}");
 
-    let (srv, rx) = serve_watched(&data);
+    let (srv, _, rx) = serve_watched(&data);
     let a = srv.1.clone();
     // The attacks: unsigned, and an Agent of the Organization (it may not create a root Mission).
     let (status, _) = http(&a, "GET", "/api/demo/proposals", b"");

@@ -425,6 +425,18 @@ fn code(v: &Value) -> &str {
     s(v, "/error/code")
 }
 
+/// `e` is a fatal ERROR with `wire_code` whose message says `says`.
+fn assert_fatal(e: &Value, wire_code: &str, says: &str) {
+    let text = json::to_string(e);
+    assert_eq!(code(e), wire_code, "{text}");
+    assert_eq!(
+        e.pointer("/error/fatal"),
+        Some(&Value::Bool(true)),
+        "{text}"
+    );
+    assert!(s(e, "/error/message").contains(says), "{text}");
+}
+
 fn action_of(bytes: &[u8]) -> String {
     let v = json::parse(bytes).expect("command");
     s(&v, "/actionId").to_owned()
@@ -576,13 +588,7 @@ async fn hello_refusals_close_the_connection_with_the_wire_code() {
     // A bad signature.
     let mut c = srv.client(false).await;
     let e = c.hello(&coord, &key, wrong).await.expect_err("refused");
-    assert_eq!(
-        code(&e),
-        "AUTH_INVALID_SIGNATURE",
-        "{}",
-        json::to_string(&e)
-    );
-    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
+    assert_fatal(&e, "AUTH_INVALID_SIGNATURE", "");
     closed(&mut c).await;
 
     // A key that is not this principal's, and an Agent key on the human endpoint.
@@ -2257,18 +2263,7 @@ async fn a_session_whose_key_is_revoked_is_closed_at_once() {
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     live.replace(evidence.validate().expect("valid"));
     let e = frame(&mut coord).await;
-    assert_eq!(
-        code(&e),
-        "AUTH_INVALID_SIGNATURE",
-        "{}",
-        json::to_string(&e)
-    );
-    assert_eq!(e.pointer("/error/fatal"), Some(&Value::Bool(true)));
-    assert!(
-        s(&e, "/error/message").contains("revoked"),
-        "{}",
-        json::to_string(&e)
-    );
+    assert_fatal(&e, "AUTH_INVALID_SIGNATURE", "revoked");
     closed(&mut coord).await;
     // The owner's session is untouched.
     ping_pong(&mut owner).await;
