@@ -194,7 +194,7 @@ fn ProposalCard(
                     {t!(i18n, proposals.create)}
                 </button>
             </Show>
-            {move || outcome().map(|s| crate::routes::approvals::outcome_view(i18n, s))}
+            {move || outcome().map(|s| crate::components::outcome::outcome_view(i18n, s))}
             {move || pending.get().and_then(|(d, _)| d.summary().ok()).map(|summary| view! {
                 <SigningSummaryDialog summary on_sign=sign on_cancel=move |_: ()| pending.set(None) />
             })}
