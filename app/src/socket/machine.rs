@@ -14,8 +14,9 @@
 //! it in `relatedActionId` is its refusal; a verified Event whose `cause.id` is it is its
 //! acceptance (the sender always receives the Events of its own Command).
 //!
-//! Nothing here touches a socket, a clock or a key: the driver (`socket::driver`) performs the
-//! [`Output`]s and feeds back [`Input`]s, so the logic is tested natively.
+//! Nothing here touches a socket, a clock or a key: the driver ([`super::Driver`], over a
+//! [`super::Transport`]) performs the [`Output`]s and feeds back [`Input`]s, so the logic is
+//! tested natively.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
