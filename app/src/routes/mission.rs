@@ -1356,7 +1356,7 @@ fn Dag(group: String) -> impl IntoView {
                             // Every WorkItem verified, failed or cancelled: no path, not "0 WorkItems".
                             if n == 0 {
                                 t!(i18n, mission.critical_path_none).into_any()
-                            } else if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {
+                            } else if crate::locale::singular(crate::locale::tag_of(i18n.get_locale()), n) {
                                 t!(i18n, mission.critical_path_single, n = move || n).into_any()
                             } else {
                                 t!(i18n, mission.critical_path, n = move || n).into_any()
@@ -1496,7 +1496,7 @@ pub fn Details(
         let total = live.with_value(|l| l.as_ref().map_or(0, |l| l.dag().nodes.len()));
         (selected.with(Option::is_none) && total > limit()).then_some((TABLE_PAGE, total))
     });
-    let tag = move || crate::app::tag_of(i18n.get_locale());
+    let tag = move || crate::locale::tag_of(i18n.get_locale());
     view! {
         <section class="dag-details" aria-live="polite" aria-labelledby="details-title">
             <h2 id="details-title">{t!(i18n, mission.details)}</h2>

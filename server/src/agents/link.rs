@@ -15,7 +15,7 @@
 //! the outcome. An accepted Command that gives its sender no frame is read, after a quiet
 //! while, from the exact-retry receipt of `POST /api/commands` (as `scenarios --url` does).
 
-use crate::cli::live::Endpoint;
+use crate::endpoint::Endpoint;
 use crate::gateway::client::{Client, Incoming};
 use futures_util::FutureExt;
 use std::collections::{BTreeMap, BTreeSet};

@@ -18,8 +18,8 @@ pub mod cast;
 pub mod link;
 
 use crate::artifacts::ArtifactStore;
-use crate::cli::live::Endpoint;
 use crate::devorg::DevOrganization;
+use crate::endpoint::Endpoint;
 use crate::runtime::AuthorityHandle;
 use link::{FromLink, LinkSpec, Report, ToLink};
 use std::collections::BTreeMap;
@@ -743,7 +743,7 @@ mod tests {
             std::fs::create_dir_all(dir.join("public")).expect("dir");
             let data = dir.join("data");
             let org = crate::devorg::load_or_create(&data)
-                .and_then(|o| o.setup())
+                .and_then(crate::cards::setup)
                 .expect("development Organization");
             // The demo's copy of the keys (the authority bootstraps the Agents' cards from its
             // own).
@@ -780,20 +780,17 @@ mod tests {
                 .expect("gateway"),
             );
             let artifacts = ArtifactStore::open(&data);
-            let app = crate::cli::serve::router_full(
-                &dir.join("public"),
-                None,
-                "{}".into(),
-                Some(handle.clone()),
-                Some(gw),
-                crate::artifacts::routes(
-                    artifacts.clone(),
-                    crate::artifacts::ReadAccess {
-                        registry: handle.live_registry(),
-                        members: hub,
-                    },
-                ),
-                crate::cli::serve::REQUEST_TIMEOUT,
+            let app = crate::http::router(
+                crate::http::AppState::new(&dir.join("public"), "{}".into())
+                    .authority(handle.clone())
+                    .gateway(gw)
+                    .routes(crate::artifacts::routes(
+                        artifacts.clone(),
+                        crate::artifacts::ReadAccess {
+                            registry: handle.live_registry(),
+                            members: hub,
+                        },
+                    )),
             );
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             let local = listener.local_addr().expect("addr");

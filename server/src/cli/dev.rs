@@ -17,6 +17,7 @@
 //! Conversation is not authority: these tools sign Commands; no Message authorizes anything.
 
 use crate::devorg::{self, DevOrganization, DevPrincipal, Envelope};
+use crate::endpoint::parse_response;
 use clap::{Args, Subcommand, ValueEnum};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -388,48 +389,6 @@ impl Server {
 /// A plain or TLS stream.
 trait ReadWrite: Read + Write {}
 impl<T: Read + Write> ReadWrite for T {}
-
-/// Status and body of a whole HTTP/1.1 response (`Content-Length`, chunked, or until close).
-pub(crate) fn parse_response(raw: &[u8]) -> Option<(u16, Vec<u8>)> {
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&raw[..end]).ok()?;
-    let mut lines = head.split("\r\n");
-    let status: u16 = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
-    let mut chunked = false;
-    let mut length = None;
-    for line in lines {
-        let (name, value) = line.split_once(':')?;
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value.eq_ignore_ascii_case("chunked");
-        } else if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse::<usize>().ok();
-        }
-    }
-    let rest = &raw[end + 4..];
-    let body = if chunked {
-        let mut out = Vec::new();
-        let mut at = rest;
-        loop {
-            let eol = at.windows(2).position(|w| w == b"\r\n")?;
-            let size_text = std::str::from_utf8(&at[..eol]).ok()?;
-            let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-            at = &at[eol + 2..];
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(at.get(..size)?);
-            at = at.get(size + 2..)?;
-        }
-        out
-    } else {
-        match length {
-            Some(n) => rest.get(..n)?.to_vec(),
-            None => rest.to_vec(),
-        }
-    };
-    Some((status, body))
-}
 
 /// What the authority answered to an accepted Command.
 #[derive(Debug)]

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use wasm_core::authority::scenario::{Coverage, ScenarioReport, run as run_on, run_in_process};
 
-use super::live::{Allocator, Endpoint, LiveOrg, LiveTarget};
+use super::live::{Allocator, LiveOrg, LiveTarget};
+use crate::endpoint::Endpoint;
 
 fn default_dir() -> PathBuf {
     let local = PathBuf::from("wasm-core/tests/scenarios");

@@ -11,8 +11,8 @@ use super::client::{Client, Incoming};
 use super::hub::SubState;
 use super::tls;
 use super::{Gateway, GatewayConfig, Hub, ServiceKey};
-use crate::cli::serve::{REQUEST_TIMEOUT, router_with};
 use crate::devorg::OrgSetup;
+use crate::http::{AppState, router};
 use crate::runtime::{self, AuthorityHandle, Reply};
 use rustls::pki_types::CertificateDer;
 use std::path::PathBuf;
@@ -138,13 +138,10 @@ impl Server {
             )
             .expect("gateway"),
         );
-        let app = router_with(
-            &dir.0.join("public"),
-            None,
-            "{}".into(),
-            Some(handle.clone()),
-            Some(Arc::clone(&gw)),
-            REQUEST_TIMEOUT,
+        let app = router(
+            AppState::new(&dir.0.join("public"), "{}".into())
+                .authority(handle.clone())
+                .gateway(Arc::clone(&gw)),
         );
         let socket = tokio::net::TcpSocket::new_v4().expect("socket");
         if let Some(b) = o.send_buffer {
