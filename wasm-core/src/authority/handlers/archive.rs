@@ -43,12 +43,8 @@ use crate::time::Timestamp;
 pub const SNAPSHOT_CREATED: &str = "group.snapshot.created";
 pub const ARCHIVED: &str = "group.archived";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "ext.missionweaveprotocol.core.group_archive" => decide_archive(cx),
-        _ => return None,
-    })
-}
+/// The Extension kind that archives a Group (§18).
+pub const GROUP_ARCHIVE: &str = "ext.missionweaveprotocol.core.group_archive";
 
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {

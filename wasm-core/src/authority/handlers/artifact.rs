@@ -28,13 +28,6 @@ pub const PUBLISHED: &str = "artifact.published";
 /// `dataClassification`, lowest first.
 pub const CLASSIFICATIONS: [&str; 4] = ["public", "internal", "confidential", "restricted"];
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "artifact.publish" => decide_publish(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         PUBLISHED => apply_published(state, ev),

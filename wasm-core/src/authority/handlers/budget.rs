@@ -224,13 +224,6 @@ pub fn apply_charge(state: &mut State, account: &str, delta: &ResourceUsage) {
 pub const USAGE_RECORD: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 pub const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        USAGE_RECORD => decide_usage_record(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         USAGE_RECORDED => apply_usage_recorded(state, ev),

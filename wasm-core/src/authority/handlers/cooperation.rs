@@ -225,13 +225,6 @@ pub fn override_approver(
     }
 }
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "policy.grant_cooperation_override" => decide_grant(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),

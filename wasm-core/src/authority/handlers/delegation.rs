@@ -40,13 +40,6 @@ use crate::model::error::ErrorCode;
 
 pub const GRANTED: &str = "membership.delegation.granted";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "membership.grant_delegation" => decide_grant(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),

@@ -25,13 +25,6 @@ use crate::model::error::ErrorCode;
 
 pub const GRANTED: &str = "approval.execution.granted";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "approval.grant_execution" => decide_grant_execution(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),

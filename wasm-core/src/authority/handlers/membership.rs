@@ -43,14 +43,6 @@ pub const ROLES: [&str; 6] = [
     "worker",
 ];
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "membership.change" => decide_change(cx),
-        "membership.end" => decide_end(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         CHANGED => apply_changed(state, ev),

@@ -39,16 +39,6 @@ pub const CORRECTED: &str = "message.corrected";
 pub const RETRACTED: &str = "message.retracted";
 pub const REDACTED: &str = "message.redacted";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "message.post" => decide_post(cx),
-        "message.correct" => decide_amend(cx, Amend::Correct),
-        "message.retract" => decide_amend(cx, Amend::Retract),
-        "message.redact" => decide_amend(cx, Amend::Redact),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         POSTED => apply_posted(state, ev),

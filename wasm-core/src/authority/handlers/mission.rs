@@ -57,22 +57,6 @@ use std::collections::BTreeMap;
 /// The longest lease a payload may ask for (one year, as the reference).
 const MAX_LEASE_SECONDS: u64 = 31_536_000;
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "mission.create" => decide_create(cx, false),
-        "mission.create_follow_up" => decide_create(cx, true),
-        "mission.create_child" => decide_create_child(cx),
-        "mission.assign_coordinator" => decide_assign_coordinator(cx),
-        "mission.renew_coordinator" => decide_renew_coordinator(cx),
-        "mission.submit_for_approval" => decide_submit_for_approval(cx),
-        "mission.approve" => decide_approve(cx),
-        "mission.request_changes" => decide_request_changes(cx),
-        "mission.cancel" => decide_cancel(cx),
-        "mission.terminate" => decide_terminate(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         "mission.created" | "mission.follow_up.created" => apply_created(state, ev),

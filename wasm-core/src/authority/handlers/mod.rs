@@ -1,6 +1,7 @@
-//! One module per aggregate family. Each exposes `decide(cx) -> Option<Decision>` (its kinds
-//! only; pure) and `apply(state, ev) -> Option<Result<(), String>>` (its Event kinds only), and
-//! documents the spec's transition rows above the code that enforces them.
+//! One module per aggregate family. Each exposes one `decide_…(cx) -> Decision` per Command
+//! kind (pure; [`decide`] routes to it) and `apply(state, ev) -> Option<Result<(), String>>`
+//! (its Event kinds only), and documents the spec's transition rows above the code that
+//! enforces them.
 
 pub mod archive;
 pub mod artifact;
@@ -33,23 +34,7 @@ pub struct Ctx<'a> {
 
 pub type Decision = Result<Vec<EventDraft>, Rejection>;
 
-type Decider = fn(&Ctx) -> Option<Decision>;
 type Applier = fn(&mut State, &EventView) -> Option<Result<(), String>>;
-
-const DECIDERS: &[Decider] = &[
-    organization::decide,
-    mission::decide,
-    membership::decide,
-    delegation::decide,
-    message::decide,
-    work_plan::decide,
-    work_exec::decide,
-    artifact::decide,
-    execution_approval::decide,
-    cooperation::decide,
-    budget::decide,
-    archive::decide,
-];
 
 const APPLIERS: &[Applier] = &[
     organization::apply,
@@ -66,18 +51,61 @@ const APPLIERS: &[Applier] = &[
     archive::apply,
 ];
 
-/// Routes a Command to the family that handles its kind.
+/// Routes a Command to the decider of its kind: one exhaustive `match` over the 32 core kinds
+/// of §15.1 (a core kind without a decider does not compile), then the Extension kinds this
+/// authority defines (§18); any other kind is refused.
 pub fn decide(cx: &Ctx) -> Decision {
-    for d in DECIDERS {
-        if let Some(decision) = d(cx) {
-            return decision;
-        }
+    use crate::model::command::{CommandKind, CoreCommandKind as K};
+    match &cx.cmd.command.kind {
+        CommandKind::Core(k) => match k {
+            K::MissionCreate => mission::decide_create(cx, false),
+            K::MissionCreateFollowUp => mission::decide_create(cx, true),
+            K::MissionCreateChild => mission::decide_create_child(cx),
+            K::MissionAssignCoordinator => mission::decide_assign_coordinator(cx),
+            K::MissionRenewCoordinator => mission::decide_renew_coordinator(cx),
+            K::MissionSubmitForApproval => mission::decide_submit_for_approval(cx),
+            K::MissionApprove => mission::decide_approve(cx),
+            K::MissionRequestChanges => mission::decide_request_changes(cx),
+            K::MissionCancel => mission::decide_cancel(cx),
+            K::MissionTerminate => mission::decide_terminate(cx),
+            K::MembershipChange => membership::decide_change(cx),
+            K::MembershipEnd => membership::decide_end(cx),
+            K::MembershipGrantDelegation => delegation::decide_grant(cx),
+            K::MessagePost => message::decide_post(cx),
+            K::MessageCorrect => message::decide_amend(cx, message::Amend::Correct),
+            K::MessageRetract => message::decide_amend(cx, message::Amend::Retract),
+            K::MessageRedact => message::decide_amend(cx, message::Amend::Redact),
+            K::WorkPropose => work_plan::decide_propose(cx),
+            K::WorkAuthorize => work_plan::decide_authorize(cx),
+            K::WorkOffer => work_plan::decide_offer(cx),
+            K::WorkAcceptOffer => work_plan::decide_accept_offer(cx),
+            K::WorkStart => work_exec::decide_start(cx),
+            K::WorkCheckpoint => work_exec::decide_checkpoint(cx),
+            K::WorkBlock => work_exec::decide_block(cx),
+            K::WorkUnblock => work_exec::decide_unblock(cx),
+            K::WorkSubmit => work_exec::decide_submit(cx),
+            K::WorkAcceptResult => work_exec::decide_accept_result(cx),
+            K::WorkFail => work_exec::decide_fail(cx),
+            K::WorkCancel => work_exec::decide_cancel(cx),
+            K::ArtifactPublish => artifact::decide_publish(cx),
+            K::ApprovalGrantExecution => execution_approval::decide_grant_execution(cx),
+            K::PolicyGrantCooperationOverride => cooperation::decide_grant(cx),
+        },
+        CommandKind::Ext(k) => match k.as_str() {
+            crate::model::command::AGENT_CARD_REGISTER => {
+                organization::decide_agent_card_register(cx)
+            }
+            crate::model::command::SESSION_OPEN => organization::decide_session_open(cx),
+            work_plan::DEPENDENCY_ADD => work_plan::decide_dependency_add(cx),
+            work_exec::LEASE_RENEW => work_exec::decide_lease_renew(cx),
+            budget::USAGE_RECORD => budget::decide_usage_record(cx),
+            archive::GROUP_ARCHIVE => archive::decide_archive(cx),
+            other => Err(Rejection::invalid(format!(
+                "Command kind {other} is not supported by this authority"
+            ))
+            .detail("kind", other)),
+        },
     }
-    let kind = cx.cmd.kind.as_str();
-    Err(Rejection::invalid(format!(
-        "Command kind {kind} is not supported by this authority"
-    ))
-    .detail("kind", kind))
 }
 
 /// Routes an Event to the family that handles its kind.

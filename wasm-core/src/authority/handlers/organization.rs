@@ -22,14 +22,6 @@ pub const CARD_REGISTERED: &str = "ext.missionweaveprotocol.registry.agent_card_
 pub const SESSION_OPENED: &str = "ext.missionweaveprotocol.identity.session_opened";
 pub const LEASE_REVOKED: &str = "ext.missionweaveprotocol.core.work_execution_lease_revoked";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "ext.missionweaveprotocol.registry.agent_card_register" => decide_agent_card_register(cx),
-        "ext.missionweaveprotocol.identity.session_open" => decide_session_open(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         CARD_REGISTERED => apply_agent_card_registered(state, ev),

@@ -60,21 +60,6 @@ pub const LEASE_RENEW: &str = "ext.missionweaveprotocol.core.work_execution_leas
 /// The largest lease, offer or approval duration a payload may ask for (one year).
 pub const MAX_SECONDS: u64 = 31_536_000;
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "work.start" => decide_start(cx),
-        "work.checkpoint" => decide_checkpoint(cx),
-        "work.block" => decide_block(cx),
-        "work.unblock" => decide_unblock(cx),
-        "work.submit" => decide_submit(cx),
-        "work.accept_result" => decide_accept_result(cx),
-        "work.fail" => decide_fail(cx),
-        "work.cancel" => decide_cancel(cx),
-        LEASE_RENEW => decide_lease_renew(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         STARTED => apply_started(state, ev),

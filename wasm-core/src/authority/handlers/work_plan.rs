@@ -178,17 +178,6 @@ pub fn fence_owner(state: &mut State, work_item_id: &str, at: Micros) {
 // Routers.
 // ---------------------------------------------------------------------------------------------
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        PROPOSE => decide_propose(cx),
-        AUTHORIZE => decide_authorize(cx),
-        OFFER => decide_offer(cx),
-        ACCEPT_OFFER => decide_accept_offer(cx),
-        DEPENDENCY_ADD => decide_dependency_add(cx),
-        _ => return None,
-    })
-}
-
 pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
     Some(match ev.kind {
         PROPOSED => apply_proposed(state, ev),
