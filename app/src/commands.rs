@@ -257,7 +257,7 @@ pub fn draft(
             },
             Decision::ApproveMission { comments },
         ) => {
-            if mission.status != "awaiting_approval" {
+            if mission.status != wasm_core::views::MissionState::AwaitingApproval {
                 return Err(BuildError::Gone);
             }
             p.insert("approvalId", Value::string(fresh.object_id("approval")));
@@ -274,7 +274,7 @@ pub fn draft(
             "mission.approve"
         }
         (ApprovalKind::MissionFinal { revision, .. }, Decision::RequestChanges { feedback }) => {
-            if mission.status != "awaiting_approval" {
+            if mission.status != wasm_core::views::MissionState::AwaitingApproval {
                 return Err(BuildError::Gone);
             }
             p.insert("missionRevision", Value::from(*revision));

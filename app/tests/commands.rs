@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use wasm_core::model::mission::MissionState;
 use app::commands::{
     self, Author, BuildError, Decision, Fresh, Outcome, SignedCommand, http_outcome, item_key,
     uuid_urn, verify_receipt,
@@ -412,7 +413,7 @@ fn the_final_approval_is_accepted_and_its_stored_approval_verified_again() {
     assert!(cmd.action_id.starts_with("urn:uuid:"));
 
     let events = w.send(&cmd).unwrap();
-    assert_eq!(w.state().missions[M].status, "approved");
+    assert_eq!(w.state().missions[M].status, MissionState::Approved);
     let receipt = verify_receipt(&cmd, &events, &w.h.registry).unwrap();
     assert_eq!(receipt.events.len(), 1);
     assert_eq!(receipt.events[0].kind, "mission.approved");
@@ -538,7 +539,7 @@ fn a_stale_revision_is_refused_with_revision_conflict() {
     w.submit_mission(&[&h, &h2]);
     let r = w.send(&stale).unwrap_err();
     assert_eq!(r.code, ErrorCode::RevisionConflict);
-    assert_eq!(w.state().missions[M].status, "awaiting_approval");
+    assert_eq!(w.state().missions[M].status, MissionState::AwaitingApproval);
     // The HTTP answer of such a refusal is read as the wire error itself.
     let body = format!(
         r#"{{"code":"REVISION_CONFLICT","message":"{}","retryable":false,"relatedActionId":"{}","expectedRevision":{},"currentRevision":{},"occurredAt":"2026-07-15T08:00:00Z"}}"#,
@@ -696,7 +697,7 @@ fn denying_an_execution_gate_cancels_the_work_item() {
             },
         );
         w2.send(&cmd).unwrap();
-        assert_eq!(w2.state().missions[M].status, "cancelled");
+        assert_eq!(w2.state().missions[M].status, MissionState::Cancelled);
         item
     };
     assert!(matches!(w2_item.kind, ApprovalKind::MissionFinal { .. }));
@@ -927,7 +928,7 @@ fn a_coordinator_never_approves_the_child_mission_it_submitted() {
     assert!(r.message.contains("self-approval"), "{}", r.message);
     assert_eq!(
         w.state().missions["urn:x:mission:child"].status,
-        "awaiting_approval"
+        MissionState::AwaitingApproval
     );
     // The inbox agrees: the Coordinator sees its own submission as self-approval.
     let viewer = Viewer::Principal(w.h.actor("coord"));

@@ -10,6 +10,7 @@
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+use wasm_core::model::mission::MissionState;
 use std::collections::BTreeMap;
 use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
 use wasm_core::agents::{Outcome, Pace, plan};
@@ -346,7 +347,7 @@ fn the_two_mission_demo_runs_to_approval_with_every_failure_injection() {
     for p in [a, b, &security] {
         assert_eq!(
             state.missions[&p.mission_id()].status,
-            "approved",
+            MissionState::Approved,
             "{}",
             p.title
         );
@@ -851,7 +852,7 @@ fn proposed_missions_created_by_a_human_run_the_demo_to_approval() {
     let state = &run.h.authority.state;
     for p in [&plans.a, &plans.b] {
         let m = &state.missions[&p.mission_id()];
-        assert_eq!(m.status, "approved", "{}", p.title);
+        assert_eq!(m.status, MissionState::Approved, "{}", p.title);
         assert_eq!(m.owner.id.0, "urn:missionweaveprotocol:human:mission-owner");
     }
     assert!(

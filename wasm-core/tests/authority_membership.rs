@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use wasm_core::model::mission::MissionState;
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::{Micros, Rejection, Submitted};
@@ -1167,7 +1168,7 @@ fn a_message_authorizes_nothing() {
         st.groups[G].memberships
     );
     assert_eq!(before, after);
-    assert_eq!(st.missions[M].status, "active");
+    assert_eq!(st.missions[M].status, MissionState::Active);
     assert_eq!(st.messages.len(), 3);
 }
 

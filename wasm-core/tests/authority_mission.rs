@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use wasm_core::model::mission::MissionState;
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::projection::{Mission, WorkItem};
@@ -831,7 +832,7 @@ fn submit_request_changes_and_approve() {
     assert_eq!(num(&e, "/payload/missionRevision"), rev);
     assert_eq!(at(&e, "/payload/artifactHashes"), &arr(&[&h1]));
     let m = w.mission(M);
-    assert_eq!(m.status, "awaiting_approval");
+    assert_eq!(m.status, MissionState::AwaitingApproval);
     assert_eq!(m.submitted_revision, Some(rev));
     assert_eq!(m.revision, rev, "submission does not change the revision");
     // Submitting twice.
@@ -935,7 +936,7 @@ fn submit_request_changes_and_approve() {
     assert_eq!(st(&e, "/payload/approval/approvedAt"), w.now.format());
     assert!(!st(&e, "/payload/approval/signature").is_empty());
     let m = w.mission(M);
-    assert_eq!(m.status, "approved");
+    assert_eq!(m.status, MissionState::Approved);
     assert_eq!(m.approved_artifact_hashes, vec![h1.clone()]);
     assert!(
         w.h.authority
@@ -1515,7 +1516,7 @@ fn approving_a_child_verifies_the_parent_work_item() {
     assert_eq!(pw.verification_evidence[0].kind, "child_mission_approval");
     assert_eq!(pw.revision, wrev + 1);
     assert_eq!(w.mission(M).revision, prev + 1);
-    assert_eq!(w.mission("urn:x:mission:c1").status, "approved");
+    assert_eq!(w.mission("urn:x:mission:c1").status, MissionState::Approved);
     // The child's approved Artifacts became the parent WorkItem's: the parent may submit them
     // (§14), while a hash outside its Mission tree is refused.
     refused(
@@ -1636,7 +1637,7 @@ fn cancel_propagates_to_every_open_descendant() {
         assert_eq!(st(e, "/payload/sourceEventId"), primary);
     }
     for m in [M, "urn:x:mission:c1", "urn:x:mission:c2"] {
-        assert_eq!(w.mission(m).status, "cancelled");
+        assert_eq!(w.mission(m).status, MissionState::Cancelled);
     }
     assert_eq!(
         w.mission(M).failure_reason.as_deref(),
@@ -1677,7 +1678,7 @@ fn cancelling_a_child_leaves_the_parent_work_item_blocked_and_services_may_cance
         .unwrap();
     assert_eq!(kinds(&es), ["mission.cancelled", "mission.cancelled"]);
     assert_eq!(w.work("urn:x:work:1").status, "blocked");
-    assert_eq!(w.mission(M).status, "active");
+    assert_eq!(w.mission(M).status, MissionState::Active);
     // An Organization service skips the owner check.
     let e = one(w.go(
         "organization-registry",
@@ -1686,7 +1687,7 @@ fn cancelling_a_child_leaves_the_parent_work_item_blocked_and_services_may_cance
         World::reason("policy"),
     ));
     assert_eq!(st(&e, "/actor/type"), "service");
-    assert_eq!(w.mission(M).status, "cancelled");
+    assert_eq!(w.mission(M).status, MissionState::Cancelled);
     w.assert_replays();
 }
 
@@ -1742,7 +1743,7 @@ fn terminate_by_the_coordinator_or_a_service_only() {
     assert_eq!(st(&e, "/kind"), "mission.terminated");
     assert_eq!(st(&e, "/payload/missionId"), M);
     assert_eq!(st(&e, "/payload/reason"), "infeasible");
-    assert_eq!(w.mission(M).status, "failed");
+    assert_eq!(w.mission(M).status, MissionState::Failed);
     assert_eq!(w.work("urn:x:work:1").status, "failed");
     assert_eq!(
         w.work("urn:x:work:2").status,
@@ -1762,7 +1763,7 @@ fn terminate_by_the_coordinator_or_a_service_only() {
         World::reason("policy"),
     ));
     assert_eq!(st(&e, "/kind"), "mission.terminated");
-    assert_eq!(w.mission("urn:x:mission:two").status, "failed");
+    assert_eq!(w.mission("urn:x:mission:two").status, MissionState::Failed);
     w.assert_replays();
 }
 
@@ -1802,7 +1803,7 @@ fn terminated_child_blocks_or_fails_the_parent_work_item() {
     );
     assert_eq!(w2.revision, wrev2 + 1);
     assert_eq!(w.mission("urn:x:mission:c1").revision, rev1 + 1);
-    assert_eq!(w.mission("urn:x:mission:c1").status, "active");
+    assert_eq!(w.mission("urn:x:mission:c1").status, MissionState::Active);
     assert_eq!(w.work("urn:x:work:3").status, "failed");
 
     // c1 (block_parent_work_item) fails: work:1 in the root becomes blocked on it.
@@ -1825,7 +1826,7 @@ fn terminated_child_blocks_or_fails_the_parent_work_item() {
         (w1.status.as_str(), w1.blocker.as_deref()),
         ("blocked", Some(r))
     );
-    assert_eq!(w.mission(M).status, "active");
+    assert_eq!(w.mission(M).status, MissionState::Active);
     w.assert_replays();
 }
 
@@ -1869,7 +1870,7 @@ fn fail_parent_mission_propagates_up_the_tree() {
     assert_eq!(st(&es[4], "/payload/missionId"), M);
     assert_eq!(st(&es[4], "/payload/sourceEventId"), st(&es[3], "/eventId"));
     for m in [M, "urn:x:mission:c1", "urn:x:mission:c2"] {
-        assert_eq!(w.mission(m).status, "failed", "{m}");
+        assert_eq!(w.mission(m).status, MissionState::Failed, "{m}");
     }
     for id in [
         "urn:x:work:1",
@@ -2358,11 +2359,11 @@ fn awaiting_approval_can_be_reassigned_cancelled_or_terminated() {
         payload(vec![("coordinatorId", s(&w.h.id("coord2")))]),
     ));
     assert_eq!(num(&e, "/payload/coordinatorEpoch"), 2);
-    assert_eq!(w.mission(M).status, "awaiting_approval");
+    assert_eq!(w.mission(M).status, MissionState::AwaitingApproval);
     // awaiting_approval → failed by the (new) Coordinator.
     let e = one(w.go("coord2", G, "mission.terminate", World::reason("abandoned")));
     assert_eq!(st(&e, "/kind"), "mission.terminated");
-    assert_eq!(w.mission(M).status, "failed");
+    assert_eq!(w.mission(M).status, MissionState::Failed);
     assert_eq!(
         w.work("urn:x:work:1").status,
         "verified",
@@ -2382,7 +2383,7 @@ fn awaiting_approval_can_be_reassigned_cancelled_or_terminated() {
         World::reason("no longer needed"),
     ));
     assert_eq!(st(&e, "/kind"), "mission.cancelled");
-    assert_eq!(w.mission("urn:x:mission:two").status, "cancelled");
+    assert_eq!(w.mission("urn:x:mission:two").status, MissionState::Cancelled);
     let rev2 = w.mission("urn:x:mission:two").revision;
     refused(
         &w.go(

@@ -35,6 +35,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use wasm_core::model::mission::MissionState;
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
@@ -243,7 +244,7 @@ struct World {
     /// Every other epoch we watch (Session, Membership, Coordinator), by a descriptive key.
     other_epochs: BTreeMap<String, u64>,
     final_work: BTreeMap<String, String>,
-    final_missions: BTreeMap<String, String>,
+    final_missions: BTreeMap<String, MissionState>,
     /// The Event values as the authority returned them (same order as `log`).
     values: Vec<Value>,
     /// (log length, hash of the live state's Debug text, its projection hash) at Command
@@ -748,7 +749,7 @@ impl World {
                 }
                 Some(_) => {}
                 None if m.is_terminal() => {
-                    self.final_missions.insert(id.clone(), m.status.clone());
+                    self.final_missions.insert(id.clone(), m.status);
                 }
                 None => {}
             }
@@ -905,7 +906,7 @@ impl World {
     }
 
     fn active_groups(&self) -> Vec<String> {
-        self.groups_where(|m| m.status == "active")
+        self.groups_where(|m| m.status == MissionState::Active)
     }
 
     fn items_where(&self, f: impl Fn(&WorkItem) -> bool) -> Vec<String> {
@@ -914,7 +915,7 @@ impl World {
             .values()
             .filter(|w| {
                 st.mission_of_group(&w.group_id)
-                    .is_some_and(|m| m.status == "active")
+                    .is_some_and(|m| m.status == MissionState::Active)
                     && f(w)
             })
             .map(|w| w.id.clone())
@@ -1389,7 +1390,7 @@ impl World {
             .st()
             .missions
             .values()
-            .filter(|m| m.status != "approved")
+            .filter(|m| m.status != MissionState::Approved)
             .map(|m| m.id.clone())
             .collect();
         let strict = self.rng.chance(85);
@@ -1598,7 +1599,7 @@ impl World {
             let st = self.st();
             st.missions
                 .values()
-                .filter(|m| m.status == "active")
+                .filter(|m| m.status == MissionState::Active)
                 .filter(|m| {
                     let mut items = st.work_items.values().filter(|w| w.mission_id == m.id);
                     let mut any = false;
@@ -1638,7 +1639,7 @@ impl World {
     fn gen_review(&mut self) -> Option<Cmd> {
         let g = self
             .rng
-            .pick(&self.groups_where(|m| m.status == "awaiting_approval"))?;
+            .pick(&self.groups_where(|m| m.status == MissionState::AwaitingApproval))?;
         let m = self.mission_of(&g);
         let who = self.owner(&g);
         let revision = m.submitted_revision.unwrap_or(1);
@@ -1761,7 +1762,7 @@ impl World {
 
     /// A new root Mission when none is active any more (or, rarely, anyway).
     fn gen_root(&mut self) -> Option<Cmd> {
-        let active = self.groups_where(|m| m.status == "active" && m.parent_mission_id.is_none());
+        let active = self.groups_where(|m| m.status == MissionState::Active && m.parent_mission_id.is_none());
         if self.st().missions.len() > 8 || (!active.is_empty() && !self.rng.chance(3)) {
             return None;
         }
@@ -1778,7 +1779,7 @@ impl World {
             .st()
             .missions
             .values()
-            .filter(|m| m.status == "approved" && m.owner.actor_type == ActorType::Human)
+            .filter(|m| m.status == MissionState::Approved && m.owner.actor_type == ActorType::Human)
             .map(|m| (m.id.clone(), self.name(m.owner.id.as_str())))
             .collect();
         let (source, owner) = self.rng.pick(&roots)?;

@@ -933,7 +933,7 @@ pub fn Mission() -> impl IntoView {
                             view! {
                                 <ul class="mission-list">
                                     {list.into_iter().map(|(g, title, st)| view! {
-                                        <li><a href=crate::format::mission_href(&g) translate="no">{title}</a>" "<span class="state">{move || state_label(i18n, &st)}</span></li>
+                                        <li><a href=crate::format::mission_href(&g) translate="no">{title}</a>" "<span class="state">{move || state_label(i18n, st.as_str())}</span></li>
                                     }).collect_view()}
                                 </ul>
                             }.into_any()
@@ -951,7 +951,7 @@ pub fn Mission() -> impl IntoView {
 struct Heading {
     mission_id: String,
     title: String,
-    status: String,
+    status: wasm_core::views::MissionState,
     coordinator_id: String,
     deadline: Micros,
     /// The parent Mission's Group and title (§14: a child Mission serves a parent WorkItem).
@@ -994,7 +994,7 @@ fn MissionHeader(group: String) -> impl IntoView {
                         <ChildOf group=g title />
                     })}
                     <p class="mission-state">
-                        <strong>{move || state_label(i18n, &st)}</strong>
+                        <strong>{move || state_label(i18n, st.as_str())}</strong>
                         " · Coordinator "<Id id=h.coordinator_id.clone() />
                         " · "{t!(i18n, board.deadline)}" "<Countdown at=h.deadline />
                         " · "<a href=ledger>{t!(i18n, nav.ledger)}</a>

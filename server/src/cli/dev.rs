@@ -862,8 +862,8 @@ fn approve_mission(a: &ApproveMissionArgs) -> Result<(), DevError> {
         .missions
         .get(&a.mission)
         .ok_or_else(|| DevError::Setup(format!("no Mission {}", a.mission)))?;
-    let revision = match (mission.status.as_str(), mission.submitted_revision) {
-        ("awaiting_approval", Some(r)) => r,
+    let revision = match (mission.status, mission.submitted_revision) {
+        (wasm_core::model::mission::MissionState::AwaitingApproval, Some(r)) => r,
         (status, _) => {
             return Err(DevError::Setup(format!(
                 "Mission {} is {status}, not awaiting_approval: there is nothing to decide",

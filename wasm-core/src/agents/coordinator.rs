@@ -16,6 +16,7 @@
 //! it owns; submit the Mission for approval once every WorkItem is verified (§7.3); after a
 //! change request, authorize the corrective stage.
 
+use crate::model::mission::MissionState;
 use super::inbox::Inbox;
 use super::plan::{MissionPlan, Release, Stage, work_id_of_proposal};
 use super::{
@@ -309,7 +310,7 @@ impl Coordinator {
             .values()
             .find(|m| {
                 m.owner.id.as_str() == me
-                    && m.status == "awaiting_approval"
+                    && m.status == MissionState::AwaitingApproval
                     && m.parent_mission_id.is_some()
             })
             .cloned()
@@ -369,7 +370,7 @@ impl Coordinator {
             let p = obj(vec![("leaseSeconds", Value::from(lease))]);
             return self.send(Intent::Renew, "mission.renew_coordinator", env, p, now);
         }
-        if !self.posted && m.status == "active" {
+        if !self.posted && m.status == MissionState::Active {
             let items = self.work_items().len();
             let text = if items == 0 {
                 format!(
@@ -407,7 +408,7 @@ impl Coordinator {
             let env = self.env(&g, false, None);
             return self.send(Intent::Post, "message.post", env, p, now);
         }
-        if m.status != "active" {
+        if m.status != MissionState::Active {
             return None;
         }
         // Worker Memberships (§8: just in time, scoped; no history before they join).

@@ -23,6 +23,7 @@
 //! work until the human's Event (`approval.execution.granted`, `mission.approved`,
 //! `mission.changes_requested`) arrives through the log.
 
+use crate::model::mission::MissionState;
 use super::bus::Bus;
 use super::coordinator::Coordinator;
 use super::inbox::Inbox;
@@ -1475,7 +1476,7 @@ impl Demo {
                     });
                 }
             }
-            if m.status == "awaiting_approval" {
+            if m.status == MissionState::AwaitingApproval {
                 out.push(HumanGate::MissionApproval {
                     mission_id: m.id.clone(),
                     group_id: m.group_id.clone(),
@@ -1494,7 +1495,7 @@ impl Demo {
             self.view
                 .missions
                 .get(&p.mission_id())
-                .is_some_and(|m| m.status == "approved")
+                .is_some_and(|m| m.status == MissionState::Approved)
         })
     }
 

@@ -1,6 +1,7 @@
 //! Checks shared by the handlers (payloads.md §3.2 step C3 and §3.3), each returning the wire
 //! code the spec asks for where the reference deviates (payloads.md §12; docs/authority.md).
 
+use crate::model::mission::MissionState;
 use super::CommandView;
 use super::clock::Micros;
 use super::projection::{ExecutionLease, Membership, Mission, WorkItem};
@@ -247,7 +248,7 @@ pub enum Authority {
 
 /// **active-mission**.
 pub fn active_mission(mission: &Mission) -> Result<(), Rejection> {
-    if mission.status == "active" {
+    if mission.status == MissionState::Active {
         Ok(())
     } else {
         Err(Rejection::transition(format!(

@@ -6,6 +6,7 @@ use super::clock::Micros;
 use super::payload::Reader;
 use crate::json::Object;
 use crate::model::common::Actor;
+use crate::model::mission::MissionState;
 use crate::object;
 use std::collections::BTreeMap;
 
@@ -367,7 +368,7 @@ object!(
         "parentWorkItemId" => parent_work_item_id: req Option<String>,
         "permissions" => permissions: req Vec<String>,
         "revision" => revision: req u64,
-        "status" => status: req String,
+        "status" => status: req MissionState,
         "submittedArtifactHashes" => submitted_artifact_hashes: req Vec<String>,
         "submittedRevision" => submitted_revision: req Option<u64>,
         "title" => title: req String,
@@ -378,7 +379,10 @@ object!(
 impl Mission {
     /// `approved`, `cancelled` and `failed` are terminal (§7.1).
     pub fn is_terminal(&self) -> bool {
-        matches!(self.status.as_str(), "approved" | "cancelled" | "failed")
+        matches!(
+            self.status,
+            MissionState::Approved | MissionState::Cancelled | MissionState::Failed
+        )
     }
 }
 

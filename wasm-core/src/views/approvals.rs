@@ -17,6 +17,7 @@
 //! [`ViewerDecision::SelfApproval`] whatever the rule would admit (separation of duties; the
 //! case arises for a child Mission whose Coordinator is also its MissionOwner, §14).
 
+use crate::model::mission::MissionState;
 use super::{SeenRejection, Viewer};
 use crate::authority::clock::Micros;
 use crate::authority::guards;
@@ -212,7 +213,7 @@ impl ApprovalInbox {
             let mut push = |kind, since, requested_by: Option<Actor>, rule: ApproverRule| {
                 items.push(item(g, m, viewer, kind, since, requested_by, rule));
             };
-            if m.status == "awaiting_approval" {
+            if m.status == MissionState::AwaitingApproval {
                 push(
                     ApprovalKind::MissionFinal {
                         revision: m.submitted_revision.unwrap_or(m.revision),
@@ -231,7 +232,7 @@ impl ApprovalInbox {
                     ApproverRule::MissionOwner,
                 );
             }
-            if m.status == "active" {
+            if m.status == MissionState::Active {
                 for w in state.work_items.values().filter(|w| w.mission_id == m.id) {
                     if w.status == "queued"
                         && work_exec::execution_approval_required(w)

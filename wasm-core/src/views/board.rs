@@ -133,7 +133,7 @@ impl MissionBoard {
         let mut cols: BTreeMap<MissionState, Vec<MissionCard>> = BTreeMap::new();
         let mut visible = Vec::new();
         for m in state.missions.values().filter(|m| viewer.sees(state, m)) {
-            let Some(ms) = MissionState::parse(&m.status) else {
+            let Some(ms) = Some(m.status) else {
                 continue;
             };
             visible.push(m.id.clone());
@@ -213,7 +213,8 @@ impl MissionBoard {
             });
         }
         let columns = MissionState::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .map(|s| {
                 let mut cards = cols.remove(&s).unwrap_or_default();
                 crate::order::sort_by(&mut cards, |a, b| {

@@ -220,7 +220,7 @@ impl DagView {
         }
         crate::order::sort_by(&mut children, |a, b| a.id.cmp(&b.id));
         for c in children {
-            let state_ = MissionState::parse(&c.status).unwrap_or(MissionState::Active);
+            let state_ = c.status;
             nodes.push(DagNode {
                 id: c.id.clone(),
                 kind: NodeKind::ChildMission {
@@ -488,7 +488,7 @@ pub fn why_not_running(state: &State, w: &WorkItem, now: Micros) -> Vec<WhyNotRu
     let mut out = Vec::new();
     if let Some(m) = state.missions.get(&w.mission_id)
         && guards::active_mission(m).is_err()
-        && let Some(ms) = MissionState::parse(&m.status)
+        && let Some(ms) = Some(m.status)
     {
         out.push(WhyNotRunning::MissionNotActive(ms));
     }

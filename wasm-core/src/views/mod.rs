@@ -59,38 +59,13 @@ impl Viewer {
     }
 }
 
-/// The Mission states of §7.1, in board column order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum MissionState {
-    Active,
-    AwaitingApproval,
-    Approved,
-    Failed,
-    Cancelled,
-}
+/// The Mission states of §7.1, in board column order (the schema's order).
+pub use crate::model::mission::MissionState;
 
 impl MissionState {
-    pub const ALL: [MissionState; 5] = [
-        MissionState::Active,
-        MissionState::AwaitingApproval,
-        MissionState::Approved,
-        MissionState::Failed,
-        MissionState::Cancelled,
-    ];
-
-    /// The state of a Mission projection's `status` (the authority writes only these five).
+    /// The state of a Mission projection's `status` as text (a filter's value).
     pub fn parse(status: &str) -> Option<MissionState> {
-        MissionState::ALL.into_iter().find(|s| s.as_str() == status)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MissionState::Active => "active",
-            MissionState::AwaitingApproval => "awaiting_approval",
-            MissionState::Approved => "approved",
-            MissionState::Failed => "failed",
-            MissionState::Cancelled => "cancelled",
-        }
+        MissionState::from_wire(status)
     }
 }
 

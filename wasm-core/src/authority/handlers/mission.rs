@@ -38,6 +38,7 @@
 //! (D-27). Coordinator-only kinds require `coordinatorEpoch` (D-21), and `expectedRevision`,
 //! when sent, is compared with the Mission's `revision` by every Mission kind (D-24).
 
+use crate::model::mission::MissionState;
 use super::cooperation::{self, Policy};
 use super::{Ctx, Decision, embedded, member, member_u64, payload};
 use crate::authority::clock::Micros;
@@ -66,8 +67,8 @@ pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
         "mission.submitted_for_approval" => apply_submitted(state, ev),
         "mission.approved" => apply_approved(state, ev),
         "mission.changes_requested" => apply_changes_requested(state, ev),
-        "mission.cancelled" => apply_closed(state, ev, "cancelled"),
-        "mission.terminated" => apply_closed(state, ev, "failed"),
+        "mission.cancelled" => apply_closed(state, ev, MissionState::Cancelled),
+        "mission.terminated" => apply_closed(state, ev, MissionState::Failed),
         // The parent-Group `work.result.accepted` (with `childMissionId`) and `work.blocked` /
         // `work.failed` (with `sourceEventId`) that child approval and child-failure
         // propagation append are WorkItem transitions, applied by `work_exec`.
@@ -172,7 +173,7 @@ pub fn decide_create(cx: &Ctx, follow_up: bool) -> Decision {
                 .missions
                 .get(source_id)
                 .ok_or_else(|| Rejection::not_found("Mission", source_id))?;
-            if source.status != "approved" {
+            if source.status != MissionState::Approved {
                 return Err(Rejection::transition(format!(
                     "a follow-up needs an approved Mission; {source_id} is {}",
                     source.status
@@ -212,7 +213,7 @@ pub fn decide_create(cx: &Ctx, follow_up: bool) -> Decision {
         parent_work_item_id: None,
         permissions,
         revision: 1,
-        status: "active".into(),
+        status: MissionState::Active,
         submitted_artifact_hashes: vec![],
         submitted_revision: None,
         title,
@@ -398,7 +399,7 @@ pub fn decide_create_child(cx: &Ctx) -> Decision {
         parent_work_item_id: Some(w.id.clone()),
         permissions,
         revision: 1,
-        status: "active".into(),
+        status: MissionState::Active,
         submitted_artifact_hashes: vec![],
         submitted_revision: None,
         title,
@@ -591,7 +592,7 @@ fn bound_revision(mission: &Mission, sent: u64) -> Result<(), Rejection> {
 }
 
 fn awaiting_approval(mission: &Mission) -> Result<(), Rejection> {
-    if mission.status != "awaiting_approval" {
+    if mission.status != MissionState::AwaitingApproval {
         return Err(Rejection::transition(format!(
             "the Mission is {}, not awaiting_approval",
             mission.status
@@ -1084,7 +1085,7 @@ fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), String> {
     let revision = member_u64(ev, "missionRevision")?;
     let hashes = string_list(ev, "artifactHashes")?;
     let m = mission_mut(state, &mission_id)?;
-    m.status = "awaiting_approval".into();
+    m.status = MissionState::AwaitingApproval;
     m.submitted_revision = Some(revision);
     m.submitted_artifact_hashes = hashes;
     m.updated_at = ev.occurred_at;
@@ -1094,7 +1095,7 @@ fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), String> {
 fn apply_approved(state: &mut State, ev: &EventView) -> Result<(), String> {
     let approval: Approval = embedded(ev, "approval")?;
     let m = mission_mut(state, &approval.mission_id)?;
-    m.status = "approved".into();
+    m.status = MissionState::Approved;
     m.approved_artifact_hashes = approval.artifact_hashes.clone();
     m.updated_at = ev.occurred_at;
     let mission_id = approval.mission_id.clone();
@@ -1107,7 +1108,7 @@ fn apply_changes_requested(state: &mut State, ev: &EventView) -> Result<(), Stri
     let mission_id = member(ev, "missionId")?.to_owned();
     let revision = member_u64(ev, "newRevision")?;
     let m = mission_mut(state, &mission_id)?;
-    m.status = "active".into();
+    m.status = MissionState::Active;
     m.revision = revision;
     m.submitted_revision = None;
     m.submitted_artifact_hashes.clear();
@@ -1117,12 +1118,12 @@ fn apply_changes_requested(state: &mut State, ev: &EventView) -> Result<(), Stri
 
 /// `mission.cancelled` / `mission.terminated`: the Mission and each of its unfinished
 /// WorkItems close (no per-WorkItem Events; payloads.md §12.6), their owners fenced.
-fn apply_closed(state: &mut State, ev: &EventView, status: &str) -> Result<(), String> {
+fn apply_closed(state: &mut State, ev: &EventView, status: MissionState) -> Result<(), String> {
     let mission_id = member(ev, "missionId")?.to_owned();
     let reason = member(ev, "reason")?.to_owned();
     let at = ev.occurred_at;
     let m = mission_mut(state, &mission_id)?;
-    m.status = status.to_owned();
+    m.status = status;
     m.failure_reason = Some(reason.clone());
     m.updated_at = at;
     let open: Vec<String> = state
@@ -1134,7 +1135,7 @@ fn apply_closed(state: &mut State, ev: &EventView, status: &str) -> Result<(), S
     for id in open {
         super::work_plan::fence_owner(state, &id, at);
         if let Some(w) = state.work_items.get_mut(&id) {
-            w.status = status.to_owned();
+            w.status = status.as_str().to_owned();
             w.failure_reason = Some(reason.clone());
             w.revision += 1;
             w.updated_at = at;

@@ -30,6 +30,7 @@
 //!      └── session_open ─▶ …work_execution_lease_revoked (organization.rs)
 //! ```
 
+use crate::model::mission::MissionState;
 use super::cooperation::{self, Policy};
 use super::work_plan::fence_owner;
 use super::{Ctx, Decision, embedded, member, offline, payload};
@@ -603,7 +604,7 @@ pub fn decide_unblock(cx: &Ctx) -> Decision {
             .state
             .missions
             .get(child_id)
-            .is_none_or(|c| c.status != "approved")
+            .is_none_or(|c| c.status != MissionState::Approved)
     {
         return Err(
             Rejection::transition("a WorkItem cannot bypass its active child Mission")
