@@ -6,7 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use wasm_core::model::mission::MissionState;
 use app::commands::{
     self, Author, BuildError, Decision, Fresh, Outcome, SignedCommand, http_outcome, item_key,
     uuid_urn, verify_receipt,
@@ -19,6 +18,8 @@ use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
+use wasm_core::model::work_item::WorkItemState;
 use wasm_core::views::approvals::{ApprovalInbox, ApprovalItem, ApprovalKind, ViewerDecision};
 use wasm_core::views::{SeenRejection, Viewer};
 
@@ -655,7 +656,10 @@ fn the_execution_gate_is_granted_and_the_worker_may_start() {
     // The gate is satisfied: the Worker starts.
     assert!(w.inbox("owner").is_empty());
     w.start(G, "urn:x:w:gate", "worker").unwrap();
-    assert_eq!(w.state().work_items["urn:x:w:gate"].status, "active");
+    assert_eq!(
+        w.state().work_items["urn:x:w:gate"].status,
+        WorkItemState::Active
+    );
 }
 
 #[test]
@@ -681,7 +685,10 @@ fn denying_an_execution_gate_cancels_the_work_item() {
     assert_eq!(doc.pointer("/expectedRevision"), Some(&n(revision)));
     let events = w.send(&cmd).unwrap();
     assert_eq!(events[0].pointer("/kind"), Some(&s("work.cancelled")));
-    assert_eq!(w.state().work_items["urn:x:w:gate"].status, "cancelled");
+    assert_eq!(
+        w.state().work_items["urn:x:w:gate"].status,
+        WorkItemState::Cancelled
+    );
     assert!(w.inbox("owner").is_empty());
     // The owner could also cancel the Mission (mission.cancel, Mission revision bound).
     let w2_item = {

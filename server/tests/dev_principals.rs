@@ -7,7 +7,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-use wasm_core::model::mission::MissionState;
 use serde_json::Value as J;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -206,7 +205,10 @@ fn check_mission(m: &J, state: &State, coordinator: &str, owner: &str) {
     assert_eq!(m["coordinatorEpoch"], 1);
     assert_eq!(m["coordinatorMembershipEpoch"], 1);
     let mission = &state.missions[id];
-    assert_eq!(mission.status, wasm_core::model::mission::MissionState::Active);
+    assert_eq!(
+        mission.status,
+        wasm_core::model::mission::MissionState::Active
+    );
     assert_eq!(mission.group_id, group);
     assert_eq!(mission.owner.id.0, owner);
     assert_eq!(mission.coordinator_id, coordinator);

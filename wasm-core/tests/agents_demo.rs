@@ -10,7 +10,6 @@
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use wasm_core::model::mission::MissionState;
 use std::collections::BTreeMap;
 use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
 use wasm_core::agents::{Outcome, Pace, plan};
@@ -19,6 +18,8 @@ use wasm_core::authority::harness::{Envelope, Harness, test_seed};
 use wasm_core::authority::{Micros, Submitted};
 use wasm_core::json::Value;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
+use wasm_core::model::work_item::WorkItemState;
 
 /// How long the simulated human takes to decide.
 const HUMAN_DELAY_SECONDS: u64 = 300;
@@ -354,7 +355,13 @@ fn the_two_mission_demo_runs_to_approval_with_every_failure_injection() {
     }
     // Every WorkItem of the demo ended verified.
     for w in state.work_items.values() {
-        assert_eq!(w.status, "verified", "{} is {}", w.id, w.status);
+        assert_eq!(
+            w.status,
+            WorkItemState::Verified,
+            "{} is {}",
+            w.id,
+            w.status
+        );
     }
     // The parent WorkItem became verified through the child's approval (§14).
     let sec = &state.work_items[&a.work_id("security")];
@@ -387,7 +394,10 @@ fn the_two_mission_demo_runs_to_approval_with_every_failure_injection() {
     // A human change request reopened Checkout; a corrective WorkItem followed (§7.3).
     let changes = run.events("mission.changes_requested");
     assert_eq!(changes.len(), 1);
-    assert_eq!(state.work_items[&a.work_id("changes-1")].status, "verified");
+    assert_eq!(
+        state.work_items[&a.work_id("changes-1")].status,
+        WorkItemState::Verified
+    );
     assert_eq!(
         run.events("mission.submitted_for_approval").len(),
         4,

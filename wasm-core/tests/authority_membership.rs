@@ -4,13 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use wasm_core::model::mission::MissionState;
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
 
 const G: &str = "urn:x:group:root";
 const M: &str = "urn:x:mission:root";

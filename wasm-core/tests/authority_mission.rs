@@ -7,7 +7,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use wasm_core::model::mission::MissionState;
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::projection::{Mission, WorkItem};
@@ -17,6 +16,8 @@ use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
+use wasm_core::model::work_item::WorkItemState;
 
 const G: &str = "urn:x:group:root";
 const M: &str = "urn:x:mission:root";
@@ -409,7 +410,7 @@ impl World {
             ),
         ]);
         self.go(&c, group, "work.accept_result", p).unwrap();
-        assert_eq!(self.work(work).status, "verified");
+        assert_eq!(self.work(work).status, WorkItemState::Verified);
         hash
     }
 
@@ -1040,7 +1041,7 @@ fn create_child_promotes_the_parent_work_item() {
     // The parent WorkItem is linked, blocked, and its owner fenced.
     let pw = w.work("urn:x:work:1");
     assert_eq!(pw.child_mission_id.as_deref(), Some("urn:x:mission:c1"));
-    assert_eq!(pw.status, "blocked");
+    assert_eq!(pw.status, WorkItemState::Blocked);
     assert_eq!(
         pw.blocker.as_deref(),
         Some("awaiting child Mission urn:x:mission:c1")
@@ -1509,7 +1510,7 @@ fn approving_a_child_verifies_the_parent_work_item() {
     assert_eq!(st(f, "/payload/sourceEventId"), st(&es[0], "/eventId"));
     assert!(f.pointer("/payload/evidence").is_none());
     let pw = w.work("urn:x:work:1");
-    assert_eq!(pw.status, "verified");
+    assert_eq!(pw.status, WorkItemState::Verified);
     assert_eq!(pw.blocker, None);
     assert_eq!(pw.artifact_ids, vec!["urn:x:artifact:child".to_owned()]);
     assert_eq!(pw.verification_evidence.len(), 1);
@@ -1650,7 +1651,7 @@ fn cancel_propagates_to_every_open_descendant() {
         "urn:x:work:3",
         "urn:x:work:open",
     ] {
-        assert_eq!(w.work(id).status, "cancelled", "{id}");
+        assert_eq!(w.work(id).status, WorkItemState::Cancelled, "{id}");
     }
     let open = w.work("urn:x:work:open");
     assert_eq!((open.assignee_id.clone(), open.ownership_epoch), (None, 2));
@@ -1677,7 +1678,7 @@ fn cancelling_a_child_leaves_the_parent_work_item_blocked_and_services_may_cance
         )
         .unwrap();
     assert_eq!(kinds(&es), ["mission.cancelled", "mission.cancelled"]);
-    assert_eq!(w.work("urn:x:work:1").status, "blocked");
+    assert_eq!(w.work("urn:x:work:1").status, WorkItemState::Blocked);
     assert_eq!(w.mission(M).status, MissionState::Active);
     // An Organization service skips the owner check.
     let e = one(w.go(
@@ -1744,10 +1745,10 @@ fn terminate_by_the_coordinator_or_a_service_only() {
     assert_eq!(st(&e, "/payload/missionId"), M);
     assert_eq!(st(&e, "/payload/reason"), "infeasible");
     assert_eq!(w.mission(M).status, MissionState::Failed);
-    assert_eq!(w.work("urn:x:work:1").status, "failed");
+    assert_eq!(w.work("urn:x:work:1").status, WorkItemState::Failed);
     assert_eq!(
         w.work("urn:x:work:2").status,
-        "cancelled",
+        WorkItemState::Cancelled,
         "closed items stay closed"
     );
     refused(
@@ -1804,7 +1805,7 @@ fn terminated_child_blocks_or_fails_the_parent_work_item() {
     assert_eq!(w2.revision, wrev2 + 1);
     assert_eq!(w.mission("urn:x:mission:c1").revision, rev1 + 1);
     assert_eq!(w.mission("urn:x:mission:c1").status, MissionState::Active);
-    assert_eq!(w.work("urn:x:work:3").status, "failed");
+    assert_eq!(w.work("urn:x:work:3").status, WorkItemState::Failed);
 
     // c1 (block_parent_work_item) fails: work:1 in the root becomes blocked on it.
     let es = w
@@ -1878,7 +1879,7 @@ fn fail_parent_mission_propagates_up_the_tree() {
         "urn:x:work:3",
         "urn:x:work:other",
     ] {
-        assert_eq!(w.work(id).status, "failed", "{id}");
+        assert_eq!(w.work(id).status, WorkItemState::Failed, "{id}");
     }
     assert_eq!(
         w.work("urn:x:work:1").failure_reason.as_deref(),
@@ -2366,7 +2367,7 @@ fn awaiting_approval_can_be_reassigned_cancelled_or_terminated() {
     assert_eq!(w.mission(M).status, MissionState::Failed);
     assert_eq!(
         w.work("urn:x:work:1").status,
-        "verified",
+        WorkItemState::Verified,
         "finished items stay"
     );
 
@@ -2383,7 +2384,10 @@ fn awaiting_approval_can_be_reassigned_cancelled_or_terminated() {
         World::reason("no longer needed"),
     ));
     assert_eq!(st(&e, "/kind"), "mission.cancelled");
-    assert_eq!(w.mission("urn:x:mission:two").status, MissionState::Cancelled);
+    assert_eq!(
+        w.mission("urn:x:mission:two").status,
+        MissionState::Cancelled
+    );
     let rev2 = w.mission("urn:x:mission:two").revision;
     refused(
         &w.go(
@@ -2426,5 +2430,5 @@ fn a_work_item_of_another_group_is_not_found() {
     assert_eq!((w.seq(G), w.seq("urn:x:group:c1")), (root_seq, child_seq));
     // In its own Group, by its own Coordinator, the same Command is accepted.
     w.go("coord", G, "work.cancel", cancel).unwrap();
-    assert_eq!(w.work("urn:x:work:2").status, "cancelled");
+    assert_eq!(w.work("urn:x:work:2").status, WorkItemState::Cancelled);
 }

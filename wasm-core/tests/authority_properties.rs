@@ -35,7 +35,6 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use wasm_core::model::mission::MissionState;
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
@@ -47,6 +46,8 @@ use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
+use wasm_core::model::work_item::WorkItemState;
 
 const USAGE: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
@@ -243,7 +244,7 @@ struct World {
     epochs: BTreeMap<String, u64>,
     /// Every other epoch we watch (Session, Membership, Coordinator), by a descriptive key.
     other_epochs: BTreeMap<String, u64>,
-    final_work: BTreeMap<String, String>,
+    final_work: BTreeMap<String, WorkItemState>,
     final_missions: BTreeMap<String, MissionState>,
     /// The Event values as the authority returned them (same order as `log`).
     values: Vec<Value>,
@@ -733,7 +734,7 @@ impl World {
                 }
                 Some(_) => {}
                 None if matches!(w.status.as_str(), "verified" | "cancelled") => {
-                    self.final_work.insert(id.clone(), w.status.clone());
+                    self.final_work.insert(id.clone(), w.status);
                 }
                 None => {}
             }
@@ -1282,10 +1283,11 @@ impl World {
         let now = self.now;
         let live = self.rng.chance(85);
         let mut items = self.items_where(|w| {
-            w.status == "offered" && (!live || w.offer_expires_at.is_some_and(|t| t > now))
+            w.status == WorkItemState::Offered
+                && (!live || w.offer_expires_at.is_some_and(|t| t > now))
         });
         if items.is_empty() {
-            items = self.items_where(|w| w.status == "offered");
+            items = self.items_where(|w| w.status == WorkItemState::Offered);
         }
         let w = self.pick_work(&items)?;
         let who = match self.rng.pick(&w.offered_agent_ids) {
@@ -1313,18 +1315,21 @@ impl World {
                 .values()
                 .filter(|w| {
                     w.ownership_lease_expires_at.is_some_and(|t| t > now)
-                        && w.dependency_ids
-                            .iter()
-                            .all(|d| st.work_items.get(d).is_some_and(|d| d.status == "verified"))
+                        && w.dependency_ids.iter().all(|d| {
+                            st.work_items
+                                .get(d)
+                                .is_some_and(|d| d.status == WorkItemState::Verified)
+                        })
                 })
                 .map(|w| w.id.clone())
                 .collect()
         };
         let strict = self.rng.chance(85);
-        let mut items =
-            self.items_where(|w| w.status == "queued" && (!strict || ready.contains(&w.id)));
+        let mut items = self.items_where(|w| {
+            w.status == WorkItemState::Queued && (!strict || ready.contains(&w.id))
+        });
         if items.is_empty() {
-            items = self.items_where(|w| w.status == "queued");
+            items = self.items_where(|w| w.status == WorkItemState::Queued);
         }
         let w = self.pick_work(&items)?;
         let who = self.assignee_or_any(&w, 90);
@@ -1341,10 +1346,11 @@ impl World {
         let now = self.now;
         let live = self.rng.chance(85);
         let mut items = self.items_where(|w| {
-            w.status == "active" && (!live || w.execution_lease_expires_at.is_some_and(|t| t > now))
+            w.status == WorkItemState::Active
+                && (!live || w.execution_lease_expires_at.is_some_and(|t| t > now))
         });
         if items.is_empty() {
-            items = self.items_where(|w| w.status == "active");
+            items = self.items_where(|w| w.status == WorkItemState::Active);
         }
         let w = self.pick_work(&items)?;
         let who = self.assignee_or_any(&w, 95);
@@ -1395,7 +1401,7 @@ impl World {
             .collect();
         let strict = self.rng.chance(85);
         let items = self.items_where(|w| {
-            w.status == "blocked"
+            w.status == WorkItemState::Blocked
                 && (!strict
                     || w.child_mission_id
                         .as_ref()
@@ -1462,7 +1468,7 @@ impl World {
     }
 
     fn gen_accept_result(&mut self) -> Option<Cmd> {
-        let items = self.items_where(|w| w.status == "submitted");
+        let items = self.items_where(|w| w.status == WorkItemState::Submitted);
         let w = self.pick_work(&items)?;
         let who = self.coordinator(&w.group_id);
         let p = payload(vec![
@@ -1481,7 +1487,7 @@ impl World {
     fn gen_fail(&mut self) -> Option<Cmd> {
         let items = self.items_where(|w| !w.is_terminal());
         let w = self.pick_work(&items)?;
-        if w.status == "active" && self.rng.chance(50) {
+        if w.status == WorkItemState::Active && self.rng.chance(50) {
             let who = self.assignee_or_any(&w, 95);
             let p = self.exec(&w, vec![("reason", s("tool crashed"))]);
             return Some(self.cmd(&who, "work.fail", Some(&w.group_id), p, "fail-worker"));
@@ -1498,7 +1504,7 @@ impl World {
         let finishing: BTreeSet<String> = st
             .work_items
             .values()
-            .filter(|w| w.status == "verified")
+            .filter(|w| w.status == WorkItemState::Verified)
             .map(|w| w.mission_id.clone())
             .collect();
         let items = self.items_where(|w| {
@@ -1762,7 +1768,8 @@ impl World {
 
     /// A new root Mission when none is active any more (or, rarely, anyway).
     fn gen_root(&mut self) -> Option<Cmd> {
-        let active = self.groups_where(|m| m.status == MissionState::Active && m.parent_mission_id.is_none());
+        let active = self
+            .groups_where(|m| m.status == MissionState::Active && m.parent_mission_id.is_none());
         if self.st().missions.len() > 8 || (!active.is_empty() && !self.rng.chance(3)) {
             return None;
         }
@@ -1779,7 +1786,9 @@ impl World {
             .st()
             .missions
             .values()
-            .filter(|m| m.status == MissionState::Approved && m.owner.actor_type == ActorType::Human)
+            .filter(|m| {
+                m.status == MissionState::Approved && m.owner.actor_type == ActorType::Human
+            })
             .map(|m| (m.id.clone(), self.name(m.owner.id.as_str())))
             .collect();
         let (source, owner) = self.rng.pick(&roots)?;
@@ -2134,7 +2143,9 @@ fn check_work(w: &WorkItem, live: &[&ExecutionLease]) -> Result<(), String> {
             w.status, w.assignee_id
         ));
     }
-    if w.status == "offered" && (w.offered_agent_ids.is_empty() || w.offer_expires_at.is_none()) {
+    if w.status == WorkItemState::Offered
+        && (w.offered_agent_ids.is_empty() || w.offer_expires_at.is_none())
+    {
         return Err(format!("WorkItem {id} is offered to nobody"));
     }
     if live.len() > 1 {
@@ -2145,7 +2156,7 @@ fn check_work(w: &WorkItem, live: &[&ExecutionLease]) -> Result<(), String> {
     }
     match live.first() {
         Some(l) => {
-            if w.status != "active" {
+            if w.status != WorkItemState::Active {
                 return Err(format!(
                     "WorkItem {id} is {} but Execution Lease {} is still active",
                     w.status, l.lease_id
@@ -2176,7 +2187,7 @@ fn check_work(w: &WorkItem, live: &[&ExecutionLease]) -> Result<(), String> {
             }
         }
         None => {
-            if w.status == "active" {
+            if w.status == WorkItemState::Active {
                 return Err(format!("WorkItem {id} is active without an active lease"));
             }
             if w.execution_lease_id.is_some() || w.execution_lease_expires_at.is_some() {
@@ -2342,7 +2353,7 @@ fn child_approval_closes_the_parent_execution_lease() {
             ("coordinatorLeaseSeconds", n(YEAR)),
         ],
     );
-    assert_eq!(w.work(parent).status, "blocked");
+    assert_eq!(w.work(parent).status, WorkItemState::Blocked);
     // The parent WorkItem cannot be offered while its child is open.
     let id = w.id("w1");
     let c = w.cmd(
@@ -2409,7 +2420,7 @@ fn child_approval_closes_the_parent_execution_lease() {
             ("acceptancePolicyVersion", s("policy-1")),
         ],
     );
-    assert_eq!(w.work(parent).status, "verified");
+    assert_eq!(w.work(parent).status, WorkItemState::Verified);
     assert!(w.work(parent).execution_lease_id.is_none());
     assert!(
         w.st()

@@ -21,6 +21,7 @@ use wasm_core::encoding::b64url_encode;
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::work_item::WorkItemState;
 
 const G: &str = "urn:x:group:root";
 const M: &str = "urn:x:mission:root";
@@ -465,7 +466,7 @@ fn start_issues_a_deterministic_execution_lease() {
     assert_eq!(lease_id, work_exec::lease_id_for(&st(&e, "/commandHash")));
     assert!(lease_id.starts_with("lease:execution:"));
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "active");
+    assert_eq!(item.status, WorkItemState::Active);
     assert_eq!(item.execution_lease_id.as_deref(), Some(lease_id.as_str()));
     assert_eq!(item.revision, rev + 1);
     // The 900 s ownership lease is not shortened by the 300 s Execution Lease.
@@ -681,7 +682,7 @@ fn execution_approval_gates_start_and_is_not_consumed() {
     );
     assert!(!st(&e, "/payload/approval/signature").is_empty());
     // The WorkItem does not change.
-    assert_eq!(w.work("urn:x:work:1").status, "queued");
+    assert_eq!(w.work("urn:x:work:1").status, WorkItemState::Queued);
     w.start("urn:x:work:1").unwrap();
     // Not consumed: a checkpoint and a second start under the same approval.
     let p = w.exec(
@@ -925,7 +926,7 @@ fn checkpoint_releases_the_lease_and_requeues() {
         w.now.plus_seconds(120).format()
     );
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "queued");
+    assert_eq!(item.status, WorkItemState::Queued);
     assert_eq!(item.execution_lease_id, None);
     assert_eq!(item.execution_lease_expires_at, None);
     assert_eq!(item.checkpoints.len(), 1);
@@ -990,7 +991,7 @@ fn session_replacement_fences_the_old_runtime() {
     let old_payload = w.exec("urn:x:work:1", vec![("checkpoint", checkpoint("a", w.now))]);
     w.advance(10);
     w.session_open("worker");
-    assert_eq!(w.work("urn:x:work:1").status, "queued");
+    assert_eq!(w.work("urn:x:work:1").status, WorkItemState::Queued);
     assert_eq!(w.h.authority.state.leases[&old_lease].state, "revoked");
     let seq = w.seq();
     // The old runtime, with its old Session Epoch and lease.
@@ -1069,7 +1070,7 @@ fn block_and_unblock() {
         "waiting"
     );
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "blocked");
+    assert_eq!(item.status, WorkItemState::Blocked);
     assert_eq!(item.blocker.as_deref(), Some("needs credentials"));
     assert_eq!(item.checkpoints.len(), 1);
     assert_eq!(w.h.authority.state.leases[&lease].state, "released");
@@ -1096,7 +1097,7 @@ fn block_and_unblock() {
     assert_eq!(st(&e, "/kind"), "work.unblocked");
     assert_eq!(st(&e, "/payload/status"), "queued");
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "queued");
+    assert_eq!(item.status, WorkItemState::Queued);
     assert_eq!(item.blocker, None);
     assert_eq!(item.ownership_epoch, 1);
     // Block again and let the blocked lease run out: unblock re-opens with the owner fenced.
@@ -1114,7 +1115,7 @@ fn block_and_unblock() {
     let e = one(w.go("coord", "work.unblock", up));
     assert_eq!(st(&e, "/payload/status"), "open");
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "open");
+    assert_eq!(item.status, WorkItemState::Open);
     assert_eq!(item.assignee_id, None);
     assert_eq!(item.ownership_epoch, 2);
     assert_eq!(item.ownership_lease_expires_at, None);
@@ -1353,7 +1354,7 @@ fn submit_then_accept_result_needs_successful_evidence() {
     assert_eq!(at(&e, "/payload/evidence/0/artifactHash"), &Value::Null);
     assert_eq!(at(&e, "/payload/evidence/0/success"), &Value::Bool(true));
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "submitted");
+    assert_eq!(item.status, WorkItemState::Submitted);
     assert_eq!(item.submission_evidence.len(), 1);
     assert_eq!(item.execution_lease_id, None);
     assert_eq!(w.h.authority.state.leases[&lease].state, "released");
@@ -1406,7 +1407,7 @@ fn submit_then_accept_result_needs_successful_evidence() {
     assert_eq!(st(&e, "/workItemId"), "urn:x:work:1");
     assert_eq!(st(&e, "/payload/evidence/0/kind"), "deterministic-tests");
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "verified");
+    assert_eq!(item.status, WorkItemState::Verified);
     assert_eq!(item.ownership_lease_expires_at, None);
     assert_eq!(item.verification_evidence.len(), 1);
     assert_eq!(w.h.authority.state.missions[M].revision, mission_rev + 1);
@@ -1471,7 +1472,7 @@ fn fail_by_worker_and_coordinator() {
     assert_eq!(st(&e, "/kind"), "work.failed");
     assert_eq!(st(&e, "/payload/reason"), "compiler crashed");
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "failed");
+    assert_eq!(item.status, WorkItemState::Failed);
     assert_eq!(item.failure_reason.as_deref(), Some("compiler crashed"));
     assert_eq!(item.assignee_id.as_deref(), Some(w.h.id("worker").as_str()));
     assert_eq!(item.ownership_lease_expires_at, None);
@@ -1504,7 +1505,7 @@ fn fail_by_worker_and_coordinator() {
         let p = payload(vec![("workItemId", s(id)), reason.clone()]);
         let e = one(w.go("coord", "work.fail", p));
         assert_eq!(st(&e, "/kind"), "work.failed");
-        assert_eq!(w.work(id).status, "failed");
+        assert_eq!(w.work(id).status, WorkItemState::Failed);
     }
     assert_replays(&w);
 }
@@ -1534,7 +1535,7 @@ fn cancel_fences_the_owner() {
     assert_eq!(st(&e, "/kind"), "work.cancelled");
     assert_eq!(st(&e, "/payload/reason"), "scope cut");
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "cancelled");
+    assert_eq!(item.status, WorkItemState::Cancelled);
     assert_eq!(item.assignee_id, None);
     assert_eq!(item.ownership_epoch, 2);
     assert_eq!(item.execution_lease_id, None);
@@ -1945,7 +1946,7 @@ fn offline_progress_reconciles_usage_before_the_checkpoint() {
     assert!(e[0].pointer(&key).is_some() && e[1].pointer(&key).is_some());
     assert_eq!(o.w.h.authority.state.accounts["urn:x:work:1"].total[1], 50);
     assert_eq!(o.w.h.authority.state.accounts[M].total[2], 1);
-    assert_eq!(o.w.work("urn:x:work:1").status, "queued");
+    assert_eq!(o.w.work("urn:x:work:1").status, WorkItemState::Queued);
     assert_replays(&o.w);
 }
 
@@ -2098,7 +2099,7 @@ fn offline_binding_checks_carry_their_wire_codes() {
         assert!(is(&r, code), "{binding:?}: expected {code}, got {r:?}");
         assert_eq!(o.w.seq(), seq);
         assert_eq!(accounts(&o.w), before);
-        assert_eq!(o.w.work("urn:x:work:1").status, "active");
+        assert_eq!(o.w.work("urn:x:work:1").status, WorkItemState::Active);
     }
     // The checkpoint must stay inside the bound WorkItem.
     o.w.queued("urn:x:work:2", vec![]);
@@ -2199,9 +2200,9 @@ fn replay_of_every_appended_event_rebuilds_identical_state() {
         payload(vec![("workItemId", s("urn:x:work:3")), ("reason", s("no"))]),
     )
     .unwrap();
-    assert_eq!(w.work("urn:x:work:1").status, "verified");
-    assert_eq!(w.work("urn:x:work:2").status, "failed");
-    assert_eq!(w.work("urn:x:work:3").status, "cancelled");
+    assert_eq!(w.work("urn:x:work:1").status, WorkItemState::Verified);
+    assert_eq!(w.work("urn:x:work:2").status, WorkItemState::Failed);
+    assert_eq!(w.work("urn:x:work:3").status, WorkItemState::Cancelled);
     assert_replays(&w);
 }
 

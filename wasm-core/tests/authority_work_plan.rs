@@ -11,6 +11,7 @@ use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::work_item::WorkItemState;
 
 const G: &str = "urn:x:group:root";
 const M: &str = "urn:x:mission:root";
@@ -966,7 +967,7 @@ fn offer_records_candidates_expiry_and_selection_basis() {
     );
     assert_eq!(num(&e, "/payload/selectionBasis/expectedCostMicrounits"), 5);
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "offered");
+    assert_eq!(item.status, WorkItemState::Offered);
     assert_eq!(item.revision, 2);
     assert!(item.selection_basis.is_some());
 
@@ -1069,7 +1070,7 @@ fn offer_guards_carry_their_wire_codes() {
     w.now = w.now.plus_seconds(900);
     one(w.offer("urn:x:work:1", &["worker"]));
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "offered");
+    assert_eq!(item.status, WorkItemState::Offered);
     assert_eq!(item.assignee_id, None);
     assert_eq!(item.ownership_epoch, 2);
     assert!(item.assigned_capability_versions.is_empty());
@@ -1113,7 +1114,7 @@ fn accept_is_atomic_first_wins_and_promotes_a_provisional_member() {
     );
     assert_eq!(num(&e, "/payload/agentCardVersion"), 1);
     let item = w.work("urn:x:work:1");
-    assert_eq!(item.status, "queued");
+    assert_eq!(item.status, WorkItemState::Queued);
     assert_eq!(item.revision, 3);
     assert_eq!(item.ownership_epoch, 1);
     assert!(item.offered_agent_ids.is_empty());
@@ -1236,7 +1237,7 @@ fn accept_respects_the_queued_work_limit() {
     );
     let env = w.env_with_grant("worker", "urn:x:override:q", action);
     one(w.sub("worker", "work.accept_offer", env, p));
-    assert_eq!(w.work("urn:x:work:2").status, "queued");
+    assert_eq!(w.work("urn:x:work:2").status, WorkItemState::Queued);
     assert_replays(&w);
 }
 
@@ -1320,7 +1321,7 @@ fn dependency_add_accepted_and_each_guard_refused() {
     one(w.go("coord", DEP_ADD, p));
     w.accept("worker", "urn:x:work:c").unwrap();
     let item = w.work("urn:x:work:c");
-    assert_eq!(item.status, "queued");
+    assert_eq!(item.status, WorkItemState::Queued);
     assert_eq!(
         work_plan::dependencies_verified(&w.h.authority.state, item),
         Err(vec!["urn:x:work:x".to_owned()])
@@ -1342,7 +1343,7 @@ fn dependency_add_accepted_and_each_guard_refused() {
         ("ownershipEpoch", Value::from(1u64)),
     ]);
     one(w.go("worker", "work.start", p));
-    assert_eq!(w.work("urn:x:work:y").status, "active");
+    assert_eq!(w.work("urn:x:work:y").status, WorkItemState::Active);
     let seq = w.seq();
     let r = w.dep_add("urn:x:work:y", "urn:x:work:a");
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
@@ -1529,7 +1530,7 @@ fn an_ended_member_cannot_accept_an_offer() {
     let seq = w.seq();
     let r = w.accept("worker", "urn:x:work:1");
     refused(&w, &r, ErrorCode::MembershipRequired, seq);
-    assert_eq!(w.work("urn:x:work:1").status, "offered");
+    assert_eq!(w.work("urn:x:work:1").status, WorkItemState::Offered);
     assert!(w.work("urn:x:work:1").assignee_id.is_none());
 
     let g = &w.h.authority.state.groups[G];

@@ -15,6 +15,7 @@ use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::work_item::WorkItemState;
 use wasm_core::views::approvals::{
     ApprovalInbox, ApprovalKind, ApproverRule, ArtifactFacts, ViewerDecision,
 };
@@ -334,7 +335,7 @@ impl World {
             ),
         ]);
         self.go(&c, group, "work.accept_result", p).unwrap();
-        assert_eq!(self.work(work).status, "verified");
+        assert_eq!(self.work(work).status, WorkItemState::Verified);
         hash
     }
 

@@ -913,7 +913,7 @@ pub fn Mission() -> impl IntoView {
                 .missions
                 .values()
                 .filter(|m| viewer.sees(&s.state, m))
-                .map(|m| (m.group_id.clone(), m.title.clone(), m.status.clone()))
+                .map(|m| (m.group_id.clone(), m.title.clone(), m.status))
                 .collect::<Vec<_>>()
         }))
     };
@@ -973,7 +973,7 @@ fn MissionHeader(group: String) -> impl IntoView {
             Some(Heading {
                 mission_id: m.id.clone(),
                 title: m.title.clone(),
-                status: m.status.clone(),
+                status: m.status,
                 coordinator_id: m.coordinator_id.clone(),
                 deadline: m.deadline,
                 parent,
@@ -986,7 +986,7 @@ fn MissionHeader(group: String) -> impl IntoView {
                 "/ledger?mission={}",
                 crate::format::query_value(&h.mission_id)
             );
-            let st = h.status.clone();
+            let st = h.status;
             view! {
                 <div class="mission-heading">
                     <h2 translate="no">{h.title.clone()}</h2>

@@ -31,6 +31,7 @@ use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::work_item::WorkItemState;
 
 /// The Mission permissions `dev principals` grants, so that `approval.grant_execution` can
 /// approve these operations (payloads.md §6.31: a subset of `Mission.permissions`).
@@ -915,7 +916,7 @@ fn approve_execution(a: &ApproveExecutionArgs) -> Result<(), DevError> {
             a.work_item
         ))
     })?;
-    if work.assignee_id.is_none() || work.status != "queued" {
+    if work.assignee_id.is_none() || work.status != WorkItemState::Queued {
         return Err(DevError::Setup(format!(
             "WorkItem {} is {} {}: an execution gate is granted to the owner of a queued \
              WorkItem (after work.accept_offer)",

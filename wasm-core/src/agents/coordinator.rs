@@ -16,7 +16,6 @@
 //! it owns; submit the Mission for approval once every WorkItem is verified (§7.3); after a
 //! change request, authorize the corrective stage.
 
-use crate::model::mission::MissionState;
 use super::inbox::Inbox;
 use super::plan::{MissionPlan, Release, Stage, work_id_of_proposal};
 use super::{
@@ -30,6 +29,8 @@ use crate::authority::projection::{EvidenceItem, Mission, SelectionBasis, WorkIt
 use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a Command in flight was for.
@@ -201,7 +202,7 @@ impl Coordinator {
             self.view
                 .work_items
                 .get(d)
-                .is_some_and(|x| x.status == "verified")
+                .is_some_and(|x| x.status == WorkItemState::Verified)
         })
     }
 
@@ -220,7 +221,9 @@ impl Coordinator {
         let done = self
             .work_items()
             .iter()
-            .filter(|x| x.status == "verified" && x.assignee_id.as_deref() == Some(agent))
+            .filter(|x| {
+                x.status == WorkItemState::Verified && x.assignee_id.as_deref() == Some(agent)
+            })
             .count();
         SelectionBasis {
             required_capabilities: w.contract.required_capabilities.clone(),
@@ -323,7 +326,7 @@ impl Coordinator {
                 .view
                 .work_items
                 .values()
-                .filter(|w| w.mission_id == child.id && w.status != "verified")
+                .filter(|w| w.mission_id == child.id && w.status != WorkItemState::Verified)
                 .collect();
             if open.is_empty() {
                 let revision = child.submitted_revision.unwrap_or(child.revision);
@@ -474,7 +477,7 @@ impl Coordinator {
             p.contract.inputs.iter().find_map(|input| {
                 let blocked = self.view.work_items.get(input)?;
                 (blocked.group_id == g
-                    && blocked.status == "blocked"
+                    && blocked.status == WorkItemState::Blocked
                     && !blocked.dependency_ids.contains(new)
                     && blocked.id != *new)
                     .then(|| (blocked.id.clone(), new.clone(), blocked.revision))
@@ -507,7 +510,10 @@ impl Coordinator {
             else {
                 continue;
             };
-            if w.child_mission_id.is_some() || w.status != "open" || !self.deps_verified(w) {
+            if w.child_mission_id.is_some()
+                || w.status != WorkItemState::Open
+                || !self.deps_verified(w)
+            {
                 continue;
             }
             let p = obj(vec![
@@ -543,7 +549,7 @@ impl Coordinator {
         // Unblock what the sub-work proposed for it has freed (§11.4).
         if let Some(w) = items.iter().find(|w| {
             let resolving = self.resolving(w);
-            w.status == "blocked"
+            w.status == WorkItemState::Blocked
                 && w.child_mission_id.is_none()
                 && !resolving.is_empty()
                 && resolving.iter().all(|r| w.dependency_ids.contains(r))
@@ -559,13 +565,17 @@ impl Coordinator {
             if w.child_mission_id.is_some() || !self.deps_verified(w) {
                 continue;
             }
-            let lapsed_owner = matches!(w.status.as_str(), "queued" | "active")
+            let lapsed_owner = matches!(w.status, WorkItemState::Queued | WorkItemState::Active)
                 && w.assignee_id.is_some()
                 && w.ownership_lease_expires_at
                     .is_some_and(|t| t.plus_micros(self.pace.lease_grace) <= now);
             let offer_expired =
-                w.status == "offered" && w.offer_expires_at.is_some_and(|t| t <= now);
-            if !(w.status == "open" || w.status == "failed" || lapsed_owner || offer_expired) {
+                w.status == WorkItemState::Offered && w.offer_expires_at.is_some_and(|t| t <= now);
+            if !(w.status == WorkItemState::Open
+                || w.status == WorkItemState::Failed
+                || lapsed_owner
+                || offer_expired)
+            {
                 continue;
             }
             if lapsed_owner && let Some(a) = &w.assignee_id {
@@ -602,7 +612,7 @@ impl Coordinator {
             return self.send(Intent::Offer(w.id.clone()), "work.offer", env, p, now);
         }
         // Review submissions against their acceptance criteria (§13.2).
-        if let Some(w) = items.iter().find(|w| w.status == "submitted") {
+        if let Some(w) = items.iter().find(|w| w.status == WorkItemState::Submitted) {
             let env = self.env(&g, true, Some(w.revision));
             return match self.review(w) {
                 Ok(evidence) => {
@@ -638,7 +648,7 @@ impl Coordinator {
         let complete = !items.is_empty()
             && items
                 .iter()
-                .all(|w| matches!(w.status.as_str(), "verified" | "cancelled"))
+                .all(|w| matches!(w.status, WorkItemState::Verified | WorkItemState::Cancelled))
             && wanted.iter().all(|s| {
                 self.view
                     .work_items
@@ -779,12 +789,12 @@ impl Agent for Coordinator {
                 exp.0 - renew_margin(self.plan.coordinator_lease_seconds).0,
             ));
             for w in self.work_items() {
-                if matches!(w.status.as_str(), "queued" | "active")
+                if matches!(w.status, WorkItemState::Queued | WorkItemState::Active)
                     && let Some(o) = w.ownership_lease_expires_at
                 {
                     t.push(o.plus_micros(self.pace.lease_grace));
                 }
-                if w.status == "offered"
+                if w.status == WorkItemState::Offered
                     && let Some(o) = w.offer_expires_at
                 {
                     t.push(o);

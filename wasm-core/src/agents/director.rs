@@ -23,7 +23,6 @@
 //! work until the human's Event (`approval.execution.granted`, `mission.approved`,
 //! `mission.changes_requested`) arrives through the log.
 
-use crate::model::mission::MissionState;
 use super::bus::Bus;
 use super::coordinator::Coordinator;
 use super::inbox::Inbox;
@@ -40,6 +39,8 @@ use crate::json::Value;
 use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How a demo run is set up.
@@ -1450,7 +1451,7 @@ impl Demo {
             for w in self.view.work_items.values() {
                 if w.mission_id != m.id
                     || w.contract.execution_approval != "human_required"
-                    || w.status != "queued"
+                    || w.status != WorkItemState::Queued
                     || w.assignee_id.is_none()
                 {
                     continue;

@@ -1,7 +1,6 @@
 //! Checks shared by the handlers (payloads.md §3.2 step C3 and §3.3), each returning the wire
 //! code the spec asks for where the reference deviates (payloads.md §12; docs/authority.md).
 
-use crate::model::mission::MissionState;
 use super::CommandView;
 use super::clock::Micros;
 use super::projection::{ExecutionLease, Membership, Mission, WorkItem};
@@ -9,6 +8,7 @@ use super::rejection::Rejection;
 use super::state::{GroupState, State};
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
 
 /// Kinds that create their own Group and so carry no Membership Epoch (§7.1).
 pub fn creates_group(kind: &str) -> bool {

@@ -7,6 +7,7 @@ use super::payload::Reader;
 use crate::json::Object;
 use crate::model::common::Actor;
 use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use crate::object;
 use std::collections::BTreeMap;
 
@@ -497,7 +498,7 @@ object!(
         "parentWorkItemId" => parent_work_item_id: req Option<String>,
         "revision" => revision: req u64,
         "selectionBasis" => selection_basis: req Option<SelectionBasis>,
-        "status" => status: req String,
+        "status" => status: req WorkItemState,
         "submissionEvidence" => submission_evidence: req Vec<EvidenceItem>,
         "updatedAt" => updated_at: req Micros,
         "verificationEvidence" => verification_evidence: req Vec<EvidenceItem>,
@@ -507,7 +508,10 @@ object!(
 impl WorkItem {
     /// `verified`, `failed` and `cancelled` are terminal (§10.2).
     pub fn is_terminal(&self) -> bool {
-        matches!(self.status.as_str(), "verified" | "failed" | "cancelled")
+        matches!(
+            self.status,
+            WorkItemState::Verified | WorkItemState::Failed | WorkItemState::Cancelled
+        )
     }
 }
 

@@ -17,7 +17,6 @@
 //! [`ViewerDecision::SelfApproval`] whatever the rule would admit (separation of duties; the
 //! case arises for a child Mission whose Coordinator is also its MissionOwner, §14).
 
-use crate::model::mission::MissionState;
 use super::{SeenRejection, Viewer};
 use crate::authority::clock::Micros;
 use crate::authority::guards;
@@ -27,6 +26,8 @@ use crate::authority::state::{GroupState, State};
 use crate::json::{Object, Value};
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use std::collections::BTreeMap;
 
 /// What the log says about one submitted Artifact hash: its manifest's media type, producer and
@@ -234,7 +235,7 @@ impl ApprovalInbox {
             }
             if m.status == MissionState::Active {
                 for w in state.work_items.values().filter(|w| w.mission_id == m.id) {
-                    if w.status == "queued"
+                    if w.status == WorkItemState::Queued
                         && work_exec::execution_approval_required(w)
                         && work_exec::current_execution_approval(state, w, now).is_none()
                         && let Some(owner) = &w.assignee_id
@@ -412,10 +413,10 @@ fn evidence(state: &State, mission_id: &str) -> EvidenceSummary {
         .values()
         .filter(|w| w.mission_id == mission_id)
     {
-        if w.status != "cancelled" {
+        if w.status != WorkItemState::Cancelled {
             s.work_items += 1;
         }
-        if w.status == "verified" {
+        if w.status == WorkItemState::Verified {
             s.verified_work_items += 1;
         }
         for e in w.submission_evidence.iter().chain(&w.verification_evidence) {

@@ -69,50 +69,13 @@ impl MissionState {
     }
 }
 
-/// The WorkItem states of §10.2.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum WorkState {
-    Open,
-    Offered,
-    Queued,
-    Active,
-    Blocked,
-    Submitted,
-    Verified,
-    Failed,
-    Cancelled,
-}
+/// The WorkItem states of §10.2 (the schema's enum and order).
+pub use crate::model::work_item::WorkItemState as WorkState;
 
 impl WorkState {
-    pub const ALL: [WorkState; 9] = [
-        WorkState::Open,
-        WorkState::Offered,
-        WorkState::Queued,
-        WorkState::Active,
-        WorkState::Blocked,
-        WorkState::Submitted,
-        WorkState::Verified,
-        WorkState::Failed,
-        WorkState::Cancelled,
-    ];
-
-    /// The state of a WorkItem projection's `status` (the authority writes only these nine).
+    /// The state of a WorkItem projection's `status` as text.
     pub fn parse(status: &str) -> Option<WorkState> {
-        WorkState::ALL.into_iter().find(|s| s.as_str() == status)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkState::Open => "open",
-            WorkState::Offered => "offered",
-            WorkState::Queued => "queued",
-            WorkState::Active => "active",
-            WorkState::Blocked => "blocked",
-            WorkState::Submitted => "submitted",
-            WorkState::Verified => "verified",
-            WorkState::Failed => "failed",
-            WorkState::Cancelled => "cancelled",
-        }
+        WorkState::from_wire(status)
     }
 
     /// `verified`, `failed` and `cancelled` are terminal (§10.2).

@@ -22,6 +22,7 @@ use crate::crypto::ed25519;
 use crate::encoding::{b64url_decode, is_sha256_hash};
 use crate::json::{Object, Value};
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 pub const PUBLISHED: &str = "artifact.published";
 
@@ -181,7 +182,7 @@ pub fn decide_publish(cx: &Ctx) -> Decision {
     // D-24: expectedRevision is compared wherever it is sent (the reference ignores it).
     guards::revision(cmd, w.revision)?;
     guards::work_owner(w, cmd, epoch, cx.now)?;
-    if w.status != "active" {
+    if w.status != WorkItemState::Active {
         return Err(Rejection::transition(format!(
             "cannot publish an Artifact for a WorkItem that is {}",
             w.status

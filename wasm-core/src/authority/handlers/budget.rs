@@ -19,6 +19,7 @@ use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 fn exceeded(message: String) -> Rejection {
     Rejection::new(ErrorCode::BudgetExceeded, message)
@@ -303,7 +304,7 @@ pub fn decide_usage_record(cx: &Ctx) -> Decision {
     match cmd.actor.actor_type {
         ActorType::Agent => {
             guards::work_owner(w, cmd, epoch, cx.now)?;
-            if w.status != "active" {
+            if w.status != WorkItemState::Active {
                 return Err(Rejection::transition(format!(
                     "cannot record resource usage for a WorkItem that is {}",
                     w.status

@@ -22,6 +22,7 @@ use crate::authority::{EventDraft, guards};
 use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 pub const GRANTED: &str = "approval.execution.granted";
 
@@ -88,7 +89,7 @@ pub fn decide_grant_execution(cx: &Ctx) -> Decision {
     // D-24: an Approval compares expectedRevision with the Mission's revision when sent.
     guards::revision(cmd, mission.revision)?;
     let w = guards::work(cx.state, g, &work_id)?;
-    if w.status != "queued" {
+    if w.status != WorkItemState::Queued {
         return Err(Rejection::transition(format!(
             "cannot grant execution approval for a WorkItem that is {}",
             w.status

@@ -38,7 +38,6 @@
 //! (D-27). Coordinator-only kinds require `coordinatorEpoch` (D-21), and `expectedRevision`,
 //! when sent, is compared with the Mission's `revision` by every Mission kind (D-24).
 
-use crate::model::mission::MissionState;
 use super::cooperation::{self, Policy};
 use super::{Ctx, Decision, embedded, member, member_u64, payload};
 use crate::authority::clock::Micros;
@@ -52,6 +51,8 @@ use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use crate::model::{self as m, Id};
 use std::collections::BTreeMap;
 
@@ -515,7 +516,7 @@ pub fn decide_submit_for_approval(cx: &Ctx) -> Decision {
         .filter(|w| w.mission_id == mission.id)
     {
         any = true;
-        if !matches!(w.status.as_str(), "verified" | "cancelled") {
+        if !matches!(w.status, WorkItemState::Verified | WorkItemState::Cancelled) {
             return Err(Rejection::transition(format!(
                 "WorkItem {} is {}, not verified or cancelled",
                 w.id, w.status
@@ -1010,7 +1011,7 @@ fn apply_child_created(state: &mut State, ev: &EventView) -> Result<(), String> 
         .get_mut(work_id)
         .ok_or_else(|| format!("unknown WorkItem {work_id}"))?;
     w.child_mission_id = Some(child_id.to_owned());
-    w.status = "blocked".into();
+    w.status = WorkItemState::Blocked;
     w.blocker = Some(format!("awaiting child Mission {child_id}"));
     w.revision += 1;
     w.updated_at = at;
@@ -1135,7 +1136,10 @@ fn apply_closed(state: &mut State, ev: &EventView, status: MissionState) -> Resu
     for id in open {
         super::work_plan::fence_owner(state, &id, at);
         if let Some(w) = state.work_items.get_mut(&id) {
-            w.status = status.as_str().to_owned();
+            w.status = match status {
+                MissionState::Failed => WorkItemState::Failed,
+                _ => WorkItemState::Cancelled,
+            };
             w.failure_reason = Some(reason.clone());
             w.revision += 1;
             w.updated_at = at;

@@ -26,6 +26,7 @@ use crate::authority::{CommandView, EventDraft, guards};
 use crate::json::{Object, Value};
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 /// The extension's profile URI and the only supported version.
 pub const OFFLINE_EXTENSION: &str = "urn:missionweaveprotocol:extension:bounded-offline-execution";
@@ -167,7 +168,7 @@ pub fn reconcile(cx: &Ctx) -> Result<Option<EventDraft>, Rejection> {
         Some(w) if w.group_id == b.group_id => w,
         _ => return Err(Rejection::not_found("WorkItem", &b.work_item_id)),
     };
-    if !matches!(w.status.as_str(), "active" | "queued") {
+    if !matches!(w.status, WorkItemState::Active | WorkItemState::Queued) {
         return Err(Rejection::transition(
             "offline progress must reconcile before submission or another state transition",
         )

@@ -17,6 +17,7 @@ use crate::authority::{EventDraft, guards, is_service};
 use crate::json::Value;
 use crate::model::ToJson;
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 pub const CARD_REGISTERED: &str = "ext.missionweaveprotocol.registry.agent_card_registered";
 pub const SESSION_OPENED: &str = "ext.missionweaveprotocol.identity.session_opened";
@@ -89,7 +90,8 @@ pub fn decide_session_open(cx: &Ctx) -> Decision {
     let mut drafts = Vec::new();
     // WorkItem-id order (BTreeMap order), as the reference does.
     for w in cx.state.work_items.values() {
-        if w.assignee_id.as_deref() != Some(agent_id.as_str()) || w.status != "active" {
+        if w.assignee_id.as_deref() != Some(agent_id.as_str()) || w.status != WorkItemState::Active
+        {
             continue;
         }
         let Some(lease_id) = &w.execution_lease_id else {
@@ -139,7 +141,7 @@ pub fn apply_lease_revoked(state: &mut State, ev: &EventView) -> Result<(), Stri
         .work_items
         .get_mut(work_id)
         .ok_or_else(|| format!("lease revoked for unknown WorkItem {work_id}"))?;
-    w.status = "queued".into();
+    w.status = WorkItemState::Queued;
     w.execution_lease_id = None;
     w.execution_lease_expires_at = None;
     w.revision += 1;

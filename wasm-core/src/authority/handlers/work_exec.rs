@@ -30,7 +30,6 @@
 //!      └── session_open ─▶ …work_execution_lease_revoked (organization.rs)
 //! ```
 
-use crate::model::mission::MissionState;
 use super::cooperation::{self, Policy};
 use super::work_plan::fence_owner;
 use super::{Ctx, Decision, embedded, member, offline, payload};
@@ -46,6 +45,8 @@ use crate::json::{MAX_SAFE_INTEGER, Object, Value};
 use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 
 pub const STARTED: &str = "work.started";
 pub const CHECKPOINTED: &str = "work.checkpointed";
@@ -123,7 +124,7 @@ pub fn validate_lease(lease: &ExecutionLease) -> Result<(), Rejection> {
 }
 
 /// **status(s)**: the WorkItem is in state `s` (`INVALID_STATE_TRANSITION`).
-fn require_status(w: &WorkItem, status: &str, action: &str) -> Result<(), Rejection> {
+fn require_status(w: &WorkItem, status: WorkItemState, action: &str) -> Result<(), Rejection> {
     if w.status == status {
         Ok(())
     } else {
@@ -197,7 +198,10 @@ pub fn decide_start(cx: &Ctx) -> Decision {
         .state
         .work_items
         .values()
-        .filter(|w| w.assignee_id.as_deref() == Some(cmd.actor.id.as_str()) && w.status == "active")
+        .filter(|w| {
+            w.assignee_id.as_deref() == Some(cmd.actor.id.as_str())
+                && w.status == WorkItemState::Active
+        })
         .count();
     let limit = cx.config.limits.max_active_work_items;
     let mut details = Object::new();
@@ -210,7 +214,7 @@ pub fn decide_start(cx: &Ctx) -> Decision {
     let w = guards::work(cx.state, g, &work_id)?;
     guards::revision(cmd, w.revision)?;
     guards::work_owner(w, cmd, epoch, cx.now)?;
-    require_status(w, "queued", "start")?;
+    require_status(w, WorkItemState::Queued, "start")?;
     if w.execution_lease_id.is_some() || w.execution_lease_expires_at.is_some() {
         return Err(
             Rejection::transition("queued WorkItem already projects an Execution Lease")
@@ -345,7 +349,7 @@ pub fn close_lease(state: &mut State, work_id: &str, now: Micros, if_live: &str,
 pub fn apply_started(state: &mut State, ev: &EventView) -> Result<(), String> {
     let lease: ExecutionLease = embedded(ev, "executionLease")?;
     let w = work_mut(state, member(ev, "workItemId")?, ev.kind)?;
-    w.status = "active".into();
+    w.status = WorkItemState::Active;
     w.execution_lease_id = Some(lease.lease_id.clone());
     w.execution_lease_expires_at = Some(lease.expires_at);
     if w.ownership_lease_expires_at
@@ -375,7 +379,7 @@ fn worker_with_lease<'s>(
     let w = guards::work(cx.state, g, work_id)?;
     guards::revision(cx.cmd, w.revision)?;
     guards::work_owner(w, cx.cmd, epoch, cx.now)?;
-    require_status(w, "active", action)?;
+    require_status(w, WorkItemState::Active, action)?;
     let lease = guards::exec_lease(cx.state, w, cx.cmd, lease_id, cx.now)?;
     Ok((w, lease))
 }
@@ -495,7 +499,7 @@ pub fn apply_checkpointed(state: &mut State, ev: &EventView) -> Result<(), Strin
     let now = ev.occurred_at;
     let w = work_mut(state, id, ev.kind)?;
     w.checkpoints.push(checkpoint);
-    w.status = "queued".into();
+    w.status = WorkItemState::Queued;
     close_lease(
         state,
         id,
@@ -549,7 +553,7 @@ pub fn apply_blocked(state: &mut State, ev: &EventView) -> Result<(), String> {
     let now = ev.occurred_at;
     if ev.payload.contains_key("sourceEventId") {
         let w = work_mut(state, id, ev.kind)?;
-        w.status = "blocked".into();
+        w.status = WorkItemState::Blocked;
         w.blocker = Some(reason);
         let mission_id = w.mission_id.clone();
         fence_owner(state, id, now);
@@ -567,7 +571,7 @@ pub fn apply_blocked(state: &mut State, ev: &EventView) -> Result<(), String> {
     };
     let w = work_mut(state, id, ev.kind)?;
     w.checkpoints.extend(checkpoint);
-    w.status = "blocked".into();
+    w.status = WorkItemState::Blocked;
     w.blocker = Some(reason);
     close_lease(
         state,
@@ -598,7 +602,7 @@ pub fn decide_unblock(cx: &Ctx) -> Decision {
     guards::active_mission(mission)?;
     let w = guards::work(cx.state, g, &work_id)?;
     guards::revision(cmd, w.revision)?;
-    require_status(w, "blocked", "unblock")?;
+    require_status(w, WorkItemState::Blocked, "unblock")?;
     if let Some(child_id) = &w.child_mission_id
         && cx
             .state
@@ -625,13 +629,16 @@ pub fn decide_unblock(cx: &Ctx) -> Decision {
 
 pub fn apply_unblocked(state: &mut State, ev: &EventView) -> Result<(), String> {
     let id = member(ev, "workItemId")?;
-    let status = member(ev, "status")?.to_owned();
+    let status = member(ev, "status")?;
     let now = ev.occurred_at;
-    match status.as_str() {
-        "queued" => {}
-        "open" => fence_owner(state, id, now),
-        other => return Err(format!("{}: bad status {other}", ev.kind)),
-    }
+    let status = match WorkItemState::from_wire(status) {
+        Some(s @ WorkItemState::Queued) => s,
+        Some(s @ WorkItemState::Open) => {
+            fence_owner(state, id, now);
+            s
+        }
+        _ => return Err(format!("{}: bad status {status}", ev.kind)),
+    };
     let w = work_mut(state, id, ev.kind)?;
     w.status = status;
     w.blocker = None;
@@ -695,7 +702,7 @@ pub fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), String> 
     let evidence: Vec<EvidenceItem> = embedded(ev, "evidence")?;
     let now = ev.occurred_at;
     let w = work_mut(state, id, ev.kind)?;
-    w.status = "submitted".into();
+    w.status = WorkItemState::Submitted;
     w.artifact_ids = artifact_ids;
     w.submission_evidence = evidence;
     close_lease(
@@ -723,7 +730,7 @@ pub fn decide_accept_result(cx: &Ctx) -> Decision {
     guards::active_mission(mission)?;
     let w = guards::work(cx.state, g, &work_id)?;
     guards::revision(cmd, w.revision)?;
-    require_status(w, "submitted", "accept the result of")?;
+    require_status(w, WorkItemState::Submitted, "accept the result of")?;
     if let Some(i) = evidence.iter().position(|e| !e.success) {
         return Err(
             Rejection::invalid("verification Evidence must be successful")
@@ -765,7 +772,7 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
         // The child's result completes the WorkItem: no execution may continue on it (§10.2).
         fence_owner(state, id, now);
         let w = work_mut(state, id, ev.kind)?;
-        w.status = "verified".into();
+        w.status = WorkItemState::Verified;
         w.blocker = None;
         w.artifact_ids = artifact_ids;
         w.verification_evidence = vec![evidence];
@@ -776,7 +783,7 @@ pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), St
     }
     let evidence: Vec<EvidenceItem> = embedded(ev, "evidence")?;
     let w = work_mut(state, id, ev.kind)?;
-    w.status = "verified".into();
+    w.status = WorkItemState::Verified;
     w.verification_evidence = evidence;
     w.ownership_lease_expires_at = None;
     touch_work(w, now);
@@ -871,7 +878,7 @@ pub fn decide_fail(cx: &Ctx) -> Decision {
             ));
         };
         guards::work_owner(w, cmd, epoch, cx.now)?;
-        require_status(w, "active", "fail")?;
+        require_status(w, WorkItemState::Active, "fail")?;
         guards::exec_lease(cx.state, w, cmd, &lease_id, cx.now)?;
     }
     if w.is_terminal() {
@@ -895,7 +902,7 @@ pub fn apply_failed(state: &mut State, ev: &EventView) -> Result<(), String> {
     let now = ev.occurred_at;
     let variant = ev.payload.contains_key("sourceEventId");
     let w = work_mut(state, id, ev.kind)?;
-    w.status = "failed".into();
+    w.status = WorkItemState::Failed;
     w.failure_reason = Some(reason);
     let mission_id = w.mission_id.clone();
     if variant {
@@ -940,7 +947,7 @@ pub fn apply_cancelled(state: &mut State, ev: &EventView) -> Result<(), String> 
     let reason = member(ev, "reason")?.to_owned();
     let now = ev.occurred_at;
     let w = work_mut(state, id, ev.kind)?;
-    w.status = "cancelled".into();
+    w.status = WorkItemState::Cancelled;
     w.failure_reason = Some(reason);
     let mission_id = w.mission_id.clone();
     fence_owner(state, id, now);

@@ -42,6 +42,7 @@ use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const PROPOSE: &str = "work.propose";
@@ -104,7 +105,7 @@ pub fn dependencies_verified(state: &State, w: &WorkItem) -> Result<(), Vec<Stri
             state
                 .work_items
                 .get(d.as_str())
-                .is_none_or(|dep| dep.status != "verified")
+                .is_none_or(|dep| dep.status != WorkItemState::Verified)
         })
         .cloned()
         .collect();
@@ -507,7 +508,7 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
         parent_work_item_id: parent_id,
         revision: 1,
         selection_basis: None,
-        status: "open".into(),
+        status: WorkItemState::Open,
         submission_evidence: vec![],
         updated_at: cx.now,
         verification_evidence: vec![],
@@ -628,7 +629,10 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
             Some(grant.id.clone())
         }
     };
-    if matches!(w.status.as_str(), "verified" | "submitted" | "cancelled") {
+    if matches!(
+        w.status,
+        WorkItemState::Verified | WorkItemState::Submitted | WorkItemState::Cancelled
+    ) {
         return Err(Rejection::transition(format!(
             "cannot offer a WorkItem in the {} state",
             w.status
@@ -661,7 +665,10 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
     }
     let fenced = w.assignee_id.is_some();
     let mut merged: BTreeSet<String> = BTreeSet::new();
-    if !fenced && w.status == "offered" && w.offer_expires_at.is_some_and(|t| t > cx.now) {
+    if !fenced
+        && w.status == WorkItemState::Offered
+        && w.offer_expires_at.is_some_and(|t| t > cx.now)
+    {
         merged.extend(w.offered_agent_ids.iter().cloned());
     }
     for agent_id in &candidates {
@@ -711,7 +718,7 @@ pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), Stri
         .work_items
         .get_mut(&id)
         .ok_or_else(|| format!("offer for unknown WorkItem {id}"))?;
-    w.status = "offered".into();
+    w.status = WorkItemState::Offered;
     w.offered_agent_ids = candidates;
     w.offer_expires_at = Some(expires);
     w.selection_basis = Some(basis);
@@ -740,7 +747,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
 
     // C5: queued_work_items and active_work_items, across all Groups.
     let limits = &cx.config.limits;
-    let mine = |status: &str| {
+    let mine = |status: WorkItemState| {
         cx.state
             .work_items
             .values()
@@ -748,7 +755,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
             .filter(|w| w.status == status)
             .count()
     };
-    let (queued, active) = (mine("queued"), mine("active"));
+    let (queued, active) = (mine(WorkItemState::Queued), mine(WorkItemState::Active));
     let queued_reached = queued + 1 > limits.max_queued_work_items;
     let active_reached = active > limits.max_active_work_items;
     let mut override_grant = None;
@@ -777,7 +784,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
     guards::active_mission(mission)?;
     let w = guards::work(cx.state, g, &work_item_id)?;
     guards::revision(cmd, w.revision)?;
-    if w.status != "offered" {
+    if w.status != WorkItemState::Offered {
         if let Some(owner) = w.assignee_id.as_deref()
             && owner != cmd.actor.id.as_str()
         {
@@ -867,7 +874,7 @@ pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), Str
         .work_items
         .get_mut(id)
         .ok_or_else(|| format!("acceptance for unknown WorkItem {id}"))?;
-    w.status = "queued".into();
+    w.status = WorkItemState::Queued;
     w.assignee_id = Some(assignee.clone());
     w.ownership_epoch = epoch;
     w.ownership_lease_expires_at = Some(lease);
@@ -913,7 +920,13 @@ pub fn decide_dependency_add(cx: &Ctx) -> Decision {
     let w = guards::work(cx.state, g, &work_item_id)?;
     let dep = guards::work(cx.state, g, &dependency_id)?;
     guards::revision(cmd, w.revision)?;
-    if !matches!(w.status.as_str(), "open" | "offered" | "queued" | "blocked") {
+    if !matches!(
+        w.status,
+        WorkItemState::Open
+            | WorkItemState::Offered
+            | WorkItemState::Queued
+            | WorkItemState::Blocked
+    ) {
         return Err(Rejection::transition(format!(
             "cannot add a dependency to a WorkItem in the {} state",
             w.status
