@@ -10,6 +10,7 @@ use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::membership::MembershipState;
 use wasm_core::model::mission::MissionState;
 
 const G: &str = "urn:x:group:root";
@@ -520,7 +521,7 @@ fn membership_end_and_readd() {
             .state
             .membership(G, &w.h.id("worker"))
             .unwrap();
-    assert_eq!(m.status, "ended");
+    assert_eq!(m.status, MembershipState::Ended);
     assert_eq!(m.epoch, 2);
     assert_eq!(m.ended_at, Some(at(3)));
     assert_eq!(m.roles, vec!["worker".to_owned()]);

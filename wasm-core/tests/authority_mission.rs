@@ -16,6 +16,7 @@ use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::membership::MembershipState;
 use wasm_core::model::mission::MissionState;
 use wasm_core::model::work_item::WorkItemState;
 
@@ -605,7 +606,10 @@ fn assign_coordinator_replaces_and_fences_the_old_coordinator() {
         ("active", 3, vec!["coordinator".to_owned()])
     );
     assert!(back.ended_at.is_none());
-    assert_eq!(st_.membership(G, &coord2).unwrap().status, "ended");
+    assert_eq!(
+        st_.membership(G, &coord2).unwrap().status,
+        MembershipState::Ended
+    );
     w.assert_replays();
 }
 

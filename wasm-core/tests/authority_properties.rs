@@ -46,6 +46,7 @@ use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::membership::MembershipState;
 use wasm_core::model::mission::MissionState;
 use wasm_core::model::work_item::WorkItemState;
 
@@ -940,7 +941,7 @@ impl World {
             .filter(|w| {
                 g.memberships
                     .get(&self.id(w))
-                    .is_some_and(|m| m.status != "ended" && m.has_role("worker"))
+                    .is_some_and(|m| m.status != MembershipState::Ended && m.has_role("worker"))
             })
             .cloned()
             .collect()

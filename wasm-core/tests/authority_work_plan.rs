@@ -335,7 +335,7 @@ fn propose_accepted_and_each_guard_refused() {
     assert_eq!(w.h.authority.state.missions[M].revision, rev + 1);
     assert_eq!(
         w.h.authority.state.proposals["urn:x:proposal:1"].status,
-        "open"
+        wasm_core::authority::projection::ProposalStatus::Open
     );
 
     let seq = w.seq();
@@ -596,7 +596,10 @@ fn authorize_from_proposal_keeps_the_proposer() {
     assert_eq!(st(&e, "/payload/proposalId"), "urn:x:proposal:1");
     assert_eq!(st(&e, "/payload/workItem/createdBy/id"), w.h.id("worker"));
     let p = &w.h.authority.state.proposals["urn:x:proposal:1"];
-    assert_eq!(p.status, "authorized");
+    assert_eq!(
+        p.status,
+        wasm_core::authority::projection::ProposalStatus::Authorized
+    );
     assert_eq!(p.authorized_work_item_id.as_deref(), Some("urn:x:work:1"));
     // A proposal is authorized once.
     let seq = w.seq();

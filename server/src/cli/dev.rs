@@ -31,6 +31,7 @@ use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::membership::MembershipState;
 use wasm_core::model::work_item::WorkItemState;
 
 /// The Mission permissions `dev principals` grants, so that `approval.grant_execution` can
@@ -809,7 +810,7 @@ fn owner_in<'o>(
         .groups
         .get(&mission.group_id)
         .and_then(|g| g.memberships.get(owner.actor.id.0.as_str()))
-        .filter(|m| m.status == "active")
+        .filter(|m| m.status == MembershipState::Active)
         .map(|m| m.epoch)
         .ok_or_else(|| {
             DevError::Setup(format!(

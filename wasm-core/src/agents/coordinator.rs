@@ -450,7 +450,9 @@ impl Coordinator {
             .view
             .proposals
             .values()
-            .find(|p| p.group_id == g && p.status == "open")
+            .find(|p| {
+                p.group_id == g && p.status == crate::authority::projection::ProposalStatus::Open
+            })
             .cloned();
         if let Some(prop) = open {
             let id = work_id_of_proposal(&prop.id);
@@ -654,11 +656,9 @@ impl Coordinator {
                     .work_items
                     .contains_key(&self.plan.work_id(&s.key))
             })
-            && !self
-                .view
-                .proposals
-                .values()
-                .any(|p| p.group_id == g && p.status == "open");
+            && !self.view.proposals.values().any(|p| {
+                p.group_id == g && p.status == crate::authority::projection::ProposalStatus::Open
+            });
         if complete {
             let mut hashes: Vec<String> = self
                 .view

@@ -8,6 +8,7 @@ use super::rejection::Rejection;
 use super::state::{GroupState, State};
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::membership::MembershipState;
 use crate::model::mission::MissionState;
 
 /// Kinds that create their own Group and so carry no Membership Epoch (§7.1).
@@ -85,8 +86,8 @@ pub fn common(state: &State, cmd: &CommandView) -> Result<(), Rejection> {
         }
         // Then: an Agent or human acts only through an active Membership; a provisional one
         // may only accept the offer it was invited to (§8; payloads.md G6, D-2).
-        let usable =
-            m.status == "active" || (m.status == "provisional" && cmd.kind == "work.accept_offer");
+        let usable = m.status == MembershipState::Active
+            || (m.status == MembershipState::Provisional && cmd.kind == "work.accept_offer");
         if !usable {
             return Err(Rejection::new(
                 ErrorCode::MembershipRequired,

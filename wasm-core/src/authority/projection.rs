@@ -6,6 +6,7 @@ use super::clock::Micros;
 use super::payload::Reader;
 use crate::json::Object;
 use crate::model::common::Actor;
+use crate::model::membership::MembershipState;
 use crate::model::mission::MissionState;
 use crate::model::work_item::WorkItemState;
 use crate::object;
@@ -408,7 +409,7 @@ object!(
         "joinedAt" => joined_at: req Micros,
         "principal" => principal: req Actor,
         "roles" => roles: req Vec<String>,
-        "status" => status: req String,
+        "status" => status: req MembershipState,
         "visibilityAfterSequence" => visibility_after_sequence: req u64,
     }
 );
@@ -419,7 +420,7 @@ impl Membership {
     }
 
     pub fn is_active(&self) -> bool {
-        self.status == "active"
+        self.status == MembershipState::Active
     }
 }
 
@@ -451,6 +452,15 @@ object!(
     }
 );
 
+crate::string_enum!(
+    /// A Work Proposal's `status` (§9; payloads.md: stored `open`, `authorized` once a
+    /// WorkItem is made of it).
+    pub enum ProposalStatus {
+        Open = "open",
+        Authorized = "authorized",
+    }
+);
+
 object!(
     /// A Work Proposal: non-executable until authorized (§9).
     pub struct WorkProposal {
@@ -463,7 +473,7 @@ object!(
         "missionId" => mission_id: req String,
         "parentWorkItemId" => parent_work_item_id: req Option<String>,
         "proposedBy" => proposed_by: req Actor,
-        "status" => status: req String,
+        "status" => status: req ProposalStatus,
         "updatedAt" => updated_at: req Micros,
     }
 );

@@ -23,6 +23,7 @@ use crate::authority::projection::Mission;
 use crate::authority::state::State;
 use crate::json::Value;
 use crate::model::common::Actor;
+use crate::model::membership::MembershipState;
 
 /// Who is looking: a Principal (a human at the console, usually) or the Organization's own
 /// operators, who see every Mission.
@@ -43,7 +44,7 @@ impl Viewer {
         };
         if state
             .membership(&mission.group_id, who.id.as_str())
-            .is_some_and(|m| m.status != "ended")
+            .is_some_and(|m| m.status != MembershipState::Ended)
         {
             return true;
         }

@@ -28,6 +28,7 @@ use crate::authority::{EventDraft, guards, is_service};
 use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::error::ErrorCode;
+use crate::model::membership::MembershipState;
 
 /// The limits a Command can reach (§20).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,7 +286,7 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
         .detail("missionDeadline", mission.deadline.format()));
     }
     match g.memberships.get(beneficiary.id.as_str()) {
-        Some(m) if m.status != "ended" && m.principal == beneficiary => {}
+        Some(m) if m.status != MembershipState::Ended && m.principal == beneficiary => {}
         _ => {
             return Err(Rejection::forbidden(
                 "the beneficiary has no current Membership in this Group",

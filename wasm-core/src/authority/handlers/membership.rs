@@ -29,6 +29,7 @@ use crate::authority::state::State;
 use crate::authority::{EventDraft, guards};
 use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
+use crate::model::membership::MembershipState;
 
 pub const CHANGED: &str = "membership.changed";
 pub const ENDED: &str = "membership.ended";
@@ -120,7 +121,11 @@ pub fn decide_change(cx: &Ctx) -> Decision {
         // `null`: the Group's current sequence, read before this Event is appended.
         None => g.last_sequence,
     };
-    let status = if provisional { "provisional" } else { "active" };
+    let status = if provisional {
+        MembershipState::Provisional
+    } else {
+        MembershipState::Active
+    };
     let membership = match existing {
         Some(m) => {
             let mut all = m.roles.clone();
@@ -134,7 +139,7 @@ pub fn decide_change(cx: &Ctx) -> Decision {
                 joined_at: m.joined_at,
                 principal,
                 roles: all,
-                status: status.into(),
+                status,
                 visibility_after_sequence,
             }
         }
@@ -148,7 +153,7 @@ pub fn decide_change(cx: &Ctx) -> Decision {
                 joined_at: cx.now,
                 principal,
                 roles,
-                status: status.into(),
+                status,
                 visibility_after_sequence,
             }
         }
@@ -195,7 +200,7 @@ pub fn decide_end(cx: &Ctx) -> Decision {
         Some(m) if m.principal == principal => m,
         _ => return Err(Rejection::not_found("Membership", principal.id.as_str())),
     };
-    if m.status == "ended" {
+    if m.status == MembershipState::Ended {
         return Err(Rejection::transition("the Membership has already ended"));
     }
     guards::revision(cmd, m.epoch)?;
@@ -217,7 +222,7 @@ pub fn apply_ended(state: &mut State, ev: &EventView) -> Result<(), String> {
         .get_mut(group_id)
         .and_then(|g| g.memberships.get_mut(principal.id.as_str()))
         .ok_or_else(|| format!("{ENDED} for unknown Membership {}", principal.id.as_str()))?;
-    m.status = "ended".into();
+    m.status = MembershipState::Ended;
     m.epoch += 1;
     m.ended_at = Some(ev.occurred_at);
     Ok(())

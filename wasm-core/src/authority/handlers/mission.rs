@@ -51,6 +51,7 @@ use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::membership::MembershipState;
 use crate::model::mission::MissionState;
 use crate::model::work_item::WorkItemState;
 use crate::model::{self as m, Id};
@@ -872,7 +873,7 @@ fn membership(
         joined_at: at,
         principal,
         roles,
-        status: "active".into(),
+        status: MembershipState::Active,
         visibility_after_sequence: 0,
     }
 }
@@ -888,7 +889,7 @@ fn grant_role(gs: &mut GroupState, principal: Actor, role: &str, at: Micros) {
                 crate::order::sort(&mut m.roles);
             }
             m.epoch += 1;
-            m.status = "active".into();
+            m.status = MembershipState::Active;
             m.ended_at = None;
             m.visibility_after_sequence = 0;
         }
@@ -907,8 +908,8 @@ fn revoke_role(gs: &mut GroupState, principal_id: &str, role: &str, at: Micros) 
     if let Some(m) = gs.memberships.get_mut(principal_id) {
         m.roles.retain(|r| r != role);
         m.epoch += 1;
-        if m.roles.is_empty() && m.status != "ended" {
-            m.status = "ended".into();
+        if m.roles.is_empty() && m.status != MembershipState::Ended {
+            m.status = MembershipState::Ended;
             m.ended_at = Some(at);
         }
     }

@@ -31,6 +31,7 @@ use super::{Ctx, Decision, embedded, member, member_u64, payload};
 use crate::authority::clock::Micros;
 use crate::authority::evolve::EventView;
 use crate::authority::payload::Reader;
+use crate::authority::projection::ProposalStatus;
 use crate::authority::projection::{
     AgentCardRecord, CapabilityRequirement, DelegationGrant, Mission, SelectionBasis, WorkContract,
     WorkItem, WorkProposal,
@@ -42,6 +43,7 @@ use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::membership::MembershipState;
 use crate::model::work_item::WorkItemState;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -348,7 +350,7 @@ pub fn decide_propose(cx: &Ctx) -> Decision {
         mission_id: mission.id.clone(),
         parent_work_item_id: parent_id,
         proposed_by: cmd.actor.clone(),
-        status: "open".into(),
+        status: ProposalStatus::Open,
         updated_at: cx.now,
     };
     let draft = EventDraft::group(
@@ -459,7 +461,7 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
             Some(p) if p.group_id == g.group.id => p,
             _ => return Err(Rejection::not_found("WorkProposal", pid)),
         };
-        if proposal.status != "open" {
+        if proposal.status != ProposalStatus::Open {
             return Err(Rejection::transition(format!(
                 "WorkProposal {pid} is {}, not open",
                 proposal.status
@@ -536,7 +538,7 @@ pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String>
     if let Some(pid) = ev.payload.get("proposalId").and_then(Value::as_str)
         && let Some(p) = state.proposals.get_mut(pid)
     {
-        p.status = "authorized".into();
+        p.status = ProposalStatus::Authorized;
         p.authorized_work_item_id = Some(work.id.clone());
         p.updated_at = ev.occurred_at;
     }
@@ -569,11 +571,9 @@ pub fn offer_candidate(
     agent_id: &str,
     w: &WorkItem,
 ) -> Result<BTreeMap<String, u64>, Rejection> {
-    if !g
-        .memberships
-        .get(agent_id)
-        .is_some_and(|m| m.status != "ended" && m.principal.actor_type == ActorType::Agent)
-    {
+    if !g.memberships.get(agent_id).is_some_and(|m| {
+        m.status != MembershipState::Ended && m.principal.actor_type == ActorType::Agent
+    }) {
         return Err(
             Rejection::forbidden("the candidate is not a Group member").detail("agentId", agent_id)
         );
@@ -824,7 +824,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
     if !m.has_role("worker") {
         return Err(Rejection::forbidden("the Membership lacks the worker role"));
     }
-    if m.status == "ended" {
+    if m.status == MembershipState::Ended {
         return Err(Rejection::forbidden("the Membership has ended"));
     }
     let card = guards::card(cx.state, cmd.actor.id.as_str())?;
@@ -892,8 +892,8 @@ pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), Str
         .get_mut(&group_id)
         .and_then(|g| g.memberships.get_mut(&assignee))
     {
-        if m.status != "active" {
-            m.status = "active".into();
+        if m.status != MembershipState::Active {
+            m.status = MembershipState::Active;
             m.epoch += 1;
         }
         m.ended_at = None;
