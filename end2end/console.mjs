@@ -459,7 +459,12 @@ test('an Organization of its own: the invitation enrols alice once, for her name
   check(n.includes('alice') && !/mission-owner/.test(n), `the no-Membership notice: ${n}`);
   await page.screenshot({ path: join(resultsDir, 'org-invitation-enrolled.png'), fullPage: true });
   // The demo's Agents of this Organization (`org demo`) wait for a human to create their two
-  // Missions: alice creates them through the signing summary and becomes their MissionOwner.
+  // Missions: the board says so and points to Approvals, where alice creates them through the
+  // signing summary and becomes their MissionOwner.
+  const waiting = page.locator('#demo-proposals-notice');
+  await waiting.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  check(/only a human can create \(2\)/.test(await waiting.innerText()), `the board's notice: ${await waiting.innerText()}`);
+  await waiting.locator('a[href="/approvals"]').click();
   const proposals = page.locator('#demo-proposals article.proposal');
   await proposals.nth(1).waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   check(await proposals.count() === 2, `proposals: ${await proposals.count()}`);
@@ -479,7 +484,9 @@ test('an Organization of its own: the invitation enrols alice once, for her name
   await page.locator('#demo-proposals').waitFor({ state: 'detached', timeout: TIMEOUT_MS });
   // She is a member now (the MissionOwner's Membership): the notice is gone at once.
   await page.locator('#no-membership').waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  await page.locator('header nav a[href="/"]').click();
   await page.locator('.board-columns .cards li').nth(1).waitFor({ timeout: TIMEOUT_MS });
+  check(await page.locator('#demo-proposals-notice').count() === 0, 'the board still says Missions wait');
   await page.screenshot({ path: join(resultsDir, 'org-demo-missions-created.png'), fullPage: true });
   // Its Agents plan, claim and ask: alice grants the first execution gate with her own key.
   await page.locator('header nav a[href="/approvals"]').click();

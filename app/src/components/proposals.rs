@@ -4,7 +4,9 @@
 //! creating it goes through the signing summary like every decision; the answer comes back over
 //! `POST /api/commands` (the human follows no Group of the Mission before it exists) and the new
 //! Group is followed at once. Nothing is shown where the server proposes nothing (404, or a
-//! development Organization, whose demo human creates them itself).
+//! development Organization, whose demo human creates them itself). The board says that
+//! Missions wait ([`ProposalsNotice`]); they are created under Approvals ([`DemoProposals`]),
+//! so the signing code stays in that view's chunk, out of the first view.
 
 use crate::commands::{self, Author, Draft, Fresh, MissionProposal};
 use crate::components::signing_summary::SigningSummaryDialog;
@@ -16,15 +18,14 @@ use leptos::prelude::*;
 #[cfg(target_arch = "wasm32")]
 const POLL_MS: i32 = 10_000;
 
-#[component]
-pub fn DemoProposals() -> impl IntoView {
-    let i18n = use_i18n();
+/// The demo's proposals, read now and every `POLL_MS` while some wait and a key is unlocked;
+/// and why they could not be read.
+fn use_proposals() -> (RwSignal<Vec<MissionProposal>>, RwSignal<Option<String>>) {
     let console = use_console();
     let proposals = RwSignal::new(Vec::<MissionProposal>::new());
     let failed = RwSignal::new(None::<String>);
     let alive = StoredValue::new(true);
     on_cleanup(move || alive.set_value(false));
-    // Reads the list now and every POLL_MS while signed in and on this view.
     Effect::new(move |_| {
         let KeyState::Unlocked { principal_id, .. } = console.key.get() else {
             proposals.set(Vec::new());
@@ -60,8 +61,40 @@ pub fn DemoProposals() -> impl IntoView {
             }
         });
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = principal_id;
+        let _ = (principal_id, alive, failed);
     });
+    (proposals, failed)
+}
+
+/// On the board: that the demo waits for Missions only a human can create, and where.
+#[component]
+pub fn ProposalsNotice() -> impl IntoView {
+    let i18n = use_i18n();
+    let (proposals, _) = use_proposals();
+    move || {
+        let n = proposals.with(Vec::len);
+        if n == 0 {
+            return ().into_any();
+        }
+        view! {
+            <div class="state" id="demo-proposals-notice" role="status">
+                <span class="icon" aria-hidden="true">"✦"</span>
+                <p>
+                    {t!(i18n, proposals.notice, n = move || n.to_string())}" "
+                    <a href="/approvals">{t!(i18n, proposals.go)}</a>
+                </p>
+            </div>
+        }
+        .into_any()
+    }
+}
+
+/// Under Approvals: each proposed Mission with what it asks for, created through the signing
+/// summary.
+#[component]
+pub fn DemoProposals() -> impl IntoView {
+    let i18n = use_i18n();
+    let (proposals, failed) = use_proposals();
     move || {
         let list = proposals.get();
         let error = failed.get();

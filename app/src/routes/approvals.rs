@@ -12,6 +12,7 @@ use crate::commands::{
 use crate::components::artifact::{ArtifactHash, Check, VerifyAll};
 use crate::components::live::Countdown;
 use crate::components::outcome::{outcome_view, state_attr};
+use crate::components::proposals::DemoProposals;
 use crate::components::session;
 use crate::components::signing_summary::SigningSummaryDialog;
 use crate::components::states::{Empty, GroupsNotice, NarrowedNote, StreamStates};
@@ -61,6 +62,8 @@ pub fn Approvals() -> impl IntoView {
             <p class="intro">{t!(i18n, approvals.intro)}</p>
             <StreamStates>
                 <GroupsNotice />
+                // The demo's Missions that wait for a human to create them (own Organization).
+                <DemoProposals />
                 <Show when=move || console.travelling()>
                     <p class="state note" role="note">{t!(i18n, approvals.travelling)}</p>
                 </Show>

@@ -6,7 +6,7 @@
 
 use crate::components::ident::{Id, shared_prefix};
 use crate::components::live::{ChildOf, Countdown, dimension_label, state_label};
-use crate::components::proposals::DemoProposals;
+use crate::components::proposals::ProposalsNotice;
 use crate::components::states::{Empty, GroupsNotice, StreamStates};
 use crate::i18n::*;
 use crate::state::use_console;
@@ -47,7 +47,7 @@ pub fn Board() -> impl IntoView {
                 // No Membership yet (or the Group list failed): said before the empty board.
                 <GroupsNotice />
                 // The demo's Missions waiting for a human to create them (own Organization).
-                <DemoProposals />
+                <ProposalsNotice />
                 <form class="toolbar" role="search" on:submit=|ev| ev.prevent_default()>
                     <label for="board-search">{t!(i18n, board.search)}</label>
                     <input id="board-search" type="search" bind:value=text />
