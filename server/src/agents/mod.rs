@@ -248,7 +248,8 @@ impl RunResult {
 }
 
 /// Where the demo's Agents connect: the server's own `/ws` (loopback; TLS when the server
-/// uses TLS, trusting its certificate).
+/// uses TLS, pinning its own leaf certificate: a CA-issued `--tls-cert` names the public host,
+/// not the loopback address, `gateway::client::tls_pinned`).
 pub fn endpoint_for(
     local: std::net::SocketAddr,
     root: Option<rustls::pki_types::CertificateDer<'static>>,
@@ -263,8 +264,13 @@ pub fn endpoint_for(
         ip => ip,
     };
     let addr = std::net::SocketAddr::new(ip, local.port());
-    let scheme = if root.is_some() { "wss" } else { "ws" };
-    Endpoint::trusting(&format!("{scheme}://{addr}/ws"), root)
+    match root {
+        Some(leaf) => Endpoint::with_config(
+            &format!("wss://{addr}/ws"),
+            Some(crate::gateway::client::tls_pinned(leaf)?),
+        ),
+        None => Endpoint::with_config(&format!("ws://{addr}/ws"), None),
+    }
 }
 
 /// The runner's side of one Agent's link.

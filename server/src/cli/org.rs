@@ -205,7 +205,9 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
 pub fn run(cmd: OrgCommand) -> ExitCode {
     match run_inner(cmd, crate::runtime::now()) {
         Ok(text) => {
-            println!("{text}");
+            // A reader that stops early (`org … | head`) is not a failure of the command.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -54,6 +54,78 @@ pub fn tls_trusting(root: CertificateDer<'static>) -> Result<Arc<rustls::ClientC
     Ok(Arc::new(config))
 }
 
+/// A client TLS configuration that accepts exactly the end-entity certificate `leaf`, whatever
+/// name it carries and whoever issued it, TLS 1.3 only: a server connecting to itself over
+/// loopback (its demo Agents), where the certificate is its own. With `--tls-cert` a CA-issued
+/// chain names the public host, not `127.0.0.1`, and its leaf is no trust anchor, so
+/// [`tls_trusting`] would refuse it; pinning the leaf is stricter than a CA (one certificate,
+/// not any the CA signs), and the handshake signature is still checked against its key.
+pub fn tls_pinned(leaf: CertificateDer<'static>) -> Result<Arc<rustls::ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = Arc::new(PinnedLeaf {
+        leaf,
+        algorithms: provider.signature_verification_algorithms,
+    });
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| format!("TLS: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// See [`tls_pinned`].
+#[derive(Debug)]
+struct PinnedLeaf {
+    leaf: CertificateDer<'static>,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl rustls::client::danger::ServerCertVerifier for PinnedLeaf {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        if end_entity.as_ref() == self.leaf.as_ref() {
+            Ok(rustls::client::danger::ServerCertVerified::assertion())
+        } else {
+            Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::UnknownIssuer,
+            ))
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        // The configuration speaks TLS 1.3 only.
+        Err(rustls::Error::PeerIncompatible(
+            rustls::PeerIncompatible::Tls12NotOffered,
+        ))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
 impl Client {
     /// Opens `url` (`ws://…/ws` or `wss://…/ws`, with `?principal=human` for a human).
     pub async fn connect(
@@ -295,4 +367,81 @@ fn frame_base(frame_id: &str, frame_type: &str) -> Object {
     o.insert("frameId", Value::string(frame_id.to_owned()));
     o.insert("frameType", Value::string(frame_type.to_owned()));
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CA and a leaf it issued for `console.acme.test` (not for `127.0.0.1`), as an operator's
+    /// `--tls-cert` chain would be: `(chain, leaf key)`.
+    fn ca_issued() -> (
+        Vec<CertificateDer<'static>>,
+        rustls::pki_types::PrivateKeyDer<'static>,
+    ) {
+        let ca_key = rcgen::KeyPair::generate().expect("CA key");
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_cert = ca.self_signed(&ca_key).expect("CA");
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().expect("leaf key");
+        let leaf = rcgen::CertificateParams::new(vec!["console.acme.test".to_owned()])
+            .expect("leaf params")
+            .signed_by(&leaf_key, &issuer)
+            .expect("leaf");
+        let key =
+            rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).expect("key der");
+        (vec![leaf.der().clone(), ca_cert.der().clone()], key)
+    }
+
+    /// Completes a TLS handshake with a server presenting `chain`, as `127.0.0.1`.
+    async fn handshake(
+        chain: Vec<CertificateDer<'static>>,
+        key: rustls::pki_types::PrivateKeyDer<'static>,
+        client: Arc<rustls::ClientConfig>,
+    ) -> Result<(), String> {
+        let setup = crate::gateway::tls::server_config(chain, key)?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| e.to_string())?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(setup.config);
+        let server = tokio::spawn(async move {
+            if let Ok((tcp, _)) = listener.accept().await {
+                let _ = acceptor.accept(tcp).await;
+            }
+        });
+        let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+        let name =
+            rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
+        let out = tokio_rustls::TlsConnector::from(client)
+            .connect(name, tcp)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        server.abort();
+        out
+    }
+
+    /// With a CA-issued `--tls-cert`, the demo's Agents reach their own server over loopback:
+    /// trusting the leaf as a root fails (the bug: every demo Agent was refused with
+    /// `UnknownIssuer`), pinning it passes, and pinning another certificate fails.
+    #[tokio::test]
+    async fn the_server_reaches_itself_by_its_pinned_leaf_not_by_trusting_it_as_a_root() {
+        let (chain, key) = ca_issued();
+        let leaf = chain[0].clone();
+        let trusted = tls_trusting(leaf.clone()).expect("config");
+        let refused = handshake(chain.clone(), key.clone_key(), trusted).await;
+        assert!(refused.is_err(), "a CA-issued leaf is no trust anchor");
+        let pinned = tls_pinned(leaf).expect("config");
+        handshake(chain.clone(), key.clone_key(), pinned)
+            .await
+            .expect("the pinned leaf is accepted whatever its name and issuer");
+        let (other, _) = ca_issued();
+        let wrong = tls_pinned(other[0].clone()).expect("config");
+        assert!(
+            handshake(chain, key, wrong).await.is_err(),
+            "another certificate is refused"
+        );
+    }
 }
