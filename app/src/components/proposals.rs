@@ -78,7 +78,7 @@ pub fn ProposalsNotice() -> impl IntoView {
         }
         view! {
             <div class="state" id="demo-proposals-notice" role="status">
-                <span class="icon" aria-hidden="true">"✦"</span>
+                <span class="icon" aria-hidden="true">"◷"</span>
                 <p>
                     {t!(i18n, proposals.notice, n = move || n.to_string())}" "
                     <a href="/approvals">{t!(i18n, proposals.go)}</a>
