@@ -955,36 +955,60 @@ fn a_coordinator_never_approves_the_child_mission_it_submitted() {
 fn a_proposed_mission_is_created_by_the_human_who_signs_it() {
     let mut w = World::new();
     let coordinator = w.h.id("coord");
-    let proposal = |mission: &str, group: &str, payload_group: &str| {
+    let proposal = |mission: &str,
+                    group: &str,
+                    payload_mission: &str,
+                    payload_group: &str,
+                    follow_up: Option<&str>| {
+        let mut p = payload(vec![
+            ("missionId", s(payload_mission)),
+            ("groupId", s(payload_group)),
+            ("coordinatorId", s(&coordinator)),
+            ("title", s("Second")),
+            ("objective", s("Ship the second thing")),
+            ("definitionOfDone", arr(&["it ships"])),
+            ("deadline", s(DEADLINE)),
+            ("permissions", arr(&["deploy"])),
+        ]);
+        if let Some(f) = follow_up {
+            p.insert("followUpOfMissionId", s(f));
+        }
         obj(vec![
             ("missionId", s(mission)),
             ("groupId", s(group)),
             ("title", s("Second")),
-            (
-                "payload",
-                obj(vec![
-                    ("missionId", s(mission)),
-                    ("groupId", s(payload_group)),
-                    ("coordinatorId", s(&coordinator)),
-                    ("title", s("Second")),
-                    ("objective", s("Ship the second thing")),
-                    ("definitionOfDone", arr(&["it ships"])),
-                    ("deadline", s(DEADLINE)),
-                    ("permissions", arr(&["deploy"])),
-                ]),
-            ),
+            ("payload", Value::Object(p)),
         ])
     };
+    let (m2, g2) = ("urn:x:mission:second", "urn:x:group:second");
     let body = json::to_string(&obj(vec![(
         "proposals",
         Value::Array(vec![
-            proposal(
-                "urn:x:mission:second",
-                "urn:x:group:second",
-                "urn:x:group:second",
-            ),
+            proposal(m2, g2, m2, g2, None),
             // Names one Group and creates another: never offered.
-            proposal("urn:x:mission:third", "urn:x:group:third", G),
+            proposal(
+                "urn:x:mission:third",
+                "urn:x:group:third",
+                "urn:x:mission:third",
+                G,
+                None,
+            ),
+            // Names one Mission and creates another: never offered.
+            proposal(
+                "urn:x:mission:fourth",
+                "urn:x:group:fourth",
+                "urn:x:mission:other",
+                "urn:x:group:fourth",
+                None,
+            ),
+            // A follow-up, not a root creation: never offered.
+            proposal(
+                "urn:x:mission:fifth",
+                "urn:x:group:fifth",
+                "urn:x:mission:fifth",
+                "urn:x:group:fifth",
+                Some(M),
+            ),
         ]),
     )]));
     let list = commands::proposals_of(200, body.as_bytes()).unwrap();

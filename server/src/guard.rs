@@ -112,9 +112,14 @@ fn host_name(authority: &str) -> String {
     }
 }
 
-/// True for `localhost` and its subdomains (RFC 6761 §6.3), and the loopback literals.
+/// True for `localhost` and its subdomains (RFC 6761 §6.3), and the loopback addresses
+/// (`127.0.0.0/8`, `::1`); a DNS name that merely starts with `127.` is not one.
 pub fn is_loopback_name(host: &str) -> bool {
-    LOOPBACK_HOSTS.contains(&host) || host.ends_with(".localhost") || host.starts_with("127.")
+    LOOPBACK_HOSTS.contains(&host)
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback())
 }
 
 impl EdgePolicy {
@@ -318,6 +323,96 @@ mod tests {
         assert_eq!(
             any.check(&Method::GET, &uri("/"), &head(&[("host", "whatever")])),
             Ok(())
+        );
+    }
+
+    /// The host a request names, and which names are loopback ones (no HSTS for them): a bare
+    /// IPv6 address keeps its colons, `127.evil.example` is a DNS name, not a loopback address.
+    #[test]
+    fn host_names_and_loopback_names() {
+        assert_eq!(host_name("Console.Example.ORG:443"), "console.example.org");
+        assert_eq!(host_name("console.example.org"), "console.example.org");
+        assert_eq!(host_name("[::1]:8080"), "::1");
+        assert_eq!(host_name("::1"), "::1");
+        assert_eq!(host_name("fe80::1"), "fe80::1");
+        for name in [
+            "localhost",
+            "app.localhost",
+            "127.0.0.1",
+            "127.0.0.2",
+            "::1",
+        ] {
+            assert!(is_loopback_name(name), "{name}");
+        }
+        for name in [
+            "example.org",
+            "127.evil.example",
+            "localhost.evil.example",
+            "10.0.0.1",
+        ] {
+            assert!(!is_loopback_name(name), "{name}");
+        }
+        let tls = EdgePolicy::new("0.0.0.0", &["console.example.org".into()], &[], true);
+        assert!(!tls.any_host(), "named hosts are not any host");
+        let hsts = |host: &str| tls.hsts_for(&uri("/"), &head(&[("host", host)]));
+        assert!(hsts("console.example.org"));
+        assert!(hsts("127.evil.example:8443"));
+        assert!(!hsts("127.0.0.2:8443"));
+        assert!(!hsts("app.localhost"));
+        let plain = EdgePolicy::new("0.0.0.0", &["console.example.org".into()], &[], false);
+        assert!(!plain.hsts_for(&uri("/"), &head(&[("host", "console.example.org")])));
+    }
+
+    /// The middleware itself, in front of a route: a refused request never reaches the handler
+    /// and gets the wire error's status; an accepted one reaches it, and over TLS carries HSTS.
+    #[tokio::test]
+    async fn the_edge_middleware_refuses_before_the_handler_and_adds_hsts() {
+        use tower::ServiceExt;
+        let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = Arc::clone(&reached);
+        let policy = Arc::new(EdgePolicy::new(
+            "0.0.0.0",
+            &["console.example.org".into()],
+            &[],
+            true,
+        ));
+        let app = axum::Router::new()
+            .route(
+                "/",
+                axum::routing::get(move || {
+                    let seen = Arc::clone(&seen);
+                    async move {
+                        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        "ok"
+                    }
+                }),
+            )
+            .layer(axum::middleware::from_fn_with_state(policy, edge));
+        let get = |host: &str| {
+            axum::http::Request::builder()
+                .uri("/")
+                .header("host", host)
+                .body(axum::body::Body::empty())
+                .expect("request")
+        };
+        let refused = app
+            .clone()
+            .oneshot(get("evil.example"))
+            .await
+            .expect("answer");
+        assert_eq!(refused.status(), StatusCode::MISDIRECTED_REQUEST);
+        assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let ok = app
+            .oneshot(get("console.example.org"))
+            .await
+            .expect("answer");
+        assert_eq!(ok.status(), StatusCode::OK);
+        assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(
+            ok.headers()
+                .get(header::STRICT_TRANSPORT_SECURITY)
+                .map(|v| v.as_bytes()),
+            Some(HSTS.as_bytes())
         );
     }
 

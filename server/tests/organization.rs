@@ -184,6 +184,16 @@ impl Human<'_> {
     }
 }
 
+/// The invitation token in what `org invite` printed (`…/join#token=T&name=N`).
+fn token_of(printed: &str) -> String {
+    printed
+        .split("token=")
+        .nth(1)
+        .and_then(|t| t.split('&').next())
+        .unwrap()
+        .to_owned()
+}
+
 /// Polls `f` every 200 ms for up to 10 s (the server applies file changes within a second).
 fn eventually(mut f: impl FnMut() -> bool) -> bool {
     for _ in 0..50 {
@@ -230,14 +240,7 @@ fn an_organization_of_ones_own_from_init_to_a_revoked_key() {
         "{link}"
     );
     assert!(link.ends_with("&name=alice"), "{link}");
-    let token = link
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .split('&')
-        .next()
-        .unwrap()
-        .to_owned();
+    let token = token_of(&link);
     let agent_seed = SecretSeed::take(&mut [11u8; 32]);
     let agent_id = "urn:missionweaveprotocol:agent:acme-builder";
     let out = Command::new(BIN)
@@ -355,14 +358,7 @@ fn with_confirmation_the_key_waits_for_the_administrator() {
     let data = dir.join("beta");
     assert!(org(&data, &["init", "--name", "Beta", "--require-confirmation"]).0);
     let (_, out, _) = org(&data, &["invite", "human", "bob", "--expires-in", "1h"]);
-    let token = out
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .split('&')
-        .next()
-        .unwrap()
-        .to_owned();
+    let token = token_of(&out);
     let srv = serve(&data);
     let seed = SecretSeed::take(&mut [21u8; 32]);
     let key = "urn:missionweaveprotocol:key:bob-b1";
@@ -467,14 +463,7 @@ fn the_demo_in_an_organization_of_ones_own_waits_for_its_human() {
     let data = dir.join("gamma");
     assert!(org(&data, &["init", "--name", "Gamma Labs"]).0);
     let (_, out, _) = org(&data, &["invite", "human", "alice"]);
-    let token = out
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .split('&')
-        .next()
-        .unwrap()
-        .to_owned();
+    let token = token_of(&out);
     let (ok, out, err) = org(&data, &["demo", "--owner", "alice"]);
     assert!(ok, "{err}");
     assert!(
