@@ -283,24 +283,13 @@ impl ReadAccess {
         headers: &axum::http::HeaderMap,
         hash: &str,
     ) -> Result<(), Box<Response>> {
-        let signer = wasm_core::crypto::request::verify(
+        let signer = crate::enrol::signed_reader(
             &self.registry.current(),
-            "GET",
             path,
             crate::enrol::signed_headers(headers),
-            crate::runtime::now(),
+            "an Artifact",
         )
-        .map_err(|e| {
-            tracing::info!(reason = %e, "an unauthenticated Artifact read");
-            Box::new(
-                WireError::new(
-                    ErrorCode::AuthRequired,
-                    "sign the request with your Registry key (wasm_core::crypto::request)",
-                )
-                .with_status(StatusCode::UNAUTHORIZED)
-                .into_response(),
-            )
-        })?;
+        .map_err(|e| Box::new((*e).into_response()))?;
         if self.members.may_read_artifact(&signer.id.0, hash) {
             Ok(())
         } else {

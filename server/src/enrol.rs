@@ -270,7 +270,7 @@ fn admit(
 }
 
 /// A refusal with its wire code and HTTP status.
-fn refuse(code: ErrorCode, message: &str, status: StatusCode) -> Box<WireError> {
+pub(crate) fn refuse(code: ErrorCode, message: &str, status: StatusCode) -> Box<WireError> {
     Box::new(WireError::new(code, message.to_owned()).with_status(status))
 }
 
@@ -434,23 +434,12 @@ impl Enrolment {
         path: &str,
         headers: request::SignedHeaders<'_>,
     ) -> Result<Vec<String>, Box<WireError>> {
-        let unsigned = || {
-            refuse(
-                ErrorCode::AuthRequired,
-                "sign the request with your Registry key (wasm_core::crypto::request)",
-                StatusCode::UNAUTHORIZED,
-            )
-        };
         let registry = self
             .live
             .as_ref()
             .map(LiveRegistry::current)
             .ok_or_else(unsigned)?;
-        let signer = request::verify(&registry, "GET", path, headers, crate::runtime::now())
-            .map_err(|e| {
-                tracing::info!(reason = %e, "an unauthenticated Group list request");
-                unsigned()
-            })?;
+        let signer = signed_reader(&registry, path, headers, "a Group list")?;
         if signer.id.0 != principal_id {
             return Err(refuse(
                 ErrorCode::AuthForbidden,
@@ -734,6 +723,29 @@ async fn enrol(State(state): State<Arc<Enrolment>>, body: Bytes) -> Response {
         }
         Err(e) => (*e).into_response(),
     }
+}
+
+/// Who signed a console read of `path` (`wasm_core::crypto::request`) with a key `registry`
+/// holds valid now, or the one 401 every unsigned, stale or forged read gets (what failed goes
+/// to the log only: `what` names the read there).
+pub fn signed_reader(
+    registry: &wasm_core::crypto::ValidatedRegistry,
+    path: &str,
+    headers: request::SignedHeaders<'_>,
+    what: &str,
+) -> Result<wasm_core::model::common::Actor, Box<WireError>> {
+    request::verify(registry, "GET", path, headers, crate::runtime::now()).map_err(|e| {
+        tracing::info!(reason = %e, read = what, "an unauthenticated read");
+        unsigned()
+    })
+}
+
+fn unsigned() -> Box<WireError> {
+    refuse(
+        ErrorCode::AuthRequired,
+        "sign the request with your Registry key (wasm_core::crypto::request)",
+        StatusCode::UNAUTHORIZED,
+    )
 }
 
 /// The signed-request headers of `headers`.

@@ -899,6 +899,21 @@ pub async fn watch(
 mod tests {
     use super::*;
 
+    /// A new Organization in `temp(tag)` (confirmation required or not) and one invitation of
+    /// `name` (`role`, an hour): the directory, the Organization, the invitation and its token.
+    fn invited(
+        tag: &str,
+        confirm: bool,
+        name: &str,
+        role: Option<&str>,
+    ) -> (PathBuf, OrgDir, Invitation, String) {
+        let dir = temp(tag);
+        let org = OrgDir::new(&dir);
+        org.init("Acme", confirm, now()).expect("init");
+        let (inv, token) = org.invite(name, role, 3600, None, now()).expect("invited");
+        (dir, org, inv, token)
+    }
+
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("weave-org-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -965,12 +980,7 @@ mod tests {
     /// once.
     #[test]
     fn an_invitation_enrols_its_name_once_before_expiry() {
-        let dir = temp("invite");
-        let org = OrgDir::new(&dir);
-        org.init("Acme", false, now()).expect("init");
-        let (inv, token) = org
-            .invite("alice", Some("approver"), 3600, None, now())
-            .expect("invited");
+        let (dir, org, inv, token) = invited("invite", false, "alice", Some("approver"));
         assert_eq!(inv.name, "alice");
         let text = std::fs::read_to_string(dir.join(FILE)).expect("text");
         assert!(!text.contains(&token), "only the token's digest is kept");
@@ -1027,12 +1037,7 @@ mod tests {
 
     #[test]
     fn with_confirmation_a_key_waits_for_an_administrator() {
-        let dir = temp("confirm");
-        let org = OrgDir::new(&dir);
-        org.init("Acme", true, now()).expect("init");
-        let (_, token) = org
-            .invite("carol", None, 3600, None, now())
-            .expect("invited");
+        let (dir, org, _, token) = invited("confirm", true, "carol", None);
         assert_eq!(
             org.enrol(&request("carol", 6, Some(&token)), now()),
             Ok(EnrolOutcome::Pending)
@@ -1060,12 +1065,7 @@ mod tests {
     /// Revocation: `revokedAt` now.
     #[test]
     fn rotation_and_revocation_end_a_key_by_its_validity_window() {
-        let dir = temp("rotate");
-        let org = OrgDir::new(&dir);
-        org.init("Acme", false, now()).expect("init");
-        let (_, t1) = org
-            .invite("erin", None, 3600, None, now())
-            .expect("invited");
+        let (dir, org, _, t1) = invited("rotate", false, "erin", None);
         org.enrol(&request("erin", 7, Some(&t1)), now())
             .expect("bound");
         let old = format!("{KEY_PREFIX}erin-k7");

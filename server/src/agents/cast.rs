@@ -12,7 +12,6 @@
 
 use super::{DemoKeys, Member};
 use crate::org::{self, OrgDir};
-use crate::wire::WireError;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -200,12 +199,6 @@ struct Served {
     registry: crate::live_registry::LiveRegistry,
 }
 
-fn refused(code: ErrorCode, status: StatusCode, message: &str) -> Response {
-    WireError::new(code, message)
-        .with_status(status)
-        .into_response()
-}
-
 /// `GET /api/demo/proposals`: the Missions the demo waits for, to a human of the Organization
 /// (a signed read, `wasm_core::crypto::request`: 401 unsigned, 403 for an Agent or a service,
 /// who may not create a root Mission, §7.1).
@@ -214,29 +207,22 @@ async fn proposals(
     uri: axum::http::Uri,
     headers: axum::http::HeaderMap,
 ) -> Response {
-    let signer = match wasm_core::crypto::request::verify(
+    let signer = match crate::enrol::signed_reader(
         &served.registry.current(),
-        "GET",
         uri.path(),
         crate::enrol::signed_headers(&headers),
-        crate::runtime::now(),
+        "the demo's proposals",
     ) {
         Ok(s) => s,
-        Err(e) => {
-            tracing::info!(reason = %e, "an unauthenticated demo proposals request");
-            return refused(
-                ErrorCode::AuthRequired,
-                StatusCode::UNAUTHORIZED,
-                "sign the request with your Registry key (wasm_core::crypto::request)",
-            );
-        }
+        Err(e) => return (*e).into_response(),
     };
     if signer.actor_type != ActorType::Human {
-        return refused(
+        return (*crate::enrol::refuse(
             ErrorCode::AuthForbidden,
-            StatusCode::FORBIDDEN,
             "only a human creates a root Mission (§7.1)",
-        );
+            StatusCode::FORBIDDEN,
+        ))
+        .into_response();
     }
     let list: Vec<Value> = served
         .proposals

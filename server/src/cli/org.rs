@@ -551,16 +551,18 @@ mod tests {
             crate::cards::template_json("urn:missionweaveprotocol:agent:acme-builder"),
         )
         .expect("card");
-        let out = run_inner(
-            OrgCommand::Agent(AgentCommand::Add(AgentAddArgs {
-                dir: DataArgs { data: dir.clone() },
-                public_key: public.clone(),
-                card: card.clone(),
-                out: Some(dir.join("agent.json")),
-            })),
-            now,
-        )
-        .expect("added");
+        let add = || {
+            run_inner(
+                OrgCommand::Agent(AgentCommand::Add(AgentAddArgs {
+                    dir: DataArgs { data: dir.clone() },
+                    public_key: public.clone(),
+                    card: card.clone(),
+                    out: Some(dir.join("agent.json")),
+                })),
+                now,
+            )
+        };
+        let out = add().expect("added");
         assert!(
             out.contains("registered urn:missionweaveprotocol:agent:acme-builder"),
             "{out}"
@@ -589,15 +591,7 @@ mod tests {
         )
         .expect("a signed card");
         // Twice: refused; a bad key: refused.
-        let again = run_inner(
-            OrgCommand::Agent(AgentCommand::Add(AgentAddArgs {
-                dir: DataArgs { data: dir.clone() },
-                public_key: public.clone(),
-                card: card.clone(),
-                out: Some(dir.join("agent.json")),
-            })),
-            now,
-        );
+        let again = add();
         assert!(again.is_err());
         assert!(strict_key("AAAA").is_err());
         // Rotation: the new key bound, the old one ended now, card version 2.
