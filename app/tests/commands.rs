@@ -10,8 +10,8 @@ use app::commands::{
     self, Author, BuildError, Decision, Fresh, Outcome, SignedCommand, http_outcome, item_key,
     uuid_urn, verify_receipt,
 };
+use simulation::harness::{Envelope, Harness};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::crypto::ed25519;
 use wasm_core::encoding::{b64url_encode, sha256_hash};

@@ -602,10 +602,10 @@ pub fn replay(store: &dyn Store, authority: &mut Authority) -> Result<u64, Store
 mod tests {
     use super::*;
     use crate::store::sqlite::SqliteStore;
+    use simulation::harness::{Envelope, Harness};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     use wasm_core::authority::handlers::payload;
-    use wasm_core::authority::harness::{Envelope, Harness};
     use wasm_core::json::Value;
     use wasm_core::model::common::ActorType;
 

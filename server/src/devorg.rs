@@ -30,7 +30,7 @@ pub const PRINCIPALS: &[(&str, ActorType)] = &[
     // Layout 2: what `weave-console dev principals` hands to external Agents.
     ("worker", ActorType::Agent),
     ("outsider", ActorType::Agent),
-    // The §22 demo's further cast (`wasm_core::agents::plan::CAST`): the control plane that
+    // The §22 demo's further cast (`simulation::agents::plan::CAST`): the control plane that
     // replaces a failed Coordinator, a second Mission's Coordinator and its standby, the child
     // security Mission's Coordinator and Worker, and a second developer whose lease lapses.
     ("control-plane", ActorType::Service),

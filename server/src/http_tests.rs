@@ -11,14 +11,14 @@ use crate::wire::INTERNAL_MESSAGE;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
+use simulation::harness::{Envelope, Harness};
+use simulation::scenario::{self, Answer, Target};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 use tower::ServiceExt;
 use wasm_core::authority::Micros;
-use wasm_core::authority::harness::{Envelope, Harness};
-use wasm_core::authority::scenario::{self, Answer, Target};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 
@@ -511,7 +511,7 @@ impl Target for HttpTarget<'_> {
 }
 
 fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasm-core/tests/scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../simulation/tests/scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .flatten()

@@ -6,9 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admission;
-pub mod agents;
 pub mod authority;
-pub mod bench;
 pub mod conformance;
 pub mod crypto;
 pub mod encoding;

@@ -18,10 +18,10 @@
 use crate::endpoint::Endpoint;
 use crate::gateway::client::{Client, Incoming};
 use futures_util::FutureExt;
+use simulation::agents::Outcome;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use wasm_core::agents::Outcome;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{self, Value};
 use wasm_core::model::error::ErrorCode;

@@ -1,4 +1,4 @@
-//! The §22 demo in the server process: `wasm_core::agents`' simulated Agents and director,
+//! The §22 demo in the server process: `simulation::agents`' simulated Agents and director,
 //! driven in real time, with every Agent speaking the WebSocket binding of this very server
 //! like any external Agent (`link`): its own `HELLO` (Session Epochs), `SUBSCRIBE` to its
 //! Groups, signed `COMMAND`s, `EVENT`s back, `ACK`s, and reconnection with resume from the
@@ -22,11 +22,11 @@ use crate::devorg::DevOrganization;
 use crate::endpoint::Endpoint;
 use crate::runtime::AuthorityHandle;
 use link::{FromLink, LinkSpec, Report, ToLink};
+use simulation::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
+use simulation::agents::{Outcome, Pace, plan};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
-use wasm_core::agents::{Outcome, Pace, plan};
 use wasm_core::authority::Micros;
 use wasm_core::crypto::{SecretSeed, ValidatedRegistry, ed25519};
 use wasm_core::json::{self, Value};
@@ -222,7 +222,7 @@ impl RunOptions {
 #[derive(Debug, Default)]
 pub struct RunResult {
     pub finished: bool,
-    pub record: wasm_core::agents::director::Record,
+    pub record: simulation::agents::director::Record,
     /// Every Command the runner submitted, and Events the director followed.
     pub submitted: u64,
     pub delivered: u64,
@@ -652,7 +652,7 @@ impl Launch {
 mod tests {
     use super::*;
     use crate::runtime::Reply;
-    use wasm_core::authority::harness::{Envelope, signed_command};
+    use simulation::harness::{Envelope, signed_command};
     use wasm_core::json::Object;
 
     #[test]
@@ -1022,7 +1022,7 @@ mod tests {
 
     /// What a link reported, gathered: an inbox of the Events (§16), outcomes by id.
     struct Gathered {
-        inbox: wasm_core::agents::inbox::Inbox,
+        inbox: simulation::agents::inbox::Inbox,
         outcomes: BTreeMap<u64, Outcome>,
         reconnected: Vec<(u64, Vec<(String, u64)>)>,
         events: u64,
@@ -1170,7 +1170,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         let mut g = Gathered {
-            inbox: wasm_core::agents::inbox::Inbox::new(),
+            inbox: simulation::agents::inbox::Inbox::new(),
             outcomes: BTreeMap::new(),
             reconnected: Vec::new(),
             events: 0,

@@ -1,5 +1,5 @@
 //! `scenarios --url`: the behavioural suite against a live server over the binding. A
-//! [`LiveTarget`] is the runner's `Target` (`wasm_core::authority::scenario`) for one scenario:
+//! [`LiveTarget`] is the runner's `Target` (`simulation::scenario`) for one scenario:
 //!
 //! - **Principals.** Each scenario gets fresh Principals of the server's Organization (the
 //!   scenario pool of a `serve --dev-clock` data directory, keys from `dev principals
@@ -30,12 +30,12 @@
 
 use crate::endpoint::Endpoint;
 use crate::gateway::client::{Client, Incoming};
+use simulation::harness::{Envelope, test_seed};
+use simulation::scenario::{Answer, Target};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use wasm_core::authority::harness::{Envelope, test_seed};
-use wasm_core::authority::scenario::{Answer, Target};
 use wasm_core::authority::{Micros, event_id};
 use wasm_core::crypto::ed25519::{self, Signer};
 use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document_with};

@@ -345,7 +345,7 @@ async fn serve(
         say!(
             "weave-console: sign in as the demo's MissionOwner (it waits for their decisions): \
              {scheme}://{local}/join#token={token}&name={}",
-            wasm_core::agents::plan::HUMAN
+            simulation::agents::plan::HUMAN
         );
         say!("weave-console: development enrolment token: {token}");
     }

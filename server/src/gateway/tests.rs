@@ -15,12 +15,12 @@ use crate::devorg::OrgSetup;
 use crate::http::{AppState, router};
 use crate::runtime::{self, AuthorityHandle, Reply};
 use rustls::pki_types::CertificateDer;
+use simulation::harness::{Envelope, Harness};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tower::ServiceExt;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
@@ -1193,7 +1193,7 @@ async fn an_enrolled_key_opens_a_human_session_and_signs_without_a_restart() {
         group_id: Some(group.to_owned()),
         ..Envelope::default()
     };
-    let create = wasm_core::authority::harness::signed_command(
+    let create = simulation::harness::signed_command(
         &wasm_core::model::common::Actor::new(ActorType::Human, alice),
         key_id,
         &signer,

@@ -21,11 +21,9 @@ pub mod clock;
 pub mod evolve;
 pub mod guards;
 pub mod handlers;
-pub mod harness;
 pub mod payload;
 pub mod projection;
 pub mod rejection;
-pub mod scenario;
 pub mod state;
 pub mod table;
 

@@ -9,10 +9,10 @@
 
 use super::inbox::{Inbox, InboxError};
 use super::{str_at, u64_at};
-use crate::authority::Micros;
-use crate::authority::projection::{WorkContract, WorkItem};
-use crate::json::Value;
 use std::collections::BTreeMap;
+use wasm_core::authority::Micros;
+use wasm_core::authority::projection::{WorkContract, WorkItem};
+use wasm_core::json::Value;
 
 /// Where a WorkItem stands for this Worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -164,7 +164,7 @@ impl GroupQueue {
             "work.authorized" => {
                 if let Some(w) = e
                     .pointer("/payload/workItem")
-                    .and_then(|v| crate::model::from_value::<WorkItem>(v, false).ok())
+                    .and_then(|v| wasm_core::model::from_value::<WorkItem>(v, false).ok())
                 {
                     let item = self.item(&w.id, at);
                     item.mission_id = Some(w.mission_id);
@@ -366,7 +366,7 @@ impl GroupQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Object;
+    use wasm_core::json::Object;
 
     const ME: &str = "urn:missionweaveprotocol:agent:reviewer";
 

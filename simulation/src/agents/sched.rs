@@ -12,8 +12,8 @@
 //! The Scheduler sees only scheduling metadata (Group, priority, waiting time), never Mission
 //! content (§13.3).
 
-use crate::authority::Micros;
 use std::collections::BTreeMap;
+use wasm_core::authority::Micros;
 
 /// One pass unit for a Group of weight 1 ([`Scheduler::charge`]).
 pub const STRIDE: u64 = 1_000_000;

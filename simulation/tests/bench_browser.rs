@@ -12,7 +12,7 @@ fn bench_core_in_browser() {
     let budget: f64 = option_env!("BENCH_MS")
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000.0);
-    for m in wasm_core::bench::run_core(&now, budget) {
+    for m in simulation::bench::run_core(&now, budget) {
         assert!(m.error.is_none(), "{}: {:?}", m.name, m.error);
         wasm_bindgen_test::console_log!(
             "BENCH wasm {} {:.0} /s ({} iterations in {:.0} ms)",

@@ -11,8 +11,8 @@
     clippy::needless_range_loop
 )]
 
+use simulation::harness::{Envelope, Harness, is};
 use wasm_core::authority::handlers::{payload, work_exec};
-use wasm_core::authority::harness::{Envelope, Harness, is};
 use wasm_core::authority::projection::WorkItem;
 use wasm_core::authority::state::Account;
 use wasm_core::authority::{Micros, Rejection, Submitted};

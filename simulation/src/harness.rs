@@ -3,16 +3,18 @@
 //! signed, run through the six verification stages and then submitted, exactly as the gateway
 //! will do. Keys are derived from names (test-only; a real deployment supplies its own).
 
-use super::{Authority, AuthorityConfig, CooperationLimits, Micros, Rejection, Submitted};
-use crate::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
-use crate::crypto::verify::SignError;
-use crate::crypto::{DocumentKind, SecretSeed, ed25519, sign_document_with, verify};
-use crate::encoding::b64url_encode;
-use crate::json::{self, Object, Value};
-use crate::model::ToJson;
-use crate::model::common::{Actor, ActorType};
-use crate::model::error::ErrorCode;
 use std::collections::BTreeMap;
+use wasm_core::authority::{
+    Authority, AuthorityConfig, CooperationLimits, Micros, Rejection, Submitted,
+};
+use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
+use wasm_core::crypto::verify::SignError;
+use wasm_core::crypto::{DocumentKind, SecretSeed, ed25519, sign_document_with, verify};
+use wasm_core::encoding::b64url_encode;
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::ToJson;
+use wasm_core::model::common::{Actor, ActorType};
+use wasm_core::model::error::ErrorCode;
 
 /// The Group Authority's service Principal (payloads.md §4.2).
 pub const GROUP_AUTHORITY: &str = "urn:missionweaveprotocol:service:group-gateway";
@@ -196,7 +198,7 @@ impl Harness {
         for a in agents {
             let agent_id = self.id(a);
             let pk = b64url_encode(&self.principals[*a].signer.public_key());
-            let card = super::handlers::payload(vec![
+            let card = wasm_core::authority::handlers::payload(vec![
                 ("agentId", Value::string(agent_id.clone())),
                 ("version", Value::from(1u64)),
                 ("displayName", Value::string(a.to_string())),
@@ -209,7 +211,7 @@ impl Harness {
                 ("issuedAt", Value::string(now.format())),
                 ("signature", Value::string("test")),
             ]);
-            let p = super::handlers::payload(vec![("card", Value::Object(card))]);
+            let p = wasm_core::authority::handlers::payload(vec![("card", Value::Object(card))]);
             self.submit(
                 "organization-registry",
                 "ext.missionweaveprotocol.registry.agent_card_register",
@@ -217,7 +219,8 @@ impl Harness {
                 p,
                 now,
             )?;
-            let p = super::handlers::payload(vec![("agentId", Value::string(agent_id))]);
+            let p =
+                wasm_core::authority::handlers::payload(vec![("agentId", Value::string(agent_id))]);
             self.submit(
                 "group-gateway",
                 "ext.missionweaveprotocol.identity.session_open",

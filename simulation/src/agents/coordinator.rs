@@ -21,17 +21,17 @@ use super::plan::{MissionPlan, Release, Stage, work_id_of_proposal};
 use super::{
     Agent, Directive, Identity, Outcome, Outgoing, Pace, Pending, obj, principal, str_at, strings,
 };
-use crate::authority::Micros;
-use crate::authority::State;
-use crate::authority::evolve;
-use crate::authority::harness::Envelope;
-use crate::authority::projection::{EvidenceItem, Mission, SelectionBasis, WorkItem};
-use crate::json::{Object, Value};
-use crate::model::ToJson;
-use crate::model::error::ErrorCode;
-use crate::model::mission::MissionState;
-use crate::model::work_item::WorkItemState;
+use crate::harness::Envelope;
 use std::collections::{BTreeMap, BTreeSet};
+use wasm_core::authority::Micros;
+use wasm_core::authority::State;
+use wasm_core::authority::evolve;
+use wasm_core::authority::projection::{EvidenceItem, Mission, SelectionBasis, WorkItem};
+use wasm_core::json::{Object, Value};
+use wasm_core::model::ToJson;
+use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
+use wasm_core::model::work_item::WorkItemState;
 
 /// What a Command in flight was for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -403,7 +403,9 @@ impl Coordinator {
                 ),
                 (
                     "conversationId",
-                    Value::string(crate::authority::handlers::mission::mission_conversation_id(&g)),
+                    Value::string(
+                        wasm_core::authority::handlers::mission::mission_conversation_id(&g),
+                    ),
                 ),
                 ("content", Value::string(text)),
                 ("mentions", Value::Array(Vec::new())),
@@ -451,7 +453,8 @@ impl Coordinator {
             .proposals
             .values()
             .find(|p| {
-                p.group_id == g && p.status == crate::authority::projection::ProposalStatus::Open
+                p.group_id == g
+                    && p.status == wasm_core::authority::projection::ProposalStatus::Open
             })
             .cloned();
         if let Some(prop) = open {
@@ -657,7 +660,8 @@ impl Coordinator {
                     .contains_key(&self.plan.work_id(&s.key))
             })
             && !self.view.proposals.values().any(|p| {
-                p.group_id == g && p.status == crate::authority::projection::ProposalStatus::Open
+                p.group_id == g
+                    && p.status == wasm_core::authority::projection::ProposalStatus::Open
             });
         if complete {
             let mut hashes: Vec<String> = self

@@ -6,8 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg(not(target_arch = "wasm32"))]
 
+use simulation::harness::{Envelope, Harness};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::projection::WorkItem;
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::crypto::ed25519;

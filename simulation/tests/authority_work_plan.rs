@@ -5,8 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use simulation::harness::{Envelope, Harness, is};
 use wasm_core::authority::handlers::{payload, work_plan};
-use wasm_core::authority::harness::{Envelope, Harness, is};
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;

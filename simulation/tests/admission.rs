@@ -142,7 +142,7 @@ cases! {
         // `event-self-anchoring`; a record is that only when it equals the document, or when
         // it is a signed object whose signing hash (its JCS without `signature`) is the
         // document's. Anything else that is not a record fails the record schema instead.
-        use wasm_core::authority::harness::{Envelope, Harness};
+        use simulation::harness::{Envelope, Harness};
         use wasm_core::authority::{Micros, Submitted};
         // A Signed Event of a Group Authority, verified.
         let mut h = Harness::new(&[("a1", ActorType::Agent)]);
@@ -477,9 +477,9 @@ cases! {
 #[test]
 #[ignore = "timing; run in release"]
 fn first_admission_cost() {
+    use simulation::harness::{Envelope, Harness};
     use std::collections::HashMap;
     use wasm_core::authority::Micros;
-    use wasm_core::authority::harness::{Envelope, Harness};
 
     struct MapLog(HashMap<(String, String), Vec<u8>>, Actor);
     impl AdmissionLog for MapLog {

@@ -7,8 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use simulation::harness::{Envelope, Harness};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::projection::{Mission, WorkItem};
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::crypto::{DocumentKind, ed25519, sign_document};

@@ -124,7 +124,7 @@ fn bench(name: &str, mut f: impl FnMut()) {
 #[test]
 #[ignore = "timing; run in release with --ignored --nocapture"]
 fn json_hot_path_timings() {
-    let (cmd, _) = wasm_core::bench::typical_command().unwrap();
+    let (cmd, _) = simulation::bench::typical_command().unwrap();
     let doc = json::parse(&cmd).unwrap();
     let ev = event();
     let slotted = json::jcs::canonical_with_slot(&ev, "signature").unwrap();

@@ -32,16 +32,16 @@ use super::{
     Agent, ArtifactContent, Directive, Identity, Outcome, Outgoing, Pace, obj, str_at, strings,
     u64_at,
 };
-use crate::authority::harness::Envelope;
-use crate::authority::{Micros, State, evolve};
-use crate::crypto::{DocumentKind, SecretSeed, ValidatedRegistry, verify};
-use crate::json::Value;
-use crate::model::ToJson;
-use crate::model::common::ActorType;
-use crate::model::error::ErrorCode;
-use crate::model::mission::MissionState;
-use crate::model::work_item::WorkItemState;
+use crate::harness::Envelope;
 use std::collections::{BTreeMap, BTreeSet};
+use wasm_core::authority::{Micros, State, evolve};
+use wasm_core::crypto::{DocumentKind, SecretSeed, ValidatedRegistry, verify};
+use wasm_core::json::Value;
+use wasm_core::model::ToJson;
+use wasm_core::model::common::ActorType;
+use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
+use wasm_core::model::work_item::WorkItemState;
 
 /// How a demo run is set up.
 #[derive(Clone, Debug)]
@@ -1015,7 +1015,7 @@ impl Demo {
     pub fn deliver(&mut self, bytes: &[u8], now: Micros) -> Result<(), String> {
         self.last_now = self.last_now.max(now);
         // Others' Groups are skipped before the (costlier) signature check.
-        let parsed = crate::json::parse(bytes).map_err(|e| e.to_string())?;
+        let parsed = wasm_core::json::parse(bytes).map_err(|e| e.to_string())?;
         let Some(group) = str_at(&parsed, "/groupId").map(str::to_owned) else {
             return Ok(()); // Organization-scoped: Sessions are answered through outcomes
         };
@@ -1057,7 +1057,7 @@ impl Demo {
         now: Micros,
     ) -> Result<(), String> {
         self.last_now = self.last_now.max(now);
-        let parsed = crate::json::parse(bytes).map_err(|e| e.to_string())?;
+        let parsed = wasm_core::json::parse(bytes).map_err(|e| e.to_string())?;
         let Some(group) = str_at(&parsed, "/groupId").map(str::to_owned) else {
             return Ok(());
         };

@@ -8,7 +8,7 @@
 //!   Command appended, and only then decides again. It never re-implements a protocol rule: it
 //!   tries a Command and reacts to the authority's answer.
 //! - [`coordinator::Coordinator`]: folds its Groups with the authority's own reducer
-//!   ([`crate::authority::evolve::apply`]) and drives a Mission's WorkItem graph.
+//!   ([`wasm_core::authority::evolve::apply`]) and drives a Mission's WorkItem graph.
 //! - [`worker::Worker`]: per-Group inboxes and queues ([`queue`]), a weighted-fair Scheduler
 //!   ([`sched`]) and execution slots (§11.1, §11.3).
 //! - [`director::Demo`]: the storyline of §22 across the Agents, with the failure injections
@@ -23,13 +23,13 @@ pub mod queue;
 pub mod sched;
 pub mod worker;
 
-use crate::authority::Micros;
-use crate::authority::harness::{Envelope, signed_command};
-use crate::crypto::verify::SignError;
-use crate::crypto::{SecretSeed, ed25519};
-use crate::json::{Object, Value};
-use crate::model::common::{Actor, ActorType};
-use crate::model::error::ErrorCode;
+use crate::harness::{Envelope, signed_command};
+use wasm_core::authority::Micros;
+use wasm_core::crypto::verify::SignError;
+use wasm_core::crypto::{SecretSeed, ed25519};
+use wasm_core::json::{Object, Value};
+use wasm_core::model::common::{Actor, ActorType};
+use wasm_core::model::error::ErrorCode;
 
 /// Why an Agent could not act.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -391,7 +391,7 @@ pub(crate) fn u64_at(v: &Value, pointer: &str) -> Option<u64> {
 
 /// An Object from members.
 pub(crate) fn obj(members: Vec<(&'static str, Value)>) -> Object {
-    crate::authority::handlers::payload(members)
+    wasm_core::authority::handlers::payload(members)
 }
 
 /// A JSON array of strings.

@@ -35,9 +35,9 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use simulation::harness::{Envelope, Harness};
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::projection::{DIMENSIONS, ExecutionLease, Mission, WorkItem};
 use wasm_core::authority::state::{EventRef, State};
 use wasm_core::authority::{Authority, Micros, Submitted, event_id};

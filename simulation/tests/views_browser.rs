@@ -8,8 +8,8 @@
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+use simulation::harness::{Envelope, Harness};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::{Micros, Submitted};
 use wasm_core::json::Value;
 use wasm_core::model::common::ActorType;

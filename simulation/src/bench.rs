@@ -2,14 +2,14 @@
 //! bench (wasm-bindgen-test in Chromium), so both measure the same code on the same input. The
 //! clock is passed in (sans-IO); nothing here asserts on time.
 
-use crate::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
-use crate::crypto::{DocumentKind, ed25519, sign_document, verify};
-use crate::encoding::b64url_encode;
-use crate::json::{self, Value};
+use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
+use wasm_core::crypto::{DocumentKind, ed25519, sign_document, verify};
+use wasm_core::encoding::b64url_encode;
+use wasm_core::json::{self, Value};
 
 /// A deterministic test seed (never a real key).
-fn seed() -> crate::crypto::SecretSeed {
-    crate::crypto::SecretSeed::take(&mut [7u8; 32])
+fn seed() -> wasm_core::crypto::SecretSeed {
+    wasm_core::crypto::SecretSeed::take(&mut [7u8; 32])
 }
 const KEY_ID: &str = "urn:missionweaveprotocol:key:bench-worker";
 const AGENT: &str = "urn:missionweaveprotocol:agent:bench-worker";
@@ -141,7 +141,7 @@ pub fn run_core(now_ms: &dyn Fn() -> f64, budget_ms: f64) -> Vec<Measurement> {
     });
     let eq = match verified {
         Ok(v) => {
-            let sig = crate::encoding::b64url_decode(&v.signature).unwrap_or_default();
+            let sig = wasm_core::encoding::b64url_decode(&v.signature).unwrap_or_default();
             ed25519_verification(
                 &v.binding.public_key,
                 &sig,

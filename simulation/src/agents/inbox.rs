@@ -7,8 +7,8 @@
 //! window: the binding replays a Group in order from the subscription point, which for a
 //! late-joining Worker is its Membership's visibility floor (§8), not sequence 1.
 
-use crate::json::Value;
 use std::collections::BTreeMap;
+use wasm_core::json::Value;
 
 /// Why an Event could not be taken.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,10 +21,10 @@ pub enum InboxError {
 
 impl InboxError {
     /// The wire code a peer sending such an Event stream would get (§19).
-    pub fn wire_code(&self) -> crate::model::error::ErrorCode {
+    pub fn wire_code(&self) -> wasm_core::model::error::ErrorCode {
         match self {
-            InboxError::Malformed => crate::model::error::ErrorCode::SchemaValidationFailed,
-            InboxError::Conflict { .. } => crate::model::error::ErrorCode::ProtocolViolation,
+            InboxError::Malformed => wasm_core::model::error::ErrorCode::SchemaValidationFailed,
+            InboxError::Conflict { .. } => wasm_core::model::error::ErrorCode::ProtocolViolation,
         }
     }
 }
@@ -122,7 +122,7 @@ impl Inbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Object;
+    use wasm_core::json::Object;
 
     fn ev(seq: u64) -> Value {
         let mut o = Object::new();

@@ -12,8 +12,8 @@
 //! do not change, they already dedupe, order and resume by Cursor.
 
 use super::inbox::{Inbox, InboxError};
-use crate::json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use wasm_core::json::Value;
 
 #[derive(Debug, Default)]
 pub struct Bus {
@@ -141,7 +141,7 @@ impl Bus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Object;
+    use wasm_core::json::Object;
 
     fn ev(seq: u64) -> Value {
         let mut o = Object::new();

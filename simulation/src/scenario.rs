@@ -21,14 +21,14 @@
 //! that is exactly `"${name}"` becomes the saved value with its JSON type (so a saved revision
 //! or epoch can fill `expectedRevision` or `ownershipEpoch`).
 
-use super::harness::{Envelope, Harness};
-use super::{Micros, Submitted};
-use crate::json::{self, Object, Value};
-use crate::model::command::CoreCommandKind;
-use crate::model::common::ActorType;
-use crate::model::error::ErrorCode;
-use crate::model::event::CoreEventKind;
+use crate::harness::{Envelope, Harness};
 use std::collections::{BTreeMap, BTreeSet};
+use wasm_core::authority::{Micros, Submitted};
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::command::CoreCommandKind;
+use wasm_core::model::common::ActorType;
+use wasm_core::model::error::ErrorCode;
+use wasm_core::model::event::CoreEventKind;
 
 /// The transition rows of §7.1 (8) and §10.2 (18), with the Command kinds that exercise them
 /// and, for a row whose observable is a refusal, the wire code.
@@ -517,7 +517,7 @@ fn check(
                 for (ptr, want) in m.iter() {
                     let got = arr.pointer(ptr.as_str());
                     // JSON equality: member order and number spelling do not matter.
-                    if !got.is_some_and(|g| crate::model::json_equal(g, want)) {
+                    if !got.is_some_and(|g| wasm_core::model::json_equal(g, want)) {
                         ok = false;
                         report.failures.push(format!(
                             "{label}: {} is {}, expected {}",

@@ -4,8 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use simulation::harness::{Envelope, Harness};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;

@@ -18,13 +18,13 @@ use super::{
     Agent, ArtifactContent, Directive, Identity, Outcome, Outgoing, Pace, Pending, obj, strings,
     whole_seconds,
 };
-use crate::authority::Micros;
-use crate::authority::harness::Envelope;
-use crate::authority::projection::{Checkpoint, EvidenceItem, ResourceUsage, WorkContract};
-use crate::json::{Object, Value};
-use crate::model::ToJson;
-use crate::model::error::ErrorCode;
+use crate::harness::Envelope;
 use std::collections::{BTreeMap, BTreeSet};
+use wasm_core::authority::Micros;
+use wasm_core::authority::projection::{Checkpoint, EvidenceItem, ResourceUsage, WorkContract};
+use wasm_core::json::{Object, Value};
+use wasm_core::model::ToJson;
+use wasm_core::model::error::ErrorCode;
 
 /// Sub-work a blocked Worker proposes (§9: any member may propose; only the Coordinator makes
 /// it executable).
@@ -355,7 +355,7 @@ impl Worker {
     /// A signed Artifact manifest for the item's result (payloads.md §9.2).
     fn manifest(&self, g: &str, i: &QueueItem, now: Micros) -> Option<Object> {
         let content = self.content(i);
-        let hash = crate::encoding::sha256_hash(content.as_bytes());
+        let hash = wasm_core::encoding::sha256_hash(content.as_bytes());
         let sources: Vec<String> = self
             .input_hashes(g, i)
             .into_iter()
@@ -386,11 +386,11 @@ impl Worker {
             ("createdAt", Value::string(whole_seconds(now).format())),
             ("dataClassification", Value::string("internal")),
         ]);
-        let bytes = crate::json::canonicalize(&Value::Object(m.clone())).ok()?;
+        let bytes = wasm_core::json::canonicalize(&Value::Object(m.clone())).ok()?;
         let signature = self.me.sign_bytes(&bytes);
         m.insert(
             "signature",
-            Value::string(crate::encoding::b64url_encode(&signature)),
+            Value::string(wasm_core::encoding::b64url_encode(&signature)),
         );
         Some(m)
     }
@@ -526,7 +526,7 @@ impl Worker {
             // The content goes to the driver's store with the Command that names its hash.
             let bytes = self.content(&i).into_bytes();
             self.contents.push(ArtifactContent {
-                content_hash: crate::encoding::sha256_hash(&bytes),
+                content_hash: wasm_core::encoding::sha256_hash(&bytes),
                 media_type: MEDIA_TYPE.to_owned(),
                 bytes,
             });

@@ -4,9 +4,9 @@
 #![allow(clippy::unwrap_used)]
 #![cfg(not(target_arch = "wasm32"))]
 
+use simulation::harness::{Envelope, Harness};
+use simulation::scenario::{Answer, Coverage, Target, run, run_in_process};
 use wasm_core::authority::Micros;
-use wasm_core::authority::harness::{Envelope, Harness};
-use wasm_core::authority::scenario::{Answer, Coverage, Target, run, run_in_process};
 use wasm_core::json::Object;
 
 /// The scenario files, in name order.

@@ -10,11 +10,11 @@
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+use simulation::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
+use simulation::agents::{Outcome, Pace, plan};
+use simulation::harness::{Envelope, Harness, test_seed};
 use std::collections::BTreeMap;
-use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
-use wasm_core::agents::{Outcome, Pace, plan};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness, test_seed};
 use wasm_core::authority::{Micros, Submitted};
 use wasm_core::json::Value;
 use wasm_core::model::error::ErrorCode;
@@ -786,7 +786,7 @@ fn every_view_builds_on_every_state_of_random_group_interleavings() {
     }
     let human = Viewer::Principal(Actor::new(
         ActorType::Human,
-        &wasm_core::agents::principal_id(ActorType::Human, plan::HUMAN),
+        &simulation::agents::principal_id(ActorType::Human, plan::HUMAN),
     ));
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for round in 0..6 {

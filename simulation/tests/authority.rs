@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use wasm_core::authority::harness::{Envelope, Harness, is};
+use simulation::harness::{Envelope, Harness, is};
 use wasm_core::authority::{Authority, Micros, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;

@@ -3,9 +3,9 @@
 //! Mission as separate graph nodes (§22): requirements analysis → implementation → testing →
 //! code review → integration → human Approval.
 
-use crate::authority::Micros;
-use crate::authority::projection::{ResourceBudget, RetryPolicy, WorkContract};
-use crate::model::common::ActorType;
+use wasm_core::authority::Micros;
+use wasm_core::authority::projection::{ResourceBudget, RetryPolicy, WorkContract};
+use wasm_core::model::common::ActorType;
 
 use super::{Pace, principal_id};
 
