@@ -10,9 +10,10 @@ use app::commands::{
     self, Author, BuildError, Decision, Fresh, Outcome, SignedCommand, http_outcome, item_key,
     uuid_urn, verify_receipt,
 };
-use simulation::harness::{Envelope, Harness};
+use simulation::harness::Envelope;
+use simulation::kit::{self, DEADLINE, G, M, WORK_DEADLINE, arr, n, obj, s};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::{Micros, Rejection, Submitted};
+use wasm_core::authority::{Rejection, Submitted};
 use wasm_core::crypto::ed25519;
 use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
@@ -20,121 +21,43 @@ use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
 use wasm_core::model::mission::MissionState;
 use wasm_core::model::work_item::WorkItemState;
+use wasm_core::views::Viewer;
 use wasm_core::views::approvals::{ApprovalInbox, ApprovalItem, ApprovalKind, ViewerDecision};
-use wasm_core::views::{SeenRejection, Viewer};
-
-const G: &str = "urn:x:group:root";
-const M: &str = "urn:x:mission:root";
-const DEADLINE: &str = "2026-07-17T08:00:00Z";
-const WORK_DEADLINE: &str = "2026-07-16T08:00:00Z";
-
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn n(v: u64) -> Value {
-    Value::from(v)
-}
-
-fn arr(items: &[&str]) -> Value {
-    Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
-}
 
 fn contract(over: Vec<(&'static str, Value)>) -> Value {
-    let mut c = payload(vec![
-        ("goal", s("Build the thing")),
-        ("deliverables", arr(&["binary"])),
-        ("acceptanceCriteria", arr(&["it runs"])),
+    let budget = obj(vec![("modelTokens", n(100)), ("toolCalls", n(10))]);
+    let members = vec![
         ("allowedResources", arr(&["repo:main"])),
         ("deadline", s(WORK_DEADLINE)),
-        (
-            "budget",
-            obj(vec![("modelTokens", n(100)), ("toolCalls", n(10))]),
-        ),
-    ]);
-    for (k, v) in over {
-        c.insert(k, v);
-    }
-    Value::Object(c)
+        ("budget", budget),
+    ];
+    kit::contract_of(members, over)
 }
 
-/// The authority behind a harness Organization, its Event log, the rejections each principal
-/// saw, and a clock.
-struct World {
-    h: Harness,
-    log: Vec<Value>,
-    seen: Vec<SeenRejection>,
-    now: Micros,
-    counter: u8,
-}
+// The authority behind a harness Organization, its Event log, the rejections each principal
+// saw, a clock, and the console's nonce counter.
+simulation::kit_world!(World: Witness { counter: u8 });
 
 impl World {
     /// A root Mission owned by the human `owner` (permissions `deploy`, `read`), Coordinator
     /// `coord`, Workers `worker` and `worker2`.
     fn new() -> World {
-        let h = Harness::new(&[
-            ("owner", ActorType::Human),
-            ("coord", ActorType::Agent),
-            ("worker", ActorType::Agent),
-            ("worker2", ActorType::Agent),
-        ]);
         let mut w = World {
-            h,
-            log: Vec::new(),
-            seen: Vec::new(),
-            now: t0(),
+            kit: kit::Witness::new(&[
+                ("owner", ActorType::Human),
+                ("coord", ActorType::Agent),
+                ("worker", ActorType::Agent),
+                ("worker2", ActorType::Agent),
+            ]),
             counter: 0,
         };
         for a in ["coord", "worker", "worker2"] {
-            let pk = b64url_encode(&ed25519::public_key_of(&w.h.principals[a].seed));
-            let card = payload(vec![
-                ("agentId", s(&w.h.id(a))),
-                ("version", n(1)),
-                ("displayName", s(a)),
-                ("owner", s("urn:missionweaveprotocol:human:operations")),
-                ("publicKey", s(&pk)),
-                ("capabilities", Value::Array(vec![])),
-                ("issuedAt", s(&w.now.format())),
-                ("signature", s("test")),
-            ]);
-            w.sub(
-                "organization-registry",
-                "ext.missionweaveprotocol.registry.agent_card_register",
-                Envelope::default(),
-                payload(vec![("card", Value::Object(card))]),
-            )
-            .unwrap();
-            w.sub(
-                "group-gateway",
-                "ext.missionweaveprotocol.identity.session_open",
-                Envelope::default(),
-                payload(vec![("agentId", s(&w.h.id(a)))]),
-            )
-            .unwrap();
+            for (who, kind, p) in kit::enrolment(&w.h, a, vec![], w.now) {
+                w.sub(who, kind, Envelope::default(), p).unwrap();
+            }
         }
-        let p = payload(vec![
-            ("missionId", s(M)),
-            ("groupId", s(G)),
-            ("coordinatorId", s(&w.h.id("coord"))),
-            ("title", s("Root")),
-            ("objective", s("Ship it")),
-            ("definitionOfDone", arr(&["tests pass"])),
-            (
-                "budget",
-                obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]),
-            ),
-            ("deadline", s(DEADLINE)),
-            ("permissions", arr(&["deploy", "read"])),
-            ("coordinatorLeaseSeconds", n(31_536_000)),
-        ]);
+        let budget = obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]);
+        let p = kit::root_mission(&w.h, M, G, "Root", budget, &["deploy", "read"]);
         let env = Envelope {
             group_id: Some(G.into()),
             ..Envelope::default()
@@ -151,51 +74,6 @@ impl World {
             w.go("owner", G, "membership.change", p).unwrap();
         }
         w
-    }
-
-    fn sub(
-        &mut self,
-        who: &str,
-        kind: &str,
-        env: Envelope,
-        p: Object,
-    ) -> Result<Vec<Value>, Rejection> {
-        let action = format!("urn:x:action:{}", self.log.len() + self.seen.len() + 1_000);
-        let env = Envelope {
-            action_id: env.action_id.clone().or(Some(action)),
-            ..env
-        };
-        match self.h.submit(who, kind, &env, p, self.now) {
-            Ok(Submitted::Appended(es)) => {
-                let vs: Vec<Value> = es.into_iter().map(|e| e.value).collect();
-                self.log.extend(vs.iter().cloned());
-                Ok(vs)
-            }
-            Ok(Submitted::Duplicate(r)) => panic!("unexpected duplicate {r:?}"),
-            Err(r) => {
-                self.seen.push(SeenRejection {
-                    at: self.now,
-                    actor: self.h.actor(who),
-                    command_kind: kind.to_owned(),
-                    action_id: env.action_id.clone().unwrap(),
-                    group_id: env.group_id.clone(),
-                    work_item_id: env.work_item_id.clone(),
-                    rejection: r.clone(),
-                });
-                Err(r)
-            }
-        }
-    }
-
-    fn go(
-        &mut self,
-        who: &str,
-        group: &str,
-        kind: &str,
-        p: Object,
-    ) -> Result<Vec<Value>, Rejection> {
-        let env = self.h.current_envelope(who, Some(group));
-        self.sub(who, kind, env, p)
     }
 
     fn state(&self) -> &wasm_core::authority::State {
@@ -337,7 +215,8 @@ impl World {
 
     /// Submits the console's bytes to the authority (six stages, then the reducer).
     fn send(&mut self, cmd: &SignedCommand) -> Result<Vec<Value>, Rejection> {
-        match self.h.submit_bytes(cmd.text.as_bytes(), self.now) {
+        let now = self.now;
+        match self.h.submit_bytes(cmd.text.as_bytes(), now) {
             Ok(Submitted::Appended(es)) => {
                 let vs: Vec<Value> = es.into_iter().map(|e| e.value).collect();
                 self.log.extend(vs.iter().cloned());
@@ -452,7 +331,8 @@ fn the_final_approval_is_accepted_and_its_stored_approval_verified_again() {
         ))
     ));
     // An exact retry of the same bytes returns the original receipt (§15.1).
-    match w.h.submit_bytes(cmd.text.as_bytes(), w.now) {
+    let now = w.now;
+    match w.h.submit_bytes(cmd.text.as_bytes(), now) {
         Ok(Submitted::Duplicate(_)) => {}
         other => panic!("{other:?}"),
     }

@@ -198,19 +198,7 @@ impl Harness {
         for a in agents {
             let agent_id = self.id(a);
             let pk = b64url_encode(&self.principals[*a].signer.public_key());
-            let card = wasm_core::authority::handlers::payload(vec![
-                ("agentId", Value::string(agent_id.clone())),
-                ("version", Value::from(1u64)),
-                ("displayName", Value::string(a.to_string())),
-                (
-                    "owner",
-                    Value::string("urn:missionweaveprotocol:human:operations"),
-                ),
-                ("publicKey", Value::string(pk)),
-                ("capabilities", Value::Array(vec![])),
-                ("issuedAt", Value::string(now.format())),
-                ("signature", Value::string("test")),
-            ]);
+            let card = crate::kit::agent_card(self, a, 1, &pk, vec![], now);
             let p = wasm_core::authority::handlers::payload(vec![("card", Value::Object(card))]);
             self.submit(
                 "organization-registry",

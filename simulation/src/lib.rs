@@ -7,4 +7,5 @@
 pub mod agents;
 pub mod bench;
 pub mod harness;
+pub mod kit;
 pub mod scenario;

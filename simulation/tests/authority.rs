@@ -4,14 +4,11 @@
 #![allow(clippy::unwrap_used)]
 
 use simulation::harness::{Envelope, Harness, is};
-use wasm_core::authority::{Authority, Micros, Submitted};
+use simulation::kit::t0;
+use wasm_core::authority::{Authority, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
-
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
 
 fn org() -> Harness {
     let mut h = Harness::new(&[

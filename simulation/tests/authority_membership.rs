@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use simulation::harness::{Envelope, Harness};
+use simulation::kit::{G, M, arr, obj, s, t0};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
@@ -13,28 +14,10 @@ use wasm_core::model::error::ErrorCode;
 use wasm_core::model::membership::MembershipState;
 use wasm_core::model::mission::MissionState;
 
-const G: &str = "urn:x:group:root";
-const M: &str = "urn:x:mission:root";
 const MISSION_CONV: &str = "urn:x:group:root:mission";
-
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
 
 fn at(seconds: u64) -> Micros {
     t0().plus_seconds(seconds)
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn arr(items: &[&str]) -> Value {
-    Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
 }
 
 /// An Organization whose every appended Event is recorded, for the replay test.

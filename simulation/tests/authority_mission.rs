@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use simulation::harness::{Envelope, Harness};
+use simulation::kit::{self, G, M, WORK_DEADLINE, arr, at, num, obj, s, st, t0};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::projection::{Mission, WorkItem};
 use wasm_core::authority::{Micros, Rejection, Submitted};
@@ -20,30 +21,10 @@ use wasm_core::model::membership::MembershipState;
 use wasm_core::model::mission::MissionState;
 use wasm_core::model::work_item::WorkItemState;
 
-const G: &str = "urn:x:group:root";
-const M: &str = "urn:x:mission:root";
-const DEADLINE: &str = "2026-07-17T08:00:00Z";
-const WORK_DEADLINE: &str = "2026-07-16T08:00:00Z";
 const ARCHIVE: &str = "ext.missionweaveprotocol.core.group_archive";
 const GRANT: &str = "policy.grant_cooperation_override";
 
 type R = Result<Vec<Value>, Rejection>;
-
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn arr(items: &[&str]) -> Value {
-    Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
-}
 
 fn tokens(n: u64) -> Value {
     obj(vec![("modelTokens", Value::from(n))])
@@ -51,31 +32,10 @@ fn tokens(n: u64) -> Value {
 
 /// A WorkContract with a deadline and a model-token budget.
 fn contract(deadline: &str, budget: u64) -> Value {
-    obj(vec![
-        ("goal", s("Build the thing")),
-        ("deliverables", arr(&["binary"])),
-        ("acceptanceCriteria", arr(&["it runs"])),
-        ("deadline", s(deadline)),
-        ("budget", tokens(budget)),
-    ])
-}
-
-fn at<'v>(v: &'v Value, p: &str) -> &'v Value {
-    v.pointer(p).unwrap_or_else(|| panic!("no {p} in {v:?}"))
-}
-
-fn st(v: &Value, p: &str) -> String {
-    at(v, p)
-        .as_str()
-        .unwrap_or_else(|| panic!("{p} is not a string"))
-        .to_owned()
-}
-
-fn num(v: &Value, p: &str) -> u64 {
-    match at(v, p) {
-        Value::Number(n) => n.as_safe_u64().unwrap(),
-        other => panic!("{p} is {other:?}"),
-    }
+    kit::contract_of(
+        vec![("deadline", s(deadline)), ("budget", tokens(budget))],
+        vec![],
+    )
 }
 
 fn kinds(es: &[Value]) -> Vec<String> {
@@ -123,56 +83,20 @@ impl World {
             now: t0(),
         };
         for a in ["coord", "coord2", "sub", "worker"] {
-            let pk = b64url_encode(&ed25519::public_key_of(&w.h.principals[a].seed));
-            let card = payload(vec![
-                ("agentId", s(&w.h.id(a))),
-                ("version", Value::from(1u64)),
-                ("displayName", s(a)),
-                ("owner", s("urn:missionweaveprotocol:human:operations")),
-                ("publicKey", s(&pk)),
-                ("capabilities", Value::Array(vec![])),
-                ("issuedAt", s(&w.now.format())),
-                ("signature", s("test")),
-            ]);
-            w.sub(
-                "organization-registry",
-                "ext.missionweaveprotocol.registry.agent_card_register",
-                Envelope::default(),
-                payload(vec![("card", Value::Object(card))]),
-            )
-            .unwrap();
-            let p = payload(vec![("agentId", s(&w.h.id(a)))]);
-            w.sub(
-                "group-gateway",
-                "ext.missionweaveprotocol.identity.session_open",
-                Envelope::default(),
-                p,
-            )
-            .unwrap();
+            for (who, kind, p) in kit::enrolment(&w.h, a, vec![], w.now) {
+                w.sub(who, kind, Envelope::default(), p).unwrap();
+            }
         }
         w.create_root(M, G);
         w
     }
 
     fn create_root(&mut self, mission: &str, group: &str) {
-        let p = payload(vec![
-            ("missionId", s(mission)),
-            ("groupId", s(group)),
-            ("coordinatorId", s(&self.h.id("coord"))),
-            ("title", s("Root")),
-            ("objective", s("Ship it")),
-            ("definitionOfDone", arr(&["tests pass"])),
-            (
-                "budget",
-                obj(vec![
-                    ("modelTokens", Value::from(10_000u64)),
-                    ("toolCalls", Value::from(100u64)),
-                ]),
-            ),
-            ("deadline", s(DEADLINE)),
-            ("permissions", arr(&["deploy", "read"])),
-            ("coordinatorLeaseSeconds", Value::from(31_536_000u64)),
+        let budget = obj(vec![
+            ("modelTokens", Value::from(10_000u64)),
+            ("toolCalls", Value::from(100u64)),
         ]);
+        let p = kit::root_mission(&self.h, mission, group, "Root", budget, &["deploy", "read"]);
         let env = Envelope {
             group_id: Some(group.into()),
             ..Envelope::default()

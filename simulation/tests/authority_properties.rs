@@ -36,6 +36,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use simulation::harness::{Envelope, Harness};
+use simulation::kit::{CARD_REGISTER, Rng, SESSION_OPEN, n, obj, s, sign_manifest};
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::projection::{DIMENSIONS, ExecutionLease, Mission, WorkItem};
@@ -54,8 +55,6 @@ const USAGE: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
 const RENEW: &str = "ext.missionweaveprotocol.core.work_execution_lease_renew";
 const DEPENDENCY_ADD: &str = "ext.missionweaveprotocol.core.work_dependency_add";
-const CARD_REGISTER: &str = "ext.missionweaveprotocol.registry.agent_card_register";
-const SESSION_OPEN: &str = "ext.missionweaveprotocol.identity.session_open";
 const CAPABILITY: &str = "cap:build";
 const YEAR: u64 = 31_536_000;
 const DAY: u64 = 86_400;
@@ -64,64 +63,8 @@ const DAY: u64 = 86_400;
 // Small helpers
 // ---------------------------------------------------------------------------------------------
 
-/// SplitMix64: tiny, deterministic, good enough for choosing Commands.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-
-    /// A value in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi.saturating_sub(lo) + 1)
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<T: Clone>(&mut self, items: &[T]) -> Option<T> {
-        if items.is_empty() {
-            None
-        } else {
-            Some(items[self.below(items.len() as u64) as usize].clone())
-        }
-    }
-
-    fn subset<T: Clone>(&mut self, items: &[T], max: usize) -> Vec<T> {
-        let mut out = Vec::new();
-        for i in items {
-            if out.len() < max && self.chance(35) {
-                out.push(i.clone());
-            }
-        }
-        out
-    }
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn n(v: u64) -> Value {
-    Value::from(v)
-}
-
 fn strs(items: &[String]) -> Value {
     Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
 }
 
 fn debug(state: &State) -> String {
@@ -145,13 +88,6 @@ fn evidence(success: bool) -> Value {
         // Two members out of JCS order: replay from stored bytes sorts them.
         ("data", obj(vec![("passed", n(12)), ("failed", n(0))])),
     ])])
-}
-
-fn sign_manifest(mut m: Object, seed: &wasm_core::crypto::SecretSeed) -> Object {
-    m.remove("signature");
-    let bytes = json::canonicalize(&Value::Object(m.clone())).unwrap();
-    m.insert("signature", s(&b64url_encode(&ed25519::sign(seed, &bytes))));
-    m
 }
 
 /// A generated Command, before signing.

@@ -11,109 +11,50 @@
     clippy::needless_range_loop
 )]
 
-use simulation::harness::{Envelope, Harness, is};
+use simulation::harness::{Envelope, is};
+use simulation::kit::{
+    self, G, M, Rng, WORK_DEADLINE, arr, at, events, n, num, obj, one, s, sign_manifest, st,
+};
 use wasm_core::authority::handlers::{payload, work_exec};
-use wasm_core::authority::projection::WorkItem;
 use wasm_core::authority::state::Account;
 use wasm_core::authority::{Micros, Rejection, Submitted};
-use wasm_core::crypto::ed25519;
-use wasm_core::encoding::b64url_encode;
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
 use wasm_core::model::work_item::WorkItemState;
 
-const G: &str = "urn:x:group:root";
-const M: &str = "urn:x:mission:root";
 const RENEW: &str = "ext.missionweaveprotocol.core.work_execution_lease_renew";
 const USAGE: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
 const OFFLINE: &str = "urn:missionweaveprotocol:extension:bounded-offline-execution";
 const NOTES: &str = "urn:missionweaveprotocol:extension:authority-state";
 
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn n(v: u64) -> Value {
-    Value::from(v)
-}
-
-fn arr(items: &[&str]) -> Value {
-    Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
-}
-
-/// A harness, the log of every appended Event (for replay) and a clock.
-struct World {
-    h: Harness,
-    log: Vec<Value>,
-    now: Micros,
-}
+simulation::kit_world!(World);
 
 impl World {
     /// An Organization with a root Mission (10 000 model tokens, 100 tool calls, 3 600 compute
     /// seconds; no money, wall-clock or external actions; permissions `deploy` and `read`), a
     /// Coordinator and two Worker Agents with Agent Cards carrying their real public keys.
     fn new() -> World {
-        let h = Harness::new(&[
-            ("owner", ActorType::Human),
-            ("coord", ActorType::Agent),
-            ("worker", ActorType::Agent),
-            ("worker2", ActorType::Agent),
-        ]);
         let mut w = World {
-            h,
-            log: Vec::new(),
-            now: t0(),
+            kit: kit::World::new(&[
+                ("owner", ActorType::Human),
+                ("coord", ActorType::Agent),
+                ("worker", ActorType::Agent),
+                ("worker2", ActorType::Agent),
+            ]),
         };
         for a in ["coord", "worker", "worker2"] {
-            let pk = b64url_encode(&ed25519::public_key_of(&w.h.principals[a].seed));
-            let card = payload(vec![
-                ("agentId", s(&w.h.id(a))),
-                ("version", n(1)),
-                ("displayName", s(a)),
-                ("owner", s("urn:missionweaveprotocol:human:operations")),
-                ("publicKey", s(&pk)),
-                ("capabilities", Value::Array(vec![])),
-                ("issuedAt", s(&w.now.format())),
-                ("signature", s("test")),
-            ]);
-            w.sub(
-                "organization-registry",
-                "ext.missionweaveprotocol.registry.agent_card_register",
-                Envelope::default(),
-                payload(vec![("card", Value::Object(card))]),
-            )
-            .unwrap();
+            let card = kit::agent_card(&w.h, a, 1, &kit::public_key(&w.h, a), vec![], w.now);
+            w.register(card);
             w.session_open(a);
         }
-        let p = payload(vec![
-            ("missionId", s(M)),
-            ("groupId", s(G)),
-            ("coordinatorId", s(&w.h.id("coord"))),
-            ("title", s("Root")),
-            ("objective", s("Ship it")),
-            ("definitionOfDone", arr(&["tests pass"])),
-            (
-                "budget",
-                obj(vec![
-                    ("modelTokens", n(10_000)),
-                    ("toolCalls", n(100)),
-                    ("computeSeconds", n(3_600)),
-                ]),
-            ),
-            ("deadline", s("2026-07-17T08:00:00Z")),
-            ("permissions", arr(&["deploy", "read"])),
-            ("coordinatorLeaseSeconds", n(31_536_000)),
+        let budget = obj(vec![
+            ("modelTokens", n(10_000)),
+            ("toolCalls", n(100)),
+            ("computeSeconds", n(3_600)),
         ]);
+        let p = kit::root_mission(&w.h, M, G, "Root", budget, &["deploy", "read"]);
         let env = Envelope {
             group_id: Some(G.into()),
             ..Envelope::default()
@@ -132,44 +73,8 @@ impl World {
         w
     }
 
-    fn session_open(&mut self, agent: &str) {
-        let p = payload(vec![("agentId", s(&self.h.id(agent)))]);
-        self.sub(
-            "group-gateway",
-            "ext.missionweaveprotocol.identity.session_open",
-            Envelope::default(),
-            p,
-        )
-        .unwrap();
-    }
-
     fn advance(&mut self, seconds: u64) {
         self.now = self.now.plus_seconds(seconds);
-    }
-
-    /// Submits at `self.now` and records appended Events.
-    fn sub(
-        &mut self,
-        who: &str,
-        kind: &str,
-        env: Envelope,
-        p: Object,
-    ) -> Result<Submitted, Rejection> {
-        let r = self.h.submit(who, kind, &env, p, self.now);
-        if let Ok(Submitted::Appended(es)) = &r {
-            self.log.extend(es.iter().map(|e| e.value.clone()));
-        }
-        r
-    }
-
-    /// The envelope a Principal sends in the root Group: its current epochs.
-    fn env(&self, who: &str) -> Envelope {
-        self.h.current_envelope(who, Some(G))
-    }
-
-    fn go(&mut self, who: &str, kind: &str, p: Object) -> Result<Submitted, Rejection> {
-        let env = self.env(who);
-        self.sub(who, kind, env, p)
     }
 
     /// Submits with the default envelope changed by `f`.
@@ -183,14 +88,6 @@ impl World {
         let mut env = self.env(who);
         f(&mut env);
         self.sub(who, kind, env, p)
-    }
-
-    fn seq(&self) -> u64 {
-        self.h.authority.state.groups[G].last_sequence
-    }
-
-    fn work(&self, id: &str) -> &WorkItem {
-        &self.h.authority.state.work_items[id]
     }
 
     fn lease(&self, id: &str) -> String {
@@ -298,13 +195,6 @@ impl World {
     }
 }
 
-fn sign_manifest(mut m: Object, seed: &wasm_core::crypto::SecretSeed) -> Object {
-    m.remove("signature");
-    let bytes = wasm_core::json::canonicalize(&Value::Object(m.clone())).unwrap();
-    m.insert("signature", s(&b64url_encode(&ed25519::sign(seed, &bytes))));
-    m
-}
-
 fn without(mut p: Object, member: &str) -> Object {
     p.remove(member);
     p
@@ -312,25 +202,17 @@ fn without(mut p: Object, member: &str) -> Object {
 
 /// A WorkContract with a 1 000-token, 10-call, 100-second budget; `over` replaces members.
 fn contract(over: Vec<(&'static str, Value)>) -> Value {
-    let mut c = payload(vec![
-        ("goal", s("Build the thing")),
-        ("deliverables", arr(&["binary"])),
-        ("acceptanceCriteria", arr(&["it runs"])),
-        ("allowedResources", arr(&["repo:main", "repo:docs"])),
-        ("deadline", s("2026-07-16T08:00:00Z")),
-        (
-            "budget",
-            obj(vec![
-                ("modelTokens", n(1_000)),
-                ("toolCalls", n(10)),
-                ("computeSeconds", n(100)),
-            ]),
-        ),
+    let budget = obj(vec![
+        ("modelTokens", n(1_000)),
+        ("toolCalls", n(10)),
+        ("computeSeconds", n(100)),
     ]);
-    for (k, v) in over {
-        c.insert(k, v);
-    }
-    Value::Object(c)
+    let members = vec![
+        ("allowedResources", arr(&["repo:main", "repo:docs"])),
+        ("deadline", s(WORK_DEADLINE)),
+        ("budget", budget),
+    ];
+    kit::contract_of(members, over)
 }
 
 fn checkpoint(phase: &str, at: Micros) -> Value {
@@ -355,51 +237,10 @@ fn usage(members: Vec<(&'static str, u64)>) -> Value {
     obj(members.into_iter().map(|(k, v)| (k, n(v))).collect())
 }
 
-/// The appended Events of an accepted Command.
-fn events(r: Result<Submitted, Rejection>) -> Vec<Value> {
-    match r {
-        Ok(Submitted::Appended(es)) => es.into_iter().map(|e| e.value).collect(),
-        other => panic!("expected appended Events, got {other:?}"),
-    }
-}
-
-/// The single appended Event of an accepted Command.
-fn one(r: Result<Submitted, Rejection>) -> Value {
-    let mut es = events(r);
-    assert_eq!(es.len(), 1, "{es:?}");
-    es.remove(0)
-}
-
-fn at<'v>(v: &'v Value, p: &str) -> &'v Value {
-    v.pointer(p).unwrap_or_else(|| panic!("no {p} in {v:?}"))
-}
-
-fn st(v: &Value, p: &str) -> String {
-    at(v, p).as_str().unwrap().to_owned()
-}
-
-fn num(v: &Value, p: &str) -> u64 {
-    match at(v, p) {
-        Value::Number(n) => n.as_safe_u64().unwrap(),
-        other => panic!("{p} is {other:?}"),
-    }
-}
-
 /// Asserts a rejection with `code` that appended nothing.
 fn refused(w: &World, r: &Result<Submitted, Rejection>, code: ErrorCode, seq: u64) {
     assert!(is(r, code), "expected {code}, got {r:?}");
     assert_eq!(w.seq(), seq, "a rejected Command appended Events");
-}
-
-fn assert_replays(w: &World) {
-    let mut fresh = w.h.authority.fresh();
-    for e in &w.log {
-        fresh.replay(e).unwrap();
-    }
-    assert_eq!(
-        format!("{:?}", fresh.state),
-        format!("{:?}", w.h.authority.state)
-    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -475,7 +316,7 @@ fn start_issues_a_deterministic_execution_lease() {
         Some(w.now.plus_seconds(900))
     );
     assert_eq!(w.h.authority.state.leases[&lease_id].state, "active");
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -556,7 +397,7 @@ fn start_guards_carry_their_wire_codes() {
         ]),
     );
     refused(&w, &r, ErrorCode::WorkLeaseExpired, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -598,7 +439,7 @@ fn start_needs_verified_dependencies() {
         st(&one(w.start("urn:x:work:main")), "/kind"),
         "work.started"
     );
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -707,7 +548,7 @@ fn execution_approval_gates_start_and_is_not_consumed() {
     let seq = w.seq();
     let r = w.start("urn:x:work:1");
     refused(&w, &r, ErrorCode::ApprovalRequired, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -821,7 +662,7 @@ fn execution_approval_guards_carry_their_wire_codes() {
     ]);
     let r = w.go("worker2", "work.start", p);
     refused(&w, &r, ErrorCode::ApprovalRequired, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -893,7 +734,7 @@ fn lease_renewal_extends_and_is_fenced() {
     w.advance(600);
     let r = w.go("worker", RENEW, w.exec("urn:x:work:1", vec![]));
     refused(&w, &r, ErrorCode::WorkLeaseExpired, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -978,7 +819,7 @@ fn checkpoint_releases_the_lease_and_requeues() {
     let p = w.exec("urn:x:work:1", vec![("checkpoint", cp)]);
     let r = w.go("worker", "work.checkpoint", p);
     refused(&w, &r, ErrorCode::WorkLeaseExpired, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -1016,7 +857,7 @@ fn session_replacement_fences_the_old_runtime() {
     let e = one(w.start("urn:x:work:1"));
     assert_eq!(num(&e, "/payload/executionLease/sessionEpoch"), 2);
     assert_ne!(st(&e, "/payload/executionLease/leaseId"), old_lease);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1120,7 +961,7 @@ fn block_and_unblock() {
     assert_eq!(item.ownership_epoch, 2);
     assert_eq!(item.ownership_lease_expires_at, None);
     assert_eq!(item.checkpoints.len(), 2);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1276,7 +1117,7 @@ fn artifact_publish_verifies_the_producer_signature_and_provenance() {
     ]);
     let r = w.go("worker", "artifact.publish", p);
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -1423,7 +1264,7 @@ fn submit_then_accept_result_needs_successful_evidence() {
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
     let r = w.go("owner", "work.cancel", f);
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1507,7 +1348,7 @@ fn fail_by_worker_and_coordinator() {
         assert_eq!(st(&e, "/kind"), "work.failed");
         assert_eq!(w.work(id).status, WorkItemState::Failed);
     }
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -1560,7 +1401,7 @@ fn cancel_fences_the_owner() {
         st(&one(w.go("coord", "work.cancel", p)), "/kind"),
         "work.cancelled"
     );
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1719,26 +1560,10 @@ fn usage_record_charges_the_whole_ancestry_atomically() {
     let e = one(w.sub("group-gateway", USAGE, env, p));
     assert_eq!(num(&e, "/payload/cumulativeUsage/computeSeconds"), 7);
     assert_eq!(w.h.authority.state.accounts[M].total[3], 7);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 /// A tiny deterministic PRNG (SplitMix64), so the property test needs no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 #[test]
 fn random_usage_never_exceeds_a_limit_and_totals_add_up() {
     const DIMS: [&str; 6] = [
@@ -1838,7 +1663,7 @@ fn random_usage_never_exceeds_a_limit_and_totals_add_up() {
             }
         }
         assert!(accepted > 10 && rejected > 10, "{accepted} {rejected}");
-        assert_replays(&w);
+        w.assert_replays();
     }
 }
 
@@ -1947,7 +1772,7 @@ fn offline_progress_reconciles_usage_before_the_checkpoint() {
     assert_eq!(o.w.h.authority.state.accounts["urn:x:work:1"].total[1], 50);
     assert_eq!(o.w.h.authority.state.accounts[M].total[2], 1);
     assert_eq!(o.w.work("urn:x:work:1").status, WorkItemState::Queued);
-    assert_replays(&o.w);
+    o.w.assert_replays();
 }
 
 #[test]
@@ -2203,7 +2028,7 @@ fn replay_of_every_appended_event_rebuilds_identical_state() {
     assert_eq!(w.work("urn:x:work:1").status, WorkItemState::Verified);
     assert_eq!(w.work("urn:x:work:2").status, WorkItemState::Failed);
     assert_eq!(w.work("urn:x:work:3").status, WorkItemState::Cancelled);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 /// An Execution Lease is usable strictly before its `expiresAt` (§11.3): at that instant it is

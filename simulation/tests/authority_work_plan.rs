@@ -5,87 +5,43 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use simulation::harness::{Envelope, Harness, is};
+use simulation::harness::{Envelope, is};
+use simulation::kit::{self, G, M, Rng, WORK_DEADLINE, arr, at, num, obj, one, s, st, t0};
 use wasm_core::authority::handlers::{payload, work_plan};
-use wasm_core::authority::{Micros, Rejection, Submitted};
+use wasm_core::authority::{Rejection, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
 use wasm_core::model::work_item::WorkItemState;
 
-const G: &str = "urn:x:group:root";
-const M: &str = "urn:x:mission:root";
 const DEP_ADD: &str = "ext.missionweaveprotocol.core.work_dependency_add";
 
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn arr(items: &[&str]) -> Value {
-    Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
-}
-
-/// A harness plus the log of every appended Event (for replay) and a clock.
-struct World {
-    h: Harness,
-    log: Vec<Value>,
-    now: Micros,
-}
+simulation::kit_world!(World);
 
 impl World {
     /// An Organization with a root Mission (budget: 10 000 model tokens, 100 tool calls,
     /// 3 600 compute seconds; deadline two days out) and three Worker Agents.
     fn new() -> World {
-        let h = Harness::new(&[
-            ("owner", ActorType::Human),
-            ("coord", ActorType::Agent),
-            ("worker", ActorType::Agent),
-            ("worker2", ActorType::Agent),
-            ("delegate", ActorType::Agent),
-            ("outsider", ActorType::Agent),
-        ]);
         let mut w = World {
-            h,
-            log: Vec::new(),
-            now: t0(),
+            kit: kit::World::new(&[
+                ("owner", ActorType::Human),
+                ("coord", ActorType::Agent),
+                ("worker", ActorType::Agent),
+                ("worker2", ActorType::Agent),
+                ("delegate", ActorType::Agent),
+                ("outsider", ActorType::Agent),
+            ]),
         };
         for a in ["coord", "worker", "worker2", "delegate", "outsider"] {
             w.register_card(a, 1, &[]);
-            let p = payload(vec![("agentId", s(&w.h.id(a)))]);
-            w.sub(
-                "group-gateway",
-                "ext.missionweaveprotocol.identity.session_open",
-                Envelope::default(),
-                p,
-            )
-            .unwrap();
+            w.session_open(a);
         }
-        let p = payload(vec![
-            ("missionId", s(M)),
-            ("groupId", s(G)),
-            ("coordinatorId", s(&w.h.id("coord"))),
-            ("title", s("Root")),
-            ("objective", s("Ship it")),
-            ("definitionOfDone", arr(&["tests pass"])),
-            (
-                "budget",
-                obj(vec![
-                    ("modelTokens", Value::from(10_000u64)),
-                    ("toolCalls", Value::from(100u64)),
-                    ("computeSeconds", Value::from(3_600u64)),
-                ]),
-            ),
-            ("deadline", s("2026-07-17T08:00:00Z")),
-            ("coordinatorLeaseSeconds", Value::from(31_536_000u64)),
+        let budget = obj(vec![
+            ("modelTokens", Value::from(10_000u64)),
+            ("toolCalls", Value::from(100u64)),
+            ("computeSeconds", Value::from(3_600u64)),
         ]);
+        let p = kit::root_mission(&w.h, M, G, "Root", budget, &[]);
         let env = Envelope {
             group_id: Some(G.into()),
             ..Envelope::default()
@@ -106,58 +62,8 @@ impl World {
                 ])
             })
             .collect();
-        let card = payload(vec![
-            ("agentId", s(&self.h.id(agent))),
-            ("version", Value::from(version)),
-            ("displayName", s(agent)),
-            ("owner", s("urn:missionweaveprotocol:human:operations")),
-            ("publicKey", s("AAAA")),
-            ("capabilities", Value::Array(caps)),
-            ("issuedAt", s(&self.now.format())),
-            ("signature", s("test")),
-        ]);
-        self.sub(
-            "organization-registry",
-            "ext.missionweaveprotocol.registry.agent_card_register",
-            Envelope::default(),
-            payload(vec![("card", Value::Object(card))]),
-        )
-        .unwrap();
-    }
-
-    /// Submits at `self.now` and records appended Events.
-    fn sub(
-        &mut self,
-        who: &str,
-        kind: &str,
-        env: Envelope,
-        p: Object,
-    ) -> Result<Submitted, Rejection> {
-        let r = self.h.submit(who, kind, &env, p, self.now);
-        if let Ok(Submitted::Appended(es)) = &r {
-            self.log.extend(es.iter().map(|e| e.value.clone()));
-        }
-        r
-    }
-
-    /// The envelope a Principal sends in the root Group: its current Session and Membership
-    /// Epochs, and the Coordinator Epoch when it is the Coordinator.
-    fn env(&self, who: &str) -> Envelope {
-        self.h.current_envelope(who, Some(G))
-    }
-
-    /// Submits as `who` with its default envelope.
-    fn go(&mut self, who: &str, kind: &str, p: Object) -> Result<Submitted, Rejection> {
-        let env = self.env(who);
-        self.sub(who, kind, env, p)
-    }
-
-    fn seq(&self) -> u64 {
-        self.h.authority.state.groups[G].last_sequence
-    }
-
-    fn work(&self, id: &str) -> &wasm_core::authority::projection::WorkItem {
-        &self.h.authority.state.work_items[id]
+        let card = kit::agent_card(&self.h, agent, version, "AAAA", caps, self.now);
+        self.register(card);
     }
 
     /// Adds `who` to the Group with `roles`.
@@ -241,55 +147,11 @@ impl World {
 
 /// A WorkContract with defaults; `over` replaces or adds members.
 fn contract(over: Vec<(&'static str, Value)>) -> Value {
-    let mut c = payload(vec![
-        ("goal", s("Build the thing")),
-        ("deliverables", arr(&["binary"])),
-        ("acceptanceCriteria", arr(&["it runs"])),
-        ("deadline", s("2026-07-16T08:00:00Z")),
-    ]);
-    for (k, v) in over {
-        c.insert(k, v);
-    }
-    Value::Object(c)
+    kit::contract_of(vec![("deadline", s(WORK_DEADLINE))], over)
 }
 
 fn tokens(n: u64) -> (&'static str, Value) {
     ("budget", obj(vec![("modelTokens", Value::from(n))]))
-}
-
-/// The single appended Event of an accepted Command.
-fn one(r: Result<Submitted, Rejection>) -> Value {
-    match r {
-        Ok(Submitted::Appended(mut es)) if es.len() == 1 => es.remove(0).value,
-        other => panic!("expected one appended Event, got {other:?}"),
-    }
-}
-
-fn at<'v>(v: &'v Value, p: &str) -> &'v Value {
-    v.pointer(p).unwrap_or_else(|| panic!("no {p} in {v:?}"))
-}
-
-fn st(v: &Value, p: &str) -> String {
-    at(v, p).as_str().unwrap().to_owned()
-}
-
-fn num(v: &Value, p: &str) -> u64 {
-    match at(v, p) {
-        Value::Number(n) => n.as_safe_u64().unwrap(),
-        other => panic!("{p} is {other:?}"),
-    }
-}
-
-/// A fresh Authority replaying every appended Event reaches the identical state.
-fn assert_replays(w: &World) {
-    let mut fresh = w.h.authority.fresh();
-    for e in &w.log {
-        fresh.replay(e).unwrap();
-    }
-    assert_eq!(
-        format!("{:?}", fresh.state),
-        format!("{:?}", w.h.authority.state)
-    );
 }
 
 /// Asserts a rejection with `code` that appended nothing.
@@ -430,7 +292,7 @@ fn propose_accepted_and_each_guard_refused() {
         base("urn:x:proposal:2", contract(vec![])),
     );
     refused(&w, &r, ErrorCode::GroupNotFound, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -488,7 +350,7 @@ fn proposal_rate_is_limited_per_actor_per_minute() {
     let seq = w.seq();
     let r = w.sub("worker", "work.propose", env, prop(8));
     refused(&w, &r, ErrorCode::RateLimited, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -561,7 +423,7 @@ fn authorize_creates_open_item_conversation_and_account() {
             .as_deref(),
         Some("urn:x:work:1")
     );
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -611,7 +473,7 @@ fn authorize_from_proposal_keeps_the_proposer() {
         ],
     );
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -721,7 +583,7 @@ fn authorize_guards_carry_their_wire_codes() {
         ("parentWorkItemId", s("urn:x:work:1")),
     ]);
     one(w.sub("coord", "work.authorize", env, p));
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -770,7 +632,7 @@ fn authorize_delegation_depth_is_a_cooperation_limit() {
             .consumed_at
             .is_some()
     );
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -918,7 +780,7 @@ fn authorize_and_offer_on_the_delegation_grant_path() {
     p.insert("workItemId", s("urn:x:work:other"));
     let r = w.go("delegate", "work.offer", p);
     refused(&w, &r, ErrorCode::AuthForbidden, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -989,7 +851,7 @@ fn offer_records_candidates_expiry_and_selection_basis() {
         &arr(&[&w.h.id("worker")])
     );
     assert_eq!(w.work("urn:x:work:1").revision, 4);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -1078,7 +940,7 @@ fn offer_guards_carry_their_wire_codes() {
     assert_eq!(item.ownership_epoch, 2);
     assert!(item.assigned_capability_versions.is_empty());
     assert_eq!(item.assigned_agent_card_version, None);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1146,7 +1008,7 @@ fn accept_is_atomic_first_wins_and_promotes_a_provisional_member() {
     refused(&w, &r, ErrorCode::WorkAlreadyOwned, seq);
     let r = w.accept("worker", "urn:x:work:1");
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -1201,7 +1063,7 @@ fn accept_guards_carry_their_wire_codes() {
     let seq = w.seq();
     let r = w.accept("worker", "urn:x:work:2");
     refused(&w, &r, ErrorCode::AuthForbidden, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 #[test]
@@ -1241,7 +1103,7 @@ fn accept_respects_the_queued_work_limit() {
     let env = w.env_with_grant("worker", "urn:x:override:q", action);
     one(w.sub("worker", "work.accept_offer", env, p));
     assert_eq!(w.work("urn:x:work:2").status, WorkItemState::Queued);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1350,26 +1212,10 @@ fn dependency_add_accepted_and_each_guard_refused() {
     let seq = w.seq();
     let r = w.dep_add("urn:x:work:y", "urn:x:work:a");
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
-    assert_replays(&w);
+    w.assert_replays();
 }
 
 /// A tiny deterministic PRNG (SplitMix64), so the property test needs no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Kahn's algorithm over the recorded dependency edges of the Mission's WorkItems.
 fn acyclic(w: &World) -> bool {
     let items = &w.h.authority.state.work_items;
@@ -1412,7 +1258,7 @@ fn random_dependency_insertions_never_produce_a_cycle() {
         let mut rng = Rng(seed);
         let (mut accepted, mut refused_cycles) = (0, 0);
         for _ in 0..120 {
-            let (a, b) = (rng.below(n), rng.below(n));
+            let (a, b) = (rng.below(n as u64) as usize, rng.below(n as u64) as usize);
             let (id, dep) = (&ids[a], &ids[b]);
             let would_cycle = work_plan::creates_cycle(&w.h.authority.state, id, dep);
             let duplicate = w.work(id).dependency_ids.contains(dep);
@@ -1545,5 +1391,5 @@ fn an_ended_member_cannot_accept_an_offer() {
     assert_eq!(e.code, ErrorCode::GroupNotFound);
     let coord = w.h.actor("coord");
     assert!(wasm_core::authority::guards::active_member_of(g, &coord).is_ok());
-    assert_replays(&w);
+    w.assert_replays();
 }

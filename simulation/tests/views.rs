@@ -6,10 +6,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg(not(target_arch = "wasm32"))]
 
-use simulation::harness::{Envelope, Harness};
+use simulation::harness::Envelope;
+use simulation::kit::{self, DEADLINE, G, M, WORK_DEADLINE, arr, n, obj, s, t0};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::projection::WorkItem;
-use wasm_core::authority::{Micros, Rejection, Submitted};
+use wasm_core::authority::{Micros, Rejection};
 use wasm_core::crypto::ed25519;
 use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
@@ -24,118 +25,53 @@ use wasm_core::views::conversations::{ConversationView, Effective, MessageView};
 use wasm_core::views::dag::{DagView, EdgeKind, LeaseProblem, NodeKind, NodeState, WhyNotRunning};
 use wasm_core::views::ledger::{AccountKind, Forecast, LedgerView};
 use wasm_core::views::timeline::{TimeTravel, Timeline, TimelineQuery};
-use wasm_core::views::{MissionState, SeenRejection, Viewer, Views, WorkState};
+use wasm_core::views::{MissionState, Viewer, Views, WorkState};
 
-const G: &str = "urn:x:group:root";
-const M: &str = "urn:x:mission:root";
-const DEADLINE: &str = "2026-07-17T08:00:00Z";
-const WORK_DEADLINE: &str = "2026-07-16T08:00:00Z";
 const USAGE: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 
 type R = Result<Vec<Value>, Rejection>;
 
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn n(v: u64) -> Value {
-    Value::from(v)
-}
-
-fn arr(items: &[&str]) -> Value {
-    Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
-}
-
 /// A contract with a 1 000-token, 10-call budget; `over` replaces members.
 fn contract(over: Vec<(&'static str, Value)>) -> Value {
-    let mut c = payload(vec![
-        ("goal", s("Build the thing")),
-        ("deliverables", arr(&["binary"])),
-        ("acceptanceCriteria", arr(&["it runs"])),
+    let budget = obj(vec![("modelTokens", n(1_000)), ("toolCalls", n(10))]);
+    let members = vec![
         ("allowedResources", arr(&["repo:main"])),
         ("deadline", s(WORK_DEADLINE)),
-        (
-            "budget",
-            obj(vec![("modelTokens", n(1_000)), ("toolCalls", n(10))]),
-        ),
-    ]);
-    for (k, v) in over {
-        c.insert(k, v);
-    }
-    Value::Object(c)
+        ("budget", budget),
+    ];
+    kit::contract_of(members, over)
 }
 
-/// A harness, the log of every appended Event, the rejections seen, and a clock.
-struct World {
-    h: Harness,
-    log: Vec<Value>,
-    seen: Vec<SeenRejection>,
-    now: Micros,
-}
+simulation::kit_world!(World: Witness);
 
 impl World {
     /// An Organization with a root Mission (10 000 tokens, 100 tool calls), its owner, a
     /// second human member (`reviewer`), a stranger, a Coordinator and two Workers; `worker`'s
     /// card has capability `rust` version 1.
     fn new() -> World {
-        let h = Harness::new(&[
-            ("owner", ActorType::Human),
-            ("reviewer", ActorType::Human),
-            ("stranger", ActorType::Human),
-            ("coord", ActorType::Agent),
-            ("worker", ActorType::Agent),
-            ("worker2", ActorType::Agent),
-        ]);
         let mut w = World {
-            h,
-            log: Vec::new(),
-            seen: Vec::new(),
-            now: t0(),
+            kit: kit::Witness::new(&[
+                ("owner", ActorType::Human),
+                ("reviewer", ActorType::Human),
+                ("stranger", ActorType::Human),
+                ("coord", ActorType::Agent),
+                ("worker", ActorType::Agent),
+                ("worker2", ActorType::Agent),
+            ]),
         };
         for a in ["coord", "worker", "worker2"] {
             let caps = if a == "worker" {
-                Value::Array(vec![obj(vec![
+                vec![obj(vec![
                     ("id", s("rust")),
                     ("version", n(1)),
                     ("verifiedEvidence", arr(&["urn:x:evidence:rust"])),
-                ])])
+                ])]
             } else {
-                Value::Array(vec![])
+                vec![]
             };
-            let pk = b64url_encode(&ed25519::public_key_of(&w.h.principals[a].seed));
-            let card = payload(vec![
-                ("agentId", s(&w.h.id(a))),
-                ("version", n(1)),
-                ("displayName", s(a)),
-                ("owner", s("urn:missionweaveprotocol:human:operations")),
-                ("publicKey", s(&pk)),
-                ("capabilities", caps),
-                ("issuedAt", s(&w.now.format())),
-                ("signature", s("test")),
-            ]);
-            w.sub(
-                "organization-registry",
-                "ext.missionweaveprotocol.registry.agent_card_register",
-                Envelope::default(),
-                payload(vec![("card", Value::Object(card))]),
-            )
-            .unwrap();
-            let p = payload(vec![("agentId", s(&w.h.id(a)))]);
-            w.sub(
-                "group-gateway",
-                "ext.missionweaveprotocol.identity.session_open",
-                Envelope::default(),
-                p,
-            )
-            .unwrap();
+            for (who, kind, p) in kit::enrolment(&w.h, a, caps, w.now) {
+                w.sub(who, kind, Envelope::default(), p).unwrap();
+            }
         }
         w.create_root(M, G, "Root", "owner");
         for a in ["worker", "worker2"] {
@@ -146,21 +82,8 @@ impl World {
     }
 
     fn create_root(&mut self, mission: &str, group: &str, title: &str, owner: &str) {
-        let p = payload(vec![
-            ("missionId", s(mission)),
-            ("groupId", s(group)),
-            ("coordinatorId", s(&self.h.id("coord"))),
-            ("title", s(title)),
-            ("objective", s("Ship it")),
-            ("definitionOfDone", arr(&["tests pass"])),
-            (
-                "budget",
-                obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]),
-            ),
-            ("deadline", s(DEADLINE)),
-            ("permissions", arr(&["deploy", "read"])),
-            ("coordinatorLeaseSeconds", n(31_536_000)),
-        ]);
+        let budget = obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]);
+        let p = kit::root_mission(&self.h, mission, group, title, budget, &["deploy", "read"]);
         let env = Envelope {
             group_id: Some(group.into()),
             ..Envelope::default()
@@ -178,40 +101,6 @@ impl World {
         ]);
         let owner = self.owner_of(group);
         self.go(&owner, group, "membership.change", p).unwrap();
-    }
-
-    /// Submits at `self.now`; records appended Events, and rejections as the client sees them.
-    fn sub(&mut self, who: &str, kind: &str, env: Envelope, p: Object) -> R {
-        let action = format!("urn:x:action:{}", self.log.len() + self.seen.len() + 1_000);
-        let env = Envelope {
-            action_id: env.action_id.clone().or(Some(action.clone())),
-            ..env
-        };
-        match self.h.submit(who, kind, &env, p, self.now) {
-            Ok(Submitted::Appended(es)) => {
-                let vs: Vec<Value> = es.into_iter().map(|e| e.value).collect();
-                self.log.extend(vs.iter().cloned());
-                Ok(vs)
-            }
-            Ok(Submitted::Duplicate(r)) => panic!("unexpected duplicate {r:?}"),
-            Err(r) => {
-                self.seen.push(SeenRejection {
-                    at: self.now,
-                    actor: self.h.actor(who),
-                    command_kind: kind.to_owned(),
-                    action_id: env.action_id.clone().unwrap(),
-                    group_id: env.group_id.clone(),
-                    work_item_id: env.work_item_id.clone(),
-                    rejection: r.clone(),
-                });
-                Err(r)
-            }
-        }
-    }
-
-    fn go(&mut self, who: &str, group: &str, kind: &str, p: Object) -> R {
-        let env = self.h.current_envelope(who, Some(group));
-        self.sub(who, kind, env, p)
     }
 
     fn state(&self) -> &wasm_core::authority::State {
