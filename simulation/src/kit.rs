@@ -412,67 +412,34 @@ impl Witness {
 #[macro_export]
 macro_rules! kit_world {
     ($name:ident $({ $($field:ident : $ty:ty),* $(,)? })?) => {
-        /// The kit's test Organization with this file's steps.
-        struct $name {
-            kit: $crate::kit::World,
-            $($($field: $ty,)*)?
-        }
-
-        $crate::kit_world!(@deref $name, $crate::kit::World);
+        $crate::kit_world!(@struct $name, $crate::kit::World,
+            wasm_core::authority::Submitted, { $($($field: $ty),*)? });
 
         impl $name {
-            fn sub(
-                &mut self,
-                who: &str,
-                kind: &str,
-                env: $crate::harness::Envelope,
-                p: wasm_core::json::Object,
-            ) -> Result<wasm_core::authority::Submitted, wasm_core::authority::Rejection> {
-                self.kit.sub(who, kind, env, p)
-            }
-
-            fn go(
-                &mut self,
-                who: &str,
-                kind: &str,
-                p: wasm_core::json::Object,
-            ) -> Result<wasm_core::authority::Submitted, wasm_core::authority::Rejection> {
+            fn go(&mut self, who: &str, kind: &str, p: wasm_core::json::Object)
+                -> Result<wasm_core::authority::Submitted, wasm_core::authority::Rejection> {
                 self.kit.go(who, kind, p)
             }
         }
     };
     ($name:ident : Witness $({ $($field:ident : $ty:ty),* $(,)? })?) => {
-        /// The kit's witnessing test Organization with this file's steps.
-        struct $name {
-            kit: $crate::kit::Witness,
-            $($($field: $ty,)*)?
-        }
-
-        $crate::kit_world!(@deref $name, $crate::kit::Witness);
+        $crate::kit_world!(@struct $name, $crate::kit::Witness,
+            Vec<wasm_core::json::Value>, { $($($field: $ty),*)? });
 
         impl $name {
-            fn sub(
-                &mut self,
-                who: &str,
-                kind: &str,
-                env: $crate::harness::Envelope,
-                p: wasm_core::json::Object,
-            ) -> Result<Vec<wasm_core::json::Value>, wasm_core::authority::Rejection> {
-                self.kit.sub(who, kind, env, p)
-            }
-
-            fn go(
-                &mut self,
-                who: &str,
-                group: &str,
-                kind: &str,
-                p: wasm_core::json::Object,
-            ) -> Result<Vec<wasm_core::json::Value>, wasm_core::authority::Rejection> {
+            fn go(&mut self, who: &str, group: &str, kind: &str, p: wasm_core::json::Object)
+                -> Result<Vec<wasm_core::json::Value>, wasm_core::authority::Rejection> {
                 self.kit.go(who, group, kind, p)
             }
         }
     };
-    (@deref $name:ident, $inner:ty) => {
+    (@struct $name:ident, $inner:ty, $out:ty, { $($field:ident : $ty:ty),* }) => {
+        /// The kit's test Organization with this file's steps.
+        struct $name {
+            kit: $inner,
+            $($field: $ty,)*
+        }
+
         impl std::ops::Deref for $name {
             type Target = $inner;
             fn deref(&self) -> &$inner {
@@ -483,6 +450,13 @@ macro_rules! kit_world {
         impl std::ops::DerefMut for $name {
             fn deref_mut(&mut self) -> &mut $inner {
                 &mut self.kit
+            }
+        }
+
+        impl $name {
+            fn sub(&mut self, who: &str, kind: &str, env: $crate::harness::Envelope,
+                p: wasm_core::json::Object) -> Result<$out, wasm_core::authority::Rejection> {
+                self.kit.sub(who, kind, env, p)
             }
         }
     };
