@@ -335,21 +335,31 @@ impl World {
 
 /// A test Organization that also keeps the rejections each Principal saw, as the console
 /// records them (the input of the views' rejection lists), and numbers its own Action IDs.
+/// Its [`World`]'s fields are reached through `Deref`.
 pub struct Witness {
-    pub h: Harness,
-    pub log: Vec<Value>,
+    pub world: World,
     pub seen: Vec<SeenRejection>,
-    pub now: Micros,
+}
+
+impl std::ops::Deref for Witness {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
+impl std::ops::DerefMut for Witness {
+    fn deref_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
 }
 
 impl Witness {
     /// An Organization of `principals` at [`t0`], with nothing submitted yet.
     pub fn new(principals: &[(&str, ActorType)]) -> Witness {
         Witness {
-            h: Harness::new(principals),
-            log: Vec::new(),
+            world: World::new(principals),
             seen: Vec::new(),
-            now: t0(),
         }
     }
 
@@ -368,17 +378,18 @@ impl Witness {
             action_id: Some(action_id.clone()),
             ..env
         };
-        match self.h.submit(who, kind, &env, p, self.now) {
+        let w = &mut self.world;
+        match w.h.submit(who, kind, &env, p, w.now) {
             Ok(Submitted::Appended(es)) => {
                 let vs: Vec<Value> = es.into_iter().map(|e| e.value).collect();
-                self.log.extend(vs.iter().cloned());
+                w.log.extend(vs.iter().cloned());
                 Ok(vs)
             }
             Ok(Submitted::Duplicate(r)) => panic!("unexpected duplicate {r:?}"),
             Err(r) => {
                 self.seen.push(SeenRejection {
-                    at: self.now,
-                    actor: self.h.actor(who),
+                    at: w.now,
+                    actor: w.h.actor(who),
                     command_kind: kind.to_owned(),
                     action_id,
                     group_id: env.group_id.clone(),
