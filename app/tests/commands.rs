@@ -58,19 +58,10 @@ impl World {
         }
         let budget = obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]);
         let p = kit::root_mission(&w.h, M, G, "Root", budget, &["deploy", "read"]);
-        let env = Envelope {
-            group_id: Some(G.into()),
-            ..Envelope::default()
-        };
+        let env = kit::in_group(G);
         w.sub("owner", "mission.create", env, p).unwrap();
         for a in ["worker", "worker2"] {
-            let p = payload(vec![
-                (
-                    "principal",
-                    obj(vec![("type", s("agent")), ("id", s(&w.h.id(a)))]),
-                ),
-                ("roles", arr(&["worker"])),
-            ]);
+            let p = kit::membership(&w.h, a, "agent", &["worker"]);
             w.go("owner", G, "membership.change", p).unwrap();
         }
         w

@@ -170,6 +170,26 @@ pub fn root_mission(
     p
 }
 
+/// The `membership.change` payload that gives `who` (a Principal of type `t`: `agent`,
+/// `human`) `roles`.
+pub fn membership(h: &Harness, who: &str, t: &str, roles: &[&str]) -> Object {
+    payload(vec![
+        (
+            "principal",
+            obj(vec![("type", s(t)), ("id", s(&h.id(who)))]),
+        ),
+        ("roles", arr(roles)),
+    ])
+}
+
+/// An envelope that names only `group` (`mission.create` names the Group it creates).
+pub fn in_group(group: &str) -> Envelope {
+    Envelope {
+        group_id: Some(group.into()),
+        ..Envelope::default()
+    }
+}
+
 /// A WorkContract: "Build the thing", one `binary` deliverable accepted when "it runs", then
 /// `members` (deadline, budget, resources, …) in order; `over` replaces or adds members last.
 pub fn contract_of(members: Vec<(&'static str, Value)>, over: Vec<(&'static str, Value)>) -> Value {

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use simulation::harness::{Envelope, Harness};
-use simulation::kit::{G, M, arr, obj, s, t0};
+use simulation::kit::{self, G, M, arr, obj, s, t0};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{Object, Value};
@@ -94,10 +94,7 @@ impl World {
                 ]),
             ),
         ]);
-        let env = Envelope {
-            group_id: Some(G.into()),
-            ..Envelope::default()
-        };
+        let env = kit::in_group(G);
         w.run("owner", "mission.create", &env, create, t0())
             .unwrap();
         w

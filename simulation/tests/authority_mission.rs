@@ -97,10 +97,7 @@ impl World {
             ("toolCalls", Value::from(100u64)),
         ]);
         let p = kit::root_mission(&self.h, mission, group, "Root", budget, &["deploy", "read"]);
-        let env = Envelope {
-            group_id: Some(group.into()),
-            ..Envelope::default()
-        };
+        let env = kit::in_group(group);
         self.sub("owner", "mission.create", env, p).unwrap();
     }
 
@@ -228,13 +225,7 @@ impl World {
         {
             return;
         }
-        let p = payload(vec![
-            (
-                "principal",
-                obj(vec![("type", s("agent")), ("id", s(&self.h.id(who)))]),
-            ),
-            ("roles", arr(&["worker"])),
-        ]);
+        let p = kit::membership(&self.h, who, "agent", &["worker"]);
         let c = self.coordinator(group);
         self.go(&c, group, "membership.change", p).unwrap();
     }
@@ -2050,10 +2041,7 @@ impl World {
     }
 
     fn archive(&mut self, who: &str, group: &str, snapshot: Value) -> R {
-        let env = Envelope {
-            group_id: Some(group.into()),
-            ..Envelope::default()
-        };
+        let env = kit::in_group(group);
         self.go_env(who, ARCHIVE, env, payload(vec![("snapshot", snapshot)]))
     }
 }
@@ -2091,10 +2079,7 @@ fn group_archive_verifies_the_signed_snapshot() {
         &w.go_env(
             "organization-registry",
             ARCHIVE,
-            Envelope {
-                group_id: Some(G.into()),
-                ..Envelope::default()
-            },
+            kit::in_group(G),
             Object::new(),
         ),
         ErrorCode::InvalidCommand,

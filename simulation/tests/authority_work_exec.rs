@@ -55,19 +55,10 @@ impl World {
             ("computeSeconds", n(3_600)),
         ]);
         let p = kit::root_mission(&w.h, M, G, "Root", budget, &["deploy", "read"]);
-        let env = Envelope {
-            group_id: Some(G.into()),
-            ..Envelope::default()
-        };
+        let env = kit::in_group(G);
         w.sub("owner", "mission.create", env, p).unwrap();
         for a in ["worker", "worker2"] {
-            let p = payload(vec![
-                (
-                    "principal",
-                    obj(vec![("type", s("agent")), ("id", s(&w.h.id(a)))]),
-                ),
-                ("roles", arr(&["worker"])),
-            ]);
+            let p = kit::membership(&w.h, a, "agent", &["worker"]);
             w.go("owner", "membership.change", p).unwrap();
         }
         w
@@ -1550,10 +1541,7 @@ fn usage_record_charges_the_whole_ancestry_atomically() {
         ("executionLeaseId", s(&lease)),
         ("usageDelta", usage(vec![("computeSeconds", 7)])),
     ]);
-    let env = Envelope {
-        group_id: Some(G.into()),
-        ..Envelope::default()
-    };
+    let env = kit::in_group(G);
     let seq = w.seq();
     let r = w.sub("worker", USAGE, w.env("worker"), p.clone());
     refused(&w, &r, ErrorCode::InvalidStateTransition, seq);
@@ -1624,10 +1612,7 @@ fn random_usage_never_exceeds_a_limit_and_totals_add_up() {
             ]);
             let before = accounts(&w);
             let seq = w.seq();
-            let env = Envelope {
-                group_id: Some(G.into()),
-                ..Envelope::default()
-            };
+            let env = kit::in_group(G);
             match w.sub("group-gateway", USAGE, env, p) {
                 Ok(_) => {
                     accepted += 1;

@@ -42,10 +42,7 @@ impl World {
             ("computeSeconds", Value::from(3_600u64)),
         ]);
         let p = kit::root_mission(&w.h, M, G, "Root", budget, &[]);
-        let env = Envelope {
-            group_id: Some(G.into()),
-            ..Envelope::default()
-        };
+        let env = kit::in_group(G);
         w.sub("owner", "mission.create", env, p).unwrap();
         w
     }

@@ -84,21 +84,12 @@ impl World {
     fn create_root(&mut self, mission: &str, group: &str, title: &str, owner: &str) {
         let budget = obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]);
         let p = kit::root_mission(&self.h, mission, group, title, budget, &["deploy", "read"]);
-        let env = Envelope {
-            group_id: Some(group.into()),
-            ..Envelope::default()
-        };
+        let env = kit::in_group(group);
         self.sub(owner, "mission.create", env, p).unwrap();
     }
 
     fn member(&mut self, group: &str, who: &str, t: &str, roles: &[&str]) {
-        let p = payload(vec![
-            (
-                "principal",
-                obj(vec![("type", s(t)), ("id", s(&self.h.id(who)))]),
-            ),
-            ("roles", arr(roles)),
-        ]);
+        let p = kit::membership(&self.h, who, t, roles);
         let owner = self.owner_of(group);
         self.go(&owner, group, "membership.change", p).unwrap();
     }

@@ -9,6 +9,7 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use simulation::harness::{Envelope, Harness};
+use simulation::kit;
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::{Micros, Submitted};
 use wasm_core::json::Value;
@@ -75,10 +76,7 @@ fn views_of_a_small_history() {
         ("deadline", s("2026-07-17T08:00:00Z")),
         ("coordinatorLeaseSeconds", Value::from(31_536_000u64)),
     ]);
-    let env = Envelope {
-        group_id: Some(G.into()),
-        ..Envelope::default()
-    };
+    let env = kit::in_group(G);
     keep(h.submit("owner", "mission.create", &env, p, now));
     for (id, deps) in [("urn:x:w:1", vec![]), ("urn:x:w:2", vec![s("urn:x:w:1")])] {
         let contract = payload(vec![
