@@ -911,7 +911,7 @@ mod tests {
         assert_eq!(rec.replacements.len(), 1);
         // In real time the cut-off Coordinator may still be waiting for its own last Events
         // when it is cut (they arrive after the cut), so it may send nothing while
-        // partitioned; the simulated run (wasm-core/tests/agents_demo.rs) pins that a late
+        // partitioned; the simulated run (simulation/tests/agents_demo.rs) pins that a late
         // Command exists. Here: whatever it sent late was refused, and only for its epoch.
         for r in &rec.late_commands {
             assert_eq!(r.agent, plan::COORDINATOR_B, "{r:?}");
