@@ -11,6 +11,7 @@ use crate::fold::EventLog;
 use crate::routes::mission::{DagUpdate, apply_dag, next_dag};
 use crate::socket::RegistryCheck;
 use crate::socket::machine::EventCheck;
+use std::sync::Arc;
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::state::State;
@@ -337,22 +338,25 @@ pub fn layout(log: &EventLog, now: Micros) -> Result<LiveLayout<Sugiyama>, Strin
     LiveLayout::new(Sugiyama::default(), CollapseOptions::default(), dag).map_err(|e| e.to_string())
 }
 
-/// One live node update as the Mission view applies it: the next Event (a WorkItem's
-/// cancellation) is folded, the DAG rebuilt and patched into `live` node by node
-/// ([`apply_dag`]: no new layout when the structure is unchanged). The DAG is rebuilt from
-/// the one drawn, built from `before` (the state before the Event: the console keeps the
-/// snapshot it drew from), recomputing only the nodes whose inputs changed ([`next_dag`]).
-/// Returns what to draw again (the changed nodes, or everything).
+/// One live node update as the console applies it: the next Event (a WorkItem's
+/// cancellation) is folded, the new state published as the views' snapshot (a copy of the
+/// persistent State: `publish` in state.rs), the DAG rebuilt from the snapshot and patched into
+/// `live` node by node ([`apply_dag`]: no new layout when the structure is unchanged). The DAG
+/// is rebuilt from the one drawn, built from `before` (the snapshot it was drawn from, which
+/// shares all but the changed entries with the new one), recomputing only the nodes whose
+/// inputs changed ([`next_dag`]). Returns what to draw again (the changed nodes, or
+/// everything) and the published snapshot.
 pub fn live_update(
     log: &mut EventLog,
     before: &State,
     live: &mut LiveLayout<Sugiyama>,
     event: Value,
     now: Micros,
-) -> Result<DagUpdate, String> {
+) -> Result<(DagUpdate, Arc<State>), String> {
     log.push(event);
     log.fold(1);
-    let dag = next_dag(Some((live.dag(), before)), log.state(), MISSION, now)
+    let published = Arc::new(log.state().clone());
+    let dag = next_dag(Some((live.dag(), before)), &published, MISSION, now)
         .ok_or("no benchmark Mission")?;
-    apply_dag(live, dag)
+    Ok((apply_dag(live, dag)?, published))
 }

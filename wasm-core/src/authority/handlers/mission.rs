@@ -934,7 +934,7 @@ pub fn apply_created(state: &mut State, ev: &EventView) -> Result<(), String> {
         last_occurred_at: ev.occurred_at,
         memberships: Default::default(),
         conversations: Default::default(),
-        policy_log: Vec::new(),
+        policy_log: Default::default(),
         recent: Default::default(),
     };
     gs.conversations.insert(group.main_conversation_id.clone());
