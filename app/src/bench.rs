@@ -360,3 +360,71 @@ pub fn live_update(
         .ok_or("no benchmark Mission")?;
     Ok((apply_dag(live, dag)?, published))
 }
+
+/// Time travel as the console does it ([`Travel`]: the merged log replayed by the reducer,
+/// checkpoints every `CHECKPOINT_EVERY` Events), then the Mission's DAG rebuilt from the one
+/// drawn live ([`next_dag`]), once to the Event before the last and once a further step back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TravelFigures {
+    /// Picking the Event before the last: the first pick replays the log up to it.
+    pub first_pick_ms: f64,
+    /// The DAG as of then, rebuilt from the live one, and a full build of the same for scale.
+    pub first_dag_ms: f64,
+    pub first_full_ms: f64,
+    /// One Event further back (from the nearest checkpoint).
+    pub step_pick_ms: f64,
+    pub step_dag_ms: f64,
+    pub step_full_ms: f64,
+    /// The Events the travel log applied in all.
+    pub applied: usize,
+}
+
+/// Runs [`TravelFigures`] with `clock` (milliseconds: `Instant` natively, `performance.now()`
+/// on the page); the rebuilt DAGs are checked equal to full builds.
+pub fn travel(
+    log: &EventLog,
+    drawn: &DagView,
+    drawn_from: &State,
+    now: Micros,
+    clock: impl Fn() -> f64,
+) -> Result<TravelFigures, String> {
+    let mut travel = crate::fold::Travel::new(log);
+    let n = travel.len();
+    let mut f = TravelFigures::default();
+    let mut step = |n: usize,
+                    prev: (&DagView, &State),
+                    pick: &mut f64,
+                    dag_ms: &mut f64,
+                    full_ms: &mut f64|
+     -> Result<(DagView, State), String> {
+        let t = clock();
+        let state = travel.state_at(n).map_err(|e| e.to_string())?.clone();
+        *pick = clock() - t;
+        let t = clock();
+        let dag = next_dag(Some(prev), &state, MISSION, now).ok_or("no benchmark Mission")?;
+        *dag_ms = clock() - t;
+        let t = clock();
+        let full = DagView::build(&state, MISSION, now);
+        *full_ms = clock() - t;
+        if full.as_ref() != Some(&dag) {
+            return Err("the DAG rebuilt on time travel differs from a full build".into());
+        }
+        Ok((dag, state))
+    };
+    let (dag, state) = step(
+        n.saturating_sub(1),
+        (drawn, drawn_from),
+        &mut f.first_pick_ms,
+        &mut f.first_dag_ms,
+        &mut f.first_full_ms,
+    )?;
+    step(
+        n.saturating_sub(2),
+        (&dag, &state),
+        &mut f.step_pick_ms,
+        &mut f.step_dag_ms,
+        &mut f.step_full_ms,
+    )?;
+    f.applied = travel.applied();
+    Ok(f)
+}

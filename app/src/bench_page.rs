@@ -380,10 +380,10 @@ async fn run(
     let mut update = Err("no layout".to_owned());
     live.update_value(|l| {
         if let Some(l) = l {
-            update = bench::live_update(&mut r.log, &before, l, event, now).map(|(u, _)| u);
+            update = bench::live_update(&mut r.log, &before, l, event, now);
         }
     });
-    let update = update?;
+    let (update, published) = update?;
     let model_ms = now_ms() - t;
     let t_patch = now_ms();
     let mut patched = (0, 0);
@@ -461,6 +461,25 @@ async fn run(
             painted - frame
         ));
         detail.set(fitted);
+    }
+    // Time travel: the merged log replayed to the Event before the last, the DAG as of then
+    // rebuilt from the live one; then one Event further back.
+    let travelled = live.with_value(|l| {
+        l.as_ref()
+            .map(|l| bench::travel(&r.log, l.dag(), &published, now, now_ms))
+    });
+    if let Some(tr) = travelled {
+        let tr = tr?;
+        say(format!(
+            "BENCH wasm time travel: to the Event before the last {:.0} ms (the log replayed), its DAG rebuilt from the live one {:.2} ms (a full build {:.2} ms); one Event further back {:.2} ms, its DAG {:.2} ms (a full build {:.2} ms); {} Events applied",
+            tr.first_pick_ms,
+            tr.first_dag_ms,
+            tr.first_full_ms,
+            tr.step_pick_ms,
+            tr.step_dag_ms,
+            tr.step_full_ms,
+            tr.applied
+        ));
     }
     Ok(())
 }

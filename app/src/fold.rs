@@ -262,6 +262,11 @@ impl Travel {
         Ok((as_of, state))
     }
 
+    /// The Events replayed so far (what checkpoints save shows here).
+    pub fn applied(&self) -> usize {
+        self.tt.applied
+    }
+
     /// The state after the first `n` Events of the merged log.
     pub fn state_at(&mut self, n: usize) -> Result<&State, TimeTravelError> {
         self.tt.state_at(n)
