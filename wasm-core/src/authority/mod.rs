@@ -18,6 +18,7 @@
 //! code and reach the same projections.
 
 pub mod clock;
+pub mod events;
 pub mod evolve;
 pub mod guards;
 pub mod handlers;
@@ -37,6 +38,7 @@ use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
 use crate::model::{self as m, ToJson};
 pub use clock::Micros;
+pub use evolve::ApplyError;
 pub use rejection::Rejection;
 pub use state::{EventRef, Receipt, State};
 
@@ -435,7 +437,7 @@ impl Authority {
     }
 
     /// Applies a stored Event (replay after restart, or in the browser).
-    pub fn replay(&mut self, event: &Value) -> Result<(), String> {
+    pub fn replay(&mut self, event: &Value) -> Result<(), ApplyError> {
         evolve::apply(&mut self.state, event)
     }
 

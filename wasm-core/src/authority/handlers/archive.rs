@@ -28,7 +28,7 @@
 use super::mission::wire_event_id;
 use super::{Ctx, Decision, member, payload};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::EventView;
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
@@ -46,7 +46,7 @@ pub const ARCHIVED: &str = "group.archived";
 /// The Extension kind that archives a Group (§18).
 pub const GROUP_ARCHIVE: &str = "ext.missionweaveprotocol.core.group_archive";
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         // The snapshot itself is not kept; its id is recorded on the Group by `group.archived`.
         SNAPSHOT_CREATED => Ok(()),
@@ -252,14 +252,14 @@ pub fn decide_archive(cx: &Ctx) -> Decision {
     ])
 }
 
-fn apply_archived(state: &mut State, ev: &EventView) -> Result<(), String> {
+fn apply_archived(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let snapshot_id = member(ev, "snapshotId")?.to_owned();
-    let at = Micros::parse(member(ev, "archivedAt")?).ok_or("bad archivedAt")?;
-    let g = ev.group_id.ok_or("group.archived needs a Group")?;
+    let at = crate::authority::events::Fields::of(ev).ts("archivedAt")?;
+    let g = ev.group_id.ok_or_else(|| ApplyError::missing_group(ev))?;
     let gs = state
         .groups
         .get_mut(g)
-        .ok_or_else(|| format!("unknown Group {g}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", g))?;
     gs.group.archived_at = Some(at);
     gs.group.archive_snapshot_id = Some(snapshot_id);
     Ok(())

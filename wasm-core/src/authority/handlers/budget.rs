@@ -9,7 +9,7 @@
 //! The Command `ext.missionweaveprotocol.core.resource_usage_record` is handled here too.
 
 use super::{Ctx, Decision};
-use crate::authority::evolve::EventView;
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{DIMENSIONS, ResourceBudget, ResourceUsage};
 use crate::authority::rejection::Rejection;
@@ -225,7 +225,7 @@ pub fn apply_charge(state: &mut State, account: &str, delta: &ResourceUsage) {
 pub const USAGE_RECORD: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 pub const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         USAGE_RECORDED => apply_usage_recorded(state, ev),
         _ => return None,
@@ -332,11 +332,11 @@ pub fn decide_usage_record(cx: &Ctx) -> Decision {
 
 /// Books the recorded delta on the WorkItem and its ancestry (the charge was checked when the
 /// Event was decided).
-pub fn apply_usage_recorded(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_usage_recorded(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let work_id = super::member(ev, "workItemId")?;
     let delta: ResourceUsage = super::embedded(ev, "usageDelta")?;
     if !state.accounts.contains_key(work_id) {
-        return Err(format!("{}: no ledger account {work_id}", ev.kind));
+        return Err(ApplyError::unknown(ev, "ledger account", work_id));
     }
     apply_charge(state, work_id, &delta);
     Ok(())

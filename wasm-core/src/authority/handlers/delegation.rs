@@ -24,7 +24,7 @@
 
 use super::cooperation::{self, Policy};
 use super::{Ctx, Decision, embedded, payload};
-use crate::authority::evolve::EventView;
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{
     CapabilityRequirement, DIMENSIONS, DelegationBudget, DelegationGrant, ResourceBudget,
@@ -40,7 +40,7 @@ use crate::model::error::ErrorCode;
 
 pub const GRANTED: &str = "membership.delegation.granted";
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),
         _ => return None,
@@ -185,7 +185,7 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
     Ok(vec![cooperation::consume(draft, override_grant)])
 }
 
-pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let grant: DelegationGrant = embedded(ev, "delegationGrant")?;
     state.delegation_grants.insert(grant.id.clone(), grant);
     Ok(())

@@ -13,7 +13,7 @@
 //! ```
 
 use super::{Ctx, Decision, embedded, payload};
-use crate::authority::evolve::EventView;
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{ExecutionApproval, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;
@@ -26,7 +26,7 @@ use crate::model::work_item::WorkItemState;
 
 pub const GRANTED: &str = "approval.execution.granted";
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),
         _ => return None,
@@ -167,7 +167,7 @@ pub fn decide_grant_execution(cx: &Ctx) -> Decision {
     )])
 }
 
-pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let approval: ExecutionApproval = embedded(ev, "approval")?;
     state
         .execution_approvals

@@ -23,7 +23,7 @@
 
 use super::cooperation::{self, Policy};
 use super::{Ctx, Decision, embedded, payload};
-use crate::authority::evolve::EventView;
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Message, MessageAmendment};
 use crate::authority::rejection::Rejection;
@@ -39,7 +39,7 @@ pub const CORRECTED: &str = "message.corrected";
 pub const RETRACTED: &str = "message.retracted";
 pub const REDACTED: &str = "message.redacted";
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         POSTED => apply_posted(state, ev),
         CORRECTED | RETRACTED | REDACTED => apply_amended(state, ev),
@@ -126,7 +126,7 @@ pub fn decide_post(cx: &Ctx) -> Decision {
 }
 
 /// Stores the Message and nothing else: conversation is not authority.
-pub fn apply_posted(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_posted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let m: Message = embedded(ev, "message")?;
     state.messages.insert(m.id.clone(), m);
     Ok(())
@@ -207,7 +207,7 @@ pub fn decide_amend(cx: &Ctx, how: Amend) -> Decision {
 }
 
 /// Records the amendment; the original Message is never rewritten.
-pub fn apply_amended(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_amended(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let a: MessageAmendment = embedded(ev, "amendment")?;
     state.amendments.insert(a.id.clone(), a);
     Ok(())

@@ -29,7 +29,7 @@ use super::cooperation::{self, Policy};
 use super::delegation::{self, GrantUse};
 use super::{Ctx, Decision, embedded, member, member_u64, payload};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::EventView;
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::ProposalStatus;
 use crate::authority::projection::{
@@ -181,7 +181,7 @@ pub fn fence_owner(state: &mut State, work_item_id: &str, at: Micros) {
 // Routers.
 // ---------------------------------------------------------------------------------------------
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         PROPOSED => apply_proposed(state, ev),
         AUTHORIZED => apply_authorized(state, ev),
@@ -361,19 +361,19 @@ pub fn decide_propose(cx: &Ctx) -> Decision {
     Ok(vec![cooperation::consume(draft, grant)])
 }
 
-fn touch_mission(state: &mut State, mission_id: &str, at: Micros) -> Result<(), String> {
+fn touch_mission(state: &mut State, ev: &EventView, mission_id: &str) -> Result<(), ApplyError> {
     let m = state
         .missions
         .get_mut(mission_id)
-        .ok_or_else(|| format!("unknown Mission {mission_id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Mission", mission_id))?;
     m.revision += 1;
-    m.updated_at = at;
+    m.updated_at = ev.occurred_at;
     Ok(())
 }
 
-pub fn apply_proposed(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_proposed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let proposal: WorkProposal = embedded(ev, "proposal")?;
-    touch_mission(state, &proposal.mission_id, ev.occurred_at)?;
+    touch_mission(state, ev, &proposal.mission_id)?;
     state.proposals.insert(proposal.id.clone(), proposal);
     Ok(())
 }
@@ -528,12 +528,12 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
 
 /// The WorkItem, its Conversation, its ledger account (under its parent WorkItem or its
 /// Mission), the proposal it authorizes, and the Mission revision.
-pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let work: WorkItem = embedded(ev, "workItem")?;
     let gs = state
         .groups
         .get_mut(&work.group_id)
-        .ok_or_else(|| format!("WorkItem {} in unknown Group {}", work.id, work.group_id))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", &work.group_id))?;
     gs.conversations.insert(work.conversation_id.clone());
     if let Some(pid) = ev.payload.get("proposalId").and_then(Value::as_str)
         && let Some(p) = state.proposals.get_mut(pid)
@@ -547,7 +547,7 @@ pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String>
         .clone()
         .unwrap_or_else(|| work.mission_id.clone());
     super::budget::open_account(state, &work.id, Some(&parent), work.contract.budget.clone());
-    touch_mission(state, &work.mission_id, ev.occurred_at)?;
+    touch_mission(state, ev, &work.mission_id)?;
     state.work_items.insert(work.id.clone(), work);
     Ok(())
 }
@@ -696,7 +696,7 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
 }
 
 /// Fences an owner whose lease ran out (decide refused a live one), then records the offer.
-pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let id = member(ev, "workItemId")?.to_owned();
     let candidates: Vec<String> = embedded(ev, "candidateAgentIds")?;
     let expires: Micros = embedded(ev, "offerExpiresAt")?;
@@ -708,7 +708,7 @@ pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), Stri
     if state
         .work_items
         .get(&id)
-        .ok_or_else(|| format!("offer for unknown WorkItem {id}"))?
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", &id))?
         .assignee_id
         .is_some()
     {
@@ -717,7 +717,7 @@ pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), Stri
     let w = state
         .work_items
         .get_mut(&id)
-        .ok_or_else(|| format!("offer for unknown WorkItem {id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", &id))?;
     w.status = WorkItemState::Offered;
     w.offered_agent_ids = candidates;
     w.offer_expires_at = Some(expires);
@@ -859,21 +859,18 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
 
 /// Ownership, the pinned card and capability versions, and the silent promotion of a
 /// provisional Membership (status `active`, epoch + 1).
-pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let id = member(ev, "workItemId")?;
     let assignee = member(ev, "assigneeId")?.to_owned();
     let epoch = member_u64(ev, "ownershipEpoch")?;
     let card_version = member_u64(ev, "agentCardVersion")?;
     let lease: Micros = embedded(ev, "ownershipLeaseExpiresAt")?;
-    let pinned: BTreeMap<String, u64> = match ev.note("assignedCapabilityVersions") {
-        Some(v) => crate::model::from_value(v, false)
-            .map_err(|e| format!("{}: assignedCapabilityVersions: {e}", ev.kind))?,
-        None => BTreeMap::new(),
-    };
+    let pinned: BTreeMap<String, u64> =
+        crate::authority::events::note(ev, "assignedCapabilityVersions")?.unwrap_or_default();
     let w = state
         .work_items
         .get_mut(id)
-        .ok_or_else(|| format!("acceptance for unknown WorkItem {id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", id))?;
     w.status = WorkItemState::Queued;
     w.assignee_id = Some(assignee.clone());
     w.ownership_epoch = epoch;
@@ -967,14 +964,14 @@ pub fn decide_dependency_add(cx: &Ctx) -> Decision {
 
 /// The new edge (the list stays sorted), the WorkItem revision the Event reports, and the
 /// Mission revision.
-pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let id = member(ev, "workItemId")?;
     let dep = member(ev, "dependencyId")?.to_owned();
     let revision = member_u64(ev, "revision")?;
     let w = state
         .work_items
         .get_mut(id)
-        .ok_or_else(|| format!("dependency for unknown WorkItem {id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", id))?;
     if !w.dependency_ids.contains(&dep) {
         w.dependency_ids.push(dep);
         crate::order::sort(&mut w.dependency_ids);
@@ -982,5 +979,5 @@ pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), S
     w.revision = revision;
     w.updated_at = ev.occurred_at;
     let mission_id = w.mission_id.clone();
-    touch_mission(state, &mission_id, ev.occurred_at)
+    touch_mission(state, ev, &mission_id)
 }
