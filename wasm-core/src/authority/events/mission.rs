@@ -170,22 +170,10 @@ impl EventPayload for SubmittedForApproval {
     }
 }
 
-/// `mission.approved` (§7.3): the signed Approval, whole.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MissionApproved {
-    pub approval: Approval,
-}
-
-impl EventPayload for MissionApproved {
-    fn to_object(&self) -> Object {
-        object([("approval", json(&self.approval))])
-    }
-    fn read(ev: &EventView) -> Result<Self, ApplyError> {
-        Ok(MissionApproved {
-            approval: Fields::of(ev).model("approval")?,
-        })
-    }
-}
+one_member!(
+    /// `mission.approved` (§7.3): the signed Approval, whole.
+    MissionApproved { approval: Approval = "approval" }
+);
 
 /// `mission.changes_requested` (§7.3): back to `active` at `newRevision`.
 #[derive(Clone, Debug, PartialEq)]

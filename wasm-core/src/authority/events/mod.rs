@@ -6,9 +6,44 @@
 //! writes them) and [`EventPayload::read`] the struct back from a stored Event. The round trip
 //! `read` then `to_object` gives the stored payload again (tested over the scenario suite).
 
+/// A payload whose one member is an object the Event carries whole (a Membership, a
+/// Message, a grant…): `Name { field: Type = "member" }`.
+macro_rules! one_member {
+    ($(#[$doc:meta])* $name:ident { $field:ident: $ty:ty = $member:literal }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            pub $field: $ty,
+        }
+
+        impl $crate::authority::events::EventPayload for $name {
+            fn to_object(&self) -> $crate::json::Object {
+                $crate::authority::events::object([(
+                    $member,
+                    $crate::authority::events::json(&self.$field),
+                )])
+            }
+            fn read(
+                ev: &$crate::authority::evolve::EventView,
+            ) -> Result<Self, $crate::authority::evolve::ApplyError> {
+                Ok($name {
+                    $field: $crate::authority::events::Fields::of(ev).model($member)?,
+                })
+            }
+        }
+    };
+}
+
+pub mod archive;
+pub mod artifact;
+pub mod budget;
+pub mod grants;
+pub mod membership;
+pub mod message;
 pub mod mission;
 pub mod organization;
 pub mod work_exec;
+pub mod work_plan;
 
 use super::clock::Micros;
 use super::evolve::{ApplyError, EventView};
@@ -159,7 +194,11 @@ pub fn json<T: ToJson>(v: &T) -> Value {
 /// Re-encodes the payload of `ev` through its typed struct: `None` for a kind without one.
 /// The round-trip test compares the result with the stored payload.
 pub fn reencode(ev: &EventView) -> Option<Result<Object, ApplyError>> {
-    use crate::authority::handlers::{organization as org, work_exec as exec};
+    use crate::authority::handlers::{
+        archive as arch, artifact as art, budget as bud, cooperation as coop, delegation as del,
+        execution_approval as appr, membership as mem, message as msg, organization as org,
+        work_exec as exec, work_plan as plan,
+    };
     use mission::*;
     fn via<P: EventPayload>(ev: &EventView) -> Option<Result<Object, ApplyError>> {
         Some(P::read(ev).map(|p| p.to_object()))
@@ -183,6 +222,22 @@ pub fn reencode(ev: &EventView) -> Option<Result<Object, ApplyError>> {
         "mission.approved" => via::<MissionApproved>(ev),
         "mission.changes_requested" => via::<ChangesRequested>(ev),
         "mission.cancelled" | "mission.terminated" => via::<MissionClosed>(ev),
+        mem::CHANGED => via::<membership::MembershipChanged>(ev),
+        mem::ENDED => via::<membership::MembershipEnded>(ev),
+        del::GRANTED => via::<membership::DelegationGranted>(ev),
+        msg::POSTED => via::<message::MessagePosted>(ev),
+        msg::CORRECTED | msg::RETRACTED | msg::REDACTED => via::<message::MessageAmended>(ev),
+        appr::GRANTED => via::<grants::ExecutionApprovalGranted>(ev),
+        coop::GRANTED => via::<grants::CooperationOverrideGranted>(ev),
+        plan::PROPOSED => via::<work_plan::WorkProposed>(ev),
+        plan::AUTHORIZED => via::<work_plan::WorkAuthorized>(ev),
+        plan::OFFER_CREATED => via::<work_plan::OfferCreated>(ev),
+        plan::OFFER_ACCEPTED => via::<work_plan::OfferAccepted>(ev),
+        plan::CONTRACT_REVISED => via::<work_plan::ContractRevised>(ev),
+        bud::USAGE_RECORDED => via::<budget::UsageRecorded>(ev),
+        arch::SNAPSHOT_CREATED => via::<archive::SnapshotCreated>(ev),
+        arch::ARCHIVED => via::<archive::GroupArchived>(ev),
+        art::PUBLISHED => via::<artifact::ArtifactPublished>(ev),
         _ => None,
     }
 }

@@ -26,8 +26,10 @@
 //! Registry), and `stateHash` and `policyLog` against state (neither does the reference).
 
 use super::mission::wire_event_id;
-use super::{Ctx, Decision, member, payload};
+use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
+use crate::authority::events::EventPayload;
+use crate::authority::events::archive::{GroupArchived, SnapshotCreated};
 use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::rejection::Rejection;
@@ -235,26 +237,30 @@ pub fn decide_archive(cx: &Ctx) -> Decision {
         EventDraft::group(
             group_id,
             SNAPSHOT_CREATED,
-            payload(vec![
-                ("snapshotId", Value::string(snapshot_id.clone())),
-                ("throughSequence", Value::from(through)),
-                ("stateHash", state_hash),
-            ]),
+            SnapshotCreated {
+                snapshot_id: snapshot_id.clone(),
+                through_sequence: through,
+                state_hash,
+            }
+            .to_object(),
         ),
         EventDraft::group(
             group_id,
             ARCHIVED,
-            payload(vec![
-                ("snapshotId", Value::string(snapshot_id)),
-                ("archivedAt", Value::string(cx.now.format())),
-            ]),
+            GroupArchived {
+                snapshot_id,
+                archived_at: cx.now,
+            }
+            .to_object(),
         ),
     ])
 }
 
 fn apply_archived(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let snapshot_id = member(ev, "snapshotId")?.to_owned();
-    let at = crate::authority::events::Fields::of(ev).ts("archivedAt")?;
+    let GroupArchived {
+        snapshot_id,
+        archived_at: at,
+    } = GroupArchived::read(ev)?;
     let g = ev.group_id.ok_or_else(|| ApplyError::missing_group(ev))?;
     let gs = state
         .groups

@@ -12,6 +12,8 @@
 
 use super::work_exec::strip_strings;
 use super::{Ctx, Decision, payload};
+use crate::authority::events::EventPayload;
+use crate::authority::events::artifact::ArtifactPublished;
 use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::Mission;
@@ -284,20 +286,12 @@ pub fn decide_publish(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         PUBLISHED,
-        payload(vec![("artifact", Value::Object(manifest))]),
+        ArtifactPublished { artifact: manifest }.to_object(),
     )])
 }
 
 pub fn apply_published(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let manifest = ev
-        .payload
-        .get("artifact")
-        .and_then(Value::as_object)
-        .ok_or_else(|| ApplyError::MissingMember {
-            kind: ev.kind.to_owned(),
-            member: "artifact",
-        })?
-        .clone();
+    let ArtifactPublished { artifact: manifest } = ArtifactPublished::read(ev)?;
     let id = text(&manifest, "id").to_owned();
     let work_id = text(&manifest, "workItemId").to_owned();
     let w = state

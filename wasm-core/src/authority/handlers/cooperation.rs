@@ -19,6 +19,8 @@
 //! entry (§20: issuance and consumption are both logged).
 
 use super::{Ctx, Decision};
+use crate::authority::events::EventPayload;
+use crate::authority::events::grants::CooperationOverrideGranted;
 use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::CooperationOverrideGrant;
@@ -322,13 +324,18 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         GRANTED,
-        super::payload(vec![("cooperationOverrideGrant", grant.to_json())]),
+        CooperationOverrideGranted {
+            cooperation_override_grant: grant,
+        }
+        .to_object(),
     )])
 }
 
 /// Stores the grant and records its issuance in the Group's policy log (§20).
 pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let grant: CooperationOverrideGrant = super::embedded(ev, "cooperationOverrideGrant")?;
+    let CooperationOverrideGranted {
+        cooperation_override_grant: grant,
+    } = CooperationOverrideGranted::read(ev)?;
     let g = state
         .groups
         .get_mut(&grant.group_id)

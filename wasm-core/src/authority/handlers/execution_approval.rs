@@ -12,14 +12,15 @@
 //!      (not consumed).
 //! ```
 
-use super::{Ctx, Decision, embedded, payload};
+use super::{Ctx, Decision};
+use crate::authority::events::EventPayload;
+use crate::authority::events::grants::ExecutionApprovalGranted;
 use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{ExecutionApproval, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards};
-use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
 use crate::model::work_item::WorkItemState;
@@ -163,12 +164,12 @@ pub fn decide_grant_execution(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         GRANTED,
-        payload(vec![("approval", approval.to_json())]),
+        ExecutionApprovalGranted { approval }.to_object(),
     )])
 }
 
 pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let approval: ExecutionApproval = embedded(ev, "approval")?;
+    let ExecutionApprovalGranted { approval } = ExecutionApprovalGranted::read(ev)?;
     state
         .execution_approvals
         .insert(approval.id.clone(), approval);

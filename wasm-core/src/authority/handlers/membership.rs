@@ -20,14 +20,15 @@
 //! `active`: for those principals a `null` `visibilityAfterSequence` resolves to 0, and a
 //! non-zero one or `provisional: true` is `INVALID_COMMAND` (the reference accepts both).
 
-use super::{Ctx, Decision, embedded, payload};
+use super::{Ctx, Decision};
+use crate::authority::events::EventPayload;
+use crate::authority::events::membership::{MembershipChanged, MembershipEnded};
 use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Membership, Mission};
 use crate::authority::rejection::Rejection;
 use crate::authority::state::State;
 use crate::authority::{EventDraft, guards};
-use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
 use crate::model::membership::MembershipState;
 
@@ -161,13 +162,13 @@ pub fn decide_change(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         CHANGED,
-        payload(vec![("membership", membership.to_json())]),
+        MembershipChanged { membership }.to_object(),
     )])
 }
 
 /// The Event carries the whole Membership after the change.
 pub fn apply_changed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let m: Membership = embedded(ev, "membership")?;
+    let MembershipChanged { membership: m } = MembershipChanged::read(ev)?;
     let g = state
         .groups
         .get_mut(&m.group_id)
@@ -207,13 +208,13 @@ pub fn decide_end(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         ENDED,
-        payload(vec![("principal", principal.to_json())]),
+        MembershipEnded { principal }.to_object(),
     )])
 }
 
 /// Status `ended`, epoch + 1, `endedAt` = the Event time, roles kept.
 pub fn apply_ended(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let principal: Actor = embedded(ev, "principal")?;
+    let MembershipEnded { principal } = MembershipEnded::read(ev)?;
     let group_id = ev.group_id.ok_or_else(|| ApplyError::missing_group(ev))?;
     let m = state
         .groups

@@ -120,25 +120,8 @@ pub fn apply(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     })
 }
 
-/// Builds an Event payload from members.
+/// Builds a payload object from members (Commands in the harness and tests; Event payloads
+/// are written by their typed structs, `authority::events`).
 pub fn payload(members: Vec<(&'static str, Value)>) -> Object {
     members.into_iter().collect()
-}
-
-/// Reads a projection embedded in an Event payload.
-pub fn embedded<T: crate::model::FromJson>(
-    ev: &EventView,
-    member: &'static str,
-) -> Result<T, ApplyError> {
-    super::events::Fields::of(ev).model(member)
-}
-
-/// Reads a string member of an Event payload.
-pub fn member<'e>(ev: &'e EventView, name: &'static str) -> Result<&'e str, ApplyError> {
-    super::events::Fields::of(ev).str_ref(name)
-}
-
-/// Reads an integer member of an Event payload.
-pub fn member_u64(ev: &EventView, name: &'static str) -> Result<u64, ApplyError> {
-    super::events::Fields::of(ev).u64(name)
 }

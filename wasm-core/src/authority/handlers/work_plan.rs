@@ -27,8 +27,12 @@
 
 use super::cooperation::{self, Policy};
 use super::delegation::{self, GrantUse};
-use super::{Ctx, Decision, embedded, member, member_u64, payload};
+use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
+use crate::authority::events::EventPayload;
+use crate::authority::events::work_plan::{
+    ContractRevised, OfferAccepted, OfferCreated, WorkAuthorized, WorkProposed,
+};
 use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::ProposalStatus;
@@ -40,7 +44,6 @@ use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards};
 use crate::json::{Object, Value};
-use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
 use crate::model::membership::MembershipState;
@@ -353,11 +356,7 @@ pub fn decide_propose(cx: &Ctx) -> Decision {
         status: ProposalStatus::Open,
         updated_at: cx.now,
     };
-    let draft = EventDraft::group(
-        &g.group.id,
-        PROPOSED,
-        payload(vec![("proposal", proposal.to_json())]),
-    );
+    let draft = EventDraft::group(&g.group.id, PROPOSED, WorkProposed { proposal }.to_object());
     Ok(vec![cooperation::consume(draft, grant)])
 }
 
@@ -372,7 +371,7 @@ fn touch_mission(state: &mut State, ev: &EventView, mission_id: &str) -> Result<
 }
 
 pub fn apply_proposed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let proposal: WorkProposal = embedded(ev, "proposal")?;
+    let WorkProposed { proposal } = WorkProposed::read(ev)?;
     touch_mission(state, ev, &proposal.mission_id)?;
     state.proposals.insert(proposal.id.clone(), proposal);
     Ok(())
@@ -518,10 +517,11 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
     let draft = EventDraft::group(
         &g.group.id,
         AUTHORIZED,
-        payload(vec![
-            ("workItem", work.to_json()),
-            ("proposalId", proposal_id.map_or(Value::Null, Value::string)),
-        ]),
+        WorkAuthorized {
+            work_item: work,
+            proposal_id,
+        }
+        .to_object(),
     );
     Ok(vec![cooperation::consume(draft, override_grant)])
 }
@@ -529,13 +529,16 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
 /// The WorkItem, its Conversation, its ledger account (under its parent WorkItem or its
 /// Mission), the proposal it authorizes, and the Mission revision.
 pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let work: WorkItem = embedded(ev, "workItem")?;
+    let WorkAuthorized {
+        work_item: work,
+        proposal_id,
+    } = WorkAuthorized::read(ev)?;
     let gs = state
         .groups
         .get_mut(&work.group_id)
         .ok_or_else(|| ApplyError::unknown(ev, "Group", &work.group_id))?;
     gs.conversations.insert(work.conversation_id.clone());
-    if let Some(pid) = ev.payload.get("proposalId").and_then(Value::as_str)
+    if let Some(pid) = &proposal_id
         && let Some(p) = state.proposals.get_mut(pid)
     {
         p.status = ProposalStatus::Authorized;
@@ -679,15 +682,13 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
     let mut draft = EventDraft::group(
         &g.group.id,
         OFFER_CREATED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            (
-                "candidateAgentIds",
-                Value::Array(merged.into_iter().map(Value::string).collect()),
-            ),
-            ("offerExpiresAt", offer_expires_at.to_json()),
-            ("selectionBasis", basis.to_json()),
-        ]),
+        OfferCreated {
+            work_item_id: w.id.clone(),
+            candidate_agent_ids: merged.into_iter().collect(),
+            offer_expires_at,
+            selection_basis: basis,
+        }
+        .to_object(),
     );
     if let Some(grant) = attribute_to {
         draft = draft.note("delegationGrantId", Value::string(grant));
@@ -697,10 +698,12 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
 
 /// Fences an owner whose lease ran out (decide refused a live one), then records the offer.
 pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let id = member(ev, "workItemId")?.to_owned();
-    let candidates: Vec<String> = embedded(ev, "candidateAgentIds")?;
-    let expires: Micros = embedded(ev, "offerExpiresAt")?;
-    let basis: SelectionBasis = embedded(ev, "selectionBasis")?;
+    let OfferCreated {
+        work_item_id: id,
+        candidate_agent_ids: candidates,
+        offer_expires_at: expires,
+        selection_basis: basis,
+    } = OfferCreated::read(ev)?;
     let grant = ev
         .note("delegationGrantId")
         .and_then(Value::as_str)
@@ -842,16 +845,14 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
     let draft = EventDraft::group(
         &g.group.id,
         OFFER_ACCEPTED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            ("assigneeId", Value::string(cmd.actor.id.0.clone())),
-            ("ownershipEpoch", Value::from(w.ownership_epoch + 1)),
-            (
-                "ownershipLeaseExpiresAt",
-                cx.now.plus_seconds(lease_seconds).to_json(),
-            ),
-            ("agentCardVersion", Value::from(card.version)),
-        ]),
+        OfferAccepted {
+            work_item_id: w.id.clone(),
+            assignee_id: cmd.actor.id.0.clone(),
+            ownership_epoch: w.ownership_epoch + 1,
+            ownership_lease_expires_at: cx.now.plus_seconds(lease_seconds),
+            agent_card_version: card.version,
+        }
+        .to_object(),
     )
     .note("assignedCapabilityVersions", Value::Object(versions));
     Ok(vec![cooperation::consume(draft, override_grant)])
@@ -860,11 +861,14 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
 /// Ownership, the pinned card and capability versions, and the silent promotion of a
 /// provisional Membership (status `active`, epoch + 1).
 pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let id = member(ev, "workItemId")?;
-    let assignee = member(ev, "assigneeId")?.to_owned();
-    let epoch = member_u64(ev, "ownershipEpoch")?;
-    let card_version = member_u64(ev, "agentCardVersion")?;
-    let lease: Micros = embedded(ev, "ownershipLeaseExpiresAt")?;
+    let OfferAccepted {
+        work_item_id,
+        assignee_id: assignee,
+        ownership_epoch: epoch,
+        ownership_lease_expires_at: lease,
+        agent_card_version: card_version,
+    } = OfferAccepted::read(ev)?;
+    let id = work_item_id.as_str();
     let pinned: BTreeMap<String, u64> =
         crate::authority::events::note(ev, "assignedCapabilityVersions")?.unwrap_or_default();
     let w = state
@@ -954,20 +958,24 @@ pub fn decide_dependency_add(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         CONTRACT_REVISED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            ("dependencyId", Value::string(dep.id.clone())),
-            ("revision", Value::from(w.revision + 1)),
-        ]),
+        ContractRevised {
+            work_item_id: w.id.clone(),
+            dependency_id: dep.id.clone(),
+            revision: w.revision + 1,
+        }
+        .to_object(),
     )])
 }
 
 /// The new edge (the list stays sorted), the WorkItem revision the Event reports, and the
 /// Mission revision.
 pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
-    let id = member(ev, "workItemId")?;
-    let dep = member(ev, "dependencyId")?.to_owned();
-    let revision = member_u64(ev, "revision")?;
+    let ContractRevised {
+        work_item_id,
+        dependency_id: dep,
+        revision,
+    } = ContractRevised::read(ev)?;
+    let id = work_item_id.as_str();
     let w = state
         .work_items
         .get_mut(id)
