@@ -162,3 +162,95 @@ fn typed_payloads_round_trip_every_scenario_event() {
         "kinds without a typed payload: {untyped:?}"
     );
 }
+
+/// A stored-Event envelope around `payload` (the members `evolve::view` reads).
+fn event(kind: &str, sequence: u64, payload: &str) -> Value {
+    wasm_core::json::parse_str(&format!(
+        r#"{{"eventId":"urn:missionweaveprotocol:event:{sequence}","kind":"{kind}",
+            "groupId":"urn:missionweaveprotocol:group:g","sequence":{sequence},
+            "actor":{{"type":"agent","id":"urn:missionweaveprotocol:agent:w"}},
+            "occurredAt":"2026-07-01T00:00:00Z","cause":{{"id":"a-{sequence}"}},
+            "payload":{payload}}}"#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn optional_members_are_absent_or_null_as_the_reference_writes_them() {
+    use wasm_core::authority::events::EventPayload;
+    use wasm_core::authority::events::mission::MissionClosed;
+    use wasm_core::authority::events::work_exec::WorkClosed;
+    // `sourceEventId` marks the propagated variants only: absent, never `null`, otherwise.
+    let own = WorkClosed {
+        work_item_id: "w".into(),
+        reason: "r".into(),
+        source_event_id: None,
+    };
+    assert_eq!(
+        wasm_core::json::to_string(&Value::Object(own.to_object())),
+        r#"{"workItemId":"w","reason":"r"}"#
+    );
+    let propagated = MissionClosed {
+        mission_id: "m".into(),
+        reason: "r".into(),
+        source_event_id: Some("e".into()),
+    };
+    assert_eq!(
+        wasm_core::json::to_string(&Value::Object(propagated.to_object())),
+        r#"{"missionId":"m","reason":"r","sourceEventId":"e"}"#
+    );
+}
+
+#[test]
+fn apply_errors_name_the_kind_and_the_member_or_entity() {
+    use wasm_core::authority::events::EventPayload;
+    use wasm_core::authority::events::work_exec::WorkClosed;
+    use wasm_core::authority::evolve::{ApplyError, apply};
+    use wasm_core::authority::state::State;
+
+    let lacking = event("work.failed", 1, r#"{"workItemId":"w"}"#);
+    let err = WorkClosed::read(&view(&lacking).unwrap()).unwrap_err();
+    assert_eq!(
+        err,
+        ApplyError::MissingMember {
+            kind: "work.failed".into(),
+            member: "reason",
+        }
+    );
+    assert_eq!(err.to_string(), "work.failed: payload lacks reason");
+
+    // A Group this state has never seen: its first Event must be sequence 1.
+    let mut state = State::default();
+    let gap = event("work.failed", 2, r#"{"workItemId":"w","reason":"r"}"#);
+    let err = apply(&mut state, &gap).unwrap_err();
+    assert!(matches!(
+        err,
+        ApplyError::OutOfOrder {
+            sequence: 2,
+            last: 0,
+            ..
+        }
+    ));
+    assert!(err.to_string().contains("does not follow"), "{err}");
+
+    let unknown_kind = event("work.teleported", 1, "{}");
+    assert!(matches!(
+        apply(&mut state, &unknown_kind),
+        Err(ApplyError::NoTransition { .. })
+    ));
+
+    let unknown_item = event("work.failed", 1, r#"{"workItemId":"w","reason":"r"}"#);
+    assert_eq!(
+        apply(&mut state, &unknown_item).unwrap_err().to_string(),
+        "work.failed: unknown WorkItem w"
+    );
+
+    let mut no_payload = event("work.failed", 1, "{}");
+    if let Value::Object(o) = &mut no_payload {
+        o.insert("payload", Value::Null);
+    }
+    assert_eq!(
+        view(&no_payload).unwrap_err(),
+        ApplyError::EnvelopeMissing("payload")
+    );
+}

@@ -121,12 +121,43 @@ pub fn dependencies_verified(state: &State, w: &WorkItem) -> Result<(), Vec<Stri
     }
 }
 
+/// The first Work Contract capability an Agent Card does not meet (§10.1, §10.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CapabilityShortfall {
+    /// The card does not list the capability.
+    Missing { id: String },
+    /// The card lists it below `minimumVersion`.
+    Below {
+        id: String,
+        version: u64,
+        minimum: u64,
+    },
+}
+
+impl std::fmt::Display for CapabilityShortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CapabilityShortfall::Missing { id } => {
+                write!(f, "capability {id} is not on the Agent Card")
+            }
+            CapabilityShortfall::Below {
+                id,
+                version,
+                minimum,
+            } => write!(
+                f,
+                "capability {id} is at version {version}, below the required {minimum}"
+            ),
+        }
+    }
+}
+
 /// The capability versions `card` pins for `required`, or the first requirement it does not
 /// meet (absent, or a version below `minimumVersion`).
 pub fn card_capability_versions(
     card: &AgentCardRecord,
     required: &[CapabilityRequirement],
-) -> Result<BTreeMap<String, u64>, String> {
+) -> Result<BTreeMap<String, u64>, CapabilityShortfall> {
     let mut pinned = BTreeMap::new();
     for req in required {
         match card.capability_version(&req.id) {
@@ -134,12 +165,15 @@ pub fn card_capability_versions(
                 pinned.insert(req.id.clone(), v);
             }
             Some(v) => {
-                return Err(format!(
-                    "capability {} is at version {v}, below the required {}",
-                    req.id, req.minimum_version
-                ));
+                return Err(CapabilityShortfall::Below {
+                    id: req.id.clone(),
+                    version: v,
+                    minimum: req.minimum_version,
+                });
             }
-            None => return Err(format!("capability {} is not on the Agent Card", req.id)),
+            None => {
+                return Err(CapabilityShortfall::Missing { id: req.id.clone() });
+            }
         }
     }
     Ok(pinned)
