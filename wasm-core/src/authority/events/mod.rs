@@ -88,15 +88,8 @@ impl<'e> Fields<'e> {
         }
     }
 
-    /// Whether the member is present and not `null` (variant markers such as `sourceEventId`).
-    pub fn has(&self, member: &str) -> bool {
-        self.payload
-            .get(member)
-            .is_some_and(|v| !matches!(v, Value::Null))
-    }
-
     /// A required string member, borrowed.
-    pub fn str_ref(&self, member: &'static str) -> Result<&'e str, ApplyError> {
+    fn str_ref(&self, member: &'static str) -> Result<&'e str, ApplyError> {
         self.payload
             .get(member)
             .and_then(Value::as_str)
