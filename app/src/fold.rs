@@ -90,7 +90,7 @@ impl EventLog {
         for position in start..end {
             // `apply` checks the envelope and the Group order before it changes anything.
             if let Err(reason) = evolve::apply(&mut self.state, &self.events[position]) {
-                self.refuse(position, reason);
+                self.refuse(position, reason.to_string());
             }
         }
         self.folded = end;
