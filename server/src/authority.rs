@@ -594,7 +594,7 @@ fn wire_message(code: ErrorCode) -> &'static str {
 pub fn replay(store: &dyn Store, authority: &mut Authority) -> Result<u64, StoreError> {
     store.for_each_event(&mut |bytes| {
         let v = json::parse(bytes).map_err(|e| e.to_string())?;
-        authority.replay(&v)
+        authority.replay(&v).map_err(|e| e.to_string())
     })
 }
 

@@ -43,7 +43,8 @@ pub fn typical_command() -> Result<(Vec<u8>, ValidatedRegistry), String> {
             validity_history: vec![],
         }],
     };
-    Ok((json::to_string(&doc).into_bytes(), evidence.validate()?))
+    let registry = evidence.validate().map_err(|e| e.to_string())?;
+    Ok((json::to_string(&doc).into_bytes(), registry))
 }
 
 /// One measured workload.

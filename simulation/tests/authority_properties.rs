@@ -2039,10 +2039,8 @@ fn sorted(o: &Object) -> Object {
 /// constraints, policy log entries) in JCS member order: what replaying the stored bytes gives.
 fn normalized(state: &State) -> State {
     let mut st = state.clone();
-    for a in st.artifacts.values_mut() {
-        *a = sorted(a);
-    }
-    for w in st.work_items.values_mut() {
+    st.artifacts.for_each_mut(|a| *a = sorted(a));
+    st.work_items.for_each_mut(|w| {
         for e in w
             .submission_evidence
             .iter_mut()
@@ -2050,17 +2048,14 @@ fn normalized(state: &State) -> State {
         {
             e.data = sorted(&e.data);
         }
-    }
-    for c in st.cards.values_mut() {
+    });
+    st.cards.for_each_mut(|c| {
         for cap in &mut c.capabilities {
             cap.constraints = sorted(&cap.constraints);
         }
-    }
-    for g in st.groups.values_mut() {
-        for entry in &mut g.policy_log {
-            *entry = sorted(entry);
-        }
-    }
+    });
+    st.groups
+        .for_each_mut(|g| g.policy_log.for_each_mut(|entry| *entry = sorted(entry)));
     st
 }
 

@@ -784,7 +784,7 @@ pub fn read_state(data: &Path) -> Result<State, DevError> {
     let mut state = State::default();
     crate::store::sqlite::SqliteStore::read_events_at(&path, &mut |bytes| {
         let v = json::parse(bytes).map_err(|e| e.to_string())?;
-        evolve::apply(&mut state, &v)
+        evolve::apply(&mut state, &v).map_err(|e| e.to_string())
     })
     .map_err(|e| DevError::Setup(e.to_string()))?;
     Ok(state)

@@ -33,29 +33,128 @@ impl EventView<'_> {
     }
 }
 
-fn s<'a>(v: &'a Value, p: &str) -> Result<&'a str, String> {
+/// Why an Event could not be applied. Replay of a log this authority sealed never fails; a
+/// failure means a damaged or foreign log (or a defect), and the text says which member or
+/// which entity. `Display` keeps the texts callers log and match (`does not follow`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApplyError {
+    /// The envelope lacks a member it must carry (§15.2): `event lacks /eventId`.
+    EnvelopeMissing(&'static str),
+    /// An envelope member is there but has the wrong shape: `bad sequence`.
+    EnvelopeMalformed(&'static str),
+    /// Group sequences are gapless from 1 (§15.2).
+    OutOfOrder {
+        group_id: String,
+        sequence: u64,
+        last: u64,
+    },
+    /// No handler family knows the kind.
+    NoTransition { kind: String },
+    /// The payload lacks a member the transition needs (or it is not of the member's type).
+    MissingMember { kind: String, member: &'static str },
+    /// A payload member is present but does not parse as its type.
+    MalformedMember {
+        kind: String,
+        member: &'static str,
+        reason: String,
+    },
+    /// A replay note (`STATE_NOTES_EXTENSION`) is present but does not parse.
+    MalformedNote {
+        kind: String,
+        note: &'static str,
+        reason: String,
+    },
+    /// The Event names an entity the state does not hold.
+    UnknownEntity {
+        kind: String,
+        what: &'static str,
+        id: String,
+    },
+    /// A Group Event without a `groupId`.
+    MissingGroup { kind: String },
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::EnvelopeMissing(p) => write!(f, "event lacks {p}"),
+            ApplyError::EnvelopeMalformed(m) => write!(f, "bad {m}"),
+            ApplyError::OutOfOrder {
+                group_id,
+                sequence,
+                last,
+            } => write!(
+                f,
+                "Group {group_id}: Event sequence {sequence} does not follow {last}"
+            ),
+            ApplyError::NoTransition { kind } => write!(f, "no transition for Event kind {kind}"),
+            ApplyError::MissingMember { kind, member } => {
+                write!(f, "{kind}: payload lacks {member}")
+            }
+            ApplyError::MalformedMember {
+                kind,
+                member,
+                reason,
+            } => write!(f, "{kind}: {member}: {reason}"),
+            ApplyError::MalformedNote { kind, note, reason } => {
+                write!(f, "{kind}: {note} note: {reason}")
+            }
+            ApplyError::UnknownEntity { kind, what, id } => {
+                write!(f, "{kind}: unknown {what} {id}")
+            }
+            ApplyError::MissingGroup { kind } => write!(f, "{kind} needs a Group"),
+        }
+    }
+}
+
+impl std::error::Error for ApplyError {}
+
+impl ApplyError {
+    /// [`ApplyError::UnknownEntity`] for the Event `ev`.
+    pub fn unknown(ev: &EventView, what: &'static str, id: &str) -> ApplyError {
+        ApplyError::UnknownEntity {
+            kind: ev.kind.to_owned(),
+            what,
+            id: id.to_owned(),
+        }
+    }
+
+    /// [`ApplyError::MissingGroup`] for the Event `ev`.
+    pub fn missing_group(ev: &EventView) -> ApplyError {
+        ApplyError::MissingGroup {
+            kind: ev.kind.to_owned(),
+        }
+    }
+}
+
+fn s<'a>(v: &'a Value, p: &'static str) -> Result<&'a str, ApplyError> {
     v.pointer(p)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("event lacks {p}"))
+        .ok_or(ApplyError::EnvelopeMissing(p))
 }
 
 /// Parses the envelope of a stored or freshly sealed Event.
-pub fn view(event: &Value) -> Result<EventView<'_>, String> {
+pub fn view(event: &Value) -> Result<EventView<'_>, ApplyError> {
     let group_id = event.pointer("/groupId").and_then(Value::as_str);
     let sequence = match event.pointer("/sequence") {
-        Some(Value::Number(n)) => n.as_safe_u64().ok_or("bad sequence")?,
+        Some(Value::Number(n)) => n
+            .as_safe_u64()
+            .ok_or(ApplyError::EnvelopeMalformed("sequence"))?,
         None => 0,
-        Some(_) => return Err("bad sequence".into()),
+        Some(_) => return Err(ApplyError::EnvelopeMalformed("sequence")),
     };
     let actor: Actor = event
         .pointer("/actor")
-        .ok_or("event lacks actor")
-        .and_then(|a| m::from_value(a, false).map_err(|_| "bad actor"))?;
-    let occurred_at = Micros::parse(s(event, "/occurredAt")?).ok_or("bad occurredAt")?;
+        .ok_or(ApplyError::EnvelopeMissing("actor"))
+        .and_then(|a| {
+            m::from_value(a, false).map_err(|_| ApplyError::EnvelopeMalformed("actor"))
+        })?;
+    let occurred_at = Micros::parse(s(event, "/occurredAt")?)
+        .ok_or(ApplyError::EnvelopeMalformed("occurredAt"))?;
     let payload = event
         .pointer("/payload")
         .and_then(Value::as_object)
-        .ok_or("event lacks payload")?;
+        .ok_or(ApplyError::EnvelopeMissing("payload"))?;
     Ok(EventView {
         event_id: s(event, "/eventId")?,
         kind: s(event, "/kind")?,
@@ -74,17 +173,18 @@ pub fn view(event: &Value) -> Result<EventView<'_>, String> {
 }
 
 /// Applies `event` to `state`: order check, receipt, then the kind's transition.
-pub fn apply(state: &mut State, event: &Value) -> Result<(), String> {
+pub fn apply(state: &mut State, event: &Value) -> Result<(), ApplyError> {
     let ev = view(event)?;
     // Order: Group sequences are gapless from 1 (§15.2); the Organization log likewise.
     let at = match ev.group_id {
         Some(g) => {
             let last = state.groups.get(g).map_or(0, |gs| gs.last_sequence);
             if ev.sequence != last + 1 {
-                return Err(format!(
-                    "Group {g}: Event sequence {} does not follow {last}",
-                    ev.sequence
-                ));
+                return Err(ApplyError::OutOfOrder {
+                    group_id: g.to_owned(),
+                    sequence: ev.sequence,
+                    last,
+                });
             }
             EventRef {
                 group_id: Some(g.to_owned()),
@@ -103,7 +203,7 @@ pub fn apply(state: &mut State, event: &Value) -> Result<(), String> {
             let gs = state
                 .groups
                 .get_mut(g)
-                .ok_or_else(|| format!("Event for unknown Group {g}"))?;
+                .ok_or_else(|| ApplyError::unknown(&ev, "Group", g))?;
             gs.last_sequence = ev.sequence;
             gs.last_occurred_at = ev.occurred_at;
             // Windows for the cooperation rate limits (§20): the last minute of each actor's

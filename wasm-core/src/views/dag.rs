@@ -324,7 +324,9 @@ impl DagView {
                 .execution_lease_id
                 .as_deref()
                 .is_some_and(|l| old.leases.get(l) != state.leases.get(l));
-            if *o != **w || lease_changed {
+            // An entry the fold did not touch is the same allocation in both states (persistent
+            // tables, authority/table.rs): compared by address first.
+            if (!std::ptr::eq(o, *w) && *o != **w) || lease_changed {
                 if o.dependency_ids != w.dependency_ids || o.child_mission_id != w.child_mission_id
                 {
                     return full();

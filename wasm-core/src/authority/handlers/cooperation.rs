@@ -19,7 +19,9 @@
 //! entry (§20: issuance and consumption are both logged).
 
 use super::{Ctx, Decision};
-use crate::authority::evolve::EventView;
+use crate::authority::events::EventPayload;
+use crate::authority::events::grants::CooperationOverrideGranted;
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::CooperationOverrideGrant;
 use crate::authority::rejection::Rejection;
@@ -226,7 +228,7 @@ pub fn override_approver(
     }
 }
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),
         _ => return None,
@@ -322,17 +324,22 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         GRANTED,
-        super::payload(vec![("cooperationOverrideGrant", grant.to_json())]),
+        CooperationOverrideGranted {
+            cooperation_override_grant: grant,
+        }
+        .to_object(),
     )])
 }
 
 /// Stores the grant and records its issuance in the Group's policy log (§20).
-pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let grant: CooperationOverrideGrant = super::embedded(ev, "cooperationOverrideGrant")?;
+pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let CooperationOverrideGranted {
+        cooperation_override_grant: grant,
+    } = CooperationOverrideGranted::read(ev)?;
     let g = state
         .groups
         .get_mut(&grant.group_id)
-        .ok_or_else(|| format!("grant for unknown Group {}", grant.group_id))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", &grant.group_id))?;
     let mut details = Object::new();
     for (k, v) in [
         ("grantId", grant.id.clone()),

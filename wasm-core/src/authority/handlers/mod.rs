@@ -1,5 +1,5 @@
 //! One module per aggregate family. Each exposes one `decide_…(cx) -> Decision` per Command
-//! kind (pure; [`decide`] routes to it) and `apply(state, ev) -> Option<Result<(), String>>`
+//! kind (pure; [`decide`] routes to it) and `apply(state, ev) -> Option<Result<(), ApplyError>>`
 //! (its Event kinds only), and documents the spec's transition rows above the code that
 //! enforces them.
 
@@ -18,7 +18,7 @@ pub mod work_exec;
 pub mod work_plan;
 
 use super::clock::Micros;
-use super::evolve::EventView;
+use super::evolve::{ApplyError, EventView};
 use super::rejection::Rejection;
 use super::state::State;
 use super::{AuthorityConfig, CommandView, EventDraft};
@@ -34,7 +34,7 @@ pub struct Ctx<'a> {
 
 pub type Decision = Result<Vec<EventDraft>, Rejection>;
 
-type Applier = fn(&mut State, &EventView) -> Option<Result<(), String>>;
+type Applier = fn(&mut State, &EventView) -> Option<Result<(), ApplyError>>;
 
 const APPLIERS: &[Applier] = &[
     organization::apply,
@@ -109,43 +109,19 @@ pub fn decide(cx: &Ctx) -> Decision {
 }
 
 /// Routes an Event to the family that handles its kind.
-pub fn apply(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     for a in APPLIERS {
         if let Some(r) = a(state, ev) {
             return r;
         }
     }
-    Err(format!("no transition for Event kind {}", ev.kind))
+    Err(ApplyError::NoTransition {
+        kind: ev.kind.to_owned(),
+    })
 }
 
-/// Builds an Event payload from members.
+/// Builds a payload object from members (Commands in the harness and tests; Event payloads
+/// are written by their typed structs, `authority::events`).
 pub fn payload(members: Vec<(&'static str, Value)>) -> Object {
     members.into_iter().collect()
-}
-
-/// Reads a projection embedded in an Event payload.
-pub fn embedded<T: crate::model::FromJson>(ev: &EventView, member: &str) -> Result<T, String> {
-    let v = ev
-        .payload
-        .get(member)
-        .ok_or_else(|| format!("{}: payload lacks {member}", ev.kind))?;
-    crate::model::from_value(v, false).map_err(|e| format!("{}: {member}: {e}", ev.kind))
-}
-
-/// Reads a string member of an Event payload.
-pub fn member<'e>(ev: &'e EventView, name: &str) -> Result<&'e str, String> {
-    ev.payload
-        .get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("{}: payload lacks {name}", ev.kind))
-}
-
-/// Reads an integer member of an Event payload.
-pub fn member_u64(ev: &EventView, name: &str) -> Result<u64, String> {
-    match ev.payload.get(name) {
-        Some(Value::Number(n)) => n
-            .as_safe_u64()
-            .ok_or_else(|| format!("{}: bad {name}", ev.kind)),
-        _ => Err(format!("{}: payload lacks {name}", ev.kind)),
-    }
 }

@@ -27,9 +27,13 @@
 
 use super::cooperation::{self, Policy};
 use super::delegation::{self, GrantUse};
-use super::{Ctx, Decision, embedded, member, member_u64, payload};
+use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::EventView;
+use crate::authority::events::EventPayload;
+use crate::authority::events::work_plan::{
+    ContractRevised, OfferAccepted, OfferCreated, WorkAuthorized, WorkProposed,
+};
+use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::ProposalStatus;
 use crate::authority::projection::{
@@ -40,7 +44,6 @@ use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards};
 use crate::json::{Object, Value};
-use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
 use crate::model::membership::MembershipState;
@@ -118,12 +121,43 @@ pub fn dependencies_verified(state: &State, w: &WorkItem) -> Result<(), Vec<Stri
     }
 }
 
+/// The first Work Contract capability an Agent Card does not meet (§10.1, §10.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CapabilityShortfall {
+    /// The card does not list the capability.
+    Missing { id: String },
+    /// The card lists it below `minimumVersion`.
+    Below {
+        id: String,
+        version: u64,
+        minimum: u64,
+    },
+}
+
+impl std::fmt::Display for CapabilityShortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CapabilityShortfall::Missing { id } => {
+                write!(f, "capability {id} is not on the Agent Card")
+            }
+            CapabilityShortfall::Below {
+                id,
+                version,
+                minimum,
+            } => write!(
+                f,
+                "capability {id} is at version {version}, below the required {minimum}"
+            ),
+        }
+    }
+}
+
 /// The capability versions `card` pins for `required`, or the first requirement it does not
 /// meet (absent, or a version below `minimumVersion`).
 pub fn card_capability_versions(
     card: &AgentCardRecord,
     required: &[CapabilityRequirement],
-) -> Result<BTreeMap<String, u64>, String> {
+) -> Result<BTreeMap<String, u64>, CapabilityShortfall> {
     let mut pinned = BTreeMap::new();
     for req in required {
         match card.capability_version(&req.id) {
@@ -131,12 +165,15 @@ pub fn card_capability_versions(
                 pinned.insert(req.id.clone(), v);
             }
             Some(v) => {
-                return Err(format!(
-                    "capability {} is at version {v}, below the required {}",
-                    req.id, req.minimum_version
-                ));
+                return Err(CapabilityShortfall::Below {
+                    id: req.id.clone(),
+                    version: v,
+                    minimum: req.minimum_version,
+                });
             }
-            None => return Err(format!("capability {} is not on the Agent Card", req.id)),
+            None => {
+                return Err(CapabilityShortfall::Missing { id: req.id.clone() });
+            }
         }
     }
     Ok(pinned)
@@ -181,7 +218,7 @@ pub fn fence_owner(state: &mut State, work_item_id: &str, at: Micros) {
 // Routers.
 // ---------------------------------------------------------------------------------------------
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         PROPOSED => apply_proposed(state, ev),
         AUTHORIZED => apply_authorized(state, ev),
@@ -353,27 +390,23 @@ pub fn decide_propose(cx: &Ctx) -> Decision {
         status: ProposalStatus::Open,
         updated_at: cx.now,
     };
-    let draft = EventDraft::group(
-        &g.group.id,
-        PROPOSED,
-        payload(vec![("proposal", proposal.to_json())]),
-    );
+    let draft = EventDraft::group(&g.group.id, PROPOSED, WorkProposed { proposal }.to_object());
     Ok(vec![cooperation::consume(draft, grant)])
 }
 
-fn touch_mission(state: &mut State, mission_id: &str, at: Micros) -> Result<(), String> {
+fn touch_mission(state: &mut State, ev: &EventView, mission_id: &str) -> Result<(), ApplyError> {
     let m = state
         .missions
         .get_mut(mission_id)
-        .ok_or_else(|| format!("unknown Mission {mission_id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Mission", mission_id))?;
     m.revision += 1;
-    m.updated_at = at;
+    m.updated_at = ev.occurred_at;
     Ok(())
 }
 
-pub fn apply_proposed(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let proposal: WorkProposal = embedded(ev, "proposal")?;
-    touch_mission(state, &proposal.mission_id, ev.occurred_at)?;
+pub fn apply_proposed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkProposed { proposal } = WorkProposed::read(ev)?;
+    touch_mission(state, ev, &proposal.mission_id)?;
     state.proposals.insert(proposal.id.clone(), proposal);
     Ok(())
 }
@@ -518,24 +551,28 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
     let draft = EventDraft::group(
         &g.group.id,
         AUTHORIZED,
-        payload(vec![
-            ("workItem", work.to_json()),
-            ("proposalId", proposal_id.map_or(Value::Null, Value::string)),
-        ]),
+        WorkAuthorized {
+            work_item: work,
+            proposal_id,
+        }
+        .to_object(),
     );
     Ok(vec![cooperation::consume(draft, override_grant)])
 }
 
 /// The WorkItem, its Conversation, its ledger account (under its parent WorkItem or its
 /// Mission), the proposal it authorizes, and the Mission revision.
-pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let work: WorkItem = embedded(ev, "workItem")?;
+pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkAuthorized {
+        work_item: work,
+        proposal_id,
+    } = WorkAuthorized::read(ev)?;
     let gs = state
         .groups
         .get_mut(&work.group_id)
-        .ok_or_else(|| format!("WorkItem {} in unknown Group {}", work.id, work.group_id))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", &work.group_id))?;
     gs.conversations.insert(work.conversation_id.clone());
-    if let Some(pid) = ev.payload.get("proposalId").and_then(Value::as_str)
+    if let Some(pid) = &proposal_id
         && let Some(p) = state.proposals.get_mut(pid)
     {
         p.status = ProposalStatus::Authorized;
@@ -547,7 +584,7 @@ pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String>
         .clone()
         .unwrap_or_else(|| work.mission_id.clone());
     super::budget::open_account(state, &work.id, Some(&parent), work.contract.budget.clone());
-    touch_mission(state, &work.mission_id, ev.occurred_at)?;
+    touch_mission(state, ev, &work.mission_id)?;
     state.work_items.insert(work.id.clone(), work);
     Ok(())
 }
@@ -679,15 +716,13 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
     let mut draft = EventDraft::group(
         &g.group.id,
         OFFER_CREATED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            (
-                "candidateAgentIds",
-                Value::Array(merged.into_iter().map(Value::string).collect()),
-            ),
-            ("offerExpiresAt", offer_expires_at.to_json()),
-            ("selectionBasis", basis.to_json()),
-        ]),
+        OfferCreated {
+            work_item_id: w.id.clone(),
+            candidate_agent_ids: merged.into_iter().collect(),
+            offer_expires_at,
+            selection_basis: basis,
+        }
+        .to_object(),
     );
     if let Some(grant) = attribute_to {
         draft = draft.note("delegationGrantId", Value::string(grant));
@@ -696,11 +731,13 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
 }
 
 /// Fences an owner whose lease ran out (decide refused a live one), then records the offer.
-pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?.to_owned();
-    let candidates: Vec<String> = embedded(ev, "candidateAgentIds")?;
-    let expires: Micros = embedded(ev, "offerExpiresAt")?;
-    let basis: SelectionBasis = embedded(ev, "selectionBasis")?;
+pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let OfferCreated {
+        work_item_id: id,
+        candidate_agent_ids: candidates,
+        offer_expires_at: expires,
+        selection_basis: basis,
+    } = OfferCreated::read(ev)?;
     let grant = ev
         .note("delegationGrantId")
         .and_then(Value::as_str)
@@ -708,7 +745,7 @@ pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), Stri
     if state
         .work_items
         .get(&id)
-        .ok_or_else(|| format!("offer for unknown WorkItem {id}"))?
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", &id))?
         .assignee_id
         .is_some()
     {
@@ -717,7 +754,7 @@ pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), Stri
     let w = state
         .work_items
         .get_mut(&id)
-        .ok_or_else(|| format!("offer for unknown WorkItem {id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", &id))?;
     w.status = WorkItemState::Offered;
     w.offered_agent_ids = candidates;
     w.offer_expires_at = Some(expires);
@@ -842,16 +879,14 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
     let draft = EventDraft::group(
         &g.group.id,
         OFFER_ACCEPTED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            ("assigneeId", Value::string(cmd.actor.id.0.clone())),
-            ("ownershipEpoch", Value::from(w.ownership_epoch + 1)),
-            (
-                "ownershipLeaseExpiresAt",
-                cx.now.plus_seconds(lease_seconds).to_json(),
-            ),
-            ("agentCardVersion", Value::from(card.version)),
-        ]),
+        OfferAccepted {
+            work_item_id: w.id.clone(),
+            assignee_id: cmd.actor.id.0.clone(),
+            ownership_epoch: w.ownership_epoch + 1,
+            ownership_lease_expires_at: cx.now.plus_seconds(lease_seconds),
+            agent_card_version: card.version,
+        }
+        .to_object(),
     )
     .note("assignedCapabilityVersions", Value::Object(versions));
     Ok(vec![cooperation::consume(draft, override_grant)])
@@ -859,21 +894,21 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
 
 /// Ownership, the pinned card and capability versions, and the silent promotion of a
 /// provisional Membership (status `active`, epoch + 1).
-pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let assignee = member(ev, "assigneeId")?.to_owned();
-    let epoch = member_u64(ev, "ownershipEpoch")?;
-    let card_version = member_u64(ev, "agentCardVersion")?;
-    let lease: Micros = embedded(ev, "ownershipLeaseExpiresAt")?;
-    let pinned: BTreeMap<String, u64> = match ev.note("assignedCapabilityVersions") {
-        Some(v) => crate::model::from_value(v, false)
-            .map_err(|e| format!("{}: assignedCapabilityVersions: {e}", ev.kind))?,
-        None => BTreeMap::new(),
-    };
+pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let OfferAccepted {
+        work_item_id,
+        assignee_id: assignee,
+        ownership_epoch: epoch,
+        ownership_lease_expires_at: lease,
+        agent_card_version: card_version,
+    } = OfferAccepted::read(ev)?;
+    let id = work_item_id.as_str();
+    let pinned: BTreeMap<String, u64> =
+        crate::authority::events::note(ev, "assignedCapabilityVersions")?.unwrap_or_default();
     let w = state
         .work_items
         .get_mut(id)
-        .ok_or_else(|| format!("acceptance for unknown WorkItem {id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", id))?;
     w.status = WorkItemState::Queued;
     w.assignee_id = Some(assignee.clone());
     w.ownership_epoch = epoch;
@@ -957,24 +992,28 @@ pub fn decide_dependency_add(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         CONTRACT_REVISED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            ("dependencyId", Value::string(dep.id.clone())),
-            ("revision", Value::from(w.revision + 1)),
-        ]),
+        ContractRevised {
+            work_item_id: w.id.clone(),
+            dependency_id: dep.id.clone(),
+            revision: w.revision + 1,
+        }
+        .to_object(),
     )])
 }
 
 /// The new edge (the list stays sorted), the WorkItem revision the Event reports, and the
 /// Mission revision.
-pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let dep = member(ev, "dependencyId")?.to_owned();
-    let revision = member_u64(ev, "revision")?;
+pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let ContractRevised {
+        work_item_id,
+        dependency_id: dep,
+        revision,
+    } = ContractRevised::read(ev)?;
+    let id = work_item_id.as_str();
     let w = state
         .work_items
         .get_mut(id)
-        .ok_or_else(|| format!("dependency for unknown WorkItem {id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", id))?;
     if !w.dependency_ids.contains(&dep) {
         w.dependency_ids.push(dep);
         crate::order::sort(&mut w.dependency_ids);
@@ -982,5 +1021,5 @@ pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), S
     w.revision = revision;
     w.updated_at = ev.occurred_at;
     let mission_id = w.mission_id.clone();
-    touch_mission(state, &mission_id, ev.occurred_at)
+    touch_mission(state, ev, &mission_id)
 }
