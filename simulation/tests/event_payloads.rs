@@ -6,6 +6,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use simulation::harness::{Envelope, Harness};
+use simulation::kit;
 use simulation::scenario::{Answer, Target, run};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -13,7 +14,6 @@ use std::rc::Rc;
 use wasm_core::authority::Micros;
 use wasm_core::authority::events::reencode;
 use wasm_core::authority::evolve::view;
-use wasm_core::encoding::b64url_encode;
 use wasm_core::json::{Object, Value, canonicalize};
 
 /// A Harness that keeps every Event it answers with.
@@ -55,36 +55,7 @@ impl Target for Recording {
     /// As `Harness::bootstrap_agents`, through `submit` so that its Events are kept.
     fn bootstrap_agents(&mut self, agents: &[&str], now: Micros) -> Result<(), String> {
         for a in agents {
-            let agent_id = self.world.id(a);
-            let pk = b64url_encode(&self.world.principals[*a].signer.public_key());
-            let card: Object = [
-                ("agentId", Value::string(agent_id.clone())),
-                ("version", Value::from(1u64)),
-                ("displayName", Value::string(a.to_string())),
-                (
-                    "owner",
-                    Value::string("urn:missionweaveprotocol:human:operations"),
-                ),
-                ("publicKey", Value::string(pk)),
-                ("capabilities", Value::Array(vec![])),
-                ("issuedAt", Value::string(now.format())),
-                ("signature", Value::string("test")),
-            ]
-            .into_iter()
-            .collect();
-            let steps = [
-                (
-                    "organization-registry",
-                    "ext.missionweaveprotocol.registry.agent_card_register",
-                    [("card", Value::Object(card))].into_iter().collect(),
-                ),
-                (
-                    "group-gateway",
-                    "ext.missionweaveprotocol.identity.session_open",
-                    [("agentId", Value::string(agent_id))].into_iter().collect(),
-                ),
-            ];
-            for (who, kind, payload) in steps {
+            for (who, kind, payload) in kit::enrolment(&self.world, a, vec![], now) {
                 let bytes = self.command(who, kind, &Envelope::default(), payload, now);
                 if let Answer::Error { code, message } = self.submit(&bytes, now) {
                     return Err(format!("{code}: {message}"));
