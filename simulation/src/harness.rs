@@ -198,7 +198,7 @@ impl Harness {
         for a in agents {
             let agent_id = self.id(a);
             let pk = b64url_encode(&self.principals[*a].signer.public_key());
-            let card = crate::kit::agent_card(self, a, 1, &pk, vec![], now);
+            let card = agent_card(self, a, 1, &pk, vec![], now);
             let p = wasm_core::authority::handlers::payload(vec![("card", Value::Object(card))]);
             self.submit(
                 "organization-registry",
@@ -276,4 +276,27 @@ pub fn signed_command(
 /// Whether `r` carries `code` (for tests).
 pub fn is(r: &Result<Submitted, Rejection>, code: ErrorCode) -> bool {
     matches!(r, Err(e) if e.code == code)
+}
+
+/// An Agent Card for `agent` (owner `operations`, display name its name, a placeholder
+/// signature: the registry service registers it).
+pub fn agent_card(
+    h: &Harness,
+    agent: &str,
+    version: u64,
+    public_key: &str,
+    capabilities: Vec<Value>,
+    issued_at: Micros,
+) -> Object {
+    let s = |v: &str| Value::string(v.to_owned());
+    wasm_core::authority::handlers::payload(vec![
+        ("agentId", s(&h.id(agent))),
+        ("version", Value::from(version)),
+        ("displayName", s(agent)),
+        ("owner", s("urn:missionweaveprotocol:human:operations")),
+        ("publicKey", s(public_key)),
+        ("capabilities", Value::Array(capabilities)),
+        ("issuedAt", s(&issued_at.format())),
+        ("signature", s("test")),
+    ])
 }

@@ -97,27 +97,7 @@ pub fn public_key(h: &Harness, agent: &str) -> String {
     b64url_encode(&ed25519::public_key_of(&h.principals[agent].seed))
 }
 
-/// An Agent Card for `agent` (owner `operations`, display name its name, a placeholder
-/// signature: the registry service registers it).
-pub fn agent_card(
-    h: &Harness,
-    agent: &str,
-    version: u64,
-    public_key: &str,
-    capabilities: Vec<Value>,
-    issued_at: Micros,
-) -> Object {
-    payload(vec![
-        ("agentId", s(&h.id(agent))),
-        ("version", n(version)),
-        ("displayName", s(agent)),
-        ("owner", s("urn:missionweaveprotocol:human:operations")),
-        ("publicKey", s(public_key)),
-        ("capabilities", Value::Array(capabilities)),
-        ("issuedAt", s(&issued_at.format())),
-        ("signature", s("test")),
-    ])
-}
+pub use crate::harness::agent_card;
 
 /// The two Commands that enrol `agent` at `now`: the registry service registers its Agent Card
 /// (version 1, its real key, `capabilities`), then the gateway opens its Session. As

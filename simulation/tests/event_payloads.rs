@@ -12,8 +12,8 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use wasm_core::authority::Micros;
-use wasm_core::authority::events::reencode;
 use wasm_core::authority::evolve::view;
+use wasm_core::authority::handlers::reencode;
 use wasm_core::json::{Object, Value, canonicalize};
 
 /// A Harness that keeps every Event it answers with.

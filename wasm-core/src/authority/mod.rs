@@ -18,6 +18,7 @@
 //! code and reach the same projections.
 
 pub mod clock;
+pub mod event_view;
 pub mod events;
 pub mod evolve;
 pub mod guards;
@@ -348,6 +349,7 @@ impl Authority {
                 .detail("actionId", cmd.action_id.as_str()))
             };
         }
+        handlers::offline::check_extensions(&cmd)?;
         guards::common(&self.state, &cmd)?;
         let drafts = handlers::decide(&handlers::Ctx {
             state: &self.state,

@@ -2,7 +2,7 @@
 
 use super::{EventPayload, Fields, json, object, string};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::{ApplyError, EventView};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::json::{Object, Value};
 
 /// `group.snapshot.created`: the verified Group Snapshot, by id, through the Group's last

@@ -1,7 +1,7 @@
 //! The Artifact Event (§13.1; payloads.md §6.30).
 
 use super::{EventPayload, object};
-use crate::authority::evolve::{ApplyError, EventView};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::json::{Object, Value};
 
 /// `artifact.published`: the signed manifest, kept as the object it was published as (its

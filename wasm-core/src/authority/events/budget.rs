@@ -1,7 +1,7 @@
 //! The resource ledger Event (§12; payloads.md §6.37).
 
 use super::{EventPayload, Fields, json, object, string};
-use crate::authority::evolve::{ApplyError, EventView};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::projection::{ResourceBudget, ResourceUsage};
 use crate::json::{Object, Value};
 

@@ -2,7 +2,7 @@
 
 use super::{EventPayload, Fields, json, object, opt_string, string, strings};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::{ApplyError, EventView};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::projection::{Approval, Group, Mission};
 use crate::json::{Object, Value};
 

@@ -24,8 +24,8 @@ macro_rules! one_member {
                 )])
             }
             fn read(
-                ev: &$crate::authority::evolve::EventView,
-            ) -> Result<Self, $crate::authority::evolve::ApplyError> {
+                ev: &$crate::authority::event_view::EventView,
+            ) -> Result<Self, $crate::authority::event_view::ApplyError> {
                 Ok($name {
                     $field: $crate::authority::events::Fields::of(ev).model($member)?,
                 })
@@ -46,7 +46,7 @@ pub mod work_exec;
 pub mod work_plan;
 
 use super::clock::Micros;
-use super::evolve::{ApplyError, EventView};
+use super::event_view::{ApplyError, EventView};
 use crate::json::{Object, Value};
 use crate::model::{FromJson, ToJson};
 
@@ -182,55 +182,4 @@ pub fn strings(items: &[String]) -> Value {
 /// A model value.
 pub fn json<T: ToJson>(v: &T) -> Value {
     v.to_json()
-}
-
-/// Re-encodes the payload of `ev` through its typed struct: `None` for a kind without one.
-/// The round-trip test compares the result with the stored payload.
-pub fn reencode(ev: &EventView) -> Option<Result<Object, ApplyError>> {
-    use crate::authority::handlers::{
-        archive as arch, artifact as art, budget as bud, cooperation as coop, delegation as del,
-        execution_approval as appr, membership as mem, message as msg, organization as org,
-        work_exec as exec, work_plan as plan,
-    };
-    use mission::*;
-    fn via<P: EventPayload>(ev: &EventView) -> Option<Result<Object, ApplyError>> {
-        Some(P::read(ev).map(|p| p.to_object()))
-    }
-    match ev.kind {
-        org::CARD_REGISTERED => via::<organization::AgentCardRegistered>(ev),
-        org::SESSION_OPENED => via::<organization::SessionOpened>(ev),
-        org::LEASE_REVOKED => via::<organization::LeaseRevoked>(ev),
-        exec::STARTED | exec::PROGRESSED => via::<work_exec::LeaseIssued>(ev),
-        exec::CHECKPOINTED => via::<work_exec::WorkCheckpointed>(ev),
-        exec::BLOCKED => via::<work_exec::WorkBlocked>(ev),
-        exec::UNBLOCKED => via::<work_exec::WorkUnblocked>(ev),
-        exec::SUBMITTED => via::<work_exec::WorkSubmitted>(ev),
-        exec::RESULT_ACCEPTED => via::<work_exec::ResultAccepted>(ev),
-        exec::FAILED | exec::CANCELLED => via::<work_exec::WorkClosed>(ev),
-        "mission.created" | "mission.follow_up.created" => via::<MissionCreated>(ev),
-        "mission.child.created" => via::<ChildCreated>(ev),
-        "mission.coordinator.assigned" => via::<CoordinatorAssigned>(ev),
-        "mission.coordinator.renewed" => via::<CoordinatorRenewed>(ev),
-        "mission.submitted_for_approval" => via::<SubmittedForApproval>(ev),
-        "mission.approved" => via::<MissionApproved>(ev),
-        "mission.changes_requested" => via::<ChangesRequested>(ev),
-        "mission.cancelled" | "mission.terminated" => via::<MissionClosed>(ev),
-        mem::CHANGED => via::<membership::MembershipChanged>(ev),
-        mem::ENDED => via::<membership::MembershipEnded>(ev),
-        del::GRANTED => via::<membership::DelegationGranted>(ev),
-        msg::POSTED => via::<message::MessagePosted>(ev),
-        msg::CORRECTED | msg::RETRACTED | msg::REDACTED => via::<message::MessageAmended>(ev),
-        appr::GRANTED => via::<grants::ExecutionApprovalGranted>(ev),
-        coop::GRANTED => via::<grants::CooperationOverrideGranted>(ev),
-        plan::PROPOSED => via::<work_plan::WorkProposed>(ev),
-        plan::AUTHORIZED => via::<work_plan::WorkAuthorized>(ev),
-        plan::OFFER_CREATED => via::<work_plan::OfferCreated>(ev),
-        plan::OFFER_ACCEPTED => via::<work_plan::OfferAccepted>(ev),
-        plan::CONTRACT_REVISED => via::<work_plan::ContractRevised>(ev),
-        bud::USAGE_RECORDED => via::<budget::UsageRecorded>(ev),
-        arch::SNAPSHOT_CREATED => via::<archive::SnapshotCreated>(ev),
-        arch::ARCHIVED => via::<archive::GroupArchived>(ev),
-        art::PUBLISHED => via::<artifact::ArtifactPublished>(ev),
-        _ => None,
-    }
 }

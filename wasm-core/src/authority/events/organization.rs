@@ -2,7 +2,7 @@
 //! the lease revocations a new Session Epoch causes in the Agent's Groups.
 
 use super::{EventPayload, Fields, json, object, string};
-use crate::authority::evolve::{ApplyError, EventView};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::projection::AgentCardRecord;
 use crate::json::{Object, Value};
 

@@ -2,7 +2,7 @@
 
 use super::{EventPayload, Fields, json, object, string, strings};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::{ApplyError, EventView};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::projection::{Checkpoint, EvidenceItem, ExecutionLease};
 use crate::json::{Object, Value};
 

@@ -28,9 +28,9 @@
 use super::mission::wire_event_id;
 use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::archive::{GroupArchived, SnapshotCreated};
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};

@@ -12,9 +12,9 @@
 
 use super::work_exec::strip_strings;
 use super::{Ctx, Decision, payload};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::artifact::ArtifactPublished;
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::Mission;
 use crate::authority::rejection::Rejection;

@@ -9,9 +9,9 @@
 //! The Command `ext.missionweaveprotocol.core.resource_usage_record` is handled here too.
 
 use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::budget::UsageRecorded;
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{DIMENSIONS, ResourceBudget, ResourceUsage};
 use crate::authority::rejection::Rejection;

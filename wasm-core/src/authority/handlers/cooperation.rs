@@ -19,9 +19,9 @@
 //! entry (§20: issuance and consumption are both logged).
 
 use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::grants::CooperationOverrideGranted;
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::CooperationOverrideGrant;
 use crate::authority::rejection::Rejection;

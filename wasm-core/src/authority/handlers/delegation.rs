@@ -24,9 +24,9 @@
 
 use super::cooperation::{self, Policy};
 use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::membership::DelegationGranted;
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{
     CapabilityRequirement, DIMENSIONS, DelegationBudget, DelegationGrant, ResourceBudget,

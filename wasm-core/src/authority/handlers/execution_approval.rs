@@ -13,9 +13,9 @@
 //! ```
 
 use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::grants::ExecutionApprovalGranted;
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{ExecutionApproval, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;

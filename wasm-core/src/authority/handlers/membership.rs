@@ -21,9 +21,9 @@
 //! non-zero one or `provisional: true` is `INVALID_COMMAND` (the reference accepts both).
 
 use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::membership::{MembershipChanged, MembershipEnded};
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Membership, Mission};
 use crate::authority::rejection::Rejection;

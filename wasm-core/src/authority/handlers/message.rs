@@ -23,9 +23,9 @@
 
 use super::cooperation::{self, Policy};
 use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::message::{MessageAmended, MessagePosted};
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Message, MessageAmendment};
 use crate::authority::rejection::Rejection;

@@ -41,6 +41,7 @@
 use super::cooperation::{self, Policy};
 use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::mission::{
     ChangesRequested, ChildCreated, CoordinatorAssigned, CoordinatorRenewed, CreatedFrom,
@@ -49,7 +50,6 @@ use crate::authority::events::mission::{
 use crate::authority::events::work_exec::{
     AcceptedBy, BlockedBy, ResultAccepted, WorkBlocked, WorkClosed,
 };
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Approval, Group, Membership, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;

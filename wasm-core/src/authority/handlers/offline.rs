@@ -274,3 +274,33 @@ pub fn reconcile(cx: &Ctx) -> Result<Option<EventDraft>, Rejection> {
         body,
     )))
 }
+
+/// The Command's extensions (§17.4, §18), checked before step C3: the offline-execution binding,
+/// the one extension this authority interprets, where it may travel, and no critical extension
+/// it cannot interpret.
+pub fn check_extensions(cmd: &CommandView) -> Result<(), Rejection> {
+    // The offline-execution binding only travels on reversible progress (payloads.md §9.3).
+    check_placement(cmd)?;
+    // §17.4, §18: a critical extension we cannot interpret refuses the transition.
+    if let Some(crate::json::Value::Object(ext)) = &cmd.extensions {
+        for (uri, entry) in ext.iter() {
+            let critical = matches!(
+                entry.pointer("/critical"),
+                Some(crate::json::Value::Bool(true))
+            );
+            let version = entry
+                .pointer("/version")
+                .and_then(crate::json::Value::as_str);
+            let supported = uri.as_str() == OFFLINE_EXTENSION && version == Some(OFFLINE_VERSION);
+            if critical && !supported {
+                return Err(Rejection::new(
+                    ErrorCode::UnknownCriticalExtension,
+                    format!("critical extension {} cannot be interpreted", uri.as_str()),
+                )
+                .detail("profileUri", uri.as_str())
+                .detail("receivedVersion", version.unwrap_or_default()));
+            }
+        }
+    }
+    Ok(())
+}

@@ -8,9 +8,9 @@
 //! ```
 
 use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::organization::{AgentCardRegistered, LeaseRevoked, SessionOpened};
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::AgentCardRecord;
 use crate::authority::rejection::Rejection;

@@ -34,12 +34,12 @@ use super::cooperation::{self, Policy};
 use super::work_plan::fence_owner;
 use super::{Ctx, Decision, offline};
 use crate::authority::clock::Micros;
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::work_exec::{
     AcceptedBy, BlockedBy, LeaseIssued, ResultAccepted, WorkBlocked, WorkCheckpointed, WorkClosed,
     WorkSubmitted, WorkUnblocked,
 };
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Checkpoint, EvidenceItem, ExecutionLease, WorkItem};
 use crate::authority::rejection::Rejection;

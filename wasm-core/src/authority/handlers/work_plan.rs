@@ -29,11 +29,11 @@ use super::cooperation::{self, Policy};
 use super::delegation::{self, GrantUse};
 use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
+use crate::authority::event_view::{ApplyError, EventView};
 use crate::authority::events::EventPayload;
 use crate::authority::events::work_plan::{
     ContractRevised, OfferAccepted, OfferCreated, WorkAuthorized, WorkProposed,
 };
-use crate::authority::evolve::{ApplyError, EventView};
 use crate::authority::payload::Reader;
 use crate::authority::projection::ProposalStatus;
 use crate::authority::projection::{
