@@ -35,7 +35,7 @@ if (!DEV_TOKEN) {
   process.exit(1);
 }
 const LOCALES = ['en', 'fr', 'zh-Hant'];
-// The goals of the demo's WorkItems (wasm-core/src/agents/plan.rs): a Worker's Artifact
+// The goals of the demo's WorkItems (simulation/src/agents/plan.rs): a Worker's Artifact
 // content starts with its WorkItem's goal.
 const GOALS = [
   'Threat model of the payment flow',

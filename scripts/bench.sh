@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The protocol-core benchmark, natively and in headless Chromium (wasm32), in one run, with the
-# ratio. Both sides run wasm_core::bench::run_core (same input, same code, release builds).
+# ratio. Both sides run simulation::bench::run_core (same input, same code, release builds).
 # A benchmark, not a test: it prints figures; it asserts nothing about time.
 #
 # Usage: scripts/bench.sh [MS_PER_WORKLOAD]   (default 3000)
@@ -18,7 +18,7 @@ echo "$NATIVE"
 echo "== wasm32 in headless Chromium (release) =="
 WASM=$(BENCH_MS=$MS CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_TIMEOUT=600 \
-  cargo test --release -p wasm-core --target wasm32-unknown-unknown --test bench_browser -- --nocapture 2>&1)
+  cargo test --release -p simulation --target wasm32-unknown-unknown --test bench_browser -- --nocapture 2>&1)
 echo "$WASM" | grep '^BENCH wasm' || { echo "$WASM"; exit 1; }
 
 echo "== ratio (native / wasm) =="

@@ -2,9 +2,9 @@
 # Mutation testing (cargo-mutants) of the code that decides what is accepted: crypto/,
 # admission/, json/, id.rs, time.rs, encoding.rs and the authority's guards.rs.
 # Two passes per module: first each mutant against the test targets that exercise the module
-# (fast), then every mutant that survived against the whole wasm-core suite (`--iterate`), so
-# the result is that of the whole suite. Tests run under cargo-nextest; the bounded fuzzers at
-# FUZZ_SECONDS=1. Not part of scripts/test.sh: a full run takes hours on 2 cores.
+# (fast), then every mutant that survived against the whole wasm-core and simulation suites
+# (`--iterate`), so the result is that of the whole suite. Tests run under cargo-nextest; the
+# bounded fuzzers at FUZZ_SECONDS=1. Not part of scripts/test.sh: a full run takes hours on 2 cores.
 #
 # Usage: scripts/mutants.sh [MODULE...] [-- cargo-mutants flags]
 #   MODULE: crypto admission guards encoding id json time (default: all, in that order).
@@ -38,6 +38,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#MODULES[@]} -gt 0 ] || MODULES=(crypto admission guards encoding id json time)
+
+# The core's tests, and the simulation crate's, which drive the authority through the test
+# Organization (the authority_*, scenarios and admission targets live there).
+TEST_PACKAGES=(--test-package wasm-core,simulation)
 
 files_of() {
   case $1 in
@@ -74,7 +78,7 @@ for m in "${MODULES[@]}"; do
   count() { if [ -f "$1/$2" ]; then awk 'END { print NR }' "$1/$2"; else echo 0; fi; }
   # cargo-mutants exits non-zero when mutants survive; the summary below tells.
   # shellcheck disable=SC2046
-  cargo mutants -p wasm-core -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
+  cargo mutants -p wasm-core "${TEST_PACKAGES[@]}" -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
     "${EXTRA[@]}" -- $(tests_of "$m") || true
   # The first pass's outcomes; --iterate below replaces mutants.out with its own.
   rm -rf "$out/first" && cp -r "$dir" "$out/first"
@@ -83,7 +87,7 @@ for m in "${MODULES[@]}"; do
   echo "$m, first pass: caught $c1, missed $m1, timeouts $t1, unviable $u1"
   # The survivors again, against the whole suite.
   if [ $((m1 + t1)) -gt 0 ]; then
-    cargo mutants -p wasm-core -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
+    cargo mutants -p wasm-core "${TEST_PACKAGES[@]}" -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
       --iterate "${EXTRA[@]}" || true
     c2=$(count "$dir" caught.txt); m2=$(count "$dir" missed.txt); t2=$(count "$dir" timeout.txt)
   else

@@ -5,11 +5,13 @@
 #                browser-only code: cargo clippy -p app --target wasm32-unknown-unknown --features csr
 #                and --features bench (the benchmark page, built by nothing else in CI)
 #                (and -p protocol-runner, the Protocol view's module loaded on request)
-#   wasm         release build of wasm-core for wasm32-unknown-unknown (+ host-import check)
+#   wasm         release build of wasm-core for wasm32-unknown-unknown (+ host-import check of the
+#                core's and the simulation's browser-test modules)
 #   test         cargo test --workspace (native)
 #   conformance  weave-console conformance (official vectors from MWP_PROTOCOL_DIR)
 #   scenarios    weave-console scenarios (behavioural suite of the embedded authority)
-#   browser      wasm-core tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)
+#   browser      wasm-core and simulation tests in headless Chromium (wasm-bindgen-test-runner +
+#                chromedriver)
 #   end2end      scripts/build-web.sh release, weave-console serve, end2end/console.mjs, then
 #                end2end/agent.mjs (a Node Agent joins an Organization of `org init` with its join
 #                file), end2end/decide.mjs (the Approvals view against the same demo), then end2end/proxy.mjs
@@ -147,8 +149,9 @@ BROWSER_ENV=(
   CHROMEDRIVER=/usr/bin/chromedriver
   WASM_BINDGEN_TEST_TIMEOUT=300
 )
-BROWSER_TESTS=(--test rules --test bundles --test admission --test formats --test ed25519_edge
-  --test registry_fixture --test views_browser --test agents_demo)
+BROWSER_TESTS=(--test rules --test bundles --test formats --test ed25519_edge --test registry_fixture)
+# The simulation crate's browser tests (the test Organization, the view models, the demo).
+SIM_BROWSER_TESTS=(--test admission --test views_browser --test agents_demo)
 
 # The wasm build of wasm-core, and the sans-IO check: the browser-test module (which links the
 # whole core: parser, JCS, models, verification, admission, conformance runners) may import
@@ -157,6 +160,8 @@ step_wasm() {
   cargo build -p wasm-core --target wasm32-unknown-unknown --release
   env "${BROWSER_ENV[@]}" cargo test -p wasm-core --target wasm32-unknown-unknown \
     --features embedded-bundle "${BROWSER_TESTS[@]}" --no-run
+  env "${BROWSER_ENV[@]}" cargo test -p simulation --target wasm32-unknown-unknown \
+    "${SIM_BROWSER_TESTS[@]}" --no-run
   local f m found
   # The bundles module links the protocol core; views_browser links the console's view models.
   for m in bundles views_browser; do
@@ -178,6 +183,8 @@ step_scenarios() { cargo run -q -p server --bin weave-console -- scenarios; }
 step_browser() {
   env "${BROWSER_ENV[@]}" cargo test -p wasm-core --target wasm32-unknown-unknown \
     --features embedded-bundle "${BROWSER_TESTS[@]}"
+  env "${BROWSER_ENV[@]}" cargo test -p simulation --target wasm32-unknown-unknown \
+    "${SIM_BROWSER_TESTS[@]}"
 }
 
 SERVER_PID=""

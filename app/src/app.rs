@@ -4,10 +4,10 @@
 use crate::components::cheat_sheet::CheatSheet;
 use crate::components::header::Header;
 use crate::i18n::*;
-use crate::locale;
+use crate::locale::{self, locale_of, set_language, tag_of};
 use crate::routes;
 use crate::routes::lazy::{Chunk, lazy_view};
-use crate::state::{Console, RegistryState, Theme, use_console};
+use crate::state::{Console, RegistryState, Theme, apply_theme, toggle_theme, use_console};
 use crate::web;
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;
@@ -15,47 +15,6 @@ use leptos_i18n::td_string;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::hooks::use_navigate;
 use leptos_router::path;
-
-/// Maps a BCP 47 tag to the generated locale.
-pub fn locale_of(tag: &str) -> Locale {
-    match tag {
-        "fr" => Locale::fr,
-        "zh-Hant" => Locale::zh_Hant,
-        _ => Locale::en,
-    }
-}
-
-pub fn tag_of(l: Locale) -> &'static str {
-    match l {
-        Locale::en => "en",
-        Locale::fr => "fr",
-        Locale::zh_Hant => "zh-Hant",
-    }
-}
-
-/// Changes the language at once (no reload) and remembers the choice.
-pub fn set_language(i18n: I18nContext<Locale>, tag: &str) {
-    let l = locale_of(tag);
-    i18n.set_locale(l);
-    web::local_set(locale::STORAGE_KEY, tag_of(l));
-    web::set_root_attr("lang", tag_of(l));
-}
-
-/// Applies a theme to `<html data-theme>` and remembers it.
-pub fn apply_theme(t: Theme) {
-    let effective = match t {
-        Theme::System => {
-            if web::prefers_dark() {
-                "dark"
-            } else {
-                "light"
-            }
-        }
-        Theme::Light => "light",
-        Theme::Dark => "dark",
-    };
-    web::set_root_attr("data-theme", effective);
-}
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -235,18 +194,6 @@ fn shortcuts(console: Console, i18n: I18nContext<Locale>) {
         }
     });
     on_cleanup(move || handle.remove());
-}
-
-/// Flips between light and dark from whatever is shown now.
-pub fn toggle_theme(console: Console) {
-    let dark_now = match console.theme.get_untracked() {
-        Theme::Dark => true,
-        Theme::Light => false,
-        Theme::System => web::prefers_dark(),
-    };
-    let t = if dark_now { Theme::Light } else { Theme::Dark };
-    console.theme.set(t);
-    web::local_set(Theme::STORAGE_KEY, t.as_str());
 }
 
 /// The alarm banner: an Event that failed verification (or a server error) is shown until

@@ -11,8 +11,9 @@ use crate::fold::EventLog;
 use crate::routes::mission::{DagUpdate, apply_dag, next_dag};
 use crate::socket::RegistryCheck;
 use crate::socket::machine::EventCheck;
+use simulation::harness::{Envelope, Harness};
+use std::sync::Arc;
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::state::State;
 use wasm_core::authority::{Authority, AuthorityConfig, CooperationLimits, Micros, Submitted};
 use wasm_core::crypto::registry::ValidatedRegistry;
@@ -337,22 +338,93 @@ pub fn layout(log: &EventLog, now: Micros) -> Result<LiveLayout<Sugiyama>, Strin
     LiveLayout::new(Sugiyama::default(), CollapseOptions::default(), dag).map_err(|e| e.to_string())
 }
 
-/// One live node update as the Mission view applies it: the next Event (a WorkItem's
-/// cancellation) is folded, the DAG rebuilt and patched into `live` node by node
-/// ([`apply_dag`]: no new layout when the structure is unchanged). The DAG is rebuilt from
-/// the one drawn, built from `before` (the state before the Event: the console keeps the
-/// snapshot it drew from), recomputing only the nodes whose inputs changed ([`next_dag`]).
-/// Returns what to draw again (the changed nodes, or everything).
+/// One live node update as the console applies it: the next Event (a WorkItem's
+/// cancellation) is folded, the new state published as the views' snapshot (a copy of the
+/// persistent State: `publish` in state.rs), the DAG rebuilt from the snapshot and patched into
+/// `live` node by node ([`apply_dag`]: no new layout when the structure is unchanged). The DAG
+/// is rebuilt from the one drawn, built from `before` (the snapshot it was drawn from, which
+/// shares all but the changed entries with the new one), recomputing only the nodes whose
+/// inputs changed ([`next_dag`]). Returns what to draw again (the changed nodes, or
+/// everything) and the published snapshot.
 pub fn live_update(
     log: &mut EventLog,
     before: &State,
     live: &mut LiveLayout<Sugiyama>,
     event: Value,
     now: Micros,
-) -> Result<DagUpdate, String> {
+) -> Result<(DagUpdate, Arc<State>), String> {
     log.push(event);
     log.fold(1);
-    let dag = next_dag(Some((live.dag(), before)), log.state(), MISSION, now)
+    let published = Arc::new(log.state().clone());
+    let dag = next_dag(Some((live.dag(), before)), &published, MISSION, now)
         .ok_or("no benchmark Mission")?;
-    apply_dag(live, dag)
+    Ok((apply_dag(live, dag)?, published))
+}
+
+/// Time travel as the console does it ([`Travel`]: the merged log replayed by the reducer,
+/// checkpoints every `CHECKPOINT_EVERY` Events), then the Mission's DAG rebuilt from the one
+/// drawn live ([`next_dag`]), once to the Event before the last and once a further step back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TravelFigures {
+    /// Picking the Event before the last: the first pick replays the log up to it.
+    pub first_pick_ms: f64,
+    /// The DAG as of then, rebuilt from the live one, and a full build of the same for scale.
+    pub first_dag_ms: f64,
+    pub first_full_ms: f64,
+    /// One Event further back (from the nearest checkpoint).
+    pub step_pick_ms: f64,
+    pub step_dag_ms: f64,
+    pub step_full_ms: f64,
+    /// The Events the travel log applied in all.
+    pub applied: usize,
+}
+
+/// Runs [`TravelFigures`] with `clock` (milliseconds: `Instant` natively, `performance.now()`
+/// on the page); the rebuilt DAGs are checked equal to full builds.
+pub fn travel(
+    log: &EventLog,
+    drawn: &DagView,
+    drawn_from: &State,
+    now: Micros,
+    clock: impl Fn() -> f64,
+) -> Result<TravelFigures, String> {
+    let mut travel = crate::fold::Travel::new(log);
+    let n = travel.len();
+    let mut f = TravelFigures::default();
+    let mut step = |n: usize,
+                    prev: (&DagView, &State),
+                    pick: &mut f64,
+                    dag_ms: &mut f64,
+                    full_ms: &mut f64|
+     -> Result<(DagView, State), String> {
+        let t = clock();
+        let state = travel.state_at(n).map_err(|e| e.to_string())?.clone();
+        *pick = clock() - t;
+        let t = clock();
+        let dag = next_dag(Some(prev), &state, MISSION, now).ok_or("no benchmark Mission")?;
+        *dag_ms = clock() - t;
+        let t = clock();
+        let full = DagView::build(&state, MISSION, now);
+        *full_ms = clock() - t;
+        if full.as_ref() != Some(&dag) {
+            return Err("the DAG rebuilt on time travel differs from a full build".into());
+        }
+        Ok((dag, state))
+    };
+    let (dag, state) = step(
+        n.saturating_sub(1),
+        (drawn, drawn_from),
+        &mut f.first_pick_ms,
+        &mut f.first_dag_ms,
+        &mut f.first_full_ms,
+    )?;
+    step(
+        n.saturating_sub(2),
+        (&dag, &state),
+        &mut f.step_pick_ms,
+        &mut f.step_dag_ms,
+        &mut f.step_full_ms,
+    )?;
+    f.applied = travel.applied();
+    Ok(f)
 }

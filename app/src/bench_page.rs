@@ -370,7 +370,8 @@ async fn run(
     }
     let event = next.log.events().first().cloned().ok_or("no last Event")?;
     // Start on a fresh frame, as an Event arriving from the socket would.
-    // The console keeps the state it drew from (its snapshot); the copy is not the update's.
+    // The console keeps the state it drew from (the snapshot it published after the previous
+    // fold); the update publishes the next one (both copies of the persistent State).
     let t = now_ms();
     let before = r.log.state().clone();
     let copy_ms = now_ms() - t;
@@ -382,7 +383,7 @@ async fn run(
             update = bench::live_update(&mut r.log, &before, l, event, now);
         }
     });
-    let update = update?;
+    let (update, published) = update?;
     let model_ms = now_ms() - t;
     let t_patch = now_ms();
     let mut patched = (0, 0);
@@ -408,7 +409,7 @@ async fn run(
     let frame_ms = painted - frame;
     let total_ms = painted - t;
     say(format!(
-        "BENCH wasm live node update ({fitted:?}): fold + DAG + patch {model_ms:.2} ms (layouts {}, {} DAG nodes changed{}); elements rewritten {patch_ms:.2} ms ({} nodes, {} rows); style and layout {style_ms:.1} ms; the frame that paints it {frame_ms:.1} ms; work {:.1} ms; to the painted frame (with the wait for it) {total_ms:.1} ms; the State copied for the snapshot {copy_ms:.1} ms (not included)",
+        "BENCH wasm live node update ({fitted:?}): fold + snapshot + DAG + patch {model_ms:.2} ms (layouts {}, {} DAG nodes changed{}); elements rewritten {patch_ms:.2} ms ({} nodes, {} rows); style and layout {style_ms:.1} ms; the frame that paints it {frame_ms:.1} ms; work {:.1} ms; to the painted frame (with the wait for it) {total_ms:.1} ms, the snapshot included (a copy of the State alone {copy_ms:.3} ms)",
         update.layouts,
         update.changed.len(),
         if update.redraw { ", drawn anew" } else { "" },
@@ -460,6 +461,25 @@ async fn run(
             painted - frame
         ));
         detail.set(fitted);
+    }
+    // Time travel: the merged log replayed to the Event before the last, the DAG as of then
+    // rebuilt from the live one; then one Event further back.
+    let travelled = live.with_value(|l| {
+        l.as_ref()
+            .map(|l| bench::travel(&r.log, l.dag(), &published, now, now_ms))
+    });
+    if let Some(tr) = travelled {
+        let tr = tr?;
+        say(format!(
+            "BENCH wasm time travel: to the Event before the last {:.0} ms (the log replayed), its DAG rebuilt from the live one {:.2} ms (a full build {:.2} ms); one Event further back {:.2} ms, its DAG {:.2} ms (a full build {:.2} ms); {} Events applied",
+            tr.first_pick_ms,
+            tr.first_dag_ms,
+            tr.first_full_ms,
+            tr.step_pick_ms,
+            tr.step_dag_ms,
+            tr.step_full_ms,
+            tr.applied
+        ));
     }
     Ok(())
 }

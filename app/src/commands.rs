@@ -27,6 +27,7 @@ use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::error::{ErrorCode, ProtocolError};
+use wasm_core::model::membership::MembershipState;
 use wasm_core::views::approvals::{ApprovalItem, ApprovalKind, ViewerDecision};
 
 /// The acceptance policy version a final Approval names (payloads.md §6.7: a free string; the
@@ -244,7 +245,7 @@ pub fn draft(
         .ok_or(BuildError::Gone)?;
     let membership = state
         .membership(&item.group_id, &author.principal_id)
-        .filter(|m| m.status != "ended")
+        .filter(|m| m.status != MembershipState::Ended)
         .ok_or_else(|| BuildError::NoMembership(item.group_id.clone()))?;
     let mut p = Object::new();
     let mut expected_revision = None;
@@ -257,7 +258,7 @@ pub fn draft(
             },
             Decision::ApproveMission { comments },
         ) => {
-            if mission.status != "awaiting_approval" {
+            if mission.status != wasm_core::views::MissionState::AwaitingApproval {
                 return Err(BuildError::Gone);
             }
             p.insert("approvalId", Value::string(fresh.object_id("approval")));
@@ -274,7 +275,7 @@ pub fn draft(
             "mission.approve"
         }
         (ApprovalKind::MissionFinal { revision, .. }, Decision::RequestChanges { feedback }) => {
-            if mission.status != "awaiting_approval" {
+            if mission.status != wasm_core::views::MissionState::AwaitingApproval {
                 return Err(BuildError::Gone);
             }
             p.insert("missionRevision", Value::from(*revision));

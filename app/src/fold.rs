@@ -90,7 +90,7 @@ impl EventLog {
         for position in start..end {
             // `apply` checks the envelope and the Group order before it changes anything.
             if let Err(reason) = evolve::apply(&mut self.state, &self.events[position]) {
-                self.refuse(position, reason);
+                self.refuse(position, reason.to_string());
             }
         }
         self.folded = end;
@@ -260,6 +260,11 @@ impl Travel {
         };
         let state = self.tt.state_at(idx + 1)?.clone();
         Ok((as_of, state))
+    }
+
+    /// The Events replayed so far (what checkpoints save shows here).
+    pub fn applied(&self) -> usize {
+        self.tt.applied
     }
 
     /// The state after the first `n` Events of the merged log.

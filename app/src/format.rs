@@ -45,8 +45,9 @@ pub fn names(value: &str, id: &str) -> bool {
 
 /// The id among `known` that `value` [`names`], the exact one first; `value` itself if none does
 /// (a Group the console has no Event of yet is watched by the value the URL gives).
-pub fn named_id<'a>(value: String, known: impl IntoIterator<Item = &'a str> + Clone) -> String {
-    if known.clone().into_iter().any(|id| id == value) {
+pub fn named_id<'a>(value: String, known: impl IntoIterator<Item = &'a str>) -> String {
+    let known: Vec<&str> = known.into_iter().collect();
+    if known.contains(&value.as_str()) {
         return value;
     }
     known

@@ -54,3 +54,31 @@ pub fn next(current: &str) -> &'static str {
     let i = TAGS.iter().position(|t| *t == current).unwrap_or(0);
     TAGS[(i + 1) % TAGS.len()]
 }
+
+use crate::i18n::Locale;
+use leptos_i18n::I18nContext;
+
+/// Maps a BCP 47 tag to the generated locale.
+pub fn locale_of(tag: &str) -> Locale {
+    match tag {
+        "fr" => Locale::fr,
+        "zh-Hant" => Locale::zh_Hant,
+        _ => Locale::en,
+    }
+}
+
+pub fn tag_of(l: Locale) -> &'static str {
+    match l {
+        Locale::en => "en",
+        Locale::fr => "fr",
+        Locale::zh_Hant => "zh-Hant",
+    }
+}
+
+/// Changes the language at once (no reload) and remembers the choice.
+pub fn set_language(i18n: I18nContext<Locale>, tag: &str) {
+    let l = locale_of(tag);
+    i18n.set_locale(l);
+    crate::web::local_set(STORAGE_KEY, tag_of(l));
+    crate::web::set_root_attr("lang", tag_of(l));
+}

@@ -560,7 +560,7 @@ impl Console {
                 };
                 match standing {
                     Some(s) => {
-                        crate::components::session::stop();
+                        crate::socket::page::stop();
                         console.key_standing.set(Some(s));
                     }
                     None => console.alarm("AUTH_INVALID_SIGNATURE".to_owned(), said),
@@ -659,6 +659,34 @@ impl Default for Console {
     fn default() -> Self {
         Console::new()
     }
+}
+
+/// Applies a theme to `<html data-theme>` and remembers it.
+pub fn apply_theme(t: Theme) {
+    let effective = match t {
+        Theme::System => {
+            if crate::web::prefers_dark() {
+                "dark"
+            } else {
+                "light"
+            }
+        }
+        Theme::Light => "light",
+        Theme::Dark => "dark",
+    };
+    crate::web::set_root_attr("data-theme", effective);
+}
+
+/// Flips between light and dark from whatever is shown now.
+pub fn toggle_theme(console: Console) {
+    let dark_now = match console.theme.get_untracked() {
+        Theme::Dark => true,
+        Theme::Light => false,
+        Theme::System => crate::web::prefers_dark(),
+    };
+    let t = if dark_now { Theme::Light } else { Theme::Dark };
+    console.theme.set(t);
+    crate::web::local_set(Theme::STORAGE_KEY, t.as_str());
 }
 
 pub fn use_console() -> Console {

@@ -1,7 +1,7 @@
 //! Small browser helpers: `localStorage`, `fetch`, random bytes, the `<html>` element. They
 //! compile natively (web-sys is plain bindings) but only run in the browser.
 
-use js_sys::{Reflect, Uint8Array};
+use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -99,35 +99,16 @@ pub fn prefers_dark() -> bool {
         .is_some_and(|m| m.matches())
 }
 
-async fn fetch(url: &str, init: &web_sys::RequestInit) -> Result<web_sys::Response, String> {
-    let w = window().ok_or("no window")?;
-    let resp = JsFuture::from(w.fetch_with_str_and_init(url, init))
-        .await
-        .map_err(|e| js_error(&e))?;
-    resp.dyn_into::<web_sys::Response>()
-        .map_err(|_| "not a Response".to_string())
-}
-
-async fn body_text(resp: &web_sys::Response) -> Result<String, String> {
-    let p = resp.text().map_err(|e| js_error(&e))?;
-    JsFuture::from(p)
-        .await
-        .map_err(|e| js_error(&e))?
-        .as_string()
-        .ok_or_else(|| "the body is not text".to_string())
-}
-
 /// `GET url` as bytes; an HTTP error status is an error.
 pub async fn get_bytes(url: &str) -> Result<Vec<u8>, String> {
-    let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    let resp = fetch(url, &init).await?;
+    let resp = gloo_net::http::Request::get(url)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
     if !resp.ok() {
         return Err(format!("GET {url}: HTTP {}", resp.status()));
     }
-    let p = resp.array_buffer().map_err(|e| js_error(&e))?;
-    let buf = JsFuture::from(p).await.map_err(|e| js_error(&e))?;
-    Ok(Uint8Array::new(&buf).to_vec())
+    resp.binary().await.map_err(|e| e.to_string())
 }
 
 /// `GET url` as text; an HTTP error status is an error.
@@ -138,17 +119,15 @@ pub async fn get_text(url: &str) -> Result<String, String> {
 
 /// `POST url` with a JSON body; returns the status and the body text.
 pub async fn post_json(url: &str, body: &str) -> Result<(u16, String), String> {
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_body(&JsValue::from_str(body));
-    let headers = web_sys::Headers::new().map_err(|e| js_error(&e))?;
-    headers
-        .set("content-type", "application/json")
-        .map_err(|e| js_error(&e))?;
-    init.set_headers(&headers);
-    let resp = fetch(url, &init).await?;
+    let resp = gloo_net::http::Request::post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
     let status = resp.status();
-    Ok((status, body_text(&resp).await?))
+    Ok((status, resp.text().await.map_err(|e| e.to_string())?))
 }
 
 /// `GET path` signed with the human's key (`wasm_core::crypto::request`): the server serves
@@ -161,21 +140,15 @@ pub async fn signed_get(
 ) -> Result<(u16, Vec<u8>), String> {
     use wasm_core::crypto::request;
     let (key, signed_at, signature) = request::sign(signer, key_id, "GET", path, now());
-    let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    let headers = web_sys::Headers::new().map_err(|e| js_error(&e))?;
-    for (name, value) in [
-        (request::KEY_HEADER, &key),
-        (request::TIME_HEADER, &signed_at),
-        (request::SIGNATURE_HEADER, &signature),
-    ] {
-        headers.set(name, value).map_err(|e| js_error(&e))?;
-    }
-    init.set_headers(&headers);
-    let resp = fetch(path, &init).await?;
-    let p = resp.array_buffer().map_err(|e| js_error(&e))?;
-    let buf = JsFuture::from(p).await.map_err(|e| js_error(&e))?;
-    Ok((resp.status(), Uint8Array::new(&buf).to_vec()))
+    let resp = gloo_net::http::Request::get(path)
+        .header(request::KEY_HEADER, &key)
+        .header(request::TIME_HEADER, &signed_at)
+        .header(request::SIGNATURE_HEADER, &signature)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = resp.status();
+    Ok((status, resp.binary().await.map_err(|e| e.to_string())?))
 }
 
 /// A refused request in a few words: `HTTP 403 AUTH_FORBIDDEN` when the body is a §19 error

@@ -10,190 +10,61 @@ use app::commands::{
     self, Author, BuildError, Decision, Fresh, Outcome, SignedCommand, http_outcome, item_key,
     uuid_urn, verify_receipt,
 };
+use simulation::harness::Envelope;
+use simulation::kit::{self, DEADLINE, G, M, WORK_DEADLINE, arr, n, obj, s};
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
-use wasm_core::authority::{Micros, Rejection, Submitted};
+use wasm_core::authority::{Rejection, Submitted};
 use wasm_core::crypto::ed25519;
 use wasm_core::encoding::{b64url_encode, sha256_hash};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::mission::MissionState;
+use wasm_core::model::work_item::WorkItemState;
+use wasm_core::views::Viewer;
 use wasm_core::views::approvals::{ApprovalInbox, ApprovalItem, ApprovalKind, ViewerDecision};
-use wasm_core::views::{SeenRejection, Viewer};
-
-const G: &str = "urn:x:group:root";
-const M: &str = "urn:x:mission:root";
-const DEADLINE: &str = "2026-07-17T08:00:00Z";
-const WORK_DEADLINE: &str = "2026-07-16T08:00:00Z";
-
-fn t0() -> Micros {
-    Micros::parse("2026-07-15T08:00:00Z").unwrap()
-}
-
-fn s(v: &str) -> Value {
-    Value::string(v.to_owned())
-}
-
-fn n(v: u64) -> Value {
-    Value::from(v)
-}
-
-fn arr(items: &[&str]) -> Value {
-    Value::Array(items.iter().map(|i| s(i)).collect())
-}
-
-fn obj(members: Vec<(&'static str, Value)>) -> Value {
-    Value::Object(payload(members))
-}
 
 fn contract(over: Vec<(&'static str, Value)>) -> Value {
-    let mut c = payload(vec![
-        ("goal", s("Build the thing")),
-        ("deliverables", arr(&["binary"])),
-        ("acceptanceCriteria", arr(&["it runs"])),
+    let budget = obj(vec![("modelTokens", n(100)), ("toolCalls", n(10))]);
+    let members = vec![
         ("allowedResources", arr(&["repo:main"])),
         ("deadline", s(WORK_DEADLINE)),
-        (
-            "budget",
-            obj(vec![("modelTokens", n(100)), ("toolCalls", n(10))]),
-        ),
-    ]);
-    for (k, v) in over {
-        c.insert(k, v);
-    }
-    Value::Object(c)
+        ("budget", budget),
+    ];
+    kit::contract_of(members, over)
 }
 
-/// The authority behind a harness Organization, its Event log, the rejections each principal
-/// saw, and a clock.
-struct World {
-    h: Harness,
-    log: Vec<Value>,
-    seen: Vec<SeenRejection>,
-    now: Micros,
-    counter: u8,
-}
+// The authority behind a harness Organization, its Event log, the rejections each principal
+// saw, a clock, and the console's nonce counter.
+simulation::kit_world!(World: Witness { counter: u8 });
 
 impl World {
     /// A root Mission owned by the human `owner` (permissions `deploy`, `read`), Coordinator
     /// `coord`, Workers `worker` and `worker2`.
     fn new() -> World {
-        let h = Harness::new(&[
-            ("owner", ActorType::Human),
-            ("coord", ActorType::Agent),
-            ("worker", ActorType::Agent),
-            ("worker2", ActorType::Agent),
-        ]);
         let mut w = World {
-            h,
-            log: Vec::new(),
-            seen: Vec::new(),
-            now: t0(),
+            kit: kit::Witness::new(&[
+                ("owner", ActorType::Human),
+                ("coord", ActorType::Agent),
+                ("worker", ActorType::Agent),
+                ("worker2", ActorType::Agent),
+            ]),
             counter: 0,
         };
         for a in ["coord", "worker", "worker2"] {
-            let pk = b64url_encode(&ed25519::public_key_of(&w.h.principals[a].seed));
-            let card = payload(vec![
-                ("agentId", s(&w.h.id(a))),
-                ("version", n(1)),
-                ("displayName", s(a)),
-                ("owner", s("urn:missionweaveprotocol:human:operations")),
-                ("publicKey", s(&pk)),
-                ("capabilities", Value::Array(vec![])),
-                ("issuedAt", s(&w.now.format())),
-                ("signature", s("test")),
-            ]);
-            w.sub(
-                "organization-registry",
-                "ext.missionweaveprotocol.registry.agent_card_register",
-                Envelope::default(),
-                payload(vec![("card", Value::Object(card))]),
-            )
-            .unwrap();
-            w.sub(
-                "group-gateway",
-                "ext.missionweaveprotocol.identity.session_open",
-                Envelope::default(),
-                payload(vec![("agentId", s(&w.h.id(a)))]),
-            )
-            .unwrap();
+            for (who, kind, p) in kit::enrolment(&w.h, a, vec![], w.now) {
+                w.sub(who, kind, Envelope::default(), p).unwrap();
+            }
         }
-        let p = payload(vec![
-            ("missionId", s(M)),
-            ("groupId", s(G)),
-            ("coordinatorId", s(&w.h.id("coord"))),
-            ("title", s("Root")),
-            ("objective", s("Ship it")),
-            ("definitionOfDone", arr(&["tests pass"])),
-            (
-                "budget",
-                obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]),
-            ),
-            ("deadline", s(DEADLINE)),
-            ("permissions", arr(&["deploy", "read"])),
-            ("coordinatorLeaseSeconds", n(31_536_000)),
-        ]);
-        let env = Envelope {
-            group_id: Some(G.into()),
-            ..Envelope::default()
-        };
+        let budget = obj(vec![("modelTokens", n(10_000)), ("toolCalls", n(100))]);
+        let p = kit::root_mission(&w.h, M, G, "Root", budget, &["deploy", "read"]);
+        let env = kit::in_group(G);
         w.sub("owner", "mission.create", env, p).unwrap();
         for a in ["worker", "worker2"] {
-            let p = payload(vec![
-                (
-                    "principal",
-                    obj(vec![("type", s("agent")), ("id", s(&w.h.id(a)))]),
-                ),
-                ("roles", arr(&["worker"])),
-            ]);
+            let p = kit::membership(&w.h, a, "agent", &["worker"]);
             w.go("owner", G, "membership.change", p).unwrap();
         }
         w
-    }
-
-    fn sub(
-        &mut self,
-        who: &str,
-        kind: &str,
-        env: Envelope,
-        p: Object,
-    ) -> Result<Vec<Value>, Rejection> {
-        let action = format!("urn:x:action:{}", self.log.len() + self.seen.len() + 1_000);
-        let env = Envelope {
-            action_id: env.action_id.clone().or(Some(action)),
-            ..env
-        };
-        match self.h.submit(who, kind, &env, p, self.now) {
-            Ok(Submitted::Appended(es)) => {
-                let vs: Vec<Value> = es.into_iter().map(|e| e.value).collect();
-                self.log.extend(vs.iter().cloned());
-                Ok(vs)
-            }
-            Ok(Submitted::Duplicate(r)) => panic!("unexpected duplicate {r:?}"),
-            Err(r) => {
-                self.seen.push(SeenRejection {
-                    at: self.now,
-                    actor: self.h.actor(who),
-                    command_kind: kind.to_owned(),
-                    action_id: env.action_id.clone().unwrap(),
-                    group_id: env.group_id.clone(),
-                    work_item_id: env.work_item_id.clone(),
-                    rejection: r.clone(),
-                });
-                Err(r)
-            }
-        }
-    }
-
-    fn go(
-        &mut self,
-        who: &str,
-        group: &str,
-        kind: &str,
-        p: Object,
-    ) -> Result<Vec<Value>, Rejection> {
-        let env = self.h.current_envelope(who, Some(group));
-        self.sub(who, kind, env, p)
     }
 
     fn state(&self) -> &wasm_core::authority::State {
@@ -335,7 +206,8 @@ impl World {
 
     /// Submits the console's bytes to the authority (six stages, then the reducer).
     fn send(&mut self, cmd: &SignedCommand) -> Result<Vec<Value>, Rejection> {
-        match self.h.submit_bytes(cmd.text.as_bytes(), self.now) {
+        let now = self.now;
+        match self.h.submit_bytes(cmd.text.as_bytes(), now) {
             Ok(Submitted::Appended(es)) => {
                 let vs: Vec<Value> = es.into_iter().map(|e| e.value).collect();
                 self.log.extend(vs.iter().cloned());
@@ -412,7 +284,7 @@ fn the_final_approval_is_accepted_and_its_stored_approval_verified_again() {
     assert!(cmd.action_id.starts_with("urn:uuid:"));
 
     let events = w.send(&cmd).unwrap();
-    assert_eq!(w.state().missions[M].status, "approved");
+    assert_eq!(w.state().missions[M].status, MissionState::Approved);
     let receipt = verify_receipt(&cmd, &events, &w.h.registry).unwrap();
     assert_eq!(receipt.events.len(), 1);
     assert_eq!(receipt.events[0].kind, "mission.approved");
@@ -450,7 +322,8 @@ fn the_final_approval_is_accepted_and_its_stored_approval_verified_again() {
         ))
     ));
     // An exact retry of the same bytes returns the original receipt (§15.1).
-    match w.h.submit_bytes(cmd.text.as_bytes(), w.now) {
+    let now = w.now;
+    match w.h.submit_bytes(cmd.text.as_bytes(), now) {
         Ok(Submitted::Duplicate(_)) => {}
         other => panic!("{other:?}"),
     }
@@ -538,7 +411,7 @@ fn a_stale_revision_is_refused_with_revision_conflict() {
     w.submit_mission(&[&h, &h2]);
     let r = w.send(&stale).unwrap_err();
     assert_eq!(r.code, ErrorCode::RevisionConflict);
-    assert_eq!(w.state().missions[M].status, "awaiting_approval");
+    assert_eq!(w.state().missions[M].status, MissionState::AwaitingApproval);
     // The HTTP answer of such a refusal is read as the wire error itself.
     let body = format!(
         r#"{{"code":"REVISION_CONFLICT","message":"{}","retryable":false,"relatedActionId":"{}","expectedRevision":{},"currentRevision":{},"occurredAt":"2026-07-15T08:00:00Z"}}"#,
@@ -654,7 +527,10 @@ fn the_execution_gate_is_granted_and_the_worker_may_start() {
     // The gate is satisfied: the Worker starts.
     assert!(w.inbox("owner").is_empty());
     w.start(G, "urn:x:w:gate", "worker").unwrap();
-    assert_eq!(w.state().work_items["urn:x:w:gate"].status, "active");
+    assert_eq!(
+        w.state().work_items["urn:x:w:gate"].status,
+        WorkItemState::Active
+    );
 }
 
 #[test]
@@ -680,7 +556,10 @@ fn denying_an_execution_gate_cancels_the_work_item() {
     assert_eq!(doc.pointer("/expectedRevision"), Some(&n(revision)));
     let events = w.send(&cmd).unwrap();
     assert_eq!(events[0].pointer("/kind"), Some(&s("work.cancelled")));
-    assert_eq!(w.state().work_items["urn:x:w:gate"].status, "cancelled");
+    assert_eq!(
+        w.state().work_items["urn:x:w:gate"].status,
+        WorkItemState::Cancelled
+    );
     assert!(w.inbox("owner").is_empty());
     // The owner could also cancel the Mission (mission.cancel, Mission revision bound).
     let w2_item = {
@@ -696,7 +575,7 @@ fn denying_an_execution_gate_cancels_the_work_item() {
             },
         );
         w2.send(&cmd).unwrap();
-        assert_eq!(w2.state().missions[M].status, "cancelled");
+        assert_eq!(w2.state().missions[M].status, MissionState::Cancelled);
         item
     };
     assert!(matches!(w2_item.kind, ApprovalKind::MissionFinal { .. }));
@@ -927,7 +806,7 @@ fn a_coordinator_never_approves_the_child_mission_it_submitted() {
     assert!(r.message.contains("self-approval"), "{}", r.message);
     assert_eq!(
         w.state().missions["urn:x:mission:child"].status,
-        "awaiting_approval"
+        MissionState::AwaitingApproval
     );
     // The inbox agrees: the Coordinator sees its own submission as self-approval.
     let viewer = Viewer::Principal(w.h.actor("coord"));

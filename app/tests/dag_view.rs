@@ -38,10 +38,28 @@ fn a_cancellation_patches_only_the_changed_nodes_without_a_new_layout() {
     assert_eq!(live.layouts, 1);
     let before = live.dag().clone();
     let state_before = r.log.state().clone();
-    let u = bench::live_update(&mut r.log, &state_before, &mut live, last, NOW).expect("updated");
+    let (u, published) =
+        bench::live_update(&mut r.log, &state_before, &mut live, last, NOW).expect("updated");
     assert_eq!(live.layouts, 1, "no new layout");
-    assert!(!u.redraw);
+    // The published snapshot is the state after the Event; the one drawn from still shows the
+    // WorkItem before it, and every other WorkItem is shared, not copied (the same allocation).
     let cancelled = bench::work_item_id(119);
+    let status = |s: &wasm_core::authority::State| s.work_items.get(&cancelled).map(|w| w.status);
+    assert_ne!(status(&state_before), status(&published));
+    assert_eq!(status(&published), status(r.log.state()));
+    let shared = state_before
+        .work_items
+        .iter()
+        .filter(|(id, w)| {
+            published
+                .work_items
+                .get(id.as_str())
+                .is_some_and(|p| std::ptr::eq(*w, p))
+        })
+        .count();
+    assert_eq!(shared, state_before.work_items.len() - 1);
+    assert!(published.messages.same(&state_before.messages));
+    assert!(!u.redraw);
     let i = live.index_of(&cancelled).expect("the cancelled WorkItem");
     assert!(u.changed.contains(&i), "{u:?}");
     assert_eq!(live.dag().nodes[i].state.as_str(), "cancelled");

@@ -4,10 +4,10 @@
 //! travel over the log merged in Event time.
 
 use app::fold::{EventLog, Progress, Travel, merge_by_time};
+use simulation::harness::{Envelope, Harness};
 use wasm_core::authority::Micros;
 use wasm_core::authority::Submitted;
 use wasm_core::authority::handlers::payload;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
 

@@ -172,8 +172,8 @@ fn the_generated_lookups_match_the_files() {
             assert_eq!(app::components::wire::explain(l, c), s[&key], "{tag} {key}");
         }
         assert_eq!(app::components::wire::explain_text(l, "NOT_A_CODE"), None);
-        assert_eq!(app::app::tag_of(l), tag);
-        assert_eq!(app::app::locale_of(tag), l);
+        assert_eq!(app::locale::tag_of(l), tag);
+        assert_eq!(app::locale::locale_of(tag), l);
     }
 }
 

@@ -594,7 +594,7 @@ fn wire_message(code: ErrorCode) -> &'static str {
 pub fn replay(store: &dyn Store, authority: &mut Authority) -> Result<u64, StoreError> {
     store.for_each_event(&mut |bytes| {
         let v = json::parse(bytes).map_err(|e| e.to_string())?;
-        authority.replay(&v)
+        authority.replay(&v).map_err(|e| e.to_string())
     })
 }
 
@@ -602,10 +602,10 @@ pub fn replay(store: &dyn Store, authority: &mut Authority) -> Result<u64, Store
 mod tests {
     use super::*;
     use crate::store::sqlite::SqliteStore;
+    use simulation::harness::{Envelope, Harness};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     use wasm_core::authority::handlers::payload;
-    use wasm_core::authority::harness::{Envelope, Harness};
     use wasm_core::json::Value;
     use wasm_core::model::common::ActorType;
 

@@ -192,6 +192,19 @@ pub fn documents(org: &DevOrganization) -> Result<Vec<Value>, String> {
     org.agents().map(|a| document(org, a)).collect()
 }
 
+/// What the authority needs to serve the development Organization, its Agents' cards among
+/// the public Registry (`GET /api/registry/agent-cards`).
+pub fn setup(org: DevOrganization) -> Result<devorg::OrgSetup, String> {
+    let public = crate::registry_api::PublicRegistry::new(&org.evidence, &documents(&org)?);
+    Ok(devorg::OrgSetup {
+        config: org.authority_config()?,
+        registry: org.registry.clone(),
+        admission_service: org.admission_service()?,
+        public,
+        dev: Some(org),
+    })
+}
+
 fn text<'v>(doc: &'v Value, pointer: &str) -> Result<&'v str, String> {
     doc.pointer(pointer)
         .and_then(Value::as_str)

@@ -202,7 +202,7 @@ mod tests {
     }
 
     fn bundle() -> Option<PathBuf> {
-        crate::cli::conformance::protocol_root(None).ok()
+        crate::bundle::protocol_root(None).ok()
     }
 
     async fn get(
@@ -229,16 +229,13 @@ mod tests {
     }
 
     fn app(dir: &Path) -> Router {
-        crate::cli::serve::router_full(
-            dir,
-            None,
-            "{}".into(),
-            None,
-            None,
-            protocol_routes(bundle()).merge(crate::enrol::routes(std::sync::Arc::new(
-                crate::enrol::Enrolment::refused(),
-            ))),
-            std::time::Duration::from_secs(5),
+        crate::http::router(
+            crate::http::AppState::new(dir, "{}".into())
+                .routes(protocol_routes(bundle()))
+                .routes(crate::enrol::routes(std::sync::Arc::new(
+                    crate::enrol::Enrolment::refused(),
+                )))
+                .timeout(std::time::Duration::from_secs(5)),
         )
     }
 

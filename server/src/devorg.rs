@@ -30,7 +30,7 @@ pub const PRINCIPALS: &[(&str, ActorType)] = &[
     // Layout 2: what `weave-console dev principals` hands to external Agents.
     ("worker", ActorType::Agent),
     ("outsider", ActorType::Agent),
-    // The §22 demo's further cast (`wasm_core::agents::plan::CAST`): the control plane that
+    // The §22 demo's further cast (`simulation::agents::plan::CAST`): the control plane that
     // replaces a failed Coordinator, a second Mission's Coordinator and its standby, the child
     // security Mission's Coordinator and Worker, and a second developer whose lease lapses.
     ("control-plane", ActorType::Service),
@@ -279,7 +279,7 @@ pub fn load_or_create_with(data_dir: &Path, pool: bool) -> Result<DevOrganizatio
     let path = data_dir.join("organization.json");
     if !path.exists() {
         private_dir(data_dir)?;
-        create(&path, crate::runtime::now(), pool)?;
+        create(&path, crate::clock::now(), pool)?;
     }
     load_file(&path)
 }
@@ -485,22 +485,6 @@ pub struct OrgSetup {
     pub public: crate::registry_api::PublicRegistry,
     /// Present for the development Organization (its Agents are bootstrapped on first run).
     pub dev: Option<DevOrganization>,
-}
-
-impl DevOrganization {
-    pub fn setup(self) -> Result<OrgSetup, String> {
-        let public = crate::registry_api::PublicRegistry::new(
-            &self.evidence,
-            &crate::cards::documents(&self)?,
-        );
-        Ok(OrgSetup {
-            config: self.authority_config()?,
-            registry: self.registry.clone(),
-            admission_service: self.admission_service()?,
-            public,
-            dev: Some(self),
-        })
-    }
 }
 
 /// The Group Authority's key file `{"keyId", "seed"}` (refused when others may read it): its key

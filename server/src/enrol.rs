@@ -25,6 +25,7 @@
 //! (§16). The request must be signed by that Principal's key (`wasm_core::crypto::request`):
 //! the list names Missions and their members. A deployment answers 403.
 
+pub use crate::org::EnrolRequest;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -46,7 +47,7 @@ use crate::live_registry::LiveRegistry;
 use crate::wire::WireError;
 
 pub const FILE: &str = "dev-enrolments.json";
-const HUMAN_PREFIX: &str = "urn:missionweaveprotocol:human:";
+use crate::org::HUMAN_PREFIX;
 const KEY_PREFIX: &str = "urn:missionweaveprotocol:key:";
 /// Enrolled keys are valid from this instant (the development Organization's own bindings
 /// start there too), so Commands signed right after enrolment are inside the interval.
@@ -271,24 +272,6 @@ fn admit(
 /// A refusal with its wire code and HTTP status.
 pub(crate) fn refuse(code: ErrorCode, message: &str, status: StatusCode) -> Box<WireError> {
     Box::new(WireError::new(code, message.to_owned()).with_status(status))
-}
-
-/// An enrolment request as posted: a human's public key, bound to the name its Principal ID
-/// carries, and the token that allows it (the development token or an invitation's).
-pub struct EnrolRequest {
-    pub principal_id: String,
-    pub key_id: String,
-    pub public_key: String,
-    pub token: Option<String>,
-}
-
-impl EnrolRequest {
-    /// The human's name (`urn:missionweaveprotocol:human:<name>`).
-    pub fn name(&self) -> &str {
-        self.principal_id
-            .strip_prefix(HUMAN_PREFIX)
-            .unwrap_or_default()
-    }
 }
 
 /// Reads and checks an enrolment body (strict JSON, closed members, the name rule, the key ID

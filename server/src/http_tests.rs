@@ -2,22 +2,23 @@
 //! wire error documents, the body limit, the bounded queue, the timeout, and the whole
 //! behavioural suite with every rejection validated against the bundle's `error.schema.json`.
 
-use crate::cli::serve::{MAX_COMMAND_BYTES, REQUEST_TIMEOUT, conformance_json, router};
+use crate::bundle::conformance_json;
 use crate::devorg::OrgSetup;
+use crate::http::{AppState, MAX_COMMAND_BYTES, router};
 use crate::runtime::{AuthorityHandle, QUEUE_CAPACITY, RETRY_AFTER_MS, Reply};
 use crate::store::sqlite::SqliteStore;
 use crate::wire::INTERNAL_MESSAGE;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
+use simulation::harness::{Envelope, Harness};
+use simulation::scenario::{self, Answer, Target};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 use tower::ServiceExt;
 use wasm_core::authority::Micros;
-use wasm_core::authority::harness::{Envelope, Harness};
-use wasm_core::authority::scenario::{self, Answer, Target};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 
@@ -114,13 +115,7 @@ impl TestApp {
             Box::new(move || Micros(read.load(Ordering::SeqCst))),
         )
         .expect("authority starts");
-        let router = router(
-            &dir.0.join("public"),
-            None,
-            "{}".into(),
-            Some(handle),
-            REQUEST_TIMEOUT,
-        );
+        let router = router(AppState::new(&dir.0.join("public"), "{}".into()).authority(handle));
         TestApp {
             router,
             harness,
@@ -199,7 +194,7 @@ struct ErrorSchema {
 
 impl ErrorSchema {
     fn load() -> ErrorSchema {
-        let root = crate::cli::conformance::protocol_root(None).expect("protocol bundle");
+        let root = crate::bundle::protocol_root(None).expect("protocol bundle");
         let mut compiler = boon::Compiler::new();
         compiler.enable_format_assertions();
         for file in ["common.schema.json", "error.schema.json"] {
@@ -316,13 +311,7 @@ async fn a_full_queue_answers_backpressure_and_the_queued_commands_still_complet
     // A handle over a queue that nobody drains yet: the owner thread is stalled.
     let (handle, rx) = AuthorityHandle::detached(QUEUE_CAPACITY);
     let dir = TempDir::new("queue");
-    let app = router(
-        &dir.0.join("public"),
-        None,
-        "{}".into(),
-        Some(handle.clone()),
-        REQUEST_TIMEOUT,
-    );
+    let app = router(AppState::new(&dir.0.join("public"), "{}".into()).authority(handle.clone()));
     let mut queued = Vec::new();
     for i in 0..QUEUE_CAPACITY {
         let h = handle.clone();
@@ -380,11 +369,9 @@ async fn a_request_that_hangs_is_cut_with_a_wire_error() {
     let (handle, _rx) = AuthorityHandle::detached(1);
     let dir = TempDir::new("timeout");
     let app = router(
-        &dir.0.join("public"),
-        None,
-        "{}".into(),
-        Some(handle),
-        Duration::from_millis(200),
+        AppState::new(&dir.0.join("public"), "{}".into())
+            .authority(handle)
+            .timeout(Duration::from_millis(200)),
     );
     let t = std::time::Instant::now();
     let r = send(&app, post(b"{}".to_vec())).await;
@@ -400,13 +387,7 @@ async fn internal_errors_say_nothing_internal() {
     let (handle, rx) = AuthorityHandle::detached(1);
     drop(rx); // the authority is gone
     let dir = TempDir::new("internal");
-    let app = router(
-        &dir.0.join("public"),
-        None,
-        "{}".into(),
-        Some(handle),
-        REQUEST_TIMEOUT,
-    );
+    let app = router(AppState::new(&dir.0.join("public"), "{}".into()).authority(handle));
     let r = send(&app, post(b"{}".to_vec())).await;
     assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", r.body);
     schema.check(&r.body);
@@ -415,19 +396,19 @@ async fn internal_errors_say_nothing_internal() {
 
 #[tokio::test]
 async fn the_conformance_report_shows_no_paths() {
-    let root = crate::cli::conformance::protocol_root(None).expect("protocol bundle");
+    let root = crate::bundle::protocol_root(None).expect("protocol bundle");
     let absolute = root.canonicalize().expect("bundle path");
     let dir = TempDir::new("conformance");
     for (report, label) in [
         (conformance_json(Ok(root.clone())), "found"),
         (
-            conformance_json(crate::cli::conformance::protocol_root(Some(
+            conformance_json(crate::bundle::protocol_root(Some(
                 "/nonexistent/secret-place",
             ))),
             "missing",
         ),
     ] {
-        let app = router(&dir.0.join("public"), None, report, None, REQUEST_TIMEOUT);
+        let app = router(AppState::new(&dir.0.join("public"), report));
         let r = send(
             &app,
             Request::get("/api/core/conformance")
@@ -530,7 +511,7 @@ impl Target for HttpTarget<'_> {
 }
 
 fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasm-core/tests/scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../simulation/tests/scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .flatten()

@@ -40,7 +40,7 @@ pub const KEY_FILE: &str = "organization-key.json";
 const LOCK_FILE: &str = "org.lock";
 /// `format` of [`FILE`].
 const FORMAT: &str = "missionweave-organization";
-const HUMAN_PREFIX: &str = "urn:missionweaveprotocol:human:";
+pub const HUMAN_PREFIX: &str = "urn:missionweaveprotocol:human:";
 const KEY_PREFIX: &str = "urn:missionweaveprotocol:key:";
 /// A key enrolled now is valid from a minute ago: a browser whose clock is a little behind the
 /// server's signs its first Command inside the window (the key signed nothing before).
@@ -135,6 +135,24 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 /// The 12 hex digits of a public key's SHA-256 that key IDs end with.
 pub fn key_fingerprint(public_key: &[u8]) -> String {
     hex(&sha256(public_key))[..12].to_owned()
+}
+
+/// An enrolment request as posted: a human's public key, bound to the name its Principal ID
+/// carries, and the token that allows it (the development token or an invitation's).
+pub struct EnrolRequest {
+    pub principal_id: String,
+    pub key_id: String,
+    pub public_key: String,
+    pub token: Option<String>,
+}
+
+impl EnrolRequest {
+    /// The human's name (`urn:missionweaveprotocol:human:<name>`).
+    pub fn name(&self) -> &str {
+        self.principal_id
+            .strip_prefix(HUMAN_PREFIX)
+            .unwrap_or_default()
+    }
 }
 
 fn token_hash(token: &str) -> String {
@@ -555,11 +573,7 @@ impl OrgDir {
     }
 
     /// Spends the invitation `token` for `req` (the running server's `POST /api/enrol`).
-    pub fn enrol(
-        &self,
-        req: &crate::enrol::EnrolRequest,
-        now: Micros,
-    ) -> Result<EnrolOutcome, EnrolRefusal> {
+    pub fn enrol(&self, req: &EnrolRequest, now: Micros) -> Result<EnrolOutcome, EnrolRefusal> {
         let Some(token) = req.token.as_deref() else {
             return Err(EnrolRefusal::NoInvitation);
         };
@@ -813,7 +827,7 @@ pub fn setup(dir: &Path) -> Result<crate::devorg::OrgSetup, String> {
 /// only after that: an Agent without a registered card is refused).
 pub async fn watch(
     dir: OrgDir,
-    enrolment: std::sync::Arc<crate::enrol::Enrolment>,
+    reload: impl Fn() + Send + 'static,
     authority: crate::runtime::AuthorityHandle,
     mut ready: Option<tokio::sync::oneshot::Sender<()>>,
 ) {
@@ -841,7 +855,7 @@ pub async fn watch(
             .map(|m| (m.modified().ok(), m.len()));
         if stamp != last {
             last = stamp;
-            enrolment.reload_org();
+            reload();
             if let Ok(f) = dir.read() {
                 for card in &f.agent_cards {
                     let Ok(hash) = card_hash(card) else { continue };

@@ -17,7 +17,6 @@ use crate::store::sqlite::SqliteStore;
 use crate::wire::WireError;
 use std::path::Path;
 use std::sync::mpsc;
-use std::time::{SystemTime, UNIX_EPOCH};
 use wasm_core::authority::{Micros, Rejection, Submitted};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::error::ErrorCode;
@@ -535,12 +534,7 @@ fn internal(cause: &str) -> Reply {
     )))
 }
 
-pub fn now() -> Micros {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    Micros(i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
-}
+pub use crate::clock::now;
 
 /// The answer to one Command; `bytes` name a refused Command in its error document.
 fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {

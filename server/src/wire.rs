@@ -62,7 +62,7 @@ impl WireError {
             related_frame_id: None,
             fatal: None,
             snapshot_artifact_hash: None,
-            at: crate::runtime::now(),
+            at: crate::clock::now(),
         }
     }
 

@@ -8,10 +8,10 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value as J;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{SystemTime, UNIX_EPOCH};
 use wasm_core::authority::{State, evolve};
 use wasm_core::crypto::registry::RegistryEvidence;
@@ -19,26 +19,11 @@ use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document};
 use wasm_core::encoding::{b64url_decode, b64url_encode};
 use wasm_core::json::{self, Object, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_weave-console");
-
-/// The server under test; killed when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod support;
+use support::{BIN, Server};
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weave-devp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::temp("devp", name)
 }
 
 fn serve(data: &Path) -> Server {
@@ -47,35 +32,11 @@ fn serve(data: &Path) -> Server {
 
 /// `serve` with more flags (`--tls`: the address is then the `https://` one).
 fn serve_with(data: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--public",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
-            "--data",
-        ])
-        .arg(data)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().unwrap().unwrap();
-        if let Some(a) = line
-            .split("listening on http://")
-            .nth(1)
-            .or_else(|| line.split("listening on https://").nth(1))
-        {
-            break a.trim().to_owned();
-        }
-    };
-    // Keep draining stdout so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, addr }
+    support::serve(|c| {
+        c.args(["--addr", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra);
+    })
 }
 
 fn dev(args: &[&str], url: &str, data: &Path) -> Output {
@@ -205,7 +166,10 @@ fn check_mission(m: &J, state: &State, coordinator: &str, owner: &str) {
     assert_eq!(m["coordinatorEpoch"], 1);
     assert_eq!(m["coordinatorMembershipEpoch"], 1);
     let mission = &state.missions[id];
-    assert_eq!(mission.status, "active");
+    assert_eq!(
+        mission.status,
+        wasm_core::model::mission::MissionState::Active
+    );
     assert_eq!(mission.group_id, group);
     assert_eq!(mission.owner.id.0, owner);
     assert_eq!(mission.coordinator_id, coordinator);

@@ -12,9 +12,8 @@
 #![allow(clippy::unwrap_used)]
 
 use futures_util::{SinkExt, StreamExt};
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -24,59 +23,23 @@ use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document};
 use wasm_core::encoding::{b64url_decode, b64url_encode};
 use wasm_core::json::{self, Object, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_weave-console");
+mod support;
+use support::{BIN, Server};
+
 const PATIENCE: Duration = Duration::from_secs(60);
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weave-ext-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::temp("ext", name)
 }
 
 /// `serve --no-demo` on a free loopback port (plain HTTP and `ws://` there by default).
 fn serve(data: &std::path::Path) -> Server {
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--no-demo",
-            "--addr",
-            "127.0.0.1:0",
-            "--public",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
-            "--data",
-        ])
-        .arg(data)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server exited before listening")
-            .unwrap();
-        if let Some(a) = line.split("listening on http://").nth(1) {
-            break a.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, addr }
+    support::serve(|c| {
+        c.args(["--no-demo", "--addr", "127.0.0.1:0", "--data"])
+            .arg(data);
+    })
 }
 
 /// One principal of the file: its ID, key ID and seed.

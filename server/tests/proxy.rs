@@ -19,9 +19,8 @@
 use futures_util::{SinkExt, StreamExt};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -31,28 +30,15 @@ use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document};
 use wasm_core::encoding::{b64url_decode, b64url_encode};
 use wasm_core::json::{self, Object, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_weave-console");
+mod support;
+use support::{BIN, Server as Proc};
+
 const PATIENCE: Duration = Duration::from_secs(60);
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-struct Proc {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weave-proxy-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::temp("proxy", name)
 }
 
 /// Starts `weave-console serve ARGS` and waits for its `listening on https://ADDR` line.
@@ -62,30 +48,9 @@ fn spawn(args: &[&str]) -> Proc {
 
 /// [`spawn`] with environment variables (a development token).
 fn spawn_with(args: &[&str], envs: &[(&str, &str)]) -> Proc {
-    let mut child = Command::new(BIN)
-        .envs(envs.iter().copied())
-        .arg("serve")
-        .args([
-            "--public",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
-        ])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server exited before listening")
-            .unwrap();
-        if let Some(a) = line.split("listening on https://").nth(1) {
-            break a.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Proc { child, addr }
+    support::serve(|c| {
+        c.envs(envs.iter().copied()).args(args);
+    })
 }
 
 fn client_tls(cert: &Path) -> Arc<rustls::ClientConfig> {

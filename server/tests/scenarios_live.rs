@@ -7,54 +7,23 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_weave-console");
-
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod support;
+use support::{BIN, Server};
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weave-sclive-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::temp("sclive", name)
 }
 
+/// `serve --tls` on a free loopback port with `extra` flags.
 fn serve(data: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--addr", "127.0.0.1:0", "--tls"])
-        .args([
-            "--public",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../public"),
-        ])
-        .arg("--data")
-        .arg(data)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("the server exited").unwrap();
-        if let Some(a) = line.split("listening on https://").nth(1) {
-            break a.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, addr }
+    support::serve(|c| {
+        c.args(["--addr", "127.0.0.1:0", "--tls", "--data"])
+            .arg(data)
+            .args(extra);
+    })
 }
 
 fn scenario_file(data: &Path, out: &Path) -> std::process::Output {

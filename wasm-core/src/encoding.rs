@@ -3,7 +3,15 @@
 use sha2::{Digest, Sha256};
 use std::fmt;
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/// RFC 4648 §5 without padding, strict: `=` is refused, and so are nonzero unused bits in the
+/// last character (the one canonical spelling of each byte string, D-13).
+const ENGINE: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(false),
+);
 
 /// Why a base64url spelling is not canonical.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,60 +41,24 @@ impl fmt::Display for Base64Error {
 
 impl std::error::Error for Base64Error {}
 
-fn sextet(c: u8) -> Option<u8> {
-    match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'-' => Some(62),
-        b'_' => Some(63),
-        _ => None,
-    }
-}
-
 /// Decodes canonical unpadded base64url; any other spelling of the same bytes is rejected.
 pub fn b64url_decode(text: &str) -> Result<Vec<u8>, Base64Error> {
-    let bytes = text.as_bytes();
-    if bytes.len() % 4 == 1 {
-        return Err(Base64Error::InvalidLength);
-    }
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0u32;
-    for (index, &c) in bytes.iter().enumerate() {
-        let v = sextet(c).ok_or(Base64Error::InvalidCharacter { index })?;
-        // The low six bits of `acc << 6` are zero, so `|` here is the same as `^` or `+`.
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    if acc != 0 {
-        return Err(Base64Error::NonzeroPadBits);
-    }
-    Ok(out)
+    use base64::Engine as _;
+    ENGINE.decode(text).map_err(|e| match e {
+        base64::DecodeError::InvalidByte(index, _) => Base64Error::InvalidCharacter { index },
+        base64::DecodeError::InvalidLength(_) => Base64Error::InvalidLength,
+        base64::DecodeError::InvalidLastSymbol(_, _) => Base64Error::NonzeroPadBits,
+        // `=` is outside the unpadded alphabet: say where the first one is.
+        base64::DecodeError::InvalidPadding => Base64Error::InvalidCharacter {
+            index: text.find('=').unwrap_or(text.len()),
+        },
+    })
 }
 
 /// Encodes bytes as canonical unpadded base64url.
 pub fn b64url_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        // The three bytes occupy disjoint bits, so `|` here is the same as `^` or `+`.
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
+    use base64::Engine as _;
+    ENGINE.encode(data)
 }
 
 /// `sha256:` followed by the lower-case hex SHA-256 of `data` (§2).

@@ -2,13 +2,11 @@
 //!
 //! Sans-IO: nothing here reads a clock, a file, a socket or a random source. Callers pass `now`,
 //! keys and randomness in, so the same code runs in the server and, compiled for
-//! `wasm32-unknown-unknown`, in the browser (see `docs/architecture.md` of the shared docs).
+//! `wasm32-unknown-unknown`, in the browser (see `docs/architecture.md`).
 #![forbid(unsafe_code)]
 
 pub mod admission;
-pub mod agents;
 pub mod authority;
-pub mod bench;
 pub mod conformance;
 pub mod crypto;
 pub mod encoding;

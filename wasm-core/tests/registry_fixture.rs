@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use wasm_core::crypto::SecretSeed;
-use wasm_core::crypto::registry::RegistryEvidence;
+use wasm_core::crypto::registry::{BindingError, RegistryError, RegistryEvidence};
 use wasm_core::encoding::b64url_encode;
 use wasm_core::json;
 
@@ -183,7 +183,10 @@ fn one_key_id_is_one_logical_binding() {
             .unwrap()
             .validate()
             .expect_err(what);
-        assert!(err.contains("rebound"), "{what}: {err}");
+        assert!(
+            matches!(err, RegistryError::Rebound { .. }),
+            "{what}: {err}"
+        );
     }
     // The same key ID with a different validity, one boundary at a time: refused.
     let valid_from = with(&a, "2026-07-01T00:00:00Z", "2026-06-01T00:00:00Z");
@@ -202,7 +205,10 @@ fn one_key_id_is_one_logical_binding() {
             .unwrap()
             .validate()
             .expect_err(what);
-        assert!(err.contains("different validity"), "{what}: {err}");
+        assert!(
+            matches!(err, RegistryError::ConflictingValidity { .. }),
+            "{what}: {err}"
+        );
     }
     // The same instant spelled differently is the same validity.
     let same_instant = with(&a, "2026-07-01T00:00:00Z", "2026-07-01T02:00:00+02:00");
@@ -218,7 +224,7 @@ fn one_key_id_is_one_logical_binding() {
         .unwrap()
         .validate()
         .expect_err("alias");
-    assert!(err.contains("already registered"), "{err}");
+    assert!(matches!(err, RegistryError::KeyReuse { .. }), "{err}");
     // `bindings()` lists every logical binding, once.
     let two = read(&fixture(&[a, binding("urn:k:b", 2)]))
         .unwrap()
@@ -306,7 +312,16 @@ fn validity_history_boundaries() {
             "{name} moved earlier takes effect"
         );
         let later = validate(&[rec(T1, U1), rec(T2, U2)]).expect_err(name);
-        assert!(later.contains("later"), "{name}: {later}");
+        assert!(
+            matches!(
+                later,
+                RegistryError::Binding {
+                    reason: BindingError::BoundaryLater { .. },
+                    ..
+                }
+            ),
+            "{name}: {later}"
+        );
     }
     // A later record without a boundary leaves the boundary unchanged.
     assert_eq!(

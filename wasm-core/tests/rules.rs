@@ -16,7 +16,9 @@ macro_rules! cases {
 }
 
 use wasm_core::crypto::ed25519::{EncodingError, StrictPublicKey, StrictSignature, sign, verify};
-use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, StatusRecord};
+use wasm_core::crypto::registry::{
+    BindingError, BindingRecord, RegistryError, RegistryEvidence, StatusRecord,
+};
 use wasm_core::encoding::{
     Base64Error, b64url_decode, b64url_encode, hex, is_sha256_hash, sha256_hash,
 };
@@ -365,12 +367,12 @@ cases! {
         let mut other = rebind.bindings[1].clone();
         other.key_id = "urn:k:a".into();
         rebind.bindings.push(other);
-        assert!(rebind.validate().unwrap_err().contains("rebound"));
+        assert!(matches!(rebind.validate(), Err(RegistryError::Rebound { index: 2, .. })));
         let mut alias = evidence();
         let mut dup = alias.bindings[0].clone();
         dup.key_id = "urn:k:alias".into();
         alias.bindings.push(dup);
-        assert!(alias.validate().unwrap_err().contains("key reuse or key-ID alias"));
+        assert!(alias.validate().unwrap_err().to_string().contains("key reuse or key-ID alias"));
         let mut reuse = evidence();
         let mut dup = reuse.bindings[0].clone();
         dup.key_id = "urn:k:c".into();
@@ -383,7 +385,7 @@ cases! {
         later.bindings[0].validity_history.push(StatusRecord {
             sequence: 2, recorded_at: "2026-07-20T00:00:00Z".into(), valid_until: Some("2026-09-01T00:00:00Z".into()), revoked_at: None,
         });
-        assert!(later.validate().unwrap_err().contains("later"));
+        assert!(matches!(later.validate(), Err(RegistryError::Binding { reason: BindingError::BoundaryLater { sequence: 2, what: "validUntil" }, .. })));
         let mut earlier = evidence();
         earlier.bindings[0].validity_history.push(StatusRecord {
             sequence: 2, recorded_at: "2026-07-20T00:00:00Z".into(), valid_until: Some("2026-07-25T00:00:00Z".into()), revoked_at: None,
@@ -392,12 +394,12 @@ cases! {
         assert_eq!(reg.binding("urn:k:a").unwrap().valid_until.as_ref().unwrap().as_str(), "2026-07-25T00:00:00Z");
         let mut gap = evidence();
         gap.bindings[0].validity_history[0].sequence = 2;
-        assert!(gap.validate().unwrap_err().contains("contiguous"));
+        assert!(matches!(gap.validate(), Err(RegistryError::Binding { reason: BindingError::HistoryGap { sequence: 2, position: 0 }, .. })));
         let mut backwards = evidence();
         backwards.bindings[0].validity_history.push(StatusRecord {
             sequence: 2, recorded_at: "2026-07-01T00:00:00Z".into(), valid_until: None, revoked_at: Some("2026-07-02T00:00:00Z".into()),
         });
-        assert!(backwards.validate().unwrap_err().contains("backwards"));
+        assert!(matches!(backwards.validate(), Err(RegistryError::Binding { reason: BindingError::RecordedBackwards { sequence: 2 }, .. })));
     }
     registry_validates_unrelated_bindings_too {
         for mutate in [

@@ -13,7 +13,9 @@ use sha2::{Digest, Sha256, Sha512};
 use wasm_core::crypto::ed25519::{
     self, Signer, StrictPublicKey, StrictSignature, challenge, expected_r, public_key_of, sign,
 };
-use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
+use wasm_core::crypto::registry::{
+    BindingRecord, RegistryError, RegistryEvidence, ValidatedRegistry,
+};
 use wasm_core::crypto::verify::{KeyResolver, verify_batch_with};
 use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document, verify, verify_batch};
 use wasm_core::encoding::{b64url_decode, b64url_encode};
@@ -179,10 +181,10 @@ fn bundle_read(path: &str) -> Vec<u8> {
     std::fs::read(std::path::Path::new(&root).join(path)).unwrap()
 }
 
-fn bundle_registry(path: &str) -> Result<ValidatedRegistry, String> {
+fn bundle_registry(path: &str) -> Result<ValidatedRegistry, RegistryError> {
     let v = json::parse(&bundle_read(path)).unwrap();
     RegistryEvidence::from_fixture_json(&v)
-        .map_err(|e| e.to_string())
+        .map_err(|e| RegistryError::Unreadable(e.to_string()))
         .and_then(|ev| ev.validate())
 }
 

@@ -2,9 +2,10 @@
 //! shortcuts button. Status is never shown by colour alone: each state has its own symbol and
 //! words.
 
-use crate::app::{set_language, tag_of, toggle_theme};
 use crate::i18n::*;
+use crate::locale::{set_language, tag_of};
 use crate::socket::machine::Status;
+use crate::state::toggle_theme;
 use crate::state::{KeyState, Theme, use_console};
 use leptos::prelude::*;
 use leptos_router::components::A;

@@ -2,9 +2,9 @@
 //! banner, state and reason labels (never colour alone: every state has its text and a
 //! symbol), and lease countdowns.
 
-use crate::app::tag_of;
 use crate::format;
 use crate::i18n::*;
+use crate::locale::tag_of;
 use crate::state::use_console;
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;
@@ -111,7 +111,7 @@ pub fn when(i18n: I18nContext<Locale>, at: Micros, now: Micros) -> String {
 
 /// Whether a count of `n` takes the singular in the reader's language.
 fn one_of(i18n: I18nContext<Locale>, n: usize) -> bool {
-    crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n)
+    crate::locale::singular(crate::locale::tag_of(i18n.get_locale()), n)
 }
 
 /// Why a WorkItem is not running, one sentence per reason (each the authority's own predicate,

@@ -11,6 +11,7 @@ pub fn parse(bytes: &[u8]) -> Result<ValidatedRegistry, String> {
     RegistryEvidence::from_registry_json(&v)
         .map_err(|e| e.to_string())?
         .validate()
+        .map_err(|e| e.to_string())
 }
 
 thread_local! {

@@ -12,20 +12,8 @@ use wasm_core::crypto::ed25519::Signer;
 use wasm_core::crypto::registry::ValidatedRegistry;
 
 #[cfg(target_arch = "wasm32")]
-mod imp {
-    use crate::socket::browser::Client;
-    use std::cell::RefCell;
-
-    thread_local! {
-        pub static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
-        pub static REGISTRY: RefCell<Option<wasm_core::crypto::registry::ValidatedRegistry>> =
-            const { RefCell::new(None) };
-        /// Groups opened before the client existed (watched as soon as it does).
-        pub static WATCHED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-        /// Bumped by every session start: an earlier session's Groups poll sees it and ends.
-        pub static POLL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    }
-}
+use crate::socket::page as imp;
+pub use crate::socket::page::stop;
 
 /// Connects as the unlocked key's Principal.
 pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc<Signer>) {
@@ -114,15 +102,6 @@ pub fn groups_of(status: u16, body: &[u8]) -> Result<Vec<String>, String> {
             .collect(),
         _ => Err("no \"groups\" list".to_owned()),
     }
-}
-
-pub fn stop() {
-    #[cfg(target_arch = "wasm32")]
-    imp::CLIENT.with(|c| {
-        if let Some(c) = c.borrow().as_ref() {
-            c.stop();
-        }
-    });
 }
 
 /// Follows a Group (e.g. the Mission view's), now or as soon as a session starts.

@@ -2,9 +2,9 @@
 //! (the signed bytes) on demand. Kinds, identifiers, hashes and JSON stay verbatim; labels and
 //! figures follow the locale.
 
-use crate::app::tag_of;
 use crate::format;
 use crate::i18n::*;
+use crate::locale::tag_of;
 use crate::signing::{BudgetFigure, Dimension, SigningSummary};
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;

@@ -92,7 +92,7 @@ pub fn GroupsNotice() -> impl IntoView {
                     .to_owned();
                 // The demo's hint, on a development server, to anyone but the human it names.
                 let demo = console.registry.with(RegistryState::is_dev)
-                    && name != wasm_core::agents::plan::HUMAN;
+                    && name != simulation::agents::plan::HUMAN;
                 let who = name.clone();
                 view! {
                     <div class="state empty" id="no-membership" role="status">

@@ -195,7 +195,7 @@ fn AgentCard(row: Row) -> impl IntoView {
                         <li>{name}<Id id=group_id.clone() />" · "{match roles {
                             Some(r) => view! { <code class="roles">{r}</code> }.into_any(),
                             None => view! { <span class="roles none">{t!(i18n, agents.no_role)}</span> }.into_any(),
-                        }}" · e"{epoch}" · "<code>{status}</code></li>
+                        }}" · e"{epoch}" · "<code>{status.as_str()}</code></li>
                     }
                 }).collect_view()}</ul>
             })}
@@ -228,7 +228,7 @@ mod tests {
                 mission_id: "urn:m".to_owned(),
                 mission_title: "M".to_owned(),
                 roles: vec!["worker".to_owned()],
-                status: "active".to_owned(),
+                status: wasm_core::model::membership::MembershipState::Active,
                 epoch: 1,
             }]
         };

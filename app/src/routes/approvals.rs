@@ -6,7 +6,6 @@
 //! stored Approval's signing hash, or the wire code with its explanation (the typed comment
 //! stays). Self-approval is never offered. Decisions are taken on the live state only.
 
-use crate::app::tag_of;
 use crate::commands::{
     self, Author, BuildError, DEFAULT_OVERRIDE_SECONDS, Decision, Draft, Fresh, item_key,
 };
@@ -20,6 +19,7 @@ use crate::components::states::{Empty, GroupsNotice, NarrowedNote, StreamStates}
 use crate::components::wire;
 use crate::format;
 use crate::i18n::*;
+use crate::locale::tag_of;
 use crate::state::{Console, KeyState, Sent, SentState, Via, use_console};
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;

@@ -54,7 +54,7 @@ pub fn Board() -> impl IntoView {
                     <label for="board-state">{t!(i18n, board.state_filter)}</label>
                     <select id="board-state" on:change=move |ev| state_filter.set(event_target_value(&ev))>
                         <option value="">{t!(i18n, board.all_states)}</option>
-                        {MissionState::ALL.into_iter().map(|s| view! {
+                        {MissionState::ALL.iter().copied().map(|s| view! {
                             <option value=s.as_str()>{move || state_label(i18n, s.as_str())}</option>
                         }).collect_view()}
                     </select>

@@ -56,7 +56,7 @@ fn Conversation(conv: ConversationView) -> impl IntoView {
                     view! { <a href=crate::format::mission_href(&conv.group_id) translate="no">{conv.mission_title.clone()}</a> }.into_any()
                 }}
             </h2>
-            <p class="hint">{move || if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), n) {
+            <p class="hint">{move || if crate::locale::singular(crate::locale::tag_of(i18n.get_locale()), n) {
                 t!(i18n, conversations.messages_single, n = move || n).into_any()
             } else {
                 t!(i18n, conversations.messages, n = move || n).into_any()

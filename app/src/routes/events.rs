@@ -5,13 +5,13 @@
 //! every view to the state just after that Event (replayed by the reducer, `Console::travel_to`)
 //! with a banner and a way back to live. Open sequence gaps are shown, never papered over (§16).
 
-use crate::app::tag_of;
 use crate::components::ident::{Id, shared_prefix};
 use crate::components::live::Timestamp;
 use crate::components::states::{Empty, StreamStates};
 use crate::components::wire;
 use crate::format;
 use crate::i18n::*;
+use crate::locale::tag_of;
 use crate::state::{EventRow, use_console};
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;

@@ -3,13 +3,13 @@
 //! burn-down of the Mission account with the projected exhaustion, and the `BUDGET_EXCEEDED`
 //! rejections the human's Commands received.
 
-use crate::app::tag_of;
 use crate::components::ident::{Id, shared_prefix};
 use crate::components::live::dimension_label;
 use crate::components::states::{Empty, StreamStates};
 use crate::format;
 use crate::format::markup;
 use crate::i18n::*;
+use crate::locale::tag_of;
 use crate::state::use_console;
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;

@@ -296,7 +296,7 @@ fn Results(rows: Vec<BundleRow>) -> impl IntoView {
             <span class="icon" aria-hidden="true">{if failed == 0 { "✓" } else { "✗" }}</span>" "
             {move || if failed == 0 {
                 t!(i18n, protocol.all_pass, n = move || passed).into_any()
-            } else if crate::locale::singular(crate::app::tag_of(i18n.get_locale()), failed) {
+            } else if crate::locale::singular(crate::locale::tag_of(i18n.get_locale()), failed) {
                 t!(i18n, protocol.some_fail_single, n = move || failed).into_any()
             } else {
                 t!(i18n, protocol.some_fail, n = move || failed).into_any()

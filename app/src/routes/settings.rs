@@ -1,10 +1,10 @@
 //! Settings (`/settings`): language, theme, exact timestamps, and examples of the locale's
 //! formatting (a relative lease expiry, a number, a date, the budget units).
 
-use crate::app::{set_language, tag_of};
 use crate::components::signing_summary::{dimension_label, figure_text};
 use crate::format;
 use crate::i18n::*;
+use crate::locale::{set_language, tag_of};
 use crate::signing::{BudgetFigure, Dimension};
 use crate::state::{Theme, use_console};
 use leptos::prelude::*;

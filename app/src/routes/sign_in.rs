@@ -515,7 +515,7 @@ fn DemoHumans(name: RwSignal<String>) -> impl IntoView {
         <div class="note" id="demo-humans">
             <p>{t!(i18n, sign_in.humans_intro)}</p>
             <ul>
-                <li>{human(wasm_core::agents::plan::HUMAN)}" — "{t!(i18n, sign_in.human_mission_owner)}</li>
+                <li>{human(simulation::agents::plan::HUMAN)}" — "{t!(i18n, sign_in.human_mission_owner)}</li>
                 <li>{human(SECURITY_OWNER)}" — "{t!(i18n, sign_in.human_security_owner)}</li>
             </ul>
         </div>

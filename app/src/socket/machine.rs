@@ -14,8 +14,9 @@
 //! it in `relatedActionId` is its refusal; a verified Event whose `cause.id` is it is its
 //! acceptance (the sender always receives the Events of its own Command).
 //!
-//! Nothing here touches a socket, a clock or a key: the driver (`socket::driver`) performs the
-//! [`Output`]s and feeds back [`Input`]s, so the logic is tested natively.
+//! Nothing here touches a socket, a clock or a key: the driver ([`super::Driver`], over a
+//! [`super::Transport`]) performs the [`Output`]s and feeds back [`Input`]s, so the logic is
+//! tested natively.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -276,10 +277,10 @@ impl Machine {
             out.push(Output::Close);
         }
         self.awaiting_pong = None;
-        for t in self.groups.values_mut() {
+        self.groups.for_each_mut(|t| {
             t.resuming = false;
             t.requested_from = None;
-        }
+        });
         if self.identity.is_some() {
             self.attempt = self.attempt.saturating_add(1);
             let j = self.next_jitter();
@@ -550,11 +551,11 @@ impl Machine {
                     self.last_ping_ms = self.now_ms;
                 }
                 let now = self.now_ms;
-                for t in self.groups.values_mut() {
+                self.groups.for_each_mut(|t| {
                     if t.resuming && t.last_event_ms.is_none_or(|l| now >= l + RESUME_QUIET_MS) {
                         t.resuming = false;
                     }
-                }
+                });
             }
             _ => {}
         }

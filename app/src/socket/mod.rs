@@ -7,6 +7,7 @@ pub mod backlog;
 #[cfg(target_arch = "wasm32")]
 pub mod browser;
 pub mod machine;
+pub mod page;
 
 use machine::{EventCheck, Input, Machine, Output};
 use wasm_core::crypto::DocumentKind;

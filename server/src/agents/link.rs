@@ -15,13 +15,13 @@
 //! the outcome. An accepted Command that gives its sender no frame is read, after a quiet
 //! while, from the exact-retry receipt of `POST /api/commands` (as `scenarios --url` does).
 
-use crate::cli::live::Endpoint;
+use crate::endpoint::Endpoint;
 use crate::gateway::client::{Client, Incoming};
 use futures_util::FutureExt;
+use simulation::agents::Outcome;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use wasm_core::agents::Outcome;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{self, Value};
 use wasm_core::model::error::ErrorCode;

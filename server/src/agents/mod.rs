@@ -1,4 +1,4 @@
-//! The §22 demo in the server process: `wasm_core::agents`' simulated Agents and director,
+//! The §22 demo in the server process: `simulation::agents`' simulated Agents and director,
 //! driven in real time, with every Agent speaking the WebSocket binding of this very server
 //! like any external Agent (`link`): its own `HELLO` (Session Epochs), `SUBSCRIBE` to its
 //! Groups, signed `COMMAND`s, `EVENT`s back, `ACK`s, and reconnection with resume from the
@@ -18,15 +18,15 @@ pub mod cast;
 pub mod link;
 
 use crate::artifacts::ArtifactStore;
-use crate::cli::live::Endpoint;
 use crate::devorg::DevOrganization;
+use crate::endpoint::Endpoint;
 use crate::runtime::AuthorityHandle;
 use link::{FromLink, LinkSpec, Report, ToLink};
+use simulation::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
+use simulation::agents::{Outcome, Pace, plan};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use wasm_core::agents::director::{Delivery, Demo, DemoConfig, HumanGate, Opening, Request};
-use wasm_core::agents::{Outcome, Pace, plan};
 use wasm_core::authority::Micros;
 use wasm_core::crypto::{SecretSeed, ValidatedRegistry, ed25519};
 use wasm_core::json::{self, Value};
@@ -222,7 +222,7 @@ impl RunOptions {
 #[derive(Debug, Default)]
 pub struct RunResult {
     pub finished: bool,
-    pub record: wasm_core::agents::director::Record,
+    pub record: simulation::agents::director::Record,
     /// Every Command the runner submitted, and Events the director followed.
     pub submitted: u64,
     pub delivered: u64,
@@ -652,7 +652,7 @@ impl Launch {
 mod tests {
     use super::*;
     use crate::runtime::Reply;
-    use wasm_core::authority::harness::{Envelope, signed_command};
+    use simulation::harness::{Envelope, signed_command};
     use wasm_core::json::Object;
 
     #[test]
@@ -749,7 +749,7 @@ mod tests {
             std::fs::create_dir_all(dir.join("public")).expect("dir");
             let data = dir.join("data");
             let org = crate::devorg::load_or_create(&data)
-                .and_then(|o| o.setup())
+                .and_then(crate::cards::setup)
                 .expect("development Organization");
             // The demo's copy of the keys (the authority bootstraps the Agents' cards from its
             // own).
@@ -786,20 +786,17 @@ mod tests {
                 .expect("gateway"),
             );
             let artifacts = ArtifactStore::open(&data);
-            let app = crate::cli::serve::router_full(
-                &dir.join("public"),
-                None,
-                "{}".into(),
-                Some(handle.clone()),
-                Some(gw),
-                crate::artifacts::routes(
-                    artifacts.clone(),
-                    crate::artifacts::ReadAccess {
-                        registry: handle.live_registry(),
-                        members: hub,
-                    },
-                ),
-                crate::cli::serve::REQUEST_TIMEOUT,
+            let app = crate::http::router(
+                crate::http::AppState::new(&dir.join("public"), "{}".into())
+                    .authority(handle.clone())
+                    .gateway(gw)
+                    .routes(crate::artifacts::routes(
+                        artifacts.clone(),
+                        crate::artifacts::ReadAccess {
+                            registry: handle.live_registry(),
+                            members: hub,
+                        },
+                    )),
             );
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             let local = listener.local_addr().expect("addr");
@@ -914,7 +911,7 @@ mod tests {
         assert_eq!(rec.replacements.len(), 1);
         // In real time the cut-off Coordinator may still be waiting for its own last Events
         // when it is cut (they arrive after the cut), so it may send nothing while
-        // partitioned; the simulated run (wasm-core/tests/agents_demo.rs) pins that a late
+        // partitioned; the simulated run (simulation/tests/agents_demo.rs) pins that a late
         // Command exists. Here: whatever it sent late was refused, and only for its epoch.
         for r in &rec.late_commands {
             assert_eq!(r.agent, plan::COORDINATOR_B, "{r:?}");
@@ -1025,7 +1022,7 @@ mod tests {
 
     /// What a link reported, gathered: an inbox of the Events (§16), outcomes by id.
     struct Gathered {
-        inbox: wasm_core::agents::inbox::Inbox,
+        inbox: simulation::agents::inbox::Inbox,
         outcomes: BTreeMap<u64, Outcome>,
         reconnected: Vec<(u64, Vec<(String, u64)>)>,
         events: u64,
@@ -1173,7 +1170,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         let mut g = Gathered {
-            inbox: wasm_core::agents::inbox::Inbox::new(),
+            inbox: simulation::agents::inbox::Inbox::new(),
             outcomes: BTreeMap::new(),
             reconnected: Vec::new(),
             events: 0,

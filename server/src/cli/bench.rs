@@ -49,7 +49,7 @@ fn core(budget_ms: f64) -> ExitCode {
     let now_ms = move || start.elapsed().as_secs_f64() * 1000.0;
     println!("bench core: native, one thread, about {budget_ms} ms per workload");
     let mut ok = true;
-    for m in wasm_core::bench::run_core(&now_ms, budget_ms) {
+    for m in simulation::bench::run_core(&now_ms, budget_ms) {
         match &m.error {
             None => println!(
                 "  {:<40} {:>10.0} /s  ({} iterations in {:.0} ms)",

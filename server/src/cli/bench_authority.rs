@@ -13,9 +13,9 @@
 use crate::authority::{AuthorityService, Pipeline, Verifier};
 use crate::runtime::{VERIFIED_AHEAD, split_threads};
 use crate::store::sqlite::SqliteStore;
+use simulation::harness::{Envelope, Harness};
 use std::process::ExitCode;
 use std::time::Instant;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::authority::{Micros, Submitted};
 use wasm_core::json::{Object, Value};
 use wasm_core::model::common::ActorType;
@@ -472,5 +472,5 @@ fn ed25519_ceiling(budget_ms: f64) -> f64 {
     };
     let start = Instant::now();
     let now_ms = move || start.elapsed().as_secs_f64() * 1000.0;
-    wasm_core::bench::ed25519_verification(&key, &sig, msg, &now_ms, budget_ms).per_second()
+    simulation::bench::ed25519_verification(&key, &sig, msg, &now_ms, budget_ms).per_second()
 }

@@ -26,7 +26,7 @@ use std::process::{Child, ExitCode};
 use std::time::{Duration, Instant};
 use wasm_core::json::{self, Object, Value};
 
-use super::live::Endpoint;
+use crate::endpoint::Endpoint;
 
 /// Slices per row.
 const SLICES: u64 = 4;
@@ -704,7 +704,7 @@ fn in_process_low_load(
     use crate::runtime::Reply;
     let dir = std::env::temp_dir().join(format!("weave-bench-low-load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut org = devorg::load_or_create(&dir)?.setup()?;
+    let mut org = crate::cards::setup(devorg::load_or_create(&dir)?)?;
     org.config.limits.message_rate_per_minute = usize::MAX;
     let dev = devorg::load(&dir)?;
     let handle = crate::runtime::start_full(&dir, org, Box::new(crate::runtime::now), None, None)?;

@@ -17,6 +17,7 @@
 //! Conversation is not authority: these tools sign Commands; no Message authorizes anything.
 
 use crate::devorg::{self, DevOrganization, DevPrincipal, Envelope};
+use crate::endpoint::parse_response;
 use clap::{Args, Subcommand, ValueEnum};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -30,6 +31,8 @@ use wasm_core::json::{self, Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::error::ErrorCode;
+use wasm_core::model::membership::MembershipState;
+use wasm_core::model::work_item::WorkItemState;
 
 /// The Mission permissions `dev principals` grants, so that `approval.grant_execution` can
 /// approve these operations (payloads.md §6.31: a subset of `Mission.permissions`).
@@ -388,48 +391,6 @@ impl Server {
 /// A plain or TLS stream.
 trait ReadWrite: Read + Write {}
 impl<T: Read + Write> ReadWrite for T {}
-
-/// Status and body of a whole HTTP/1.1 response (`Content-Length`, chunked, or until close).
-pub(crate) fn parse_response(raw: &[u8]) -> Option<(u16, Vec<u8>)> {
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&raw[..end]).ok()?;
-    let mut lines = head.split("\r\n");
-    let status: u16 = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
-    let mut chunked = false;
-    let mut length = None;
-    for line in lines {
-        let (name, value) = line.split_once(':')?;
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value.eq_ignore_ascii_case("chunked");
-        } else if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse::<usize>().ok();
-        }
-    }
-    let rest = &raw[end + 4..];
-    let body = if chunked {
-        let mut out = Vec::new();
-        let mut at = rest;
-        loop {
-            let eol = at.windows(2).position(|w| w == b"\r\n")?;
-            let size_text = std::str::from_utf8(&at[..eol]).ok()?;
-            let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-            at = &at[eol + 2..];
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(at.get(..size)?);
-            at = at.get(size + 2..)?;
-        }
-        out
-    } else {
-        match length {
-            Some(n) => rest.get(..n)?.to_vec(),
-            None => rest.to_vec(),
-        }
-    };
-    Some((status, body))
-}
 
 /// What the authority answered to an accepted Command.
 #[derive(Debug)]
@@ -823,7 +784,7 @@ pub fn read_state(data: &Path) -> Result<State, DevError> {
     let mut state = State::default();
     crate::store::sqlite::SqliteStore::read_events_at(&path, &mut |bytes| {
         let v = json::parse(bytes).map_err(|e| e.to_string())?;
-        evolve::apply(&mut state, &v)
+        evolve::apply(&mut state, &v).map_err(|e| e.to_string())
     })
     .map_err(|e| DevError::Setup(e.to_string()))?;
     Ok(state)
@@ -849,7 +810,7 @@ fn owner_in<'o>(
         .groups
         .get(&mission.group_id)
         .and_then(|g| g.memberships.get(owner.actor.id.0.as_str()))
-        .filter(|m| m.status == "active")
+        .filter(|m| m.status == MembershipState::Active)
         .map(|m| m.epoch)
         .ok_or_else(|| {
             DevError::Setup(format!(
@@ -903,8 +864,8 @@ fn approve_mission(a: &ApproveMissionArgs) -> Result<(), DevError> {
         .missions
         .get(&a.mission)
         .ok_or_else(|| DevError::Setup(format!("no Mission {}", a.mission)))?;
-    let revision = match (mission.status.as_str(), mission.submitted_revision) {
-        ("awaiting_approval", Some(r)) => r,
+    let revision = match (mission.status, mission.submitted_revision) {
+        (wasm_core::model::mission::MissionState::AwaitingApproval, Some(r)) => r,
         (status, _) => {
             return Err(DevError::Setup(format!(
                 "Mission {} is {status}, not awaiting_approval: there is nothing to decide",
@@ -956,7 +917,7 @@ fn approve_execution(a: &ApproveExecutionArgs) -> Result<(), DevError> {
             a.work_item
         ))
     })?;
-    if work.assignee_id.is_none() || work.status != "queued" {
+    if work.assignee_id.is_none() || work.status != WorkItemState::Queued {
         return Err(DevError::Setup(format!(
             "WorkItem {} is {} {}: an execution gate is granted to the owner of a queued \
              WorkItem (after work.accept_offer)",

@@ -3,20 +3,21 @@
 //! or with `--url` against a live server over the binding (`live`), and prints
 //! `scenarios: N passed, M failed` (steps) and the coverage line.
 
+use simulation::scenario::{Coverage, ScenarioReport, run as run_on, run_in_process};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wasm_core::authority::scenario::{Coverage, ScenarioReport, run as run_on, run_in_process};
 
-use super::live::{Allocator, Endpoint, LiveOrg, LiveTarget};
+use super::live::{Allocator, LiveOrg, LiveTarget};
+use crate::endpoint::Endpoint;
 
 fn default_dir() -> PathBuf {
-    let local = PathBuf::from("wasm-core/tests/scenarios");
+    let local = PathBuf::from("simulation/tests/scenarios");
     if local.is_dir() {
         local
     } else {
         PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../wasm-core/tests/scenarios"
+            "/../simulation/tests/scenarios"
         ))
     }
 }
@@ -24,7 +25,7 @@ fn default_dir() -> PathBuf {
 /// `weave-console scenarios`.
 #[derive(Debug, clap::Args)]
 pub struct ScenariosArgs {
-    /// The scenario files (default: wasm-core/tests/scenarios).
+    /// The scenario files (default: simulation/tests/scenarios).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// List every scenario and what is not covered yet.

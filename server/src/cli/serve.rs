@@ -5,46 +5,14 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use tower_http::services::ServeDir;
-use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
-use wasm_core::model::error::ErrorCode;
 
 use crate::gateway::tls::{self, TlsSetup};
 use crate::gateway::{Gateway, GatewayConfig, Hub, ServiceKey};
-use crate::runtime::{AuthorityHandle, RETRY_AFTER_MS, Reply};
-use crate::wire::WireError;
 use std::sync::Arc;
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
-
-/// The largest request body `POST /api/commands` reads: 1,265,536 bytes. PROTOCOL.md sets no
-/// byte limit on a Command or a frame (§17.1 asks only for one JSON text per WebSocket
-/// message; §17.4 sends large content as an Artifact, by reference), and a Command's `payload`
-/// is an open object, so the bound comes from the schemas: the largest bounded string any
-/// document carries inline is a Message text part, 100,000 characters
-/// (`message.schema.json`); one character takes at most 12 bytes of JSON (an escaped
-/// surrogate pair, `\uD83D\uDE00`); the envelope around it (identifiers of at most 512
-/// characters, the actor, the signature) fits in 64 KiB. Larger bodies get 413 unread.
-pub const MAX_COMMAND_BYTES: usize = 100_000 * 12 + 64 * 1024;
-
-/// A request still unanswered after this long is cut with 408: long enough for a Command
-/// that waits behind a full queue and a slow disk flush, short enough that a stalled client
-/// (or a slow-loris upload) cannot hold a connection open.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Said by `GET /api/core/conformance` when the bundle is missing; the reason (which names
-/// paths) goes to the log.
-const BUNDLE_MISSING: &str = "set MWP_PROTOCOL_DIR on the server (details in its log)";
 
 /// `weave-console serve`: `POST /api/commands` takes one signed Command (JSON) and answers,
 /// once durable, with the Events it appended (or the original ones for an exact retry) or a
@@ -197,241 +165,6 @@ fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), S
         .and_then(|p| p.parent().map(|parent| parent.join("style")))
         .filter(|s| s.is_dir());
     Ok((public, style))
-}
-
-/// The protocol core's conformance, run once at start-up and shown on the console's front page:
-/// `{"bundles": [{"bundle", "passed", "failed", "failures": [{case, expected, got}]}]}`, or
-/// `{"error": …}` when the bundle cannot be found. No path reaches it: the bundle's location
-/// (and why it was not found) goes to the log, and any mention of it in a failure is replaced.
-pub fn conformance_json(root: Result<PathBuf, String>) -> String {
-    use wasm_core::json::{Object, Value};
-    let mut out = Object::new();
-    match root {
-        Err(e) => {
-            tracing::warn!(reason = %e, "no protocol bundle: conformance not run");
-            out.insert("error", Value::string(BUNDLE_MISSING));
-        }
-        Ok(root) => {
-            tracing::info!(bundle = %root.display(), "running the protocol core's conformance");
-            let hide = |text: &str| hide_paths(text, &root);
-            let read = super::conformance::reader(root.clone());
-            let reports = [
-                wasm_core::conformance::run_structural(&read),
-                wasm_core::conformance::run_cryptography(&read),
-                wasm_core::conformance::run_admission(&read),
-            ];
-            let bundles = reports
-                .iter()
-                .map(|r| {
-                    let mut b = Object::new();
-                    b.insert("bundle", Value::string(r.bundle));
-                    b.insert("passed", Value::from(r.passed as u64));
-                    b.insert("failed", Value::from(r.failed() as u64));
-                    let failures = r
-                        .failures
-                        .iter()
-                        .map(|f| {
-                            let mut o = Object::new();
-                            o.insert("case", Value::string(hide(&f.case)));
-                            o.insert("expected", Value::string(hide(&f.expected)));
-                            o.insert("got", Value::string(hide(&f.got)));
-                            Value::Object(o)
-                        })
-                        .collect();
-                    b.insert("failures", Value::Array(failures));
-                    Value::Object(b)
-                })
-                .collect();
-            out.insert("bundles", Value::Array(bundles));
-        }
-    }
-    wasm_core::json::to_string(&Value::Object(out))
-}
-
-/// `text` with the bundle's location (as given and absolute) replaced by `<bundle>`.
-fn hide_paths(text: &str, root: &Path) -> String {
-    let mut out = text.to_owned();
-    let absolute = root.canonicalize().ok();
-    for p in [Some(root), absolute.as_deref()].into_iter().flatten() {
-        let p = p.display().to_string();
-        if !p.is_empty() && p != "." {
-            out = out.replace(&p, "<bundle>");
-        }
-    }
-    out
-}
-
-/// `POST /api/commands`: one signed Command in, its Events (once durable) or a wire error out.
-async fn post_command(
-    State(handle): State<AuthorityHandle>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let body = match body {
-        Ok(b) => b,
-        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            return WireError::new(
-                ErrorCode::ProtocolViolation,
-                format!(
-                    "the request body is larger than {MAX_COMMAND_BYTES} bytes, the most a \
-                     Command may take"
-                ),
-            )
-            .with_status(StatusCode::PAYLOAD_TOO_LARGE)
-            .into_response();
-        }
-        Err(e) => {
-            tracing::warn!(cause = %e.body_text(), "a request body could not be read");
-            return WireError::new(
-                ErrorCode::ProtocolViolation,
-                "the request body could not be read",
-            )
-            .with_status(StatusCode::BAD_REQUEST)
-            .into_response();
-        }
-    };
-    match handle.submit(body.to_vec()).await {
-        Reply::Done(body) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            body,
-        )
-            .into_response(),
-        Reply::Refused(e) => e.into_response(),
-    }
-}
-
-/// Gives the timeout layer's empty 408 a wire error document (retryable: an unchanged
-/// Command keeps its Action ID, so a retry is idempotent even if the first one went through).
-async fn timeout_document(timeout: Duration, response: Response) -> Response {
-    if response.status() == StatusCode::REQUEST_TIMEOUT
-        && !response.headers().contains_key(header::CONTENT_TYPE)
-    {
-        return WireError::new(
-            ErrorCode::Backpressure,
-            format!(
-                "the request was not answered within {} s; an unchanged retry is safe",
-                timeout.as_secs_f64()
-            ),
-        )
-        .retry_after(RETRY_AFTER_MS)
-        .with_status(StatusCode::REQUEST_TIMEOUT)
-        .into_response();
-    }
-    response
-}
-
-/// The console's routes, each request cut after `timeout` and logged (method, path, status,
-/// latency).
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) fn router(
-    public: &Path,
-    style: Option<&Path>,
-    conformance: String,
-    authority: Option<AuthorityHandle>,
-    timeout: Duration,
-) -> Router {
-    router_with(public, style, conformance, authority, None, timeout)
-}
-
-/// [`router`] with the WebSocket binding at `/ws` (§17).
-pub(crate) fn router_with(
-    public: &Path,
-    style: Option<&Path>,
-    conformance: String,
-    authority: Option<AuthorityHandle>,
-    gateway: Option<Arc<Gateway>>,
-    timeout: Duration,
-) -> Router {
-    router_full(
-        public,
-        style,
-        conformance,
-        authority,
-        gateway,
-        Router::new(),
-        timeout,
-    )
-}
-
-/// The routes of a proxy (`--upstream`): `/ws` relays, `/api/commands` answers that there is
-/// no authority here, the rest is static.
-pub(crate) fn proxy_routes(upstream: Arc<crate::proxy::Upstream>) -> Router {
-    Router::new()
-        .route("/ws", get(crate::proxy::relay))
-        .route(
-            "/api/commands",
-            axum::routing::any(crate::proxy::no_authority),
-        )
-        .with_state(upstream)
-}
-
-/// [`router_with`] plus `extra` routes (the proxy's, the development clock).
-pub(crate) fn router_full(
-    public: &Path,
-    style: Option<&Path>,
-    conformance: String,
-    authority: Option<AuthorityHandle>,
-    gateway: Option<Arc<Gateway>>,
-    extra: Router,
-    timeout: Duration,
-) -> Router {
-    let conformance: std::sync::Arc<str> = conformance.into();
-    let mut app = Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route(
-            "/api/core/conformance",
-            get(move || {
-                let body = conformance.to_string();
-                async move { ([(header::CONTENT_TYPE, "application/json")], body) }
-            }),
-        );
-    if let Some(handle) = authority {
-        app = app.merge(crate::registry_api::routes(handle.public_registry()));
-        app = app.route(
-            "/api/commands",
-            axum::routing::post(post_command)
-                .with_state(handle)
-                .layer(DefaultBodyLimit::max(MAX_COMMAND_BYTES))
-                .layer(axum::middleware::from_fn_with_state(
-                    crate::gateway::fair::PerAddress::new(
-                        crate::gateway::fair::COMMANDS_PER_ADDRESS,
-                    ),
-                    crate::gateway::fair::limit,
-                )),
-        );
-    }
-    if let Some(gw) = gateway {
-        app = app.route("/ws", get(crate::gateway::upgrade).with_state(gw));
-    }
-    if let Some(style) = style {
-        app = app.nest_service("/style", ServeDir::new(style));
-    }
-    app.merge(extra)
-        .merge(crate::console::static_service(public))
-        .layer(axum::middleware::from_fn(crate::console::headers))
-        .layer(crate::console::compression())
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            timeout,
-        ))
-        .layer(axum::middleware::map_response(move |r: Response| {
-            timeout_document(timeout, r)
-        }))
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(|req: &axum::http::Request<axum::body::Body>| {
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path())
-                })
-                .on_request(())
-                .on_response(|r: &Response, latency: Duration, _: &tracing::Span| {
-                    tracing::info!(
-                        status = r.status().as_u16(),
-                        latency = ?latency,
-                        "answered"
-                    );
-                })
-                .on_failure(()),
-        )
 }
 
 /// Logs to stderr (stdout keeps the lines scripts parse), filtered by `RUST_LOG`, default
@@ -612,7 +345,7 @@ async fn serve(
         say!(
             "weave-console: sign in as the demo's MissionOwner (it waits for their decisions): \
              {scheme}://{local}/join#token={token}&name={}",
-            wasm_core::agents::plan::HUMAN
+            simulation::agents::plan::HUMAN
         );
         say!("weave-console: development enrolment token: {token}");
     }
@@ -657,7 +390,7 @@ fn run_proxy(
         }
     };
     println!("weave-console: relaying /ws to {url} (no authority here)");
-    let mut extra = proxy_routes(Arc::clone(&upstream));
+    let mut extra = crate::proxy::routes(Arc::clone(&upstream));
     if let Some(file) = &opts.registry {
         // The console verifies every Event: it needs the upstream Organization's Registry.
         let read = std::fs::read(file)
@@ -706,14 +439,10 @@ fn run_proxy(
              or --registry-from-upstream for an upstream weave-console)"
         );
     }
-    let app = router_full(
-        public,
-        style,
-        conformance,
-        None,
-        None,
-        extra,
-        REQUEST_TIMEOUT,
+    let app = crate::http::router(
+        crate::http::AppState::new(public, conformance)
+            .style(style)
+            .routes(extra),
     );
     match runtime.block_on(serve(opts, app, None, None)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -750,8 +479,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             public.display()
         );
     }
-    let bundle = super::conformance::protocol_root(None);
-    let conformance = conformance_json(bundle.clone());
+    let bundle = crate::bundle::protocol_root(None);
+    let conformance = crate::bundle::conformance_json(bundle.clone());
     if let Some(url) = &opts.upstream {
         return run_proxy(&opts, &runtime, url, &public, style.as_deref(), conformance);
     }
@@ -800,7 +529,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     let org = match (&opts.registry, &opts.authority_key) {
         (Some(registry), Some(key)) => crate::devorg::from_deployment(registry, key),
         _ if own_org => crate::org::setup(&opts.data),
-        _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock).and_then(|o| o.setup()),
+        _ => crate::devorg::load_or_create_with(&opts.data, opts.dev_clock)
+            .and_then(crate::cards::setup),
     };
     // Development keys enrolled from browsers (`POST /api/enrol`) join the Registry.
     let org = org.and_then(|mut o| {
@@ -902,9 +632,10 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         if let Some(d) = demo.as_mut() {
             d.after(registered);
         }
+        let reload = Arc::clone(&enrolment);
         runtime.spawn(crate::org::watch(
             crate::org::OrgDir::new(&opts.data),
-            Arc::clone(&enrolment),
+            move || reload.reload_org(),
             authority.clone(),
             Some(ready),
         ));
@@ -927,14 +658,12 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             authority.live_registry(),
         ));
     }
-    let app = router_full(
-        &public,
-        style.as_deref(),
-        conformance,
-        Some(authority),
-        Some(gateway),
-        extra,
-        REQUEST_TIMEOUT,
+    let app = crate::http::router(
+        crate::http::AppState::new(&public, conformance)
+            .style(style.as_deref())
+            .authority(authority)
+            .gateway(gateway)
+            .routes(extra),
     );
     let token_text = dev_token.as_ref().map(|(_, text)| text.as_str());
     match runtime.block_on(serve(&opts, app, demo, token_text)) {

@@ -42,7 +42,7 @@ pub use hub::Hub;
 
 /// The largest WebSocket message read: a COMMAND frame around the largest Command the HTTP
 /// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members.
-pub const MAX_FRAME_BYTES: usize = crate::cli::serve::MAX_COMMAND_BYTES + 4096;
+pub const MAX_FRAME_BYTES: usize = crate::limits::MAX_COMMAND_BYTES + 4096;
 
 /// The socket read buffer: frames are about 1 KB, and the library's default (128 KiB, made
 /// ready before each read) costs more to prepare than most frames take to read. Larger

@@ -11,16 +11,16 @@ use super::client::{Client, Incoming};
 use super::hub::SubState;
 use super::tls;
 use super::{Gateway, GatewayConfig, Hub, ServiceKey};
-use crate::cli::serve::{REQUEST_TIMEOUT, router_with};
 use crate::devorg::OrgSetup;
+use crate::http::{AppState, router};
 use crate::runtime::{self, AuthorityHandle, Reply};
 use rustls::pki_types::CertificateDer;
+use simulation::harness::{Envelope, Harness};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tower::ServiceExt;
-use wasm_core::authority::harness::{Envelope, Harness};
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
@@ -138,13 +138,10 @@ impl Server {
             )
             .expect("gateway"),
         );
-        let app = router_with(
-            &dir.0.join("public"),
-            None,
-            "{}".into(),
-            Some(handle.clone()),
-            Some(Arc::clone(&gw)),
-            REQUEST_TIMEOUT,
+        let app = router(
+            AppState::new(&dir.0.join("public"), "{}".into())
+                .authority(handle.clone())
+                .gateway(Arc::clone(&gw)),
         );
         let socket = tokio::net::TcpSocket::new_v4().expect("socket");
         if let Some(b) = o.send_buffer {
@@ -1196,7 +1193,7 @@ async fn an_enrolled_key_opens_a_human_session_and_signs_without_a_restart() {
         group_id: Some(group.to_owned()),
         ..Envelope::default()
     };
-    let create = wasm_core::authority::harness::signed_command(
+    let create = simulation::harness::signed_command(
         &wasm_core::model::common::Actor::new(ActorType::Human, alice),
         key_id,
         &signer,

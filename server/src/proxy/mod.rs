@@ -330,6 +330,15 @@ pub async fn no_authority(State(up): State<Arc<Upstream>>) -> Response {
     .into_response()
 }
 
+/// The routes of a proxy (`--upstream`): `/ws` relays, `/api/commands` answers that there is
+/// no authority here, the rest is static.
+pub fn routes(upstream: std::sync::Arc<Upstream>) -> axum::Router {
+    axum::Router::new()
+        .route("/ws", axum::routing::get(relay))
+        .route("/api/commands", axum::routing::any(no_authority))
+        .with_state(upstream)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,7 +491,7 @@ mod tests {
 /// the relay keeps), so the upstream decides who may read what; the relay adds nothing.
 #[derive(Clone)]
 pub struct HttpRelay {
-    endpoint: crate::cli::live::Endpoint,
+    endpoint: crate::endpoint::Endpoint,
 }
 
 /// The headers a relayed request carries on (the signed read's; nothing else of the browser's).
@@ -495,7 +504,7 @@ const RELAYED_HEADERS: [&str; 3] = [
 impl HttpRelay {
     pub fn new(up: &Upstream) -> Result<HttpRelay, String> {
         Ok(HttpRelay {
-            endpoint: crate::cli::live::Endpoint::with_config(&up.url, up.tls.clone())?,
+            endpoint: crate::endpoint::Endpoint::with_config(&up.url, up.tls.clone())?,
         })
     }
 

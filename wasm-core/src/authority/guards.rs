@@ -8,6 +8,8 @@ use super::rejection::Rejection;
 use super::state::{GroupState, State};
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::membership::MembershipState;
+use crate::model::mission::MissionState;
 
 /// Kinds that create their own Group and so carry no Membership Epoch (§7.1).
 pub fn creates_group(kind: &str) -> bool {
@@ -15,32 +17,9 @@ pub fn creates_group(kind: &str) -> bool {
 }
 
 /// Step C3: the Session Epoch of an Agent (§6.3, I-12) and the Membership Epoch of an Agent or
-/// human in an existing Group (§8).
+/// human in an existing Group (§8). The Command's extensions are checked before it
+/// (`handlers::offline::check_extensions`).
 pub fn common(state: &State, cmd: &CommandView) -> Result<(), Rejection> {
-    // The offline-execution binding only travels on reversible progress (payloads.md §9.3).
-    super::handlers::offline::check_placement(cmd)?;
-    // §17.4, §18: a critical extension we cannot interpret refuses the transition.
-    if let Some(crate::json::Value::Object(ext)) = &cmd.extensions {
-        for (uri, entry) in ext.iter() {
-            let critical = matches!(
-                entry.pointer("/critical"),
-                Some(crate::json::Value::Bool(true))
-            );
-            let version = entry
-                .pointer("/version")
-                .and_then(crate::json::Value::as_str);
-            let supported = uri.as_str() == super::handlers::offline::OFFLINE_EXTENSION
-                && version == Some(super::handlers::offline::OFFLINE_VERSION);
-            if critical && !supported {
-                return Err(Rejection::new(
-                    ErrorCode::UnknownCriticalExtension,
-                    format!("critical extension {} cannot be interpreted", uri.as_str()),
-                )
-                .detail("profileUri", uri.as_str())
-                .detail("receivedVersion", version.unwrap_or_default()));
-            }
-        }
-    }
     if cmd.actor.actor_type == ActorType::Agent {
         let current = state.session_epochs.get(cmd.actor.id.as_str()).copied();
         let sent = cmd.session_epoch();
@@ -84,8 +63,8 @@ pub fn common(state: &State, cmd: &CommandView) -> Result<(), Rejection> {
         }
         // Then: an Agent or human acts only through an active Membership; a provisional one
         // may only accept the offer it was invited to (§8; payloads.md G6, D-2).
-        let usable =
-            m.status == "active" || (m.status == "provisional" && cmd.kind == "work.accept_offer");
+        let usable = m.status == MembershipState::Active
+            || (m.status == MembershipState::Provisional && cmd.kind == "work.accept_offer");
         if !usable {
             return Err(Rejection::new(
                 ErrorCode::MembershipRequired,
@@ -247,7 +226,7 @@ pub enum Authority {
 
 /// **active-mission**.
 pub fn active_mission(mission: &Mission) -> Result<(), Rejection> {
-    if mission.status == "active" {
+    if mission.status == MissionState::Active {
         Ok(())
     } else {
         Err(Rejection::transition(format!(

@@ -18,14 +18,14 @@
 //! code and reach the same projections.
 
 pub mod clock;
+pub mod event_view;
+pub mod events;
 pub mod evolve;
 pub mod guards;
 pub mod handlers;
-pub mod harness;
 pub mod payload;
 pub mod projection;
 pub mod rejection;
-pub mod scenario;
 pub mod state;
 pub mod table;
 
@@ -37,8 +37,29 @@ use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
 use crate::model::{self as m, ToJson};
 pub use clock::Micros;
+pub use evolve::ApplyError;
 pub use rejection::Rejection;
 pub use state::{EventRef, Receipt, State};
+
+/// Why a signature could not be spliced into an Event the authority sealed: always a defect
+/// (the batch is rejected with `INTERNAL_ERROR`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum SpliceError {
+    NoOccurredAt,
+    NotAnObject,
+    /// The signing bytes' signature slot could not be filled.
+    Canonical(String),
+}
+
+impl std::fmt::Display for SpliceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpliceError::NoOccurredAt => f.write_str("an Event without occurredAt"),
+            SpliceError::NotAnObject => f.write_str("an Event that is not an object"),
+            SpliceError::Canonical(why) => f.write_str(why),
+        }
+    }
+}
 
 /// The Group Authority's identity and policy (§5, §20).
 ///
@@ -328,6 +349,7 @@ impl Authority {
                 .detail("actionId", cmd.action_id.as_str()))
             };
         }
+        handlers::offline::check_extensions(&cmd)?;
         guards::common(&self.state, &cmd)?;
         let drafts = handlers::decide(&handlers::Ctx {
             state: &self.state,
@@ -401,7 +423,10 @@ impl Authority {
                         let sig = signatures
                             .next()
                             .ok_or_else(|| defect("a missing signature"))?;
-                        signed.push(self.attach_signature(e, &sig).map_err(|e| defect(&e))?);
+                        signed.push(
+                            self.attach_signature(e, &sig)
+                                .map_err(|e| defect(&e.to_string()))?,
+                        );
                     }
                     Submitted::Appended(signed)
                 }
@@ -411,13 +436,17 @@ impl Authority {
     }
 
     /// Splices `signature` into a sealed Event's canonical members and value.
-    fn attach_signature(&self, e: UnsignedEvent, sig: &[u8; 64]) -> Result<SignedEvent, String> {
+    fn attach_signature(
+        &self,
+        e: UnsignedEvent,
+        sig: &[u8; 64],
+    ) -> Result<SignedEvent, SpliceError> {
         let UnsignedEvent { at, mut value, jcs } = e;
         // `signature.createdAt` is the Event's own `occurredAt` (the protected time, §6.4).
         let occurred_at = value
             .pointer("/occurredAt")
             .cloned()
-            .ok_or("an Event without occurredAt")?;
+            .ok_or(SpliceError::NoOccurredAt)?;
         let mut s = Object::new();
         // In JCS member order, like everything else in the value.
         s.insert("algorithm", Value::string("Ed25519"));
@@ -425,17 +454,19 @@ impl Authority {
         s.insert("keyId", Value::string(self.config.key_id.clone()));
         s.insert("value", Value::string(b64url_encode(sig)));
         let signature = Value::Object(s);
-        let jcs = jcs.fill(&signature).map_err(|e| e.to_string())?;
+        let jcs = jcs
+            .fill(&signature)
+            .map_err(|e| SpliceError::Canonical(e.to_string()))?;
         // Member order as in the stored bytes (replay parses those); the rest is already sorted.
         match &mut value {
             Value::Object(o) => o.insert_canonical("signature", signature),
-            _ => return Err("an Event that is not an object".into()),
+            _ => return Err(SpliceError::NotAnObject),
         }
         Ok(SignedEvent { at, value, jcs })
     }
 
     /// Applies a stored Event (replay after restart, or in the browser).
-    pub fn replay(&mut self, event: &Value) -> Result<(), String> {
+    pub fn replay(&mut self, event: &Value) -> Result<(), ApplyError> {
         evolve::apply(&mut self.state, event)
     }
 

@@ -6,6 +6,9 @@ use super::clock::Micros;
 use super::payload::Reader;
 use crate::json::Object;
 use crate::model::common::Actor;
+use crate::model::membership::MembershipState;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use crate::object;
 use std::collections::BTreeMap;
 
@@ -367,7 +370,7 @@ object!(
         "parentWorkItemId" => parent_work_item_id: req Option<String>,
         "permissions" => permissions: req Vec<String>,
         "revision" => revision: req u64,
-        "status" => status: req String,
+        "status" => status: req MissionState,
         "submittedArtifactHashes" => submitted_artifact_hashes: req Vec<String>,
         "submittedRevision" => submitted_revision: req Option<u64>,
         "title" => title: req String,
@@ -378,7 +381,10 @@ object!(
 impl Mission {
     /// `approved`, `cancelled` and `failed` are terminal (§7.1).
     pub fn is_terminal(&self) -> bool {
-        matches!(self.status.as_str(), "approved" | "cancelled" | "failed")
+        matches!(
+            self.status,
+            MissionState::Approved | MissionState::Cancelled | MissionState::Failed
+        )
     }
 }
 
@@ -403,7 +409,7 @@ object!(
         "joinedAt" => joined_at: req Micros,
         "principal" => principal: req Actor,
         "roles" => roles: req Vec<String>,
-        "status" => status: req String,
+        "status" => status: req MembershipState,
         "visibilityAfterSequence" => visibility_after_sequence: req u64,
     }
 );
@@ -414,7 +420,7 @@ impl Membership {
     }
 
     pub fn is_active(&self) -> bool {
-        self.status == "active"
+        self.status == MembershipState::Active
     }
 }
 
@@ -446,6 +452,15 @@ object!(
     }
 );
 
+crate::string_enum!(
+    /// A Work Proposal's `status` (§9; payloads.md: stored `open`, `authorized` once a
+    /// WorkItem is made of it).
+    pub enum ProposalStatus {
+        Open = "open",
+        Authorized = "authorized",
+    }
+);
+
 object!(
     /// A Work Proposal: non-executable until authorized (§9).
     pub struct WorkProposal {
@@ -458,7 +473,7 @@ object!(
         "missionId" => mission_id: req String,
         "parentWorkItemId" => parent_work_item_id: req Option<String>,
         "proposedBy" => proposed_by: req Actor,
-        "status" => status: req String,
+        "status" => status: req ProposalStatus,
         "updatedAt" => updated_at: req Micros,
     }
 );
@@ -493,7 +508,7 @@ object!(
         "parentWorkItemId" => parent_work_item_id: req Option<String>,
         "revision" => revision: req u64,
         "selectionBasis" => selection_basis: req Option<SelectionBasis>,
-        "status" => status: req String,
+        "status" => status: req WorkItemState,
         "submissionEvidence" => submission_evidence: req Vec<EvidenceItem>,
         "updatedAt" => updated_at: req Micros,
         "verificationEvidence" => verification_evidence: req Vec<EvidenceItem>,
@@ -503,7 +518,10 @@ object!(
 impl WorkItem {
     /// `verified`, `failed` and `cancelled` are terminal (§10.2).
     pub fn is_terminal(&self) -> bool {
-        matches!(self.status.as_str(), "verified" | "failed" | "cancelled")
+        matches!(
+            self.status,
+            WorkItemState::Verified | WorkItemState::Failed | WorkItemState::Cancelled
+        )
     }
 }
 

@@ -5,9 +5,9 @@
 
 use super::clock::Micros;
 use super::projection::*;
-use super::table::Table;
+use super::table::{Log, Set, Table};
 use crate::json::Object;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Where an Event sits: a Group and its sequence, or the Organization log.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -33,9 +33,9 @@ pub struct GroupState {
     pub last_occurred_at: super::clock::Micros,
     /// Memberships by Principal id.
     pub memberships: Table<Membership>,
-    pub conversations: BTreeSet<String>,
+    pub conversations: Set,
     /// Authorization, budget and override decisions needed for audit (§4, §20).
-    pub policy_log: Vec<Object>,
+    pub policy_log: Log<Object>,
     /// Recent acceptance times per (actor id, event kind), for the cooperation rate limits.
     pub recent: BTreeMap<(String, String), VecDeque<Micros>>,
 }

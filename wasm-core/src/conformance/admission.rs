@@ -2,7 +2,7 @@
 //! driven through a fixture [`AdmissionLog`] built from each evaluation's declared outcomes.
 
 use super::cryptography::load_registry;
-use super::{BundleReport, ReadFile, check_integrity, read_json, str_of};
+use super::{BundleReport, CaseError, ReadFile, check_integrity, read_json, str_of};
 use crate::admission::{
     AdmissionLog, AppendOutcome, LookupOutcome, TrustedContext, first_admission, historical_replay,
 };
@@ -16,7 +16,7 @@ pub fn run_admission(read: ReadFile) -> BundleReport {
     let manifest = match read_json(read, "admission/manifest.json") {
         Ok(m) => m,
         Err(e) => {
-            report.integrity(e);
+            report.integrity(e.to_string());
             return report;
         }
     };
@@ -39,7 +39,7 @@ pub fn run_admission(read: ReadFile) -> BundleReport {
                 report.integrity(format!("pinned cryptography bundle: {}", f.got));
             }
         }
-        Err(e) => report.integrity(e),
+        Err(e) => report.integrity(e.to_string()),
     }
     let Some(Value::Array(cases)) = manifest.pointer("/cases") else {
         report.integrity("manifest has no cases".into());
@@ -88,15 +88,15 @@ impl AdmissionLog for FixtureLog {
     }
 }
 
-fn service(v: Option<&Value>) -> Result<Actor, String> {
-    let v = v.ok_or("missing authenticatedService")?;
-    model::from_value(v, true).map_err(|e| e.to_string())
+fn service(v: Option<&Value>) -> Result<Actor, CaseError> {
+    let v = v.ok_or_else(|| CaseError::Fixture("missing authenticatedService".into()))?;
+    model::from_value(v, true).map_err(|e| CaseError::Fixture(e.to_string()))
 }
 
-fn lookup_outcome(read: ReadFile, v: &Value) -> Result<LookupOutcome, String> {
+fn lookup_outcome(read: ReadFile, v: &Value) -> Result<LookupOutcome, CaseError> {
     Ok(match str_of(v, "/status").unwrap_or_default() {
         "found" => LookupOutcome::Found {
-            record: read(str_of(v, "/record").unwrap_or_default())?,
+            record: read(str_of(v, "/record").unwrap_or_default()).map_err(CaseError::Read)?,
             authenticated_service: service(v.pointer("/authenticatedService"))?,
         },
         "authoritative-absence" => LookupOutcome::AuthoritativeAbsence,
@@ -104,14 +104,18 @@ fn lookup_outcome(read: ReadFile, v: &Value) -> Result<LookupOutcome, String> {
         "integrity-failed" => LookupOutcome::IntegrityFailed,
         "unavailable" => LookupOutcome::Unavailable,
         "indeterminate" => LookupOutcome::Indeterminate,
-        other => return Err(format!("unknown lookup status {other:?}")),
+        other => {
+            return Err(CaseError::Fixture(format!(
+                "unknown lookup status {other:?}"
+            )));
+        }
     })
 }
 
-fn append_outcome(read: ReadFile, v: &Value) -> Result<AppendOutcome, String> {
-    let record = || -> Result<(Vec<u8>, Actor), String> {
+fn append_outcome(read: ReadFile, v: &Value) -> Result<AppendOutcome, CaseError> {
+    let record = || -> Result<(Vec<u8>, Actor), CaseError> {
         Ok((
-            read(str_of(v, "/record").unwrap_or_default())?,
+            read(str_of(v, "/record").unwrap_or_default()).map_err(CaseError::Read)?,
             service(v.pointer("/authenticatedService"))?,
         ))
     };
@@ -136,19 +140,23 @@ fn append_outcome(read: ReadFile, v: &Value) -> Result<AppendOutcome, String> {
         "unavailable" => AppendOutcome::Unavailable,
         "indeterminate" => AppendOutcome::Indeterminate,
         "commit-failed" => AppendOutcome::CommitFailed,
-        other => return Err(format!("unknown append status {other:?}")),
+        other => {
+            return Err(CaseError::Fixture(format!(
+                "unknown append status {other:?}"
+            )));
+        }
     })
 }
 
-fn run_one(read: ReadFile, e: &Value) -> Result<(), String> {
+fn run_one(read: ReadFile, e: &Value) -> Result<(), CaseError> {
     let profile = str_of(e, "/profileId").unwrap_or_default();
-    let kind =
-        DocumentKind::from_wire(profile).ok_or_else(|| format!("unknown profile {profile:?}"))?;
+    let kind = DocumentKind::from_wire(profile)
+        .ok_or_else(|| CaseError::Fixture(format!("unknown profile {profile:?}")))?;
     let registry = load_registry(read, str_of(e, "/registry").unwrap_or_default())?;
-    let bytes = read(str_of(e, "/document").unwrap_or_default())?;
+    let bytes = read(str_of(e, "/document").unwrap_or_default()).map_err(CaseError::Read)?;
     // Every evaluation first reruns the unchanged six stages.
     let verified = verify(&bytes, kind, &registry)
-        .map_err(|err| format!("six-stage verification failed: {err}"))?;
+        .map_err(|err| CaseError::Mismatch(format!("six-stage verification failed: {err}")))?;
     let mut log = FixtureLog {
         lookup: match e.pointer("/lookup") {
             Some(v @ Value::Object(_)) => Some(lookup_outcome(read, v)?),
@@ -182,10 +190,12 @@ fn run_one(read: ReadFile, e: &Value) -> Result<(), String> {
             first_admission(&verified, &mut log, &mut ctx)
         }
         "historical-replay" => historical_replay(&verified, &mut log),
-        other => return Err(format!("unknown mode {other:?}")),
+        other => return Err(CaseError::Fixture(format!("unknown mode {other:?}"))),
     };
     if log.appended && !declared_append {
-        return Err("appended although the evaluation declares no append".into());
+        return Err(CaseError::Mismatch(
+            "appended although the evaluation declares no append".into(),
+        ));
     }
     match (str_of(e, "/expect/stage").unwrap_or_default(), outcome) {
         ("complete", Ok(admitted)) => {
@@ -193,23 +203,25 @@ fn run_one(read: ReadFile, e: &Value) -> Result<(), String> {
             if admitted.record == want {
                 Ok(())
             } else {
-                Err(format!(
+                Err(CaseError::Mismatch(format!(
                     "complete with another record: {}",
                     json::to_string(&admitted.record)
-                ))
+                )))
             }
         }
-        ("complete", Err(err)) => Err(err.to_string()),
+        ("complete", Err(err)) => Err(CaseError::Mismatch(err.to_string())),
         ("admission", Err(err)) => {
             let want_reason = str_of(e, "/expect/reason").unwrap_or_default();
             let want_code = str_of(e, "/expect/wireCode").unwrap_or_default();
             if err.reason.as_str() == want_reason && err.wire_code().as_str() == want_code {
                 Ok(())
             } else {
-                Err(err.to_string())
+                Err(CaseError::Mismatch(err.to_string()))
             }
         }
-        (_, Ok(_)) => Err("complete".into()),
-        (stage, Err(err)) => Err(format!("unexpected expected stage {stage:?}; got {err}")),
+        (_, Ok(_)) => Err(CaseError::Mismatch("complete".into())),
+        (stage, Err(err)) => Err(CaseError::Fixture(format!(
+            "unexpected expected stage {stage:?}; got {err}"
+        ))),
     }
 }

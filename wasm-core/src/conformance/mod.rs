@@ -17,6 +17,33 @@ use std::fmt;
 /// Reads a bundle file by its bundle-relative path (e.g. `cryptography/manifest.json`).
 pub type ReadFile<'a> = &'a dyn Fn(&str) -> Result<Vec<u8>, String>;
 
+/// Why an evaluation did not give its expected outcome; the text is the report's `got`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaseError {
+    /// A bundle file that cannot be read (the reader's own message, which names the path).
+    Read(String),
+    /// A bundle file that is not JSON.
+    Parse { path: String, reason: String },
+    /// A fixture that is malformed or names what this runner does not know (a profile, a
+    /// status, a mode); the bundle, not the implementation, is at fault.
+    Fixture(String),
+    /// The implementation's outcome differs from the expected one: what it gave instead.
+    Mismatch(String),
+}
+
+impl fmt::Display for CaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaseError::Read(why) | CaseError::Fixture(why) | CaseError::Mismatch(why) => {
+                f.write_str(why)
+            }
+            CaseError::Parse { path, reason } => write!(f, "{path}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for CaseError {}
+
 /// One failed evaluation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
@@ -42,13 +69,13 @@ impl BundleReport {
         }
     }
 
-    fn record(&mut self, case: String, expected: String, got: Result<(), String>) {
+    fn record(&mut self, case: String, expected: String, got: Result<(), CaseError>) {
         match got {
             Ok(()) => self.passed += 1,
             Err(got) => self.failures.push(Failure {
                 case,
                 expected,
-                got,
+                got: got.to_string(),
             }),
         }
     }
@@ -92,9 +119,12 @@ impl fmt::Display for BundleReport {
     }
 }
 
-fn read_json(read: ReadFile, path: &str) -> Result<Value, String> {
-    let bytes = read(path)?;
-    json::parse(&bytes).map_err(|e| format!("{path}: {e}"))
+fn read_json(read: ReadFile, path: &str) -> Result<Value, CaseError> {
+    let bytes = read(path).map_err(CaseError::Read)?;
+    json::parse(&bytes).map_err(|e| CaseError::Parse {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 /// Verifies `artifactDigest` (JCS of the manifest without that member, SHA-256) and every

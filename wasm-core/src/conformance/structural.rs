@@ -1,6 +1,6 @@
 //! The structural bundle: 58 documents, each valid or invalid against one schema (§22).
 
-use super::{BundleReport, ReadFile, read_json, str_of};
+use super::{BundleReport, CaseError, ReadFile, read_json, str_of};
 use crate::json::{self, Value};
 use crate::model;
 
@@ -10,7 +10,7 @@ pub fn run_structural(read: ReadFile) -> BundleReport {
     let manifest = match read_json(read, "conformance/manifest.json") {
         Ok(m) => m,
         Err(e) => {
-            report.integrity(e);
+            report.integrity(e.to_string());
             return report;
         }
     };
@@ -24,10 +24,10 @@ pub fn run_structural(read: ReadFile) -> BundleReport {
         let instance = str_of(case, "/instance").unwrap_or_default();
         let want_valid = matches!(case.pointer("/valid"), Some(Value::Bool(true)));
         let expected = if want_valid { "valid" } else { "invalid" }.to_owned();
-        let got = (|| -> Result<(), String> {
+        let got = (|| -> Result<(), CaseError> {
             let validate = model::schemas::validator_for(schema)
-                .ok_or_else(|| format!("no typed model for {schema}"))?;
-            let bytes = read(instance)?;
+                .ok_or_else(|| CaseError::Fixture(format!("no typed model for {schema}")))?;
+            let bytes = read(instance).map_err(CaseError::Read)?;
             let outcome = json::parse(&bytes)
                 .map_err(|e| format!("PROTOCOL_VIOLATION: {e}"))
                 .and_then(|v| {
@@ -36,8 +36,8 @@ pub fn run_structural(read: ReadFile) -> BundleReport {
                 });
             match (want_valid, outcome) {
                 (true, Ok(())) | (false, Err(_)) => Ok(()),
-                (true, Err(e)) => Err(format!("invalid: {e}")),
-                (false, Ok(())) => Err("valid".into()),
+                (true, Err(e)) => Err(CaseError::Mismatch(format!("invalid: {e}"))),
+                (false, Ok(())) => Err(CaseError::Mismatch("valid".into())),
             }
         })();
         report.record(format!("{name} ({instance})"), expected, got);

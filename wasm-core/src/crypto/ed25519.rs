@@ -258,5 +258,5 @@ pub fn sign(seed: &SecretSeed, message: &[u8]) -> [u8; 64] {
 
 /// The public key of `seed`.
 pub fn public_key_of(seed: &SecretSeed) -> [u8; 32] {
-    Signer::from_seed(seed).public_key()
+    seed.public_key()
 }

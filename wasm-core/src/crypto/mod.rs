@@ -9,7 +9,7 @@ pub mod secret;
 pub mod verify;
 
 pub use profile::{DocumentKind, SignerRule};
-pub use registry::{KeyBinding, RegistryEvidence, ValidatedRegistry};
+pub use registry::{BindingError, KeyBinding, RegistryError, RegistryEvidence, ValidatedRegistry};
 pub use secret::SecretSeed;
 pub use verify::{
     Stage, Verified, VerifyError, sign_document, sign_document_with, verify, verify_batch,

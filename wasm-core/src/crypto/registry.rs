@@ -17,6 +17,124 @@ use crate::model::{Cx, Id, SchemaError};
 use crate::time::{Instant, Timestamp};
 use std::collections::BTreeMap;
 
+/// Why Registry evidence establishes no key set (S-1..S-3). A protected diagnostic: on the
+/// wire every case is `AUTH_INVALID_SIGNATURE` at stage 4 (S-6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegistryError {
+    /// The evidence could not be read at all (e.g. a fixture that fails its schema).
+    Unreadable(String),
+    /// `organizationId` is not an absolute URI.
+    OrganizationId(String),
+    /// Binding `index` fails on its own.
+    Binding { index: usize, reason: BindingError },
+    /// A key ID bound to another Principal or key (§6.4: no rebinding).
+    Rebound { index: usize, key_id: String },
+    /// A key ID declared twice with different validity.
+    ConflictingValidity { index: usize, key_id: String },
+    /// One public key under two key IDs (key reuse or a key-ID alias).
+    KeyReuse {
+        index: usize,
+        key_id: String,
+        registered_as: String,
+    },
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegistryError::Unreadable(why) => f.write_str(why),
+            RegistryError::OrganizationId(id) => {
+                write!(f, "registry organizationId {id:?} is not an absolute URI")
+            }
+            RegistryError::Binding { index, reason } => write!(f, "binding {index}: {reason}"),
+            RegistryError::Rebound { index, key_id } => write!(
+                f,
+                "binding {index}: key ID {key_id:?} is rebound to another Principal or key"
+            ),
+            RegistryError::ConflictingValidity { index, key_id } => write!(
+                f,
+                "binding {index}: key ID {key_id:?} is declared twice with different validity"
+            ),
+            RegistryError::KeyReuse {
+                index,
+                key_id,
+                registered_as,
+            } => write!(
+                f,
+                "binding {index}: public key of {key_id:?} is already registered as \
+                 {registered_as:?} (key reuse or key-ID alias)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// Why one binding record is invalid (§6.4 S-1, S-2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BindingError {
+    /// `what` (`keyId`, `principal id`) is not an absolute URI.
+    NotAbsoluteUri {
+        what: &'static str,
+        value: String,
+    },
+    UnknownPrincipalType(String),
+    /// Only Ed25519 is admitted.
+    Algorithm(String),
+    /// Not a canonical 32-byte prime-order key, or not base64url.
+    PublicKey(String),
+    /// A timestamp outside the profile.
+    Time {
+        what: &'static str,
+        value: String,
+        reason: String,
+    },
+    /// The validity history is not numbered 1, 2, 3…
+    HistoryGap {
+        sequence: u64,
+        position: usize,
+    },
+    /// A status recorded before its predecessor.
+    RecordedBackwards {
+        sequence: u64,
+    },
+    /// A status moves `validUntil` or `revokedAt` later (§6.4: never).
+    BoundaryLater {
+        sequence: u64,
+        what: &'static str,
+    },
+}
+
+impl std::fmt::Display for BindingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BindingError::NotAbsoluteUri { what, value } => {
+                write!(f, "{what} {value:?} is not an absolute URI")
+            }
+            BindingError::UnknownPrincipalType(t) => write!(f, "principal type {t:?} is unknown"),
+            BindingError::Algorithm(a) => write!(f, "algorithm {a:?} is not Ed25519"),
+            BindingError::PublicKey(why) => write!(f, "publicKey: {why}"),
+            BindingError::Time {
+                what,
+                value,
+                reason,
+            } => write!(f, "{what} {value:?}: {reason}"),
+            BindingError::HistoryGap { sequence, position } => write!(
+                f,
+                "validity history sequence {sequence} at position {position} is not contiguous \
+                 from 1"
+            ),
+            BindingError::RecordedBackwards { sequence } => {
+                write!(f, "recordedAt of status {sequence} goes backwards")
+            }
+            BindingError::BoundaryLater { sequence, what } => write!(
+                f,
+                "status {sequence} moves {what} later, which the Registry must not do"
+            ),
+        }
+    }
+}
+
 /// The bundle's Registry-fixture cap on bindings (`registry-fixture.schema.json`, `maxItems`).
 pub const FIXTURE_MAX_BINDINGS: usize = 64;
 
@@ -257,27 +375,25 @@ impl RegistryEvidence {
     /// Establishes the Organization-wide invariants over the complete evidence (S-1..S-3).
     /// The error is a protected diagnostic; on the wire every failure is
     /// `AUTH_INVALID_SIGNATURE` (S-6).
-    pub fn validate(&self) -> Result<ValidatedRegistry, String> {
+    pub fn validate(&self) -> Result<ValidatedRegistry, RegistryError> {
         if !is_absolute_uri(&self.organization_id) {
-            return Err(format!(
-                "registry organizationId {:?} is not an absolute URI",
-                self.organization_id
-            ));
+            return Err(RegistryError::OrganizationId(self.organization_id.clone()));
         }
         let mut by_key_id: BTreeMap<String, std::sync::Arc<KeyBinding>> = BTreeMap::new();
         // public key bytes -> key id, to refuse reuse under another key ID or Principal.
         let mut by_public_key: BTreeMap<[u8; 32], String> = BTreeMap::new();
         for (i, b) in self.bindings.iter().enumerate() {
-            let binding = validate_binding(b).map_err(|e| format!("binding {i}: {e}"))?;
+            let binding = validate_binding(b)
+                .map_err(|reason| RegistryError::Binding { index: i, reason })?;
             if let Some(existing) = by_key_id.get(&binding.key_id) {
                 // A repeated identical declaration is the same logical binding (§6.4).
                 if existing.principal != binding.principal
                     || existing.public_key.as_bytes() != binding.public_key.as_bytes()
                 {
-                    return Err(format!(
-                        "binding {i}: key ID {:?} is rebound to another Principal or key",
-                        binding.key_id
-                    ));
+                    return Err(RegistryError::Rebound {
+                        index: i,
+                        key_id: binding.key_id.clone(),
+                    });
                 }
                 if existing.valid_from.instant() != binding.valid_from.instant()
                     || existing.valid_until.as_ref().map(Timestamp::instant)
@@ -285,19 +401,19 @@ impl RegistryEvidence {
                     || existing.revoked_at.as_ref().map(Timestamp::instant)
                         != binding.revoked_at.as_ref().map(Timestamp::instant)
                 {
-                    return Err(format!(
-                        "binding {i}: key ID {:?} is declared twice with different validity",
-                        binding.key_id
-                    ));
+                    return Err(RegistryError::ConflictingValidity {
+                        index: i,
+                        key_id: binding.key_id.clone(),
+                    });
                 }
                 continue;
             }
             if let Some(other) = by_public_key.get(binding.public_key.as_bytes()) {
-                return Err(format!(
-                    "binding {i}: public key of {:?} is already registered as {other:?} \
-                     (key reuse or key-ID alias)",
-                    binding.key_id
-                ));
+                return Err(RegistryError::KeyReuse {
+                    index: i,
+                    key_id: binding.key_id.clone(),
+                    registered_as: other.clone(),
+                });
             }
             by_public_key.insert(*binding.public_key.as_bytes(), binding.key_id.clone());
             by_key_id.insert(binding.key_id.clone(), std::sync::Arc::new(binding));
@@ -309,47 +425,54 @@ impl RegistryEvidence {
     }
 }
 
-fn profile_time(what: &str, s: &str) -> Result<Timestamp, String> {
-    Timestamp::parse_profile(s).map_err(|e| format!("{what} {s:?}: {e}"))
+fn profile_time(what: &'static str, s: &str) -> Result<Timestamp, BindingError> {
+    Timestamp::parse_profile(s).map_err(|e| BindingError::Time {
+        what,
+        value: s.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
-fn validate_binding(b: &BindingRecord) -> Result<KeyBinding, String> {
+fn validate_binding(b: &BindingRecord) -> Result<KeyBinding, BindingError> {
     if !is_absolute_uri(&b.key_id) {
-        return Err(format!("keyId {:?} is not an absolute URI", b.key_id));
+        return Err(BindingError::NotAbsoluteUri {
+            what: "keyId",
+            value: b.key_id.clone(),
+        });
     }
     let actor_type = ActorType::from_wire(&b.principal_type)
-        .ok_or_else(|| format!("principal type {:?} is unknown", b.principal_type))?;
+        .ok_or_else(|| BindingError::UnknownPrincipalType(b.principal_type.clone()))?;
     if !is_absolute_uri(&b.principal_id) {
-        return Err(format!(
-            "principal id {:?} is not an absolute URI",
-            b.principal_id
-        ));
+        return Err(BindingError::NotAbsoluteUri {
+            what: "principal id",
+            value: b.principal_id.clone(),
+        });
     }
     if b.algorithm != "Ed25519" {
-        return Err(format!("algorithm {:?} is not Ed25519", b.algorithm));
+        return Err(BindingError::Algorithm(b.algorithm.clone()));
     }
-    let raw = b64url_decode(&b.public_key).map_err(|e| format!("publicKey: {e}"))?;
-    let public_key = StrictPublicKey::from_bytes(&raw).map_err(|e| format!("publicKey: {e}"))?;
+    let raw = b64url_decode(&b.public_key).map_err(|e| BindingError::PublicKey(e.to_string()))?;
+    let public_key =
+        StrictPublicKey::from_bytes(&raw).map_err(|e| BindingError::PublicKey(e.to_string()))?;
     let valid_from = profile_time("validFrom", &b.valid_from)?;
     let mut valid_until: Option<Timestamp> = None;
     let mut revoked_at: Option<Timestamp> = None;
     let mut last_recorded: Option<Timestamp> = None;
     for (i, s) in b.validity_history.iter().enumerate() {
         if s.sequence != i as u64 + 1 {
-            return Err(format!(
-                "validity history sequence {} at position {i} is not contiguous from 1",
-                s.sequence
-            ));
+            return Err(BindingError::HistoryGap {
+                sequence: s.sequence,
+                position: i,
+            });
         }
         let recorded = profile_time("recordedAt", &s.recorded_at)?;
         if last_recorded
             .as_ref()
             .is_some_and(|prev| recorded.instant() < prev.instant())
         {
-            return Err(format!(
-                "recordedAt of status {} goes backwards",
-                s.sequence
-            ));
+            return Err(BindingError::RecordedBackwards {
+                sequence: s.sequence,
+            });
         }
         last_recorded = Some(recorded);
         for (name, new, slot) in [
@@ -360,10 +483,10 @@ fn validate_binding(b: &BindingRecord) -> Result<KeyBinding, String> {
                 let t = profile_time(name, text)?;
                 // A boundary may be added or moved earlier, never moved later (§6.4).
                 if slot.as_ref().is_some_and(|cur| t.instant() > cur.instant()) {
-                    return Err(format!(
-                        "status {} moves {name} later, which the Registry must not do",
-                        s.sequence
-                    ));
+                    return Err(BindingError::BoundaryLater {
+                        sequence: s.sequence,
+                        what: name,
+                    });
                 }
                 *slot = Some(t);
             }

@@ -46,9 +46,12 @@ impl SecretSeed {
         SecretSeed(Zeroizing::new(*self.0))
     }
 
-    /// The Ed25519 public key of this seed.
+    /// The Ed25519 public key of this seed (RFC 8032 §5.1.5, by `ed25519-dalek`; the signing
+    /// key is zeroized when dropped).
     pub fn public_key(&self) -> [u8; 32] {
-        super::ed25519::public_key_of(self)
+        ed25519_dalek::SigningKey::from_bytes(&self.0)
+            .verifying_key()
+            .to_bytes()
     }
 }
 

@@ -13,7 +13,7 @@
 
 use super::ed25519::{self, EncodedRSignature, StrictSignature};
 use super::profile::{DocumentKind, SignerRule};
-use super::registry::{KeyBinding, ValidatedRegistry};
+use super::registry::{KeyBinding, RegistryError, ValidatedRegistry};
 use super::secret::SecretSeed;
 use crate::encoding::{b64url_decode, b64url_encode, sha256_hash};
 use crate::json::{self, JcsError, Object, Value};
@@ -128,17 +128,17 @@ pub struct Verified {
 /// Where stage 4 gets its evidence: the complete, validated Registry revision or the reason
 /// it cannot be established (unavailable, incomplete, invalid — all fail stage 4, S-6).
 pub trait KeyResolver {
-    fn registry(&self) -> Result<&ValidatedRegistry, String>;
+    fn registry(&self) -> Result<&ValidatedRegistry, RegistryError>;
 }
 
 impl KeyResolver for ValidatedRegistry {
-    fn registry(&self) -> Result<&ValidatedRegistry, String> {
+    fn registry(&self) -> Result<&ValidatedRegistry, RegistryError> {
         Ok(self)
     }
 }
 
-impl KeyResolver for Result<ValidatedRegistry, String> {
-    fn registry(&self) -> Result<&ValidatedRegistry, String> {
+impl KeyResolver for Result<ValidatedRegistry, RegistryError> {
+    fn registry(&self) -> Result<&ValidatedRegistry, RegistryError> {
         self.as_ref().map_err(Clone::clone)
     }
 }
@@ -419,7 +419,7 @@ fn stages_2_to_5<'k, S: SignatureForm>(
 
     // Stage 4: complete Registry evidence first, then selection and the interval (S-1..S-6).
     let keyres = |r: String| later(Stage::KeyResolution, r);
-    let registry = keys.registry().map_err(keyres)?;
+    let registry = keys.registry().map_err(|e| keyres(e.to_string()))?;
     let binding = registry
         .binding(&key_id)
         .ok_or_else(|| keyres(format!("key {key_id:?} is not in the Registry")))?;

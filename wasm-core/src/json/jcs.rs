@@ -8,6 +8,7 @@
 //! UTF-16 code units and the minimal string escapes are written here.
 
 use super::plain_run;
+pub use super::value::utf16_cmp;
 use super::value::{JsonString, Number, Object, Value};
 use std::cmp::Ordering;
 use std::fmt;
@@ -185,23 +186,6 @@ fn is_canonical_integer(text: &str) -> bool {
         [b'0'] => digits.len() == text.len(),
         [b'1'..=b'9', rest @ ..] => rest.len() < 15 && rest.iter().all(u8::is_ascii_digit),
         _ => false,
-    }
-}
-
-/// RFC 8785 §3.2.3: member names sort by their UTF-16 code units, not by UTF-8 bytes or
-/// scalar values (they differ above U+FFFF versus U+E000..U+FFFF).
-pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) else {
-        return a.len().cmp(&b.len());
-    };
-    // UTF-8 byte order is scalar order, which is UTF-16 order except that U+E000..U+FFFF
-    // (lead bytes 0xEE, 0xEF) sort after U+10000.. (lead 0xF0..), whose high surrogates are
-    // 0xD800..0xDBFF. A mismatch inside a character is between continuation bytes: no fix-up.
-    match (a[i], b[i]) {
-        (0xEE | 0xEF, 0xF0..) => Ordering::Greater,
-        (0xF0.., 0xEE | 0xEF) => Ordering::Less,
-        (x, y) => x.cmp(&y),
     }
 }
 

@@ -5,6 +5,7 @@
 //! stage (§6.4 stage 5), not at parse (stage 1).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 
 /// A JSON value whose numbers and strings are lossless.
@@ -378,9 +379,9 @@ impl Object {
             *slot = value;
             return;
         }
-        let at = self.members.partition_point(|(k, _)| {
-            crate::json::jcs::utf16_cmp(k.as_str(), name) == std::cmp::Ordering::Less
-        });
+        let at = self
+            .members
+            .partition_point(|(k, _)| utf16_cmp(k.as_str(), name) == std::cmp::Ordering::Less);
         self.members
             .insert(at, (JsonString::from(name.to_owned()), value));
     }
@@ -508,5 +509,22 @@ mod tests {
         };
         assert!(odd.get_mut("\u{FFFD}").is_none());
         assert_eq!(odd.len(), 1);
+    }
+}
+
+/// RFC 8785 §3.2.3: member names sort by their UTF-16 code units, not by UTF-8 bytes or
+/// scalar values (they differ above U+FFFF versus U+E000..U+FFFF).
+pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) else {
+        return a.len().cmp(&b.len());
+    };
+    // UTF-8 byte order is scalar order, which is UTF-16 order except that U+E000..U+FFFF
+    // (lead bytes 0xEE, 0xEF) sort after U+10000.. (lead 0xF0..), whose high surrogates are
+    // 0xD800..0xDBFF. A mismatch inside a character is between continuation bytes: no fix-up.
+    match (a[i], b[i]) {
+        (0xEE | 0xEF, 0xF0..) => Ordering::Greater,
+        (0xF0.., 0xEE | 0xEF) => Ordering::Less,
+        (x, y) => x.cmp(&y),
     }
 }

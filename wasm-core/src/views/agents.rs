@@ -36,7 +36,7 @@ pub struct MembershipView {
     /// The Group's Mission's title: what a person recognises (the URNs stay in the tooltip).
     pub mission_title: String,
     pub roles: Vec<String>,
-    pub status: String,
+    pub status: crate::model::membership::MembershipState,
     pub epoch: u64,
 }
 
@@ -141,7 +141,7 @@ pub fn memberships_in(
                     .map(|m| m.title.clone())
                     .unwrap_or_default(),
                 roles: m.roles.clone(),
-                status: m.status.clone(),
+                status: m.status,
                 epoch: m.epoch,
             })
         })

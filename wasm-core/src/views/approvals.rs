@@ -26,6 +26,8 @@ use crate::authority::state::{GroupState, State};
 use crate::json::{Object, Value};
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use std::collections::BTreeMap;
 
 /// What the log says about one submitted Artifact hash: its manifest's media type, producer and
@@ -212,7 +214,7 @@ impl ApprovalInbox {
             let mut push = |kind, since, requested_by: Option<Actor>, rule: ApproverRule| {
                 items.push(item(g, m, viewer, kind, since, requested_by, rule));
             };
-            if m.status == "awaiting_approval" {
+            if m.status == MissionState::AwaitingApproval {
                 push(
                     ApprovalKind::MissionFinal {
                         revision: m.submitted_revision.unwrap_or(m.revision),
@@ -231,9 +233,9 @@ impl ApprovalInbox {
                     ApproverRule::MissionOwner,
                 );
             }
-            if m.status == "active" {
+            if m.status == MissionState::Active {
                 for w in state.work_items.values().filter(|w| w.mission_id == m.id) {
-                    if w.status == "queued"
+                    if w.status == WorkItemState::Queued
                         && work_exec::execution_approval_required(w)
                         && work_exec::current_execution_approval(state, w, now).is_none()
                         && let Some(owner) = &w.assignee_id
@@ -411,10 +413,10 @@ fn evidence(state: &State, mission_id: &str) -> EvidenceSummary {
         .values()
         .filter(|w| w.mission_id == mission_id)
     {
-        if w.status != "cancelled" {
+        if w.status != WorkItemState::Cancelled {
             s.work_items += 1;
         }
-        if w.status == "verified" {
+        if w.status == WorkItemState::Verified {
             s.verified_work_items += 1;
         }
         for e in w.submission_evidence.iter().chain(&w.verification_evidence) {

@@ -133,16 +133,12 @@ impl MissionBoard {
         let mut cols: BTreeMap<MissionState, Vec<MissionCard>> = BTreeMap::new();
         let mut visible = Vec::new();
         for m in state.missions.values().filter(|m| viewer.sees(state, m)) {
-            let Some(ms) = MissionState::parse(&m.status) else {
-                continue;
-            };
+            let ms = m.status;
             visible.push(m.id.clone());
             let mut progress = Progress::default();
             let mut blockers = Vec::new();
             for w in state.work_items.values().filter(|w| w.mission_id == m.id) {
-                let Some(ws) = WorkState::parse(&w.status) else {
-                    continue;
-                };
+                let ws = w.status;
                 if ws != WorkState::Cancelled {
                     progress.total += 1;
                 }
@@ -213,7 +209,8 @@ impl MissionBoard {
             });
         }
         let columns = MissionState::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .map(|s| {
                 let mut cards = cols.remove(&s).unwrap_or_default();
                 crate::order::sort_by(&mut cards, |a, b| {

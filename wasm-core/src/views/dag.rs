@@ -21,6 +21,7 @@ use crate::authority::handlers::{budget, work_exec, work_plan};
 use crate::authority::projection::{CapabilityRequirement, DIMENSIONS, WorkItem};
 use crate::authority::state::State;
 use crate::json::Value;
+use crate::model::work_item::WorkItemState;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
@@ -220,7 +221,7 @@ impl DagView {
         }
         crate::order::sort_by(&mut children, |a, b| a.id.cmp(&b.id));
         for c in children {
-            let state_ = MissionState::parse(&c.status).unwrap_or(MissionState::Active);
+            let state_ = c.status;
             nodes.push(DagNode {
                 id: c.id.clone(),
                 kind: NodeKind::ChildMission {
@@ -323,7 +324,9 @@ impl DagView {
                 .execution_lease_id
                 .as_deref()
                 .is_some_and(|l| old.leases.get(l) != state.leases.get(l));
-            if *o != **w || lease_changed {
+            // An entry the fold did not touch is the same allocation in both states (persistent
+            // tables, authority/table.rs): compared by address first.
+            if (!std::ptr::eq(o, *w) && *o != **w) || lease_changed {
                 if o.dependency_ids != w.dependency_ids || o.child_mission_id != w.child_mission_id
                 {
                     return full();
@@ -339,7 +342,12 @@ impl DagView {
                     }
                 }
             }
-            if time_moved && matches!(w.status.as_str(), "active" | "queued" | "offered") {
+            if time_moved
+                && matches!(
+                    w.status,
+                    WorkItemState::Active | WorkItemState::Queued | WorkItemState::Offered
+                )
+            {
                 affected[i] = true;
             }
         }
@@ -369,7 +377,7 @@ impl DagView {
 /// The node of WorkItem `w` at `now`.
 fn work_item_node(state: &State, w: &WorkItem, now: Micros, on_critical_path: bool) -> DagNode {
     let why = why_not_running(state, w, now);
-    let state_ = WorkState::parse(&w.status).unwrap_or(WorkState::Open);
+    let state_ = w.status;
     DagNode {
         id: w.id.clone(),
         kind: NodeKind::WorkItem,
@@ -479,18 +487,15 @@ pub fn critical_path(items: &[&WorkItem]) -> CriticalPath {
 /// Why `w` is not running at `now`; empty when it runs. Every reason is a predicate the
 /// authority's handlers enforce (module documentation).
 pub fn why_not_running(state: &State, w: &WorkItem, now: Micros) -> Vec<WhyNotRunning> {
-    let Some(status) = WorkState::parse(&w.status) else {
-        return Vec::new();
-    };
+    let status = w.status;
     if status.is_terminal() {
         return vec![WhyNotRunning::Finished(status)];
     }
     let mut out = Vec::new();
     if let Some(m) = state.missions.get(&w.mission_id)
         && guards::active_mission(m).is_err()
-        && let Some(ms) = MissionState::parse(&m.status)
     {
-        out.push(WhyNotRunning::MissionNotActive(ms));
+        out.push(WhyNotRunning::MissionNotActive(m.status));
     }
     match status {
         WorkState::Active => {

@@ -23,6 +23,7 @@ use crate::authority::projection::Mission;
 use crate::authority::state::State;
 use crate::json::Value;
 use crate::model::common::Actor;
+use crate::model::membership::MembershipState;
 
 /// Who is looking: a Principal (a human at the console, usually) or the Organization's own
 /// operators, who see every Mission.
@@ -43,7 +44,7 @@ impl Viewer {
         };
         if state
             .membership(&mission.group_id, who.id.as_str())
-            .is_some_and(|m| m.status != "ended")
+            .is_some_and(|m| m.status != MembershipState::Ended)
         {
             return true;
         }
@@ -59,85 +60,23 @@ impl Viewer {
     }
 }
 
-/// The Mission states of §7.1, in board column order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum MissionState {
-    Active,
-    AwaitingApproval,
-    Approved,
-    Failed,
-    Cancelled,
-}
+/// The Mission states of §7.1, in board column order (the schema's order).
+pub use crate::model::mission::MissionState;
 
 impl MissionState {
-    pub const ALL: [MissionState; 5] = [
-        MissionState::Active,
-        MissionState::AwaitingApproval,
-        MissionState::Approved,
-        MissionState::Failed,
-        MissionState::Cancelled,
-    ];
-
-    /// The state of a Mission projection's `status` (the authority writes only these five).
+    /// The state of a Mission projection's `status` as text (a filter's value).
     pub fn parse(status: &str) -> Option<MissionState> {
-        MissionState::ALL.into_iter().find(|s| s.as_str() == status)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MissionState::Active => "active",
-            MissionState::AwaitingApproval => "awaiting_approval",
-            MissionState::Approved => "approved",
-            MissionState::Failed => "failed",
-            MissionState::Cancelled => "cancelled",
-        }
+        MissionState::from_wire(status)
     }
 }
 
-/// The WorkItem states of §10.2.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum WorkState {
-    Open,
-    Offered,
-    Queued,
-    Active,
-    Blocked,
-    Submitted,
-    Verified,
-    Failed,
-    Cancelled,
-}
+/// The WorkItem states of §10.2 (the schema's enum and order).
+pub use crate::model::work_item::WorkItemState as WorkState;
 
 impl WorkState {
-    pub const ALL: [WorkState; 9] = [
-        WorkState::Open,
-        WorkState::Offered,
-        WorkState::Queued,
-        WorkState::Active,
-        WorkState::Blocked,
-        WorkState::Submitted,
-        WorkState::Verified,
-        WorkState::Failed,
-        WorkState::Cancelled,
-    ];
-
-    /// The state of a WorkItem projection's `status` (the authority writes only these nine).
+    /// The state of a WorkItem projection's `status` as text.
     pub fn parse(status: &str) -> Option<WorkState> {
-        WorkState::ALL.into_iter().find(|s| s.as_str() == status)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkState::Open => "open",
-            WorkState::Offered => "offered",
-            WorkState::Queued => "queued",
-            WorkState::Active => "active",
-            WorkState::Blocked => "blocked",
-            WorkState::Submitted => "submitted",
-            WorkState::Verified => "verified",
-            WorkState::Failed => "failed",
-            WorkState::Cancelled => "cancelled",
-        }
+        WorkState::from_wire(status)
     }
 
     /// `verified`, `failed` and `cancelled` are terminal (§10.2).

@@ -114,7 +114,10 @@ pub enum TimeTravelError {
     /// Past the end of the log.
     OutOfRange { position: usize, len: usize },
     /// The reducer refused the Event at `position` (a corrupt or misordered log).
-    Replay { position: usize, reason: String },
+    Replay {
+        position: usize,
+        reason: crate::authority::ApplyError,
+    },
 }
 
 impl std::fmt::Display for TimeTravelError {

@@ -654,14 +654,7 @@ async fn a_flooding_address_gets_backpressure_and_another_address_gets_through()
     // The HTTP edge over an intake that holds the flooder's Commands in front of the
     // authority, so that they stay in flight.
     let (intake, hold) = srv.handle.with_hold();
-    let app = router_with(
-        &dir.0.join("public"),
-        None,
-        "{}".into(),
-        Some(intake),
-        None,
-        REQUEST_TIMEOUT,
-    );
+    let app = router(AppState::new(&dir.0.join("public"), "{}".into()).authority(intake));
     let flood: Vec<Vec<u8>> = (0..33).map(|_| srv.post(GROUP, "owner", None)).collect();
     hold.hold_matching(flood.iter().map(|b| action_of(b).into_bytes()).collect());
     let mut held = Vec::new();

@@ -26,9 +26,11 @@
 //! Registry), and `stateHash` and `policyLog` against state (neither does the reference).
 
 use super::mission::wire_event_id;
-use super::{Ctx, Decision, member, payload};
+use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::EventView;
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::archive::{GroupArchived, SnapshotCreated};
 use crate::authority::payload::Reader;
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
@@ -43,14 +45,10 @@ use crate::time::Timestamp;
 pub const SNAPSHOT_CREATED: &str = "group.snapshot.created";
 pub const ARCHIVED: &str = "group.archived";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "ext.missionweaveprotocol.core.group_archive" => decide_archive(cx),
-        _ => return None,
-    })
-}
+/// The Extension kind that archives a Group (§18).
+pub const GROUP_ARCHIVE: &str = "ext.missionweaveprotocol.core.group_archive";
 
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         // The snapshot itself is not kept; its id is recorded on the Group by `group.archived`.
         SNAPSHOT_CREATED => Ok(()),
@@ -239,31 +237,35 @@ pub fn decide_archive(cx: &Ctx) -> Decision {
         EventDraft::group(
             group_id,
             SNAPSHOT_CREATED,
-            payload(vec![
-                ("snapshotId", Value::string(snapshot_id.clone())),
-                ("throughSequence", Value::from(through)),
-                ("stateHash", state_hash),
-            ]),
+            SnapshotCreated {
+                snapshot_id: snapshot_id.clone(),
+                through_sequence: through,
+                state_hash,
+            }
+            .to_object(),
         ),
         EventDraft::group(
             group_id,
             ARCHIVED,
-            payload(vec![
-                ("snapshotId", Value::string(snapshot_id)),
-                ("archivedAt", Value::string(cx.now.format())),
-            ]),
+            GroupArchived {
+                snapshot_id,
+                archived_at: cx.now,
+            }
+            .to_object(),
         ),
     ])
 }
 
-fn apply_archived(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let snapshot_id = member(ev, "snapshotId")?.to_owned();
-    let at = Micros::parse(member(ev, "archivedAt")?).ok_or("bad archivedAt")?;
-    let g = ev.group_id.ok_or("group.archived needs a Group")?;
+fn apply_archived(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let GroupArchived {
+        snapshot_id,
+        archived_at: at,
+    } = GroupArchived::read(ev)?;
+    let g = ev.group_id.ok_or_else(|| ApplyError::missing_group(ev))?;
     let gs = state
         .groups
         .get_mut(g)
-        .ok_or_else(|| format!("unknown Group {g}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", g))?;
     gs.group.archived_at = Some(at);
     gs.group.archive_snapshot_id = Some(snapshot_id);
     Ok(())

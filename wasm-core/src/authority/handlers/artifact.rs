@@ -12,7 +12,9 @@
 
 use super::work_exec::strip_strings;
 use super::{Ctx, Decision, payload};
-use crate::authority::evolve::EventView;
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::artifact::ArtifactPublished;
 use crate::authority::payload::Reader;
 use crate::authority::projection::Mission;
 use crate::authority::rejection::Rejection;
@@ -22,20 +24,14 @@ use crate::crypto::ed25519;
 use crate::encoding::{b64url_decode, is_sha256_hash};
 use crate::json::{Object, Value};
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 pub const PUBLISHED: &str = "artifact.published";
 
 /// `dataClassification`, lowest first.
 pub const CLASSIFICATIONS: [&str; 4] = ["public", "internal", "confidential", "restricted"];
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "artifact.publish" => decide_publish(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         PUBLISHED => apply_published(state, ev),
         _ => return None,
@@ -188,7 +184,7 @@ pub fn decide_publish(cx: &Ctx) -> Decision {
     // D-24: expectedRevision is compared wherever it is sent (the reference ignores it).
     guards::revision(cmd, w.revision)?;
     guards::work_owner(w, cmd, epoch, cx.now)?;
-    if w.status != "active" {
+    if w.status != WorkItemState::Active {
         return Err(Rejection::transition(format!(
             "cannot publish an Artifact for a WorkItem that is {}",
             w.status
@@ -290,23 +286,18 @@ pub fn decide_publish(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         PUBLISHED,
-        payload(vec![("artifact", Value::Object(manifest))]),
+        ArtifactPublished { artifact: manifest }.to_object(),
     )])
 }
 
-pub fn apply_published(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let manifest = ev
-        .payload
-        .get("artifact")
-        .and_then(Value::as_object)
-        .ok_or_else(|| format!("{}: payload lacks artifact", ev.kind))?
-        .clone();
+pub fn apply_published(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let ArtifactPublished { artifact: manifest } = ArtifactPublished::read(ev)?;
     let id = text(&manifest, "id").to_owned();
     let work_id = text(&manifest, "workItemId").to_owned();
     let w = state
         .work_items
         .get_mut(&work_id)
-        .ok_or_else(|| format!("{}: unknown WorkItem {work_id}", ev.kind))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", &work_id))?;
     w.artifact_ids.push(id.clone());
     crate::order::sort(&mut w.artifact_ids);
     w.revision += 1;

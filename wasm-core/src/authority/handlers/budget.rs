@@ -9,16 +9,18 @@
 //! The Command `ext.missionweaveprotocol.core.resource_usage_record` is handled here too.
 
 use super::{Ctx, Decision};
-use crate::authority::evolve::EventView;
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::budget::UsageRecorded;
 use crate::authority::payload::Reader;
 use crate::authority::projection::{DIMENSIONS, ResourceBudget, ResourceUsage};
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{Account, State};
 use crate::authority::{EventDraft, guards};
-use crate::json::{Object, Value};
-use crate::model::ToJson;
+use crate::json::Object;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 fn exceeded(message: String) -> Rejection {
     Rejection::new(ErrorCode::BudgetExceeded, message)
@@ -224,14 +226,7 @@ pub fn apply_charge(state: &mut State, account: &str, delta: &ResourceUsage) {
 pub const USAGE_RECORD: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 pub const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        USAGE_RECORD => decide_usage_record(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         USAGE_RECORDED => apply_usage_recorded(state, ev),
         _ => return None,
@@ -251,14 +246,15 @@ pub fn usage_payload(
 ) -> Result<Object, Rejection> {
     let (cumulative, remaining) =
         check_charge(state, work_id, delta).map_err(|e| e.detail("workItemId", work_id))?;
-    Ok(super::payload(vec![
-        ("workItemId", Value::string(work_id.to_owned())),
-        ("executionLeaseId", Value::string(lease_id.to_owned())),
-        ("ownershipEpoch", Value::from(ownership_epoch)),
-        ("usageDelta", delta.to_json()),
-        ("cumulativeUsage", cumulative.to_json()),
-        ("remainingBudget", remaining.to_json()),
-    ]))
+    let recorded = UsageRecorded {
+        work_item_id: work_id.to_owned(),
+        execution_lease_id: lease_id.to_owned(),
+        ownership_epoch,
+        usage_delta: delta.clone(),
+        cumulative_usage: cumulative,
+        remaining_budget: remaining,
+    };
+    Ok(recorded.to_object())
 }
 
 /// `…core.resource_usage_record`: one atomic, six-dimensional charge to a WorkItem and every
@@ -310,7 +306,7 @@ pub fn decide_usage_record(cx: &Ctx) -> Decision {
     match cmd.actor.actor_type {
         ActorType::Agent => {
             guards::work_owner(w, cmd, epoch, cx.now)?;
-            if w.status != "active" {
+            if w.status != WorkItemState::Active {
                 return Err(Rejection::transition(format!(
                     "cannot record resource usage for a WorkItem that is {}",
                     w.status
@@ -338,11 +334,15 @@ pub fn decide_usage_record(cx: &Ctx) -> Decision {
 
 /// Books the recorded delta on the WorkItem and its ancestry (the charge was checked when the
 /// Event was decided).
-pub fn apply_usage_recorded(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let work_id = super::member(ev, "workItemId")?;
-    let delta: ResourceUsage = super::embedded(ev, "usageDelta")?;
+pub fn apply_usage_recorded(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let UsageRecorded {
+        work_item_id,
+        usage_delta: delta,
+        ..
+    } = UsageRecorded::read(ev)?;
+    let work_id = work_item_id.as_str();
     if !state.accounts.contains_key(work_id) {
-        return Err(format!("{}: no ledger account {work_id}", ev.kind));
+        return Err(ApplyError::unknown(ev, "ledger account", work_id));
     }
     apply_charge(state, work_id, &delta);
     Ok(())

@@ -19,7 +19,9 @@
 //! entry (§20: issuance and consumption are both logged).
 
 use super::{Ctx, Decision};
-use crate::authority::evolve::EventView;
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::grants::CooperationOverrideGranted;
 use crate::authority::payload::Reader;
 use crate::authority::projection::CooperationOverrideGrant;
 use crate::authority::rejection::Rejection;
@@ -28,6 +30,7 @@ use crate::authority::{EventDraft, guards, is_service};
 use crate::json::{Object, Value};
 use crate::model::ToJson;
 use crate::model::error::ErrorCode;
+use crate::model::membership::MembershipState;
 
 /// The limits a Command can reach (§20).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,14 +228,7 @@ pub fn override_approver(
     }
 }
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "policy.grant_cooperation_override" => decide_grant(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),
         _ => return None,
@@ -292,7 +288,7 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
         .detail("missionDeadline", mission.deadline.format()));
     }
     match g.memberships.get(beneficiary.id.as_str()) {
-        Some(m) if m.status != "ended" && m.principal == beneficiary => {}
+        Some(m) if m.status != MembershipState::Ended && m.principal == beneficiary => {}
         _ => {
             return Err(Rejection::forbidden(
                 "the beneficiary has no current Membership in this Group",
@@ -328,17 +324,22 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         GRANTED,
-        super::payload(vec![("cooperationOverrideGrant", grant.to_json())]),
+        CooperationOverrideGranted {
+            cooperation_override_grant: grant,
+        }
+        .to_object(),
     )])
 }
 
 /// Stores the grant and records its issuance in the Group's policy log (§20).
-pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let grant: CooperationOverrideGrant = super::embedded(ev, "cooperationOverrideGrant")?;
+pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let CooperationOverrideGranted {
+        cooperation_override_grant: grant,
+    } = CooperationOverrideGranted::read(ev)?;
     let g = state
         .groups
         .get_mut(&grant.group_id)
-        .ok_or_else(|| format!("grant for unknown Group {}", grant.group_id))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", &grant.group_id))?;
     let mut details = Object::new();
     for (k, v) in [
         ("grantId", grant.id.clone()),

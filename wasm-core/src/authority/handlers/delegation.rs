@@ -23,8 +23,10 @@
 //! `AUTH_FORBIDDEN` as well: it is no longer authority, not a lease (D-7).
 
 use super::cooperation::{self, Policy};
-use super::{Ctx, Decision, embedded, payload};
-use crate::authority::evolve::EventView;
+use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::membership::DelegationGranted;
 use crate::authority::payload::Reader;
 use crate::authority::projection::{
     CapabilityRequirement, DIMENSIONS, DelegationBudget, DelegationGrant, ResourceBudget,
@@ -34,20 +36,12 @@ use crate::authority::rejection::Rejection;
 use crate::authority::state::State;
 use crate::authority::{EventDraft, guards};
 use crate::json::{Object, Value};
-use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
 
 pub const GRANTED: &str = "membership.delegation.granted";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "membership.grant_delegation" => decide_grant(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),
         _ => return None,
@@ -187,13 +181,18 @@ pub fn decide_grant(cx: &Ctx) -> Decision {
     let draft = EventDraft::group(
         &g.group.id,
         GRANTED,
-        payload(vec![("delegationGrant", grant.to_json())]),
+        DelegationGranted {
+            delegation_grant: grant,
+        }
+        .to_object(),
     );
     Ok(vec![cooperation::consume(draft, override_grant)])
 }
 
-pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let grant: DelegationGrant = embedded(ev, "delegationGrant")?;
+pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let DelegationGranted {
+        delegation_grant: grant,
+    } = DelegationGranted::read(ev)?;
     state.delegation_grants.insert(grant.id.clone(), grant);
     Ok(())
 }

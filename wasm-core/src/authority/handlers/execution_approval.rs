@@ -12,27 +12,22 @@
 //!      (not consumed).
 //! ```
 
-use super::{Ctx, Decision, embedded, payload};
-use crate::authority::evolve::EventView;
+use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::grants::ExecutionApprovalGranted;
 use crate::authority::payload::Reader;
 use crate::authority::projection::{ExecutionApproval, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards};
-use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 pub const GRANTED: &str = "approval.execution.granted";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "approval.grant_execution" => decide_grant_execution(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         GRANTED => apply_granted(state, ev),
         _ => return None,
@@ -95,7 +90,7 @@ pub fn decide_grant_execution(cx: &Ctx) -> Decision {
     // D-24: an Approval compares expectedRevision with the Mission's revision when sent.
     guards::revision(cmd, mission.revision)?;
     let w = guards::work(cx.state, g, &work_id)?;
-    if w.status != "queued" {
+    if w.status != WorkItemState::Queued {
         return Err(Rejection::transition(format!(
             "cannot grant execution approval for a WorkItem that is {}",
             w.status
@@ -169,12 +164,12 @@ pub fn decide_grant_execution(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         GRANTED,
-        payload(vec![("approval", approval.to_json())]),
+        ExecutionApprovalGranted { approval }.to_object(),
     )])
 }
 
-pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let approval: ExecutionApproval = embedded(ev, "approval")?;
+pub fn apply_granted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let ExecutionApprovalGranted { approval } = ExecutionApprovalGranted::read(ev)?;
     state
         .execution_approvals
         .insert(approval.id.clone(), approval);

@@ -20,15 +20,17 @@
 //! `active`: for those principals a `null` `visibilityAfterSequence` resolves to 0, and a
 //! non-zero one or `provisional: true` is `INVALID_COMMAND` (the reference accepts both).
 
-use super::{Ctx, Decision, embedded, payload};
-use crate::authority::evolve::EventView;
+use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::membership::{MembershipChanged, MembershipEnded};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Membership, Mission};
 use crate::authority::rejection::Rejection;
 use crate::authority::state::State;
 use crate::authority::{EventDraft, guards};
-use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
+use crate::model::membership::MembershipState;
 
 pub const CHANGED: &str = "membership.changed";
 pub const ENDED: &str = "membership.ended";
@@ -43,15 +45,7 @@ pub const ROLES: [&str; 6] = [
     "worker",
 ];
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "membership.change" => decide_change(cx),
-        "membership.end" => decide_end(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         CHANGED => apply_changed(state, ev),
         ENDED => apply_ended(state, ev),
@@ -128,7 +122,11 @@ pub fn decide_change(cx: &Ctx) -> Decision {
         // `null`: the Group's current sequence, read before this Event is appended.
         None => g.last_sequence,
     };
-    let status = if provisional { "provisional" } else { "active" };
+    let status = if provisional {
+        MembershipState::Provisional
+    } else {
+        MembershipState::Active
+    };
     let membership = match existing {
         Some(m) => {
             let mut all = m.roles.clone();
@@ -142,7 +140,7 @@ pub fn decide_change(cx: &Ctx) -> Decision {
                 joined_at: m.joined_at,
                 principal,
                 roles: all,
-                status: status.into(),
+                status,
                 visibility_after_sequence,
             }
         }
@@ -156,7 +154,7 @@ pub fn decide_change(cx: &Ctx) -> Decision {
                 joined_at: cx.now,
                 principal,
                 roles,
-                status: status.into(),
+                status,
                 visibility_after_sequence,
             }
         }
@@ -164,17 +162,17 @@ pub fn decide_change(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         CHANGED,
-        payload(vec![("membership", membership.to_json())]),
+        MembershipChanged { membership }.to_object(),
     )])
 }
 
 /// The Event carries the whole Membership after the change.
-pub fn apply_changed(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let m: Membership = embedded(ev, "membership")?;
+pub fn apply_changed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let MembershipChanged { membership: m } = MembershipChanged::read(ev)?;
     let g = state
         .groups
         .get_mut(&m.group_id)
-        .ok_or_else(|| format!("{CHANGED} for unknown Group {}", m.group_id))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", &m.group_id))?;
     g.memberships.insert(m.principal.id.0.clone(), m);
     Ok(())
 }
@@ -203,29 +201,27 @@ pub fn decide_end(cx: &Ctx) -> Decision {
         Some(m) if m.principal == principal => m,
         _ => return Err(Rejection::not_found("Membership", principal.id.as_str())),
     };
-    if m.status == "ended" {
+    if m.status == MembershipState::Ended {
         return Err(Rejection::transition("the Membership has already ended"));
     }
     guards::revision(cmd, m.epoch)?;
     Ok(vec![EventDraft::group(
         &g.group.id,
         ENDED,
-        payload(vec![("principal", principal.to_json())]),
+        MembershipEnded { principal }.to_object(),
     )])
 }
 
 /// Status `ended`, epoch + 1, `endedAt` = the Event time, roles kept.
-pub fn apply_ended(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let principal: Actor = embedded(ev, "principal")?;
-    let group_id = ev
-        .group_id
-        .ok_or_else(|| format!("{ENDED} without a Group"))?;
+pub fn apply_ended(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let MembershipEnded { principal } = MembershipEnded::read(ev)?;
+    let group_id = ev.group_id.ok_or_else(|| ApplyError::missing_group(ev))?;
     let m = state
         .groups
         .get_mut(group_id)
         .and_then(|g| g.memberships.get_mut(principal.id.as_str()))
-        .ok_or_else(|| format!("{ENDED} for unknown Membership {}", principal.id.as_str()))?;
-    m.status = "ended".into();
+        .ok_or_else(|| ApplyError::unknown(ev, "Membership", principal.id.as_str()))?;
+    m.status = MembershipState::Ended;
     m.epoch += 1;
     m.ended_at = Some(ev.occurred_at);
     Ok(())

@@ -22,8 +22,10 @@
 //! limit `RATE_LIMITED` (D-6), a non-author correction `AUTH_FORBIDDEN`.
 
 use super::cooperation::{self, Policy};
-use super::{Ctx, Decision, embedded, payload};
-use crate::authority::evolve::EventView;
+use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::message::{MessageAmended, MessagePosted};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Message, MessageAmendment};
 use crate::authority::rejection::Rejection;
@@ -31,7 +33,6 @@ use crate::authority::state::State;
 use crate::authority::{EventDraft, guards};
 use crate::json::{Object, Value};
 use crate::model::Id;
-use crate::model::ToJson;
 use crate::model::common::{Actor, ActorType};
 
 pub const POSTED: &str = "message.posted";
@@ -39,17 +40,7 @@ pub const CORRECTED: &str = "message.corrected";
 pub const RETRACTED: &str = "message.retracted";
 pub const REDACTED: &str = "message.redacted";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "message.post" => decide_post(cx),
-        "message.correct" => decide_amend(cx, Amend::Correct),
-        "message.retract" => decide_amend(cx, Amend::Retract),
-        "message.redact" => decide_amend(cx, Amend::Redact),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         POSTED => apply_posted(state, ev),
         CORRECTED | RETRACTED | REDACTED => apply_amended(state, ev),
@@ -125,19 +116,15 @@ pub fn decide_post(cx: &Ctx) -> Decision {
         id: message_id,
         mentions,
     };
-    let draft = EventDraft::group(
-        &g.group.id,
-        POSTED,
-        payload(vec![("message", message.to_json())]),
-    );
+    let draft = EventDraft::group(&g.group.id, POSTED, MessagePosted { message }.to_object());
     let mut drafts: Vec<EventDraft> = offline.into_iter().collect();
     drafts.push(cooperation::consume(draft, override_grant));
     Ok(drafts)
 }
 
 /// Stores the Message and nothing else: conversation is not authority.
-pub fn apply_posted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let m: Message = embedded(ev, "message")?;
+pub fn apply_posted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let MessagePosted { message: m } = MessagePosted::read(ev)?;
     state.messages.insert(m.id.clone(), m);
     Ok(())
 }
@@ -212,13 +199,13 @@ pub fn decide_amend(cx: &Ctx, how: Amend) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         how.event_kind(),
-        payload(vec![("amendment", amendment.to_json())]),
+        MessageAmended { amendment }.to_object(),
     )])
 }
 
 /// Records the amendment; the original Message is never rewritten.
-pub fn apply_amended(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let a: MessageAmendment = embedded(ev, "amendment")?;
+pub fn apply_amended(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let MessageAmended { amendment: a } = MessageAmended::read(ev)?;
     state.amendments.insert(a.id.clone(), a);
     Ok(())
 }

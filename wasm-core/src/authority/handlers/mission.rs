@@ -39,41 +39,35 @@
 //! when sent, is compared with the Mission's `revision` by every Mission kind (D-24).
 
 use super::cooperation::{self, Policy};
-use super::{Ctx, Decision, embedded, member, member_u64, payload};
+use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::EventView;
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::mission::{
+    ChangesRequested, ChildCreated, CoordinatorAssigned, CoordinatorRenewed, CreatedFrom,
+    MissionApproved, MissionClosed, MissionCreated, SubmittedForApproval,
+};
+use crate::authority::events::work_exec::{
+    AcceptedBy, BlockedBy, ResultAccepted, WorkBlocked, WorkClosed,
+};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Approval, Group, Membership, Mission, ResourceBudget};
 use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards, is_service};
 use crate::json::{Object, Value};
-use crate::model::ToJson;
+use crate::model::Id;
 use crate::model::common::{Actor, ActorType};
 use crate::model::error::ErrorCode;
-use crate::model::{self as m, Id};
+use crate::model::membership::MembershipState;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 use std::collections::BTreeMap;
 
 /// The longest lease a payload may ask for (one year, as the reference).
 const MAX_LEASE_SECONDS: u64 = 31_536_000;
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "mission.create" => decide_create(cx, false),
-        "mission.create_follow_up" => decide_create(cx, true),
-        "mission.create_child" => decide_create_child(cx),
-        "mission.assign_coordinator" => decide_assign_coordinator(cx),
-        "mission.renew_coordinator" => decide_renew_coordinator(cx),
-        "mission.submit_for_approval" => decide_submit_for_approval(cx),
-        "mission.approve" => decide_approve(cx),
-        "mission.request_changes" => decide_request_changes(cx),
-        "mission.cancel" => decide_cancel(cx),
-        "mission.terminate" => decide_terminate(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         "mission.created" | "mission.follow_up.created" => apply_created(state, ev),
         "mission.child.created" => apply_child_created(state, ev),
@@ -82,8 +76,8 @@ pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
         "mission.submitted_for_approval" => apply_submitted(state, ev),
         "mission.approved" => apply_approved(state, ev),
         "mission.changes_requested" => apply_changes_requested(state, ev),
-        "mission.cancelled" => apply_closed(state, ev, "cancelled"),
-        "mission.terminated" => apply_closed(state, ev, "failed"),
+        "mission.cancelled" => apply_closed(state, ev, MissionState::Cancelled),
+        "mission.terminated" => apply_closed(state, ev, MissionState::Failed),
         // The parent-Group `work.result.accepted` (with `childMissionId`) and `work.blocked` /
         // `work.failed` (with `sourceEventId`) that child approval and child-failure
         // propagation append are WorkItem transitions, applied by `work_exec`.
@@ -131,10 +125,6 @@ impl<'a> Drafts<'a> {
         self.out.push(draft);
         wire_event_id(&group, last + 1)
     }
-}
-
-fn opt_str(v: Option<String>) -> Value {
-    v.map_or(Value::Null, Value::string)
 }
 
 /// `mission.create` / `mission.create_follow_up` (§7.1 rows 1–2).
@@ -188,7 +178,7 @@ pub fn decide_create(cx: &Ctx, follow_up: bool) -> Decision {
                 .missions
                 .get(source_id)
                 .ok_or_else(|| Rejection::not_found("Mission", source_id))?;
-            if source.status != "approved" {
+            if source.status != MissionState::Approved {
                 return Err(Rejection::transition(format!(
                     "a follow-up needs an approved Mission; {source_id} is {}",
                     source.status
@@ -228,7 +218,7 @@ pub fn decide_create(cx: &Ctx, follow_up: bool) -> Decision {
         parent_work_item_id: None,
         permissions,
         revision: 1,
-        status: "active".into(),
+        status: MissionState::Active,
         submitted_artifact_hashes: vec![],
         submitted_revision: None,
         title,
@@ -240,14 +230,17 @@ pub fn decide_create(cx: &Ctx, follow_up: bool) -> Decision {
     } else {
         "mission.created"
     };
+    let created = MissionCreated {
+        mission,
+        group,
+        from: CreatedFrom::Owner {
+            follow_up_of_mission_id: follow_up_of,
+        },
+    };
     Ok(vec![EventDraft::group(
         &group_id,
         kind,
-        payload(vec![
-            ("mission", mission.to_json()),
-            ("group", group.to_json()),
-            ("followUpOfMissionId", opt_str(follow_up_of)),
-        ]),
+        created.to_object(),
     )])
 }
 
@@ -384,12 +377,13 @@ pub fn decide_create_child(cx: &Ctx) -> Decision {
         EventDraft::group(
             &g.group.id,
             "mission.child.created",
-            payload(vec![
-                ("parentMissionId", Value::string(parent.id.clone())),
-                ("parentWorkItemId", Value::string(w.id.clone())),
-                ("childMissionId", Value::string(mission_id.clone())),
-                ("childGroupId", Value::string(child_group_id.clone())),
-            ]),
+            ChildCreated {
+                parent_mission_id: parent.id.clone(),
+                parent_work_item_id: w.id.clone(),
+                child_mission_id: mission_id.clone(),
+                child_group_id: child_group_id.clone(),
+            }
+            .to_object(),
         ),
         grant,
     );
@@ -414,21 +408,22 @@ pub fn decide_create_child(cx: &Ctx) -> Decision {
         parent_work_item_id: Some(w.id.clone()),
         permissions,
         revision: 1,
-        status: "active".into(),
+        status: MissionState::Active,
         submitted_artifact_hashes: vec![],
         submitted_revision: None,
         title,
         updated_at: cx.now,
     };
     let group = new_group(&child_group_id, &mission_id, cx.now);
+    let created = MissionCreated {
+        mission,
+        group,
+        from: CreatedFrom::Parent { parent_event_id },
+    };
     drafts.push(EventDraft::group(
         &child_group_id,
         "mission.created",
-        payload(vec![
-            ("mission", mission.to_json()),
-            ("group", group.to_json()),
-            ("parentEventId", Value::string(parent_event_id)),
-        ]),
+        created.to_object(),
     ));
     Ok(drafts.out)
 }
@@ -456,21 +451,13 @@ pub fn decide_assign_coordinator(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         "mission.coordinator.assigned",
-        payload(vec![
-            (
-                "previousCoordinatorId",
-                Value::string(mission.coordinator_id.clone()),
-            ),
-            ("coordinatorId", Value::string(coordinator_id)),
-            (
-                "coordinatorEpoch",
-                Value::from(mission.coordinator_epoch + 1),
-            ),
-            (
-                "leaseExpiresAt",
-                Value::string(cx.now.plus_seconds(lease_seconds).format()),
-            ),
-        ]),
+        CoordinatorAssigned {
+            previous_coordinator_id: mission.coordinator_id.clone(),
+            coordinator_id,
+            coordinator_epoch: mission.coordinator_epoch + 1,
+            lease_expires_at: cx.now.plus_seconds(lease_seconds),
+        }
+        .to_object(),
     )])
 }
 
@@ -487,13 +474,11 @@ pub fn decide_renew_coordinator(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         "mission.coordinator.renewed",
-        payload(vec![
-            ("coordinatorEpoch", Value::from(mission.coordinator_epoch)),
-            (
-                "leaseExpiresAt",
-                Value::string(cx.now.plus_seconds(lease_seconds).format()),
-            ),
-        ]),
+        CoordinatorRenewed {
+            coordinator_epoch: mission.coordinator_epoch,
+            lease_expires_at: cx.now.plus_seconds(lease_seconds),
+        }
+        .to_object(),
     )])
 }
 
@@ -530,7 +515,7 @@ pub fn decide_submit_for_approval(cx: &Ctx) -> Decision {
         .filter(|w| w.mission_id == mission.id)
     {
         any = true;
-        if !matches!(w.status.as_str(), "verified" | "cancelled") {
+        if !matches!(w.status, WorkItemState::Verified | WorkItemState::Cancelled) {
             return Err(Rejection::transition(format!(
                 "WorkItem {} is {}, not verified or cancelled",
                 w.id, w.status
@@ -555,14 +540,12 @@ pub fn decide_submit_for_approval(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         "mission.submitted_for_approval",
-        payload(vec![
-            ("missionId", Value::string(mission.id.clone())),
-            ("missionRevision", Value::from(mission.revision)),
-            (
-                "artifactHashes",
-                Value::Array(hashes.into_iter().map(Value::string).collect()),
-            ),
-        ]),
+        SubmittedForApproval {
+            mission_id: mission.id.clone(),
+            mission_revision: mission.revision,
+            artifact_hashes: hashes,
+        }
+        .to_object(),
     )])
 }
 
@@ -607,7 +590,7 @@ fn bound_revision(mission: &Mission, sent: u64) -> Result<(), Rejection> {
 }
 
 fn awaiting_approval(mission: &Mission) -> Result<(), Rejection> {
-    if mission.status != "awaiting_approval" {
+    if mission.status != MissionState::AwaitingApproval {
         return Err(Rejection::transition(format!(
             "the Mission is {}, not awaiting_approval",
             mission.status
@@ -674,7 +657,7 @@ pub fn decide_approve(cx: &Ctx) -> Decision {
     let approved = drafts.push(EventDraft::group(
         &g.group.id,
         "mission.approved",
-        payload(vec![("approval", approval.to_json())]),
+        MissionApproved { approval }.to_object(),
     ));
     // A child's approved result becomes the parent WorkItem's result (§14). A parent WorkItem
     // that was already closed meanwhile (for example by `work.cancel`) stays closed.
@@ -687,12 +670,15 @@ pub fn decide_approve(cx: &Ctx) -> Decision {
         drafts.push(EventDraft::group(
             &pw.group_id,
             "work.result.accepted",
-            payload(vec![
-                ("workItemId", Value::string(pw.id.clone())),
-                ("childMissionId", Value::string(mission.id.clone())),
-                ("childApprovalId", Value::string(approval_id)),
-                ("sourceEventId", Value::string(approved)),
-            ]),
+            ResultAccepted {
+                work_item_id: pw.id.clone(),
+                by: AcceptedBy::ChildApproval {
+                    child_mission_id: mission.id.clone(),
+                    child_approval_id: approval_id,
+                    source_event_id: approved,
+                },
+            }
+            .to_object(),
         ));
     }
     Ok(drafts.out)
@@ -713,11 +699,12 @@ pub fn decide_request_changes(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         "mission.changes_requested",
-        payload(vec![
-            ("missionId", Value::string(mission.id.clone())),
-            ("feedback", Value::string(feedback)),
-            ("newRevision", Value::from(mission.revision + 1)),
-        ]),
+        ChangesRequested {
+            mission_id: mission.id.clone(),
+            feedback,
+            new_revision: mission.revision + 1,
+        }
+        .to_object(),
     )])
 }
 
@@ -758,10 +745,12 @@ pub fn decide_cancel(cx: &Ctx) -> Decision {
     let primary = drafts.push(EventDraft::group(
         &g.group.id,
         "mission.cancelled",
-        payload(vec![
-            ("missionId", Value::string(mission.id.clone())),
-            ("reason", Value::string(reason)),
-        ]),
+        MissionClosed {
+            mission_id: mission.id.clone(),
+            reason,
+            source_event_id: None,
+        }
+        .to_object(),
     ));
     let mut descendants = Vec::new();
     open_descendants(cx.state, &mission.id, &mut descendants);
@@ -769,14 +758,12 @@ pub fn decide_cancel(cx: &Ctx) -> Decision {
         drafts.push(EventDraft::group(
             &d.group_id,
             "mission.cancelled",
-            payload(vec![
-                ("missionId", Value::string(d.id.clone())),
-                (
-                    "reason",
-                    Value::string(format!("parent Mission {} cancelled", mission.id)),
-                ),
-                ("sourceEventId", Value::string(primary.clone())),
-            ]),
+            MissionClosed {
+                mission_id: d.id.clone(),
+                reason: format!("parent Mission {} cancelled", mission.id),
+                source_event_id: Some(primary.clone()),
+            }
+            .to_object(),
         ));
     }
     Ok(drafts.out)
@@ -805,10 +792,12 @@ pub fn decide_terminate(cx: &Ctx) -> Decision {
     let mut source = drafts.push(EventDraft::group(
         &g.group.id,
         "mission.terminated",
-        payload(vec![
-            ("missionId", Value::string(mission.id.clone())),
-            ("reason", Value::string(reason.clone())),
-        ]),
+        MissionClosed {
+            mission_id: mission.id.clone(),
+            reason: reason.clone(),
+            source_event_id: None,
+        }
+        .to_object(),
     ));
     // Declared child-failure propagation (§14), read from the state before this Command: the
     // Events below touch only the failed child's own objects and the parent chain.
@@ -829,38 +818,47 @@ pub fn decide_terminate(cx: &Ctx) -> Decision {
             break;
         };
         let r = format!("child Mission {} failed: {child_reason}", child.id);
-        let item = |kind: &str| {
-            EventDraft::group(
-                &pw.group_id,
-                kind,
-                payload(vec![
-                    ("workItemId", Value::string(pw.id.clone())),
-                    ("reason", Value::string(r.clone())),
-                    ("sourceEventId", Value::string(source.clone())),
-                ]),
-            )
+        let failed = || {
+            let p = WorkClosed {
+                work_item_id: pw.id.clone(),
+                reason: r.clone(),
+                source_event_id: Some(source.clone()),
+            };
+            EventDraft::group(&pw.group_id, "work.failed", p.to_object())
         };
         match child.child_failure_policy.as_str() {
             "fail_parent_work_item" => {
-                drafts.push(item("work.failed"));
+                drafts.push(failed());
                 break;
             }
             "fail_parent_mission" => {
-                let failed = drafts.push(item("work.failed"));
+                let failed = drafts.push(failed());
                 source = drafts.push(EventDraft::group(
                     &parent.group_id,
                     "mission.terminated",
-                    payload(vec![
-                        ("missionId", Value::string(parent.id.clone())),
-                        ("reason", Value::string(r.clone())),
-                        ("sourceEventId", Value::string(failed)),
-                    ]),
+                    MissionClosed {
+                        mission_id: parent.id.clone(),
+                        reason: r.clone(),
+                        source_event_id: Some(failed),
+                    }
+                    .to_object(),
                 ));
                 child = parent;
                 child_reason = r;
             }
             _ => {
-                drafts.push(item("work.blocked"));
+                let p = WorkBlocked {
+                    work_item_id: pw.id.clone(),
+                    reason: r.clone(),
+                    by: BlockedBy::ChildFailure {
+                        source_event_id: source.clone(),
+                    },
+                };
+                drafts.push(EventDraft::group(
+                    &pw.group_id,
+                    "work.blocked",
+                    p.to_object(),
+                ));
                 break;
             }
         }
@@ -886,7 +884,7 @@ fn membership(
         joined_at: at,
         principal,
         roles,
-        status: "active".into(),
+        status: MembershipState::Active,
         visibility_after_sequence: 0,
     }
 }
@@ -902,7 +900,7 @@ fn grant_role(gs: &mut GroupState, principal: Actor, role: &str, at: Micros) {
                 crate::order::sort(&mut m.roles);
             }
             m.epoch += 1;
-            m.status = "active".into();
+            m.status = MembershipState::Active;
             m.ended_at = None;
             m.visibility_after_sequence = 0;
         }
@@ -921,8 +919,8 @@ fn revoke_role(gs: &mut GroupState, principal_id: &str, role: &str, at: Micros) 
     if let Some(m) = gs.memberships.get_mut(principal_id) {
         m.roles.retain(|r| r != role);
         m.epoch += 1;
-        if m.roles.is_empty() && m.status != "ended" {
-            m.status = "ended".into();
+        if m.roles.is_empty() && m.status != MembershipState::Ended {
+            m.status = MembershipState::Ended;
             m.ended_at = Some(at);
         }
     }
@@ -938,16 +936,15 @@ fn agent(id: &str) -> Actor {
 /// A new Mission and its Group, Mission Conversation, owner and Coordinator Memberships
 /// (those are not announced by Events of their own) and its ledger account: under the parent
 /// WorkItem for a child Mission, a root account otherwise.
-pub fn apply_created(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let mission: Mission = embedded(ev, "mission")?;
-    let group: Group = embedded(ev, "group")?;
+pub fn apply_created(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let MissionCreated { mission, group, .. } = MissionCreated::read(ev)?;
     let mut gs = GroupState {
         group: group.clone(),
         last_sequence: 0,
         last_occurred_at: ev.occurred_at,
         memberships: Default::default(),
         conversations: Default::default(),
-        policy_log: Vec::new(),
+        policy_log: Default::default(),
         recent: Default::default(),
     };
     gs.conversations.insert(group.main_conversation_id.clone());
@@ -997,39 +994,51 @@ pub fn apply_created(state: &mut State, ev: &EventView) -> Result<(), String> {
     Ok(())
 }
 
-fn mission_mut<'s>(state: &'s mut State, id: &str) -> Result<&'s mut Mission, String> {
+fn mission_mut<'s>(
+    state: &'s mut State,
+    ev: &EventView,
+    id: &str,
+) -> Result<&'s mut Mission, ApplyError> {
     state
         .missions
         .get_mut(id)
-        .ok_or_else(|| format!("unknown Mission {id}"))
+        .ok_or_else(|| ApplyError::unknown(ev, "Mission", id))
 }
 
 /// The Mission of the Event's Group.
-fn group_mission_id(state: &State, ev: &EventView) -> Result<String, String> {
-    let g = ev.group_id.ok_or("a Mission Event needs a Group")?;
+fn group_mission_id(state: &State, ev: &EventView) -> Result<String, ApplyError> {
+    let g = ev.group_id.ok_or_else(|| ApplyError::missing_group(ev))?;
     state
         .mission_of_group(g)
         .map(|m| m.id.clone())
-        .ok_or_else(|| format!("unknown Group {g}"))
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", g))
 }
 
 /// The parent WorkItem is promoted: linked, blocked on the child, its owner fenced.
-fn apply_child_created(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let parent_id = member(ev, "parentMissionId")?;
-    let work_id = member(ev, "parentWorkItemId")?;
-    let child_id = member(ev, "childMissionId")?;
+fn apply_child_created(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let ChildCreated {
+        parent_mission_id,
+        parent_work_item_id,
+        child_mission_id,
+        ..
+    } = ChildCreated::read(ev)?;
+    let (parent_id, work_id, child_id) = (
+        parent_mission_id.as_str(),
+        parent_work_item_id.as_str(),
+        child_mission_id.as_str(),
+    );
     let at = ev.occurred_at;
     super::work_plan::fence_owner(state, work_id, at);
     let w = state
         .work_items
         .get_mut(work_id)
-        .ok_or_else(|| format!("unknown WorkItem {work_id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", work_id))?;
     w.child_mission_id = Some(child_id.to_owned());
-    w.status = "blocked".into();
+    w.status = WorkItemState::Blocked;
     w.blocker = Some(format!("awaiting child Mission {child_id}"));
     w.revision += 1;
     w.updated_at = at;
-    let parent = mission_mut(state, parent_id)?;
+    let parent = mission_mut(state, ev, parent_id)?;
     parent.revision += 1;
     parent.updated_at = at;
     Ok(())
@@ -1037,14 +1046,16 @@ fn apply_child_created(state: &mut State, ev: &EventView) -> Result<(), String> 
 
 /// The Coordinator is replaced; the Memberships change silently, in this Group and in every
 /// child Group the old Coordinator owned (payloads.md §6.4, §12.6).
-fn apply_coordinator_assigned(state: &mut State, ev: &EventView) -> Result<(), String> {
+fn apply_coordinator_assigned(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let mission_id = group_mission_id(state, ev)?;
-    let previous = member(ev, "previousCoordinatorId")?.to_owned();
-    let next = member(ev, "coordinatorId")?.to_owned();
-    let epoch = member_u64(ev, "coordinatorEpoch")?;
-    let lease = Micros::parse(member(ev, "leaseExpiresAt")?).ok_or("bad leaseExpiresAt")?;
+    let CoordinatorAssigned {
+        previous_coordinator_id: previous,
+        coordinator_id: next,
+        coordinator_epoch: epoch,
+        lease_expires_at: lease,
+    } = CoordinatorAssigned::read(ev)?;
     let at = ev.occurred_at;
-    let m = mission_mut(state, &mission_id)?;
+    let m = mission_mut(state, ev, &mission_id)?;
     m.coordinator_id = next.clone();
     m.coordinator_epoch = epoch;
     m.coordinator_lease_expires_at = Some(lease);
@@ -1064,7 +1075,7 @@ fn apply_coordinator_assigned(state: &mut State, ev: &EventView) -> Result<(), S
         .map(|c| c.id.clone())
         .collect();
     for child_id in children {
-        let c = mission_mut(state, &child_id)?;
+        let c = mission_mut(state, ev, &child_id)?;
         c.owner = agent(&next);
         c.updated_at = at;
         let child_group = c.group_id.clone();
@@ -1076,41 +1087,36 @@ fn apply_coordinator_assigned(state: &mut State, ev: &EventView) -> Result<(), S
     Ok(())
 }
 
-fn apply_coordinator_renewed(state: &mut State, ev: &EventView) -> Result<(), String> {
+fn apply_coordinator_renewed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     let mission_id = group_mission_id(state, ev)?;
-    let lease = Micros::parse(member(ev, "leaseExpiresAt")?).ok_or("bad leaseExpiresAt")?;
-    let m = mission_mut(state, &mission_id)?;
+    let CoordinatorRenewed {
+        lease_expires_at: lease,
+        ..
+    } = CoordinatorRenewed::read(ev)?;
+    let m = mission_mut(state, ev, &mission_id)?;
     m.coordinator_lease_expires_at = Some(lease);
     m.updated_at = ev.occurred_at;
     Ok(())
 }
 
-fn string_list(ev: &EventView, name: &str) -> Result<Vec<String>, String> {
-    m::from_value(
-        ev.payload
-            .get(name)
-            .ok_or_else(|| format!("{}: payload lacks {name}", ev.kind))?,
-        false,
-    )
-    .map_err(|e| format!("{}: {name}: {e}", ev.kind))
-}
-
-fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let mission_id = member(ev, "missionId")?.to_owned();
-    let revision = member_u64(ev, "missionRevision")?;
-    let hashes = string_list(ev, "artifactHashes")?;
-    let m = mission_mut(state, &mission_id)?;
-    m.status = "awaiting_approval".into();
+fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let SubmittedForApproval {
+        mission_id,
+        mission_revision: revision,
+        artifact_hashes: hashes,
+    } = SubmittedForApproval::read(ev)?;
+    let m = mission_mut(state, ev, &mission_id)?;
+    m.status = MissionState::AwaitingApproval;
     m.submitted_revision = Some(revision);
     m.submitted_artifact_hashes = hashes;
     m.updated_at = ev.occurred_at;
     Ok(())
 }
 
-fn apply_approved(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let approval: Approval = embedded(ev, "approval")?;
-    let m = mission_mut(state, &approval.mission_id)?;
-    m.status = "approved".into();
+fn apply_approved(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let MissionApproved { approval } = MissionApproved::read(ev)?;
+    let m = mission_mut(state, ev, &approval.mission_id)?;
+    m.status = MissionState::Approved;
     m.approved_artifact_hashes = approval.artifact_hashes.clone();
     m.updated_at = ev.occurred_at;
     let mission_id = approval.mission_id.clone();
@@ -1119,11 +1125,14 @@ fn apply_approved(state: &mut State, ev: &EventView) -> Result<(), String> {
     Ok(())
 }
 
-fn apply_changes_requested(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let mission_id = member(ev, "missionId")?.to_owned();
-    let revision = member_u64(ev, "newRevision")?;
-    let m = mission_mut(state, &mission_id)?;
-    m.status = "active".into();
+fn apply_changes_requested(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let ChangesRequested {
+        mission_id,
+        new_revision: revision,
+        ..
+    } = ChangesRequested::read(ev)?;
+    let m = mission_mut(state, ev, &mission_id)?;
+    m.status = MissionState::Active;
     m.revision = revision;
     m.submitted_revision = None;
     m.submitted_artifact_hashes.clear();
@@ -1133,12 +1142,13 @@ fn apply_changes_requested(state: &mut State, ev: &EventView) -> Result<(), Stri
 
 /// `mission.cancelled` / `mission.terminated`: the Mission and each of its unfinished
 /// WorkItems close (no per-WorkItem Events; payloads.md §12.6), their owners fenced.
-fn apply_closed(state: &mut State, ev: &EventView, status: &str) -> Result<(), String> {
-    let mission_id = member(ev, "missionId")?.to_owned();
-    let reason = member(ev, "reason")?.to_owned();
+fn apply_closed(state: &mut State, ev: &EventView, status: MissionState) -> Result<(), ApplyError> {
+    let MissionClosed {
+        mission_id, reason, ..
+    } = MissionClosed::read(ev)?;
     let at = ev.occurred_at;
-    let m = mission_mut(state, &mission_id)?;
-    m.status = status.to_owned();
+    let m = mission_mut(state, ev, &mission_id)?;
+    m.status = status;
     m.failure_reason = Some(reason.clone());
     m.updated_at = at;
     let open: Vec<String> = state
@@ -1150,7 +1160,10 @@ fn apply_closed(state: &mut State, ev: &EventView, status: &str) -> Result<(), S
     for id in open {
         super::work_plan::fence_owner(state, &id, at);
         if let Some(w) = state.work_items.get_mut(&id) {
-            w.status = status.to_owned();
+            w.status = match status {
+                MissionState::Failed => WorkItemState::Failed,
+                _ => WorkItemState::Cancelled,
+            };
             w.failure_reason = Some(reason.clone());
             w.revision += 1;
             w.updated_at = at;

@@ -1,6 +1,7 @@
-//! One module per aggregate family. Each exposes `decide(cx) -> Option<Decision>` (its kinds
-//! only; pure) and `apply(state, ev) -> Option<Result<(), String>>` (its Event kinds only), and
-//! documents the spec's transition rows above the code that enforces them.
+//! One module per aggregate family. Each exposes one `decide_…(cx) -> Decision` per Command
+//! kind (pure; [`decide`] routes to it) and `apply(state, ev) -> Option<Result<(), ApplyError>>`
+//! (its Event kinds only), and documents the spec's transition rows above the code that
+//! enforces them.
 
 pub mod archive;
 pub mod artifact;
@@ -17,7 +18,7 @@ pub mod work_exec;
 pub mod work_plan;
 
 use super::clock::Micros;
-use super::evolve::EventView;
+use super::event_view::{ApplyError, EventView};
 use super::rejection::Rejection;
 use super::state::State;
 use super::{AuthorityConfig, CommandView, EventDraft};
@@ -33,23 +34,7 @@ pub struct Ctx<'a> {
 
 pub type Decision = Result<Vec<EventDraft>, Rejection>;
 
-type Decider = fn(&Ctx) -> Option<Decision>;
-type Applier = fn(&mut State, &EventView) -> Option<Result<(), String>>;
-
-const DECIDERS: &[Decider] = &[
-    organization::decide,
-    mission::decide,
-    membership::decide,
-    delegation::decide,
-    message::decide,
-    work_plan::decide,
-    work_exec::decide,
-    artifact::decide,
-    execution_approval::decide,
-    cooperation::decide,
-    budget::decide,
-    archive::decide,
-];
+type Applier = fn(&mut State, &EventView) -> Option<Result<(), ApplyError>>;
 
 const APPLIERS: &[Applier] = &[
     organization::apply,
@@ -66,58 +51,132 @@ const APPLIERS: &[Applier] = &[
     archive::apply,
 ];
 
-/// Routes a Command to the family that handles its kind.
+/// Routes a Command to the decider of its kind: one exhaustive `match` over the 32 core kinds
+/// of §15.1 (a core kind without a decider does not compile), then the Extension kinds this
+/// authority defines (§18); any other kind is refused.
 pub fn decide(cx: &Ctx) -> Decision {
-    for d in DECIDERS {
-        if let Some(decision) = d(cx) {
-            return decision;
-        }
+    use crate::model::command::{CommandKind, CoreCommandKind as K};
+    match &cx.cmd.command.kind {
+        CommandKind::Core(k) => match k {
+            K::MissionCreate => mission::decide_create(cx, false),
+            K::MissionCreateFollowUp => mission::decide_create(cx, true),
+            K::MissionCreateChild => mission::decide_create_child(cx),
+            K::MissionAssignCoordinator => mission::decide_assign_coordinator(cx),
+            K::MissionRenewCoordinator => mission::decide_renew_coordinator(cx),
+            K::MissionSubmitForApproval => mission::decide_submit_for_approval(cx),
+            K::MissionApprove => mission::decide_approve(cx),
+            K::MissionRequestChanges => mission::decide_request_changes(cx),
+            K::MissionCancel => mission::decide_cancel(cx),
+            K::MissionTerminate => mission::decide_terminate(cx),
+            K::MembershipChange => membership::decide_change(cx),
+            K::MembershipEnd => membership::decide_end(cx),
+            K::MembershipGrantDelegation => delegation::decide_grant(cx),
+            K::MessagePost => message::decide_post(cx),
+            K::MessageCorrect => message::decide_amend(cx, message::Amend::Correct),
+            K::MessageRetract => message::decide_amend(cx, message::Amend::Retract),
+            K::MessageRedact => message::decide_amend(cx, message::Amend::Redact),
+            K::WorkPropose => work_plan::decide_propose(cx),
+            K::WorkAuthorize => work_plan::decide_authorize(cx),
+            K::WorkOffer => work_plan::decide_offer(cx),
+            K::WorkAcceptOffer => work_plan::decide_accept_offer(cx),
+            K::WorkStart => work_exec::decide_start(cx),
+            K::WorkCheckpoint => work_exec::decide_checkpoint(cx),
+            K::WorkBlock => work_exec::decide_block(cx),
+            K::WorkUnblock => work_exec::decide_unblock(cx),
+            K::WorkSubmit => work_exec::decide_submit(cx),
+            K::WorkAcceptResult => work_exec::decide_accept_result(cx),
+            K::WorkFail => work_exec::decide_fail(cx),
+            K::WorkCancel => work_exec::decide_cancel(cx),
+            K::ArtifactPublish => artifact::decide_publish(cx),
+            K::ApprovalGrantExecution => execution_approval::decide_grant_execution(cx),
+            K::PolicyGrantCooperationOverride => cooperation::decide_grant(cx),
+        },
+        CommandKind::Ext(k) => match k.as_str() {
+            crate::model::command::AGENT_CARD_REGISTER => {
+                organization::decide_agent_card_register(cx)
+            }
+            crate::model::command::SESSION_OPEN => organization::decide_session_open(cx),
+            work_plan::DEPENDENCY_ADD => work_plan::decide_dependency_add(cx),
+            work_exec::LEASE_RENEW => work_exec::decide_lease_renew(cx),
+            budget::USAGE_RECORD => budget::decide_usage_record(cx),
+            archive::GROUP_ARCHIVE => archive::decide_archive(cx),
+            other => Err(Rejection::invalid(format!(
+                "Command kind {other} is not supported by this authority"
+            ))
+            .detail("kind", other)),
+        },
     }
-    let kind = cx.cmd.kind.as_str();
-    Err(Rejection::invalid(format!(
-        "Command kind {kind} is not supported by this authority"
-    ))
-    .detail("kind", kind))
 }
 
 /// Routes an Event to the family that handles its kind.
-pub fn apply(state: &mut State, ev: &EventView) -> Result<(), String> {
+pub fn apply(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
     for a in APPLIERS {
         if let Some(r) = a(state, ev) {
             return r;
         }
     }
-    Err(format!("no transition for Event kind {}", ev.kind))
+    Err(ApplyError::NoTransition {
+        kind: ev.kind.to_owned(),
+    })
 }
 
-/// Builds an Event payload from members.
+/// Builds a payload object from members (Commands in the harness and tests; Event payloads
+/// are written by their typed structs, `authority::events`).
 pub fn payload(members: Vec<(&'static str, Value)>) -> Object {
     members.into_iter().collect()
 }
 
-/// Reads a projection embedded in an Event payload.
-pub fn embedded<T: crate::model::FromJson>(ev: &EventView, member: &str) -> Result<T, String> {
-    let v = ev
-        .payload
-        .get(member)
-        .ok_or_else(|| format!("{}: payload lacks {member}", ev.kind))?;
-    crate::model::from_value(v, false).map_err(|e| format!("{}: {member}: {e}", ev.kind))
-}
-
-/// Reads a string member of an Event payload.
-pub fn member<'e>(ev: &'e EventView, name: &str) -> Result<&'e str, String> {
-    ev.payload
-        .get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("{}: payload lacks {name}", ev.kind))
-}
-
-/// Reads an integer member of an Event payload.
-pub fn member_u64(ev: &EventView, name: &str) -> Result<u64, String> {
-    match ev.payload.get(name) {
-        Some(Value::Number(n)) => n
-            .as_safe_u64()
-            .ok_or_else(|| format!("{}: bad {name}", ev.kind)),
-        _ => Err(format!("{}: payload lacks {name}", ev.kind)),
+/// Re-encodes the payload of `ev` through its typed struct (`events/`): `None` for a kind
+/// without one. The round-trip test compares the result with the stored payload.
+pub fn reencode(ev: &EventView) -> Option<Result<Object, ApplyError>> {
+    use self::{
+        archive as arch, artifact as art, budget as bud, cooperation as coop, delegation as del,
+        execution_approval as appr, membership as mem, message as msg, organization as org,
+        work_exec as exec, work_plan as plan,
+    };
+    use super::events::mission::*;
+    use super::events::{
+        EventPayload, archive, artifact, budget, grants, membership, message, organization,
+        work_exec, work_plan,
+    };
+    fn via<P: EventPayload>(ev: &EventView) -> Option<Result<Object, ApplyError>> {
+        Some(P::read(ev).map(|p| p.to_object()))
+    }
+    match ev.kind {
+        org::CARD_REGISTERED => via::<organization::AgentCardRegistered>(ev),
+        org::SESSION_OPENED => via::<organization::SessionOpened>(ev),
+        org::LEASE_REVOKED => via::<organization::LeaseRevoked>(ev),
+        exec::STARTED | exec::PROGRESSED => via::<work_exec::LeaseIssued>(ev),
+        exec::CHECKPOINTED => via::<work_exec::WorkCheckpointed>(ev),
+        exec::BLOCKED => via::<work_exec::WorkBlocked>(ev),
+        exec::UNBLOCKED => via::<work_exec::WorkUnblocked>(ev),
+        exec::SUBMITTED => via::<work_exec::WorkSubmitted>(ev),
+        exec::RESULT_ACCEPTED => via::<work_exec::ResultAccepted>(ev),
+        exec::FAILED | exec::CANCELLED => via::<work_exec::WorkClosed>(ev),
+        "mission.created" | "mission.follow_up.created" => via::<MissionCreated>(ev),
+        "mission.child.created" => via::<ChildCreated>(ev),
+        "mission.coordinator.assigned" => via::<CoordinatorAssigned>(ev),
+        "mission.coordinator.renewed" => via::<CoordinatorRenewed>(ev),
+        "mission.submitted_for_approval" => via::<SubmittedForApproval>(ev),
+        "mission.approved" => via::<MissionApproved>(ev),
+        "mission.changes_requested" => via::<ChangesRequested>(ev),
+        "mission.cancelled" | "mission.terminated" => via::<MissionClosed>(ev),
+        mem::CHANGED => via::<membership::MembershipChanged>(ev),
+        mem::ENDED => via::<membership::MembershipEnded>(ev),
+        del::GRANTED => via::<membership::DelegationGranted>(ev),
+        msg::POSTED => via::<message::MessagePosted>(ev),
+        msg::CORRECTED | msg::RETRACTED | msg::REDACTED => via::<message::MessageAmended>(ev),
+        appr::GRANTED => via::<grants::ExecutionApprovalGranted>(ev),
+        coop::GRANTED => via::<grants::CooperationOverrideGranted>(ev),
+        plan::PROPOSED => via::<work_plan::WorkProposed>(ev),
+        plan::AUTHORIZED => via::<work_plan::WorkAuthorized>(ev),
+        plan::OFFER_CREATED => via::<work_plan::OfferCreated>(ev),
+        plan::OFFER_ACCEPTED => via::<work_plan::OfferAccepted>(ev),
+        plan::CONTRACT_REVISED => via::<work_plan::ContractRevised>(ev),
+        bud::USAGE_RECORDED => via::<budget::UsageRecorded>(ev),
+        arch::SNAPSHOT_CREATED => via::<archive::SnapshotCreated>(ev),
+        arch::ARCHIVED => via::<archive::GroupArchived>(ev),
+        art::PUBLISHED => via::<artifact::ArtifactPublished>(ev),
+        _ => None,
     }
 }

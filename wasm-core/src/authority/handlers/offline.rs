@@ -26,6 +26,7 @@ use crate::authority::{CommandView, EventDraft, guards};
 use crate::json::{Object, Value};
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 /// The extension's profile URI and the only supported version.
 pub const OFFLINE_EXTENSION: &str = "urn:missionweaveprotocol:extension:bounded-offline-execution";
@@ -167,7 +168,7 @@ pub fn reconcile(cx: &Ctx) -> Result<Option<EventDraft>, Rejection> {
         Some(w) if w.group_id == b.group_id => w,
         _ => return Err(Rejection::not_found("WorkItem", &b.work_item_id)),
     };
-    if !matches!(w.status.as_str(), "active" | "queued") {
+    if !matches!(w.status, WorkItemState::Active | WorkItemState::Queued) {
         return Err(Rejection::transition(
             "offline progress must reconcile before submission or another state transition",
         )
@@ -272,4 +273,34 @@ pub fn reconcile(cx: &Ctx) -> Result<Option<EventDraft>, Rejection> {
         super::budget::USAGE_RECORDED,
         body,
     )))
+}
+
+/// The Command's extensions (§17.4, §18), checked before step C3: the offline-execution binding,
+/// the one extension this authority interprets, where it may travel, and no critical extension
+/// it cannot interpret.
+pub fn check_extensions(cmd: &CommandView) -> Result<(), Rejection> {
+    // The offline-execution binding only travels on reversible progress (payloads.md §9.3).
+    check_placement(cmd)?;
+    // §17.4, §18: a critical extension we cannot interpret refuses the transition.
+    if let Some(crate::json::Value::Object(ext)) = &cmd.extensions {
+        for (uri, entry) in ext.iter() {
+            let critical = matches!(
+                entry.pointer("/critical"),
+                Some(crate::json::Value::Bool(true))
+            );
+            let version = entry
+                .pointer("/version")
+                .and_then(crate::json::Value::as_str);
+            let supported = uri.as_str() == OFFLINE_EXTENSION && version == Some(OFFLINE_VERSION);
+            if critical && !supported {
+                return Err(Rejection::new(
+                    ErrorCode::UnknownCriticalExtension,
+                    format!("critical extension {} cannot be interpreted", uri.as_str()),
+                )
+                .detail("profileUri", uri.as_str())
+                .detail("receivedVersion", version.unwrap_or_default()));
+            }
+        }
+    }
+    Ok(())
 }

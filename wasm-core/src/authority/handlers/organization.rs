@@ -7,30 +7,23 @@
 //!                                                         in its Group) then session_opened
 //! ```
 
-use super::{Ctx, Decision, embedded, member, member_u64, payload};
-use crate::authority::evolve::EventView;
+use super::{Ctx, Decision};
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::organization::{AgentCardRegistered, LeaseRevoked, SessionOpened};
 use crate::authority::payload::Reader;
 use crate::authority::projection::AgentCardRecord;
 use crate::authority::rejection::Rejection;
 use crate::authority::state::State;
 use crate::authority::{EventDraft, guards, is_service};
-use crate::json::Value;
-use crate::model::ToJson;
 use crate::model::error::ErrorCode;
+use crate::model::work_item::WorkItemState;
 
 pub const CARD_REGISTERED: &str = "ext.missionweaveprotocol.registry.agent_card_registered";
 pub const SESSION_OPENED: &str = "ext.missionweaveprotocol.identity.session_opened";
 pub const LEASE_REVOKED: &str = "ext.missionweaveprotocol.core.work_execution_lease_revoked";
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "ext.missionweaveprotocol.registry.agent_card_register" => decide_agent_card_register(cx),
-        "ext.missionweaveprotocol.identity.session_open" => decide_session_open(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         CARD_REGISTERED => apply_agent_card_registered(state, ev),
         SESSION_OPENED => apply_session_opened(state, ev),
@@ -65,18 +58,19 @@ pub fn decide_agent_card_register(cx: &Ctx) -> Decision {
     }
     // Our Event carries the card itself so replay can rebuild the registry (the reference's
     // payload has only agentId and version; the extra member is ours, docs/authority.md).
+    let registered = AgentCardRegistered {
+        agent_id: card.agent_id.clone(),
+        version: card.version,
+        card,
+    };
     Ok(vec![EventDraft::organization(
         CARD_REGISTERED,
-        payload(vec![
-            ("agentId", Value::string(card.agent_id.clone())),
-            ("version", Value::from(card.version)),
-            ("card", card.to_json()),
-        ]),
+        registered.to_object(),
     )])
 }
 
-pub fn apply_agent_card_registered(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let card: AgentCardRecord = embedded(ev, "card")?;
+pub fn apply_agent_card_registered(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let AgentCardRegistered { card, .. } = AgentCardRegistered::read(ev)?;
     state.cards.insert(card.agent_id.clone(), card);
     Ok(())
 }
@@ -97,47 +91,53 @@ pub fn decide_session_open(cx: &Ctx) -> Decision {
     let mut drafts = Vec::new();
     // WorkItem-id order (BTreeMap order), as the reference does.
     for w in cx.state.work_items.values() {
-        if w.assignee_id.as_deref() != Some(agent_id.as_str()) || w.status != "active" {
+        if w.assignee_id.as_deref() != Some(agent_id.as_str()) || w.status != WorkItemState::Active
+        {
             continue;
         }
         let Some(lease_id) = &w.execution_lease_id else {
             continue;
         };
+        let revoked = LeaseRevoked {
+            work_item_id: w.id.clone(),
+            execution_lease_id: lease_id.clone(),
+            reason: "session_replaced".into(),
+            status: "queued".into(),
+            session_epoch: epoch,
+        };
         drafts.push(EventDraft::group(
             &w.group_id,
             LEASE_REVOKED,
-            payload(vec![
-                ("workItemId", Value::string(w.id.clone())),
-                ("executionLeaseId", Value::string(lease_id.clone())),
-                ("reason", Value::string("session_replaced")),
-                ("status", Value::string("queued")),
-                ("sessionEpoch", Value::from(epoch)),
-            ]),
+            revoked.to_object(),
         ));
     }
-    drafts.push(EventDraft::organization(
-        SESSION_OPENED,
-        payload(vec![
-            ("agentId", Value::string(agent_id)),
-            ("sessionEpoch", Value::from(epoch)),
-        ]),
-    ));
+    let opened = SessionOpened {
+        agent_id,
+        session_epoch: epoch,
+    };
+    drafts.push(EventDraft::organization(SESSION_OPENED, opened.to_object()));
     Ok(drafts)
 }
 
-pub fn apply_session_opened(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let agent = member(ev, "agentId")?.to_owned();
-    let epoch = member_u64(ev, "sessionEpoch")?;
-    state.session_epochs.insert(agent, epoch);
+pub fn apply_session_opened(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let SessionOpened {
+        agent_id,
+        session_epoch,
+    } = SessionOpened::read(ev)?;
+    state.session_epochs.insert(agent_id, session_epoch);
     Ok(())
 }
 
 /// The lease is closed (`revoked`, or `expired` if it had run out), the WorkItem returns to
 /// `queued` with its ownership kept, and its revision increases.
-pub fn apply_lease_revoked(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let work_id = member(ev, "workItemId")?;
-    let lease_id = member(ev, "executionLeaseId")?;
-    if let Some(lease) = state.leases.get_mut(lease_id) {
+pub fn apply_lease_revoked(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let LeaseRevoked {
+        work_item_id,
+        execution_lease_id,
+        ..
+    } = LeaseRevoked::read(ev)?;
+    let work_id = work_item_id.as_str();
+    if let Some(lease) = state.leases.get_mut(&execution_lease_id) {
         let expired = lease.expires_at <= ev.occurred_at;
         lease.state = if expired { "expired" } else { "revoked" }.into();
         lease.closed_at = Some(ev.occurred_at);
@@ -146,8 +146,8 @@ pub fn apply_lease_revoked(state: &mut State, ev: &EventView) -> Result<(), Stri
     let w = state
         .work_items
         .get_mut(work_id)
-        .ok_or_else(|| format!("lease revoked for unknown WorkItem {work_id}"))?;
-    w.status = "queued".into();
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", work_id))?;
+    w.status = WorkItemState::Queued;
     w.execution_lease_id = None;
     w.execution_lease_expires_at = None;
     w.revision += 1;

@@ -32,9 +32,14 @@
 
 use super::cooperation::{self, Policy};
 use super::work_plan::fence_owner;
-use super::{Ctx, Decision, embedded, member, offline, payload};
+use super::{Ctx, Decision, offline};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::EventView;
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::work_exec::{
+    AcceptedBy, BlockedBy, LeaseIssued, ResultAccepted, WorkBlocked, WorkCheckpointed, WorkClosed,
+    WorkSubmitted, WorkUnblocked,
+};
 use crate::authority::payload::Reader;
 use crate::authority::projection::{Checkpoint, EvidenceItem, ExecutionLease, WorkItem};
 use crate::authority::rejection::Rejection;
@@ -45,6 +50,8 @@ use crate::json::{MAX_SAFE_INTEGER, Object, Value};
 use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::mission::MissionState;
+use crate::model::work_item::WorkItemState;
 
 pub const STARTED: &str = "work.started";
 pub const CHECKPOINTED: &str = "work.checkpointed";
@@ -60,22 +67,7 @@ pub const LEASE_RENEW: &str = "ext.missionweaveprotocol.core.work_execution_leas
 /// The largest lease, offer or approval duration a payload may ask for (one year).
 pub const MAX_SECONDS: u64 = 31_536_000;
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        "work.start" => decide_start(cx),
-        "work.checkpoint" => decide_checkpoint(cx),
-        "work.block" => decide_block(cx),
-        "work.unblock" => decide_unblock(cx),
-        "work.submit" => decide_submit(cx),
-        "work.accept_result" => decide_accept_result(cx),
-        "work.fail" => decide_fail(cx),
-        "work.cancel" => decide_cancel(cx),
-        LEASE_RENEW => decide_lease_renew(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         STARTED => apply_started(state, ev),
         CHECKPOINTED => apply_checkpointed(state, ev),
@@ -137,7 +129,7 @@ pub fn validate_lease(lease: &ExecutionLease) -> Result<(), Rejection> {
 }
 
 /// **status(s)**: the WorkItem is in state `s` (`INVALID_STATE_TRANSITION`).
-fn require_status(w: &WorkItem, status: &str, action: &str) -> Result<(), Rejection> {
+fn require_status(w: &WorkItem, status: WorkItemState, action: &str) -> Result<(), Rejection> {
     if w.status == status {
         Ok(())
     } else {
@@ -188,10 +180,6 @@ fn ownership_epoch(r: &mut Reader) -> u64 {
     r.int("ownershipEpoch", 1, MAX_SAFE_INTEGER, None)
 }
 
-fn work_item_id_value(w: &WorkItem) -> (&'static str, Value) {
-    ("workItemId", Value::string(w.id.clone()))
-}
-
 // ---------------------------------------------------------------------------------------------
 // work.start (payloads.md §6.22)
 // ---------------------------------------------------------------------------------------------
@@ -211,7 +199,10 @@ pub fn decide_start(cx: &Ctx) -> Decision {
         .state
         .work_items
         .values()
-        .filter(|w| w.assignee_id.as_deref() == Some(cmd.actor.id.as_str()) && w.status == "active")
+        .filter(|w| {
+            w.assignee_id.as_deref() == Some(cmd.actor.id.as_str())
+                && w.status == WorkItemState::Active
+        })
         .count();
     let limit = cx.config.limits.max_active_work_items;
     let mut details = Object::new();
@@ -224,7 +215,7 @@ pub fn decide_start(cx: &Ctx) -> Decision {
     let w = guards::work(cx.state, g, &work_id)?;
     guards::revision(cmd, w.revision)?;
     guards::work_owner(w, cmd, epoch, cx.now)?;
-    require_status(w, "queued", "start")?;
+    require_status(w, WorkItemState::Queued, "start")?;
     if w.execution_lease_id.is_some() || w.execution_lease_expires_at.is_some() {
         return Err(
             Rejection::transition("queued WorkItem already projects an Execution Lease")
@@ -275,16 +266,13 @@ pub fn decide_start(cx: &Ctx) -> Decision {
         work_item_id: w.id.clone(),
     };
     validate_lease(&lease)?;
-    let draft = EventDraft::group(
-        &g.group.id,
-        STARTED,
-        payload(vec![
-            work_item_id_value(w),
-            ("ownershipEpoch", Value::from(w.ownership_epoch)),
-            ("executionLease", lease.to_json()),
-            ("executionLeaseExpiresAt", lease.expires_at.to_json()),
-        ]),
-    );
+    let started = LeaseIssued {
+        work_item_id: w.id.clone(),
+        ownership_epoch: w.ownership_epoch,
+        execution_lease_expires_at: lease.expires_at,
+        execution_lease: lease,
+    };
+    let draft = EventDraft::group(&g.group.id, STARTED, started.to_object());
     Ok(vec![cooperation::consume(draft, grant)])
 }
 
@@ -306,15 +294,15 @@ pub fn current_execution_approval<'s>(
     })
 }
 
-fn work_mut<'s>(state: &'s mut State, id: &str, kind: &str) -> Result<&'s mut WorkItem, String> {
+fn work_mut<'s>(
+    state: &'s mut State,
+    id: &str,
+    ev: &EventView,
+) -> Result<&'s mut WorkItem, ApplyError> {
     state
         .work_items
         .get_mut(id)
-        .ok_or_else(|| format!("{kind}: unknown WorkItem {id}"))
-}
-
-fn member_ts(ev: &EventView, name: &str) -> Result<Micros, String> {
-    Micros::parse(member(ev, name)?).ok_or_else(|| format!("{}: bad {name}", ev.kind))
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", id))
 }
 
 /// `revision` + 1 and `updatedAt` (the reference's `_touch_work`).
@@ -356,10 +344,14 @@ pub fn close_lease(state: &mut State, work_id: &str, now: Micros, if_live: &str,
     }
 }
 
-pub fn apply_started(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let lease: ExecutionLease = embedded(ev, "executionLease")?;
-    let w = work_mut(state, member(ev, "workItemId")?, ev.kind)?;
-    w.status = "active".into();
+pub fn apply_started(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let LeaseIssued {
+        work_item_id,
+        execution_lease: lease,
+        ..
+    } = LeaseIssued::read(ev)?;
+    let w = work_mut(state, &work_item_id, ev)?;
+    w.status = WorkItemState::Active;
     w.execution_lease_id = Some(lease.lease_id.clone());
     w.execution_lease_expires_at = Some(lease.expires_at);
     if w.ownership_lease_expires_at
@@ -389,7 +381,7 @@ fn worker_with_lease<'s>(
     let w = guards::work(cx.state, g, work_id)?;
     guards::revision(cx.cmd, w.revision)?;
     guards::work_owner(w, cx.cmd, epoch, cx.now)?;
-    require_status(w, "active", action)?;
+    require_status(w, WorkItemState::Active, action)?;
     let lease = guards::exec_lease(cx.state, w, cx.cmd, lease_id, cx.now)?;
     Ok((w, lease))
 }
@@ -444,21 +436,26 @@ pub fn decide_lease_renew(cx: &Ctx) -> Decision {
     renewed.renewal_count += 1;
     renewed.last_renewed_at = Some(cx.now);
     validate_lease(&renewed)?;
+    let progressed = LeaseIssued {
+        work_item_id: w.id.clone(),
+        ownership_epoch: w.ownership_epoch,
+        execution_lease: renewed,
+        execution_lease_expires_at: expiry,
+    };
     Ok(vec![EventDraft::group(
         &w.group_id,
         PROGRESSED,
-        payload(vec![
-            work_item_id_value(w),
-            ("ownershipEpoch", Value::from(w.ownership_epoch)),
-            ("executionLease", renewed.to_json()),
-            ("executionLeaseExpiresAt", expiry.to_json()),
-        ]),
+        progressed.to_object(),
     )])
 }
 
-pub fn apply_progressed(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let lease: ExecutionLease = embedded(ev, "executionLease")?;
-    let w = work_mut(state, member(ev, "workItemId")?, ev.kind)?;
+pub fn apply_progressed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let LeaseIssued {
+        work_item_id,
+        execution_lease: lease,
+        ..
+    } = LeaseIssued::read(ev)?;
+    let w = work_mut(state, &work_item_id, ev)?;
     w.execution_lease_expires_at = Some(lease.expires_at);
     // The reference overwrites the ownership lease, which can shorten it (payloads.md §12.6).
     w.ownership_lease_expires_at = Some(lease.expires_at);
@@ -487,29 +484,30 @@ pub fn decide_checkpoint(cx: &Ctx) -> Decision {
     let usage = offline::reconcile(cx)?;
     let (w, _) = worker_with_lease(cx, &work_id, epoch, &lease_id, "checkpoint")?;
     let mut drafts: Vec<EventDraft> = usage.into_iter().collect();
+    let checkpointed = WorkCheckpointed {
+        work_item_id: w.id.clone(),
+        checkpoint,
+        ownership_lease_expires_at: cx.now.plus_seconds(resume),
+    };
     drafts.push(EventDraft::group(
         &w.group_id,
         CHECKPOINTED,
-        payload(vec![
-            work_item_id_value(w),
-            ("checkpoint", checkpoint.to_json()),
-            (
-                "ownershipLeaseExpiresAt",
-                cx.now.plus_seconds(resume).to_json(),
-            ),
-        ]),
+        checkpointed.to_object(),
     ));
     Ok(drafts)
 }
 
-pub fn apply_checkpointed(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let checkpoint: Checkpoint = embedded(ev, "checkpoint")?;
-    let until = member_ts(ev, "ownershipLeaseExpiresAt")?;
-    let id = member(ev, "workItemId")?;
+pub fn apply_checkpointed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkCheckpointed {
+        work_item_id,
+        checkpoint,
+        ownership_lease_expires_at: until,
+    } = WorkCheckpointed::read(ev)?;
+    let id = work_item_id.as_str();
     let now = ev.occurred_at;
-    let w = work_mut(state, id, ev.kind)?;
+    let w = work_mut(state, id, ev)?;
     w.checkpoints.push(checkpoint);
-    w.status = "queued".into();
+    w.status = WorkItemState::Queued;
     close_lease(
         state,
         id,
@@ -517,7 +515,7 @@ pub fn apply_checkpointed(state: &mut State, ev: &EventView) -> Result<(), Strin
         "released",
         "Worker checkpointed and released its execution slot",
     );
-    let w = work_mut(state, id, ev.kind)?;
+    let w = work_mut(state, id, ev)?;
     w.ownership_lease_expires_at = Some(until);
     touch_work(w, now);
     Ok(())
@@ -538,50 +536,48 @@ pub fn decide_block(cx: &Ctx) -> Decision {
     r.finish(&cmd.kind)?;
     let checkpoint = checkpoint.ok_or_else(|| Rejection::invalid("checkpoint is required"))?;
     let (w, _) = worker_with_lease(cx, &work_id, epoch, &lease_id, "block")?;
+    let blocked = WorkBlocked {
+        work_item_id: w.id.clone(),
+        reason,
+        by: BlockedBy::Worker {
+            ownership_lease_expires_at: cx.now.plus_seconds(blocked_for),
+        },
+    };
     Ok(vec![
-        EventDraft::group(
-            &w.group_id,
-            BLOCKED,
-            payload(vec![
-                work_item_id_value(w),
-                ("reason", Value::string(reason)),
-                (
-                    "ownershipLeaseExpiresAt",
-                    cx.now.plus_seconds(blocked_for).to_json(),
-                ),
-            ]),
-        )
-        .note("checkpoint", checkpoint.to_json()),
+        EventDraft::group(&w.group_id, BLOCKED, blocked.to_object())
+            .note("checkpoint", checkpoint.to_json()),
     ])
 }
 
 /// `work.blocked`: the Worker's block, or (with `sourceEventId`) the child-failure variant of
 /// `mission.terminate`, which fences the owner and moves the parent Mission's revision.
-pub fn apply_blocked(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let reason = member(ev, "reason")?.to_owned();
+pub fn apply_blocked(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkBlocked {
+        work_item_id,
+        reason,
+        by,
+    } = WorkBlocked::read(ev)?;
+    let id = work_item_id.as_str();
     let now = ev.occurred_at;
-    if ev.payload.contains_key("sourceEventId") {
-        let w = work_mut(state, id, ev.kind)?;
-        w.status = "blocked".into();
-        w.blocker = Some(reason);
-        let mission_id = w.mission_id.clone();
-        fence_owner(state, id, now);
-        touch_work(work_mut(state, id, ev.kind)?, now);
-        touch_mission(state, &mission_id, now);
-        return Ok(());
-    }
-    let until = member_ts(ev, "ownershipLeaseExpiresAt")?;
-    let checkpoint: Option<Checkpoint> = match ev.note("checkpoint") {
-        Some(v) => Some(
-            crate::model::from_value(v, false)
-                .map_err(|e| format!("{}: checkpoint note: {e}", ev.kind))?,
-        ),
-        None => None,
+    let until = match by {
+        BlockedBy::Worker {
+            ownership_lease_expires_at,
+        } => ownership_lease_expires_at,
+        BlockedBy::ChildFailure { .. } => {
+            let w = work_mut(state, id, ev)?;
+            w.status = WorkItemState::Blocked;
+            w.blocker = Some(reason);
+            let mission_id = w.mission_id.clone();
+            fence_owner(state, id, now);
+            touch_work(work_mut(state, id, ev)?, now);
+            touch_mission(state, &mission_id, now);
+            return Ok(());
+        }
     };
-    let w = work_mut(state, id, ev.kind)?;
+    let checkpoint: Option<Checkpoint> = crate::authority::events::note(ev, "checkpoint")?;
+    let w = work_mut(state, id, ev)?;
     w.checkpoints.extend(checkpoint);
-    w.status = "blocked".into();
+    w.status = WorkItemState::Blocked;
     w.blocker = Some(reason);
     close_lease(
         state,
@@ -590,7 +586,7 @@ pub fn apply_blocked(state: &mut State, ev: &EventView) -> Result<(), String> {
         "released",
         "Worker blocked and released its execution slot",
     );
-    let w = work_mut(state, id, ev.kind)?;
+    let w = work_mut(state, id, ev)?;
     w.ownership_lease_expires_at = Some(until);
     touch_work(w, now);
     Ok(())
@@ -612,13 +608,13 @@ pub fn decide_unblock(cx: &Ctx) -> Decision {
     guards::active_mission(mission)?;
     let w = guards::work(cx.state, g, &work_id)?;
     guards::revision(cmd, w.revision)?;
-    require_status(w, "blocked", "unblock")?;
+    require_status(w, WorkItemState::Blocked, "unblock")?;
     if let Some(child_id) = &w.child_mission_id
         && cx
             .state
             .missions
             .get(child_id)
-            .is_none_or(|c| c.status != "approved")
+            .is_none_or(|c| c.status != MissionState::Approved)
     {
         return Err(
             Rejection::transition("a WorkItem cannot bypass its active child Mission")
@@ -627,26 +623,39 @@ pub fn decide_unblock(cx: &Ctx) -> Decision {
     }
     let live_owner = super::work_plan::is_live_owner(w, cx.now);
     let status = if live_owner { "queued" } else { "open" };
+    let unblocked = WorkUnblocked {
+        work_item_id: w.id.clone(),
+        status: status.to_owned(),
+    };
     Ok(vec![EventDraft::group(
         &w.group_id,
         UNBLOCKED,
-        payload(vec![
-            work_item_id_value(w),
-            ("status", Value::string(status)),
-        ]),
+        unblocked.to_object(),
     )])
 }
 
-pub fn apply_unblocked(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let status = member(ev, "status")?.to_owned();
+pub fn apply_unblocked(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkUnblocked {
+        work_item_id,
+        status,
+    } = WorkUnblocked::read(ev)?;
+    let id = work_item_id.as_str();
     let now = ev.occurred_at;
-    match status.as_str() {
-        "queued" => {}
-        "open" => fence_owner(state, id, now),
-        other => return Err(format!("{}: bad status {other}", ev.kind)),
-    }
-    let w = work_mut(state, id, ev.kind)?;
+    let status = match WorkItemState::from_wire(&status) {
+        Some(s @ WorkItemState::Queued) => s,
+        Some(s @ WorkItemState::Open) => {
+            fence_owner(state, id, now);
+            s
+        }
+        _ => {
+            return Err(ApplyError::MalformedMember {
+                kind: ev.kind.to_owned(),
+                member: "status",
+                reason: format!("{status} is neither queued nor open"),
+            });
+        }
+    };
+    let w = work_mut(state, id, ev)?;
     w.status = status;
     w.blocker = None;
     touch_work(w, now);
@@ -686,30 +695,28 @@ pub fn decide_submit(cx: &Ctx) -> Decision {
     }
     crate::order::sort(&mut artifact_ids);
     artifact_ids.dedup();
+    let submitted = WorkSubmitted {
+        work_item_id: w.id.clone(),
+        artifact_ids,
+        evidence,
+    };
     Ok(vec![EventDraft::group(
         &w.group_id,
         SUBMITTED,
-        payload(vec![
-            work_item_id_value(w),
-            (
-                "artifactIds",
-                Value::Array(artifact_ids.into_iter().map(Value::string).collect()),
-            ),
-            (
-                "evidence",
-                Value::Array(evidence.iter().map(ToJson::to_json).collect()),
-            ),
-        ]),
+        submitted.to_object(),
     )])
 }
 
-pub fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let artifact_ids: Vec<String> = embedded(ev, "artifactIds")?;
-    let evidence: Vec<EvidenceItem> = embedded(ev, "evidence")?;
+pub fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkSubmitted {
+        work_item_id,
+        artifact_ids,
+        evidence,
+    } = WorkSubmitted::read(ev)?;
+    let id = work_item_id.as_str();
     let now = ev.occurred_at;
-    let w = work_mut(state, id, ev.kind)?;
-    w.status = "submitted".into();
+    let w = work_mut(state, id, ev)?;
+    w.status = WorkItemState::Submitted;
     w.artifact_ids = artifact_ids;
     w.submission_evidence = evidence;
     close_lease(
@@ -719,7 +726,7 @@ pub fn apply_submitted(state: &mut State, ev: &EventView) -> Result<(), String> 
         "released",
         "Worker submitted its result and released execution",
     );
-    touch_work(work_mut(state, id, ev.kind)?, now);
+    touch_work(work_mut(state, id, ev)?, now);
     Ok(())
 }
 
@@ -737,60 +744,66 @@ pub fn decide_accept_result(cx: &Ctx) -> Decision {
     guards::active_mission(mission)?;
     let w = guards::work(cx.state, g, &work_id)?;
     guards::revision(cmd, w.revision)?;
-    require_status(w, "submitted", "accept the result of")?;
+    require_status(w, WorkItemState::Submitted, "accept the result of")?;
     if let Some(i) = evidence.iter().position(|e| !e.success) {
         return Err(
             Rejection::invalid("verification Evidence must be successful")
                 .detail("evidenceIndex", i as u64),
         );
     }
+    let accepted = ResultAccepted {
+        work_item_id: w.id.clone(),
+        by: AcceptedBy::Coordinator { evidence },
+    };
     Ok(vec![EventDraft::group(
         &w.group_id,
         RESULT_ACCEPTED,
-        payload(vec![
-            work_item_id_value(w),
-            (
-                "evidence",
-                Value::Array(evidence.iter().map(ToJson::to_json).collect()),
-            ),
-        ]),
+        accepted.to_object(),
     )])
 }
 
 /// `work.result.accepted`: the Coordinator's acceptance, or (with `childMissionId`) the
 /// child-approval variant of `mission.approve` (payloads.md §6.7), applied after the child's
 /// `mission.approved`.
-pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
+pub fn apply_result_accepted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let ResultAccepted { work_item_id, by } = ResultAccepted::read(ev)?;
+    let id = work_item_id.as_str();
     let now = ev.occurred_at;
-    if let Some(child_id) = ev.payload.get("childMissionId").and_then(Value::as_str) {
-        let approval_id = member(ev, "childApprovalId")?;
-        let artifact_ids = child_result_artifacts(state, child_id);
-        let mut data = Object::new();
-        data.insert("childMissionId", Value::string(child_id.to_owned()));
-        data.insert("approvalId", Value::string(approval_id.to_owned()));
-        let evidence = EvidenceItem {
-            kind: "child_mission_approval".into(),
-            description: format!("Child Mission {child_id} approved as {approval_id}"),
-            success: true,
-            artifact_hash: None,
-            data,
-        };
-        // The child's result completes the WorkItem: no execution may continue on it (§10.2).
-        fence_owner(state, id, now);
-        let w = work_mut(state, id, ev.kind)?;
-        w.status = "verified".into();
-        w.blocker = None;
-        w.artifact_ids = artifact_ids;
-        w.verification_evidence = vec![evidence];
-        touch_work(w, now);
-        let mission_id = w.mission_id.clone();
-        touch_mission(state, &mission_id, now);
-        return Ok(());
-    }
-    let evidence: Vec<EvidenceItem> = embedded(ev, "evidence")?;
-    let w = work_mut(state, id, ev.kind)?;
-    w.status = "verified".into();
+    let evidence = match by {
+        AcceptedBy::Coordinator { evidence } => evidence,
+        AcceptedBy::ChildApproval {
+            child_mission_id,
+            child_approval_id,
+            ..
+        } => {
+            let child_id = child_mission_id.as_str();
+            let approval_id = child_approval_id.as_str();
+            let artifact_ids = child_result_artifacts(state, child_id);
+            let mut data = Object::new();
+            data.insert("childMissionId", Value::string(child_id.to_owned()));
+            data.insert("approvalId", Value::string(approval_id.to_owned()));
+            let evidence = EvidenceItem {
+                kind: "child_mission_approval".into(),
+                description: format!("Child Mission {child_id} approved as {approval_id}"),
+                success: true,
+                artifact_hash: None,
+                data,
+            };
+            // The child's result completes the WorkItem: no execution may continue on it (§10.2).
+            fence_owner(state, id, now);
+            let w = work_mut(state, id, ev)?;
+            w.status = WorkItemState::Verified;
+            w.blocker = None;
+            w.artifact_ids = artifact_ids;
+            w.verification_evidence = vec![evidence];
+            touch_work(w, now);
+            let mission_id = w.mission_id.clone();
+            touch_mission(state, &mission_id, now);
+            return Ok(());
+        }
+    };
+    let w = work_mut(state, id, ev)?;
+    w.status = WorkItemState::Verified;
     w.verification_evidence = evidence;
     w.ownership_lease_expires_at = None;
     touch_work(w, now);
@@ -885,40 +898,46 @@ pub fn decide_fail(cx: &Ctx) -> Decision {
             ));
         };
         guards::work_owner(w, cmd, epoch, cx.now)?;
-        require_status(w, "active", "fail")?;
+        require_status(w, WorkItemState::Active, "fail")?;
         guards::exec_lease(cx.state, w, cmd, &lease_id, cx.now)?;
     }
     if w.is_terminal() {
         return Err(invalid_transition(w, "fail"));
     }
+    let failed = WorkClosed {
+        work_item_id: w.id.clone(),
+        reason,
+        source_event_id: None,
+    };
     Ok(vec![EventDraft::group(
         &w.group_id,
         FAILED,
-        payload(vec![
-            work_item_id_value(w),
-            ("reason", Value::string(reason)),
-        ]),
+        failed.to_object(),
     )])
 }
 
 /// `work.failed`: the ordinary failure (any lease revoked, ownership kept without a lease), or
 /// (with `sourceEventId`) the child-failure variant, which fences the owner.
-pub fn apply_failed(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let reason = member(ev, "reason")?.to_owned();
+pub fn apply_failed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkClosed {
+        work_item_id,
+        reason,
+        source_event_id,
+    } = WorkClosed::read(ev)?;
+    let id = work_item_id.as_str();
     let now = ev.occurred_at;
-    let variant = ev.payload.contains_key("sourceEventId");
-    let w = work_mut(state, id, ev.kind)?;
-    w.status = "failed".into();
+    let variant = source_event_id.is_some();
+    let w = work_mut(state, id, ev)?;
+    w.status = WorkItemState::Failed;
     w.failure_reason = Some(reason);
     let mission_id = w.mission_id.clone();
     if variant {
         fence_owner(state, id, now);
     } else {
         close_lease(state, id, now, "revoked", "WorkItem failed");
-        work_mut(state, id, ev.kind)?.ownership_lease_expires_at = None;
+        work_mut(state, id, ev)?.ownership_lease_expires_at = None;
     }
-    touch_work(work_mut(state, id, ev.kind)?, now);
+    touch_work(work_mut(state, id, ev)?, now);
     touch_mission(state, &mission_id, now);
     Ok(())
 }
@@ -939,26 +958,32 @@ pub fn decide_cancel(cx: &Ctx) -> Decision {
     if w.is_terminal() {
         return Err(invalid_transition(w, "cancel"));
     }
+    let cancelled = WorkClosed {
+        work_item_id: w.id.clone(),
+        reason,
+        source_event_id: None,
+    };
     Ok(vec![EventDraft::group(
         &w.group_id,
         CANCELLED,
-        payload(vec![
-            work_item_id_value(w),
-            ("reason", Value::string(reason)),
-        ]),
+        cancelled.to_object(),
     )])
 }
 
-pub fn apply_cancelled(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let reason = member(ev, "reason")?.to_owned();
+pub fn apply_cancelled(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkClosed {
+        work_item_id,
+        reason,
+        ..
+    } = WorkClosed::read(ev)?;
+    let id = work_item_id.as_str();
     let now = ev.occurred_at;
-    let w = work_mut(state, id, ev.kind)?;
-    w.status = "cancelled".into();
+    let w = work_mut(state, id, ev)?;
+    w.status = WorkItemState::Cancelled;
     w.failure_reason = Some(reason);
     let mission_id = w.mission_id.clone();
     fence_owner(state, id, now);
-    touch_work(work_mut(state, id, ev.kind)?, now);
+    touch_work(work_mut(state, id, ev)?, now);
     touch_mission(state, &mission_id, now);
     Ok(())
 }

@@ -27,10 +27,15 @@
 
 use super::cooperation::{self, Policy};
 use super::delegation::{self, GrantUse};
-use super::{Ctx, Decision, embedded, member, member_u64, payload};
+use super::{Ctx, Decision};
 use crate::authority::clock::Micros;
-use crate::authority::evolve::EventView;
+use crate::authority::event_view::{ApplyError, EventView};
+use crate::authority::events::EventPayload;
+use crate::authority::events::work_plan::{
+    ContractRevised, OfferAccepted, OfferCreated, WorkAuthorized, WorkProposed,
+};
 use crate::authority::payload::Reader;
+use crate::authority::projection::ProposalStatus;
 use crate::authority::projection::{
     AgentCardRecord, CapabilityRequirement, DelegationGrant, Mission, SelectionBasis, WorkContract,
     WorkItem, WorkProposal,
@@ -39,9 +44,10 @@ use crate::authority::rejection::Rejection;
 use crate::authority::state::{GroupState, State};
 use crate::authority::{EventDraft, guards};
 use crate::json::{Object, Value};
-use crate::model::ToJson;
 use crate::model::common::ActorType;
 use crate::model::error::ErrorCode;
+use crate::model::membership::MembershipState;
+use crate::model::work_item::WorkItemState;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const PROPOSE: &str = "work.propose";
@@ -104,7 +110,7 @@ pub fn dependencies_verified(state: &State, w: &WorkItem) -> Result<(), Vec<Stri
             state
                 .work_items
                 .get(d.as_str())
-                .is_none_or(|dep| dep.status != "verified")
+                .is_none_or(|dep| dep.status != WorkItemState::Verified)
         })
         .cloned()
         .collect();
@@ -115,12 +121,43 @@ pub fn dependencies_verified(state: &State, w: &WorkItem) -> Result<(), Vec<Stri
     }
 }
 
+/// The first Work Contract capability an Agent Card does not meet (§10.1, §10.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CapabilityShortfall {
+    /// The card does not list the capability.
+    Missing { id: String },
+    /// The card lists it below `minimumVersion`.
+    Below {
+        id: String,
+        version: u64,
+        minimum: u64,
+    },
+}
+
+impl std::fmt::Display for CapabilityShortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CapabilityShortfall::Missing { id } => {
+                write!(f, "capability {id} is not on the Agent Card")
+            }
+            CapabilityShortfall::Below {
+                id,
+                version,
+                minimum,
+            } => write!(
+                f,
+                "capability {id} is at version {version}, below the required {minimum}"
+            ),
+        }
+    }
+}
+
 /// The capability versions `card` pins for `required`, or the first requirement it does not
 /// meet (absent, or a version below `minimumVersion`).
 pub fn card_capability_versions(
     card: &AgentCardRecord,
     required: &[CapabilityRequirement],
-) -> Result<BTreeMap<String, u64>, String> {
+) -> Result<BTreeMap<String, u64>, CapabilityShortfall> {
     let mut pinned = BTreeMap::new();
     for req in required {
         match card.capability_version(&req.id) {
@@ -128,12 +165,15 @@ pub fn card_capability_versions(
                 pinned.insert(req.id.clone(), v);
             }
             Some(v) => {
-                return Err(format!(
-                    "capability {} is at version {v}, below the required {}",
-                    req.id, req.minimum_version
-                ));
+                return Err(CapabilityShortfall::Below {
+                    id: req.id.clone(),
+                    version: v,
+                    minimum: req.minimum_version,
+                });
             }
-            None => return Err(format!("capability {} is not on the Agent Card", req.id)),
+            None => {
+                return Err(CapabilityShortfall::Missing { id: req.id.clone() });
+            }
         }
     }
     Ok(pinned)
@@ -178,18 +218,7 @@ pub fn fence_owner(state: &mut State, work_item_id: &str, at: Micros) {
 // Routers.
 // ---------------------------------------------------------------------------------------------
 
-pub fn decide(cx: &Ctx) -> Option<Decision> {
-    Some(match cx.cmd.kind.as_str() {
-        PROPOSE => decide_propose(cx),
-        AUTHORIZE => decide_authorize(cx),
-        OFFER => decide_offer(cx),
-        ACCEPT_OFFER => decide_accept_offer(cx),
-        DEPENDENCY_ADD => decide_dependency_add(cx),
-        _ => return None,
-    })
-}
-
-pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), String>> {
+pub fn apply(state: &mut State, ev: &EventView) -> Option<Result<(), ApplyError>> {
     Some(match ev.kind {
         PROPOSED => apply_proposed(state, ev),
         AUTHORIZED => apply_authorized(state, ev),
@@ -358,30 +387,26 @@ pub fn decide_propose(cx: &Ctx) -> Decision {
         mission_id: mission.id.clone(),
         parent_work_item_id: parent_id,
         proposed_by: cmd.actor.clone(),
-        status: "open".into(),
+        status: ProposalStatus::Open,
         updated_at: cx.now,
     };
-    let draft = EventDraft::group(
-        &g.group.id,
-        PROPOSED,
-        payload(vec![("proposal", proposal.to_json())]),
-    );
+    let draft = EventDraft::group(&g.group.id, PROPOSED, WorkProposed { proposal }.to_object());
     Ok(vec![cooperation::consume(draft, grant)])
 }
 
-fn touch_mission(state: &mut State, mission_id: &str, at: Micros) -> Result<(), String> {
+fn touch_mission(state: &mut State, ev: &EventView, mission_id: &str) -> Result<(), ApplyError> {
     let m = state
         .missions
         .get_mut(mission_id)
-        .ok_or_else(|| format!("unknown Mission {mission_id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Mission", mission_id))?;
     m.revision += 1;
-    m.updated_at = at;
+    m.updated_at = ev.occurred_at;
     Ok(())
 }
 
-pub fn apply_proposed(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let proposal: WorkProposal = embedded(ev, "proposal")?;
-    touch_mission(state, &proposal.mission_id, ev.occurred_at)?;
+pub fn apply_proposed(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkProposed { proposal } = WorkProposed::read(ev)?;
+    touch_mission(state, ev, &proposal.mission_id)?;
     state.proposals.insert(proposal.id.clone(), proposal);
     Ok(())
 }
@@ -469,7 +494,7 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
             Some(p) if p.group_id == g.group.id => p,
             _ => return Err(Rejection::not_found("WorkProposal", pid)),
         };
-        if proposal.status != "open" {
+        if proposal.status != ProposalStatus::Open {
             return Err(Rejection::transition(format!(
                 "WorkProposal {pid} is {}, not open",
                 proposal.status
@@ -518,7 +543,7 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
         parent_work_item_id: parent_id,
         revision: 1,
         selection_basis: None,
-        status: "open".into(),
+        status: WorkItemState::Open,
         submission_evidence: vec![],
         updated_at: cx.now,
         verification_evidence: vec![],
@@ -526,27 +551,31 @@ pub fn decide_authorize(cx: &Ctx) -> Decision {
     let draft = EventDraft::group(
         &g.group.id,
         AUTHORIZED,
-        payload(vec![
-            ("workItem", work.to_json()),
-            ("proposalId", proposal_id.map_or(Value::Null, Value::string)),
-        ]),
+        WorkAuthorized {
+            work_item: work,
+            proposal_id,
+        }
+        .to_object(),
     );
     Ok(vec![cooperation::consume(draft, override_grant)])
 }
 
 /// The WorkItem, its Conversation, its ledger account (under its parent WorkItem or its
 /// Mission), the proposal it authorizes, and the Mission revision.
-pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let work: WorkItem = embedded(ev, "workItem")?;
+pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let WorkAuthorized {
+        work_item: work,
+        proposal_id,
+    } = WorkAuthorized::read(ev)?;
     let gs = state
         .groups
         .get_mut(&work.group_id)
-        .ok_or_else(|| format!("WorkItem {} in unknown Group {}", work.id, work.group_id))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "Group", &work.group_id))?;
     gs.conversations.insert(work.conversation_id.clone());
-    if let Some(pid) = ev.payload.get("proposalId").and_then(Value::as_str)
+    if let Some(pid) = &proposal_id
         && let Some(p) = state.proposals.get_mut(pid)
     {
-        p.status = "authorized".into();
+        p.status = ProposalStatus::Authorized;
         p.authorized_work_item_id = Some(work.id.clone());
         p.updated_at = ev.occurred_at;
     }
@@ -555,7 +584,7 @@ pub fn apply_authorized(state: &mut State, ev: &EventView) -> Result<(), String>
         .clone()
         .unwrap_or_else(|| work.mission_id.clone());
     super::budget::open_account(state, &work.id, Some(&parent), work.contract.budget.clone());
-    touch_mission(state, &work.mission_id, ev.occurred_at)?;
+    touch_mission(state, ev, &work.mission_id)?;
     state.work_items.insert(work.id.clone(), work);
     Ok(())
 }
@@ -579,11 +608,9 @@ pub fn offer_candidate(
     agent_id: &str,
     w: &WorkItem,
 ) -> Result<BTreeMap<String, u64>, Rejection> {
-    if !g
-        .memberships
-        .get(agent_id)
-        .is_some_and(|m| m.status != "ended" && m.principal.actor_type == ActorType::Agent)
-    {
+    if !g.memberships.get(agent_id).is_some_and(|m| {
+        m.status != MembershipState::Ended && m.principal.actor_type == ActorType::Agent
+    }) {
         return Err(
             Rejection::forbidden("the candidate is not a Group member").detail("agentId", agent_id)
         );
@@ -639,7 +666,10 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
             Some(grant.id.clone())
         }
     };
-    if matches!(w.status.as_str(), "verified" | "submitted" | "cancelled") {
+    if matches!(
+        w.status,
+        WorkItemState::Verified | WorkItemState::Submitted | WorkItemState::Cancelled
+    ) {
         return Err(Rejection::transition(format!(
             "cannot offer a WorkItem in the {} state",
             w.status
@@ -672,7 +702,10 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
     }
     let fenced = w.assignee_id.is_some();
     let mut merged: BTreeSet<String> = BTreeSet::new();
-    if !fenced && w.status == "offered" && w.offer_expires_at.is_some_and(|t| t > cx.now) {
+    if !fenced
+        && w.status == WorkItemState::Offered
+        && w.offer_expires_at.is_some_and(|t| t > cx.now)
+    {
         merged.extend(w.offered_agent_ids.iter().cloned());
     }
     for agent_id in &candidates {
@@ -683,15 +716,13 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
     let mut draft = EventDraft::group(
         &g.group.id,
         OFFER_CREATED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            (
-                "candidateAgentIds",
-                Value::Array(merged.into_iter().map(Value::string).collect()),
-            ),
-            ("offerExpiresAt", offer_expires_at.to_json()),
-            ("selectionBasis", basis.to_json()),
-        ]),
+        OfferCreated {
+            work_item_id: w.id.clone(),
+            candidate_agent_ids: merged.into_iter().collect(),
+            offer_expires_at,
+            selection_basis: basis,
+        }
+        .to_object(),
     );
     if let Some(grant) = attribute_to {
         draft = draft.note("delegationGrantId", Value::string(grant));
@@ -700,11 +731,13 @@ pub fn decide_offer(cx: &Ctx) -> Decision {
 }
 
 /// Fences an owner whose lease ran out (decide refused a live one), then records the offer.
-pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?.to_owned();
-    let candidates: Vec<String> = embedded(ev, "candidateAgentIds")?;
-    let expires: Micros = embedded(ev, "offerExpiresAt")?;
-    let basis: SelectionBasis = embedded(ev, "selectionBasis")?;
+pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let OfferCreated {
+        work_item_id: id,
+        candidate_agent_ids: candidates,
+        offer_expires_at: expires,
+        selection_basis: basis,
+    } = OfferCreated::read(ev)?;
     let grant = ev
         .note("delegationGrantId")
         .and_then(Value::as_str)
@@ -712,7 +745,7 @@ pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), Stri
     if state
         .work_items
         .get(&id)
-        .ok_or_else(|| format!("offer for unknown WorkItem {id}"))?
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", &id))?
         .assignee_id
         .is_some()
     {
@@ -721,8 +754,8 @@ pub fn apply_offer_created(state: &mut State, ev: &EventView) -> Result<(), Stri
     let w = state
         .work_items
         .get_mut(&id)
-        .ok_or_else(|| format!("offer for unknown WorkItem {id}"))?;
-    w.status = "offered".into();
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", &id))?;
+    w.status = WorkItemState::Offered;
     w.offered_agent_ids = candidates;
     w.offer_expires_at = Some(expires);
     w.selection_basis = Some(basis);
@@ -751,7 +784,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
 
     // C5: queued_work_items and active_work_items, across all Groups.
     let limits = &cx.config.limits;
-    let mine = |status: &str| {
+    let mine = |status: WorkItemState| {
         cx.state
             .work_items
             .values()
@@ -759,7 +792,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
             .filter(|w| w.status == status)
             .count()
     };
-    let (queued, active) = (mine("queued"), mine("active"));
+    let (queued, active) = (mine(WorkItemState::Queued), mine(WorkItemState::Active));
     let queued_reached = queued + 1 > limits.max_queued_work_items;
     let active_reached = active > limits.max_active_work_items;
     let mut override_grant = None;
@@ -788,7 +821,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
     guards::active_mission(mission)?;
     let w = guards::work(cx.state, g, &work_item_id)?;
     guards::revision(cmd, w.revision)?;
-    if w.status != "offered" {
+    if w.status != WorkItemState::Offered {
         if let Some(owner) = w.assignee_id.as_deref()
             && owner != cmd.actor.id.as_str()
         {
@@ -828,7 +861,7 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
     if !m.has_role("worker") {
         return Err(Rejection::forbidden("the Membership lacks the worker role"));
     }
-    if m.status == "ended" {
+    if m.status == MembershipState::Ended {
         return Err(Rejection::forbidden("the Membership has ended"));
     }
     let card = guards::card(cx.state, cmd.actor.id.as_str())?;
@@ -846,16 +879,14 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
     let draft = EventDraft::group(
         &g.group.id,
         OFFER_ACCEPTED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            ("assigneeId", Value::string(cmd.actor.id.0.clone())),
-            ("ownershipEpoch", Value::from(w.ownership_epoch + 1)),
-            (
-                "ownershipLeaseExpiresAt",
-                cx.now.plus_seconds(lease_seconds).to_json(),
-            ),
-            ("agentCardVersion", Value::from(card.version)),
-        ]),
+        OfferAccepted {
+            work_item_id: w.id.clone(),
+            assignee_id: cmd.actor.id.0.clone(),
+            ownership_epoch: w.ownership_epoch + 1,
+            ownership_lease_expires_at: cx.now.plus_seconds(lease_seconds),
+            agent_card_version: card.version,
+        }
+        .to_object(),
     )
     .note("assignedCapabilityVersions", Value::Object(versions));
     Ok(vec![cooperation::consume(draft, override_grant)])
@@ -863,22 +894,22 @@ pub fn decide_accept_offer(cx: &Ctx) -> Decision {
 
 /// Ownership, the pinned card and capability versions, and the silent promotion of a
 /// provisional Membership (status `active`, epoch + 1).
-pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let assignee = member(ev, "assigneeId")?.to_owned();
-    let epoch = member_u64(ev, "ownershipEpoch")?;
-    let card_version = member_u64(ev, "agentCardVersion")?;
-    let lease: Micros = embedded(ev, "ownershipLeaseExpiresAt")?;
-    let pinned: BTreeMap<String, u64> = match ev.note("assignedCapabilityVersions") {
-        Some(v) => crate::model::from_value(v, false)
-            .map_err(|e| format!("{}: assignedCapabilityVersions: {e}", ev.kind))?,
-        None => BTreeMap::new(),
-    };
+pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let OfferAccepted {
+        work_item_id,
+        assignee_id: assignee,
+        ownership_epoch: epoch,
+        ownership_lease_expires_at: lease,
+        agent_card_version: card_version,
+    } = OfferAccepted::read(ev)?;
+    let id = work_item_id.as_str();
+    let pinned: BTreeMap<String, u64> =
+        crate::authority::events::note(ev, "assignedCapabilityVersions")?.unwrap_or_default();
     let w = state
         .work_items
         .get_mut(id)
-        .ok_or_else(|| format!("acceptance for unknown WorkItem {id}"))?;
-    w.status = "queued".into();
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", id))?;
+    w.status = WorkItemState::Queued;
     w.assignee_id = Some(assignee.clone());
     w.ownership_epoch = epoch;
     w.ownership_lease_expires_at = Some(lease);
@@ -896,8 +927,8 @@ pub fn apply_offer_accepted(state: &mut State, ev: &EventView) -> Result<(), Str
         .get_mut(&group_id)
         .and_then(|g| g.memberships.get_mut(&assignee))
     {
-        if m.status != "active" {
-            m.status = "active".into();
+        if m.status != MembershipState::Active {
+            m.status = MembershipState::Active;
             m.epoch += 1;
         }
         m.ended_at = None;
@@ -924,7 +955,13 @@ pub fn decide_dependency_add(cx: &Ctx) -> Decision {
     let w = guards::work(cx.state, g, &work_item_id)?;
     let dep = guards::work(cx.state, g, &dependency_id)?;
     guards::revision(cmd, w.revision)?;
-    if !matches!(w.status.as_str(), "open" | "offered" | "queued" | "blocked") {
+    if !matches!(
+        w.status,
+        WorkItemState::Open
+            | WorkItemState::Offered
+            | WorkItemState::Queued
+            | WorkItemState::Blocked
+    ) {
         return Err(Rejection::transition(format!(
             "cannot add a dependency to a WorkItem in the {} state",
             w.status
@@ -955,24 +992,28 @@ pub fn decide_dependency_add(cx: &Ctx) -> Decision {
     Ok(vec![EventDraft::group(
         &g.group.id,
         CONTRACT_REVISED,
-        payload(vec![
-            ("workItemId", Value::string(w.id.clone())),
-            ("dependencyId", Value::string(dep.id.clone())),
-            ("revision", Value::from(w.revision + 1)),
-        ]),
+        ContractRevised {
+            work_item_id: w.id.clone(),
+            dependency_id: dep.id.clone(),
+            revision: w.revision + 1,
+        }
+        .to_object(),
     )])
 }
 
 /// The new edge (the list stays sorted), the WorkItem revision the Event reports, and the
 /// Mission revision.
-pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), String> {
-    let id = member(ev, "workItemId")?;
-    let dep = member(ev, "dependencyId")?.to_owned();
-    let revision = member_u64(ev, "revision")?;
+pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), ApplyError> {
+    let ContractRevised {
+        work_item_id,
+        dependency_id: dep,
+        revision,
+    } = ContractRevised::read(ev)?;
+    let id = work_item_id.as_str();
     let w = state
         .work_items
         .get_mut(id)
-        .ok_or_else(|| format!("dependency for unknown WorkItem {id}"))?;
+        .ok_or_else(|| ApplyError::unknown(ev, "WorkItem", id))?;
     if !w.dependency_ids.contains(&dep) {
         w.dependency_ids.push(dep);
         crate::order::sort(&mut w.dependency_ids);
@@ -980,5 +1021,5 @@ pub fn apply_contract_revised(state: &mut State, ev: &EventView) -> Result<(), S
     w.revision = revision;
     w.updated_at = ev.occurred_at;
     let mission_id = w.mission_id.clone();
-    touch_mission(state, &mission_id, ev.occurred_at)
+    touch_mission(state, ev, &mission_id)
 }
