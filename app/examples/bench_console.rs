@@ -157,15 +157,6 @@ fn main() -> Result<(), String> {
     let tr = bench::travel(&r.log, live.dag(), &published, now, || {
         start.elapsed().as_secs_f64() * 1e3
     })?;
-    println!(
-        "BENCH native time travel: to the Event before the last {:.0} ms (the log replayed), its DAG rebuilt from the live one {:.2} ms (a full build {:.2} ms); one Event further back {:.2} ms, its DAG {:.2} ms (a full build {:.2} ms); {} Events applied",
-        tr.first_pick_ms,
-        tr.first_dag_ms,
-        tr.first_full_ms,
-        tr.step_pick_ms,
-        tr.step_dag_ms,
-        tr.step_full_ms,
-        tr.applied
-    );
+    println!("BENCH native {}", tr.line());
     Ok(())
 }

@@ -379,6 +379,22 @@ pub struct TravelFigures {
     pub applied: usize,
 }
 
+impl TravelFigures {
+    /// The figures as the benchmark prints them after `BENCH native ` or `BENCH wasm `.
+    pub fn line(&self) -> String {
+        format!(
+            "time travel: to the Event before the last {:.0} ms (the log replayed), its DAG rebuilt from the live one {:.2} ms (a full build {:.2} ms); one Event further back {:.2} ms, its DAG {:.2} ms (a full build {:.2} ms); {} Events applied",
+            self.first_pick_ms,
+            self.first_dag_ms,
+            self.first_full_ms,
+            self.step_pick_ms,
+            self.step_dag_ms,
+            self.step_full_ms,
+            self.applied
+        )
+    }
+}
+
 /// Runs [`TravelFigures`] with `clock` (milliseconds: `Instant` natively, `performance.now()`
 /// on the page); the rebuilt DAGs are checked equal to full builds.
 pub fn travel(

@@ -470,16 +470,7 @@ async fn run(
     });
     if let Some(tr) = travelled {
         let tr = tr?;
-        say(format!(
-            "BENCH wasm time travel: to the Event before the last {:.0} ms (the log replayed), its DAG rebuilt from the live one {:.2} ms (a full build {:.2} ms); one Event further back {:.2} ms, its DAG {:.2} ms (a full build {:.2} ms); {} Events applied",
-            tr.first_pick_ms,
-            tr.first_dag_ms,
-            tr.first_full_ms,
-            tr.step_pick_ms,
-            tr.step_dag_ms,
-            tr.step_full_ms,
-            tr.applied
-        ));
+        say(format!("BENCH wasm {}", tr.line()));
     }
     Ok(())
 }
