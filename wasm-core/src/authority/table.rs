@@ -344,6 +344,33 @@ mod tests {
         assert!(probe.same(&snapshot));
     }
 
+    /// Equality is by contents, whatever the sharing: tables built apart with the same entries
+    /// are equal; a different length, key or value is not; a copy changed and changed back (other
+    /// allocations) is equal again.
+    #[test]
+    fn equality_is_by_contents_whatever_the_sharing() {
+        let build = |pairs: &[(&str, u32)]| {
+            let mut t = Table::new();
+            for (k, v) in pairs {
+                t.insert(k.to_string(), *v);
+            }
+            t
+        };
+        let a = build(&[("a", 1), ("b", 2)]);
+        let b = build(&[("b", 2), ("a", 1)]);
+        assert!(!a.same(&b));
+        assert_eq!(a, b);
+        assert_ne!(a, build(&[("a", 1)]));
+        assert_ne!(a, build(&[("a", 1), ("c", 2)]));
+        assert_ne!(a, build(&[("a", 1), ("b", 3)]));
+        let mut c = a.clone();
+        *c.get_mut("a").expect("a") = 5;
+        assert_ne!(a, c);
+        *c.get_mut("a").expect("a") = 1;
+        assert!(!a.same(&c));
+        assert_eq!(a, c);
+    }
+
     #[test]
     fn a_set_and_a_log_share_too() {
         let mut s = Set::default();
