@@ -385,11 +385,13 @@ mod tests {
         );
         assert_eq!((copy.len(), s.len()), (3, 4));
         assert!(s.contains("d") && !copy.contains("d") && !copy.is_empty());
+        assert!(Set::default().is_empty());
         assert_eq!((&copy).into_iter().count(), 3);
 
         let mut log = Log::default();
         assert!(log.is_empty());
         log.push(1);
+        assert!(!log.is_empty());
         log.push(2);
         let before = log.clone();
         log.push(3);
