@@ -40,8 +40,10 @@ done
 [ ${#MODULES[@]} -gt 0 ] || MODULES=(crypto admission guards encoding id json time)
 
 # The core's tests, and the simulation crate's, which drive the authority through the test
-# Organization (the authority_*, scenarios and admission targets live there).
-TEST_PACKAGES=(--test-package wasm-core,simulation)
+# Organization (the authority_*, scenarios and admission targets live there): `-p simulation`
+# goes to the test command itself (cargo-mutants 27's `--test-package` did not reach it beside
+# `-p wasm-core`: the baseline failed on `no test target named admission`).
+TEST_PACKAGES=(-p simulation)
 
 files_of() {
   case $1 in
@@ -78,8 +80,8 @@ for m in "${MODULES[@]}"; do
   count() { if [ -f "$1/$2" ]; then awk 'END { print NR }' "$1/$2"; else echo 0; fi; }
   # cargo-mutants exits non-zero when mutants survive; the summary below tells.
   # shellcheck disable=SC2046
-  cargo mutants -p wasm-core "${TEST_PACKAGES[@]}" -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
-    "${EXTRA[@]}" -- $(tests_of "$m") || true
+  cargo mutants -p wasm-core -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
+    "${EXTRA[@]}" -- "${TEST_PACKAGES[@]}" $(tests_of "$m") || true
   # The first pass's outcomes; --iterate below replaces mutants.out with its own.
   rm -rf "$out/first" && cp -r "$dir" "$out/first"
   c1=$(count "$out/first" caught.txt); m1=$(count "$out/first" missed.txt)
@@ -87,8 +89,8 @@ for m in "${MODULES[@]}"; do
   echo "$m, first pass: caught $c1, missed $m1, timeouts $t1, unviable $u1"
   # The survivors again, against the whole suite.
   if [ $((m1 + t1)) -gt 0 ]; then
-    cargo mutants -p wasm-core "${TEST_PACKAGES[@]}" -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
-      --iterate "${EXTRA[@]}" || true
+    cargo mutants -p wasm-core -f "$(files_of "$m")" --output "$out" --no-shuffle --in-place \
+      --iterate "${EXTRA[@]}" -- "${TEST_PACKAGES[@]}" || true
     c2=$(count "$dir" caught.txt); m2=$(count "$dir" missed.txt); t2=$(count "$dir" timeout.txt)
   else
     c2=0; m2=0; t2=0
