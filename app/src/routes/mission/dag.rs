@@ -153,11 +153,14 @@ impl Drawing {
         self.listed.set_value(Some(dag));
         let was_listed = matches!(self.shape.get_untracked(), Shape::TooLarge(_));
         let p = self.prefixes.get_untracked();
-        let same_prefixes = self.listed.with_value(|d| d.as_ref().map(table_prefixes)) == Some(p);
+        let same_prefixes = self
+            .listed
+            .with_value(|d| d.as_ref().map(table_prefixes))
+            .as_ref()
+            == Some(&p);
         match rows {
             Some(rows) if was_listed && same_prefixes => self.listed.with_value(|d| {
                 if let Some(d) = d {
-                    let p = self.prefixes.get_untracked();
                     with_words(i18n, now, |w| patch_rows(d, &rows, w, &p));
                 }
             }),
