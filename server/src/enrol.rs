@@ -653,6 +653,33 @@ impl Enrolment {
         }
     }
 
+    /// Serves the development enrolments stored now (another node of a cluster enrolled a
+    /// key: the nodes share the data directory, docs/cluster.md). Nothing changes when the
+    /// file holds what this node serves already.
+    pub fn reload_dev(&self) {
+        let Kind::Dev(dev) = &self.kind else {
+            return;
+        };
+        let Ok(mut dev) = dev.lock() else { return };
+        let stored = read_enrolled(&dev.path);
+        if stored == dev.enrolled {
+            return;
+        }
+        match admit(&dev.evidence, stored) {
+            Ok((validated, enrolled)) => {
+                dev.enrolled = enrolled;
+                if let Some(live) = &self.live {
+                    live.replace(validated);
+                }
+                if let Some(public) = &self.public {
+                    public.publish(&dev.whole());
+                }
+                tracing::info!(keys = dev.enrolled.len(), "development enrolments reloaded");
+            }
+            Err(e) => tracing::error!(error = %e, "the stored enrolments were not applied"),
+        }
+    }
+
     /// Serves the Organization file's Registry and cards now (after an enrolment here, or a
     /// change by `weave-console org …`, [`crate::org::watch`]).
     pub fn reload_org(&self) {

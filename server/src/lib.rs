@@ -10,6 +10,7 @@ pub mod bundle;
 pub mod cards;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod console;
 pub mod devclock;
 pub mod devorg;

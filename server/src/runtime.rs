@@ -634,10 +634,28 @@ pub fn start_full(
     if let Some(p) = &publisher {
         p.start(&svc.authority.state, svc.store());
     }
+    let live = svc.live_registry();
+    let (tx, _owner) = spawn_owner(svc, clock, publisher, hook, false)?;
+    Ok(AuthorityHandle {
+        tx,
+        public,
+        registry: live,
+    })
+}
+
+/// The verify stage and the owner thread over `svc`: returns the queue into them and the
+/// owner's thread. With `stop_on_failure` (a cluster node) the owner answers what it holds
+/// and ends once the store fails, so that the node can step down (docs/cluster.md).
+pub fn spawn_owner(
+    mut svc: AuthorityService,
+    clock: Clock,
+    publisher: Option<std::sync::Arc<dyn Publish>>,
+    hook: Option<EventHook>,
+    stop_on_failure: bool,
+) -> Result<(mpsc::SyncSender<Request>, std::thread::JoinHandle<()>), String> {
     let (verify_threads, sign_threads) = split_threads(available_threads());
     svc.set_threads(sign_threads);
     let verifier = svc.verifier(verify_threads);
-    let live = svc.live_registry();
     let (tx, rx) = mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
     let inbox = std::sync::Arc::new(Inbox::<ReplyTo>::default());
     let woken = std::sync::Arc::clone(&inbox);
@@ -648,7 +666,7 @@ pub fn start_full(
         .name("authority-verify".into())
         .spawn(move || verify_stage(&rx, &verifier, &verified))
         .map_err(|e| format!("cannot start the verify thread: {e}"))?;
-    std::thread::Builder::new()
+    let owner = std::thread::Builder::new()
         .name("authority".into())
         .spawn(move || {
             run(
@@ -657,14 +675,26 @@ pub fn start_full(
                 &clock,
                 publisher.as_deref(),
                 hook.as_ref(),
+                stop_on_failure,
             )
         })
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
-    Ok(AuthorityHandle {
-        tx,
-        public,
-        registry: live,
-    })
+    Ok((tx, owner))
+}
+
+impl AuthorityHandle {
+    /// A handle over a queue some other thread drains (a cluster node's router).
+    pub fn over(
+        tx: mpsc::SyncSender<Request>,
+        public: std::sync::Arc<crate::registry_api::PublicRegistry>,
+        registry: crate::live_registry::LiveRegistry,
+    ) -> AuthorityHandle {
+        AuthorityHandle {
+            tx,
+            public,
+            registry,
+        }
+    }
 }
 
 /// The owner loop, pipelined: while the disk makes earlier batches durable, the next one is
@@ -678,6 +708,7 @@ fn run(
     clock: &Clock,
     publisher: Option<&dyn Publish>,
     hook: Option<&EventHook>,
+    stop_on_failure: bool,
 ) {
     let _gone = Gone { inbox, owner: true };
     // Each sender with its Command's bytes, kept to name a refused Command in its answer.
@@ -764,6 +795,13 @@ fn run(
             answer(svc, done);
         }
         answer_if_failed(svc, &mut pipeline, &answer);
+        if stop_on_failure && svc.has_failed() {
+            while let Some(done) = pipeline.finish_oldest(svc) {
+                answer(svc, done);
+            }
+            tracing::warn!("the authority stopped: its store failed or fenced it");
+            return;
+        }
     }
 }
 
@@ -789,7 +827,7 @@ fn answer_if_failed<T>(
 /// Organization's services, through the normal durable path). The card registrations are the
 /// Commands `dev principals` sends again later ([`crate::cards::register_command`]), so those
 /// are exact retries.
-fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), String> {
+pub(crate) fn bootstrap(svc: &mut AuthorityService, org: &DevOrganization) -> Result<(), String> {
     let t = now();
     let gateway = org.require("group-gateway")?;
     let mut commands = Vec::new();

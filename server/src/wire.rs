@@ -87,6 +87,33 @@ impl WireError {
         e
     }
 
+    /// A §19 error document as another node of the cluster answered it (a forwarded
+    /// Command, docs/cluster.md), with its HTTP status: the same refusal, passed on.
+    pub fn from_document(status: u16, doc: &Value) -> Option<WireError> {
+        let code = ErrorCode::from_wire(doc.pointer("/code")?.as_str()?)?;
+        let message = doc
+            .pointer("/message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let mut e = WireError::new(code, message.to_owned());
+        e.status = StatusCode::from_u16(status).unwrap_or(e.status);
+        let number = |name: &str| match doc.pointer(name) {
+            Some(Value::Number(n)) => n.as_safe_u64(),
+            _ => None,
+        };
+        let text = |name: &str| doc.pointer(name).and_then(Value::as_str).map(str::to_owned);
+        e.expected_revision = number("/expectedRevision");
+        e.current_revision = number("/currentRevision");
+        e.retry_after_ms = number("/retryAfterMs");
+        e.related_action_id = text("/relatedActionId");
+        e.group_id = text("/groupId");
+        e.snapshot_artifact_hash = text("/snapshotArtifactHash");
+        if let Some(Value::Object(d)) = doc.pointer("/details") {
+            e.details = d.clone();
+        }
+        Some(e)
+    }
+
     pub fn with_status(mut self, status: StatusCode) -> WireError {
         self.status = status;
         self

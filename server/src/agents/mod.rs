@@ -528,16 +528,31 @@ pub fn start(
     publisher: Option<std::sync::Arc<dyn crate::runtime::Publish>>,
     artifacts: ArtifactStore,
 ) -> Result<(AuthorityHandle, Option<Launch>), String> {
-    let plain = |org| {
+    start_over(data, org, started, artifacts, &mut |org, hook| {
         crate::runtime::start_full(
             data,
             org,
             Box::new(crate::runtime::now),
             publisher.clone(),
-            None,
+            hook,
         )
-        .map(|h| (h, None))
-    };
+    })
+}
+
+/// Starts an authority with `authority` (given the Organization and the demo's hook on the
+/// durable Events, `None` when the demo is off) and the demo's Agents over it: a single
+/// node's, or a cluster node's (docs/cluster.md).
+pub fn start_over(
+    data: &std::path::Path,
+    org: crate::devorg::OrgSetup,
+    started: Instant,
+    artifacts: ArtifactStore,
+    authority: &mut dyn FnMut(
+        crate::devorg::OrgSetup,
+        Option<crate::runtime::EventHook>,
+    ) -> Result<AuthorityHandle, String>,
+) -> Result<(AuthorityHandle, Option<Launch>), String> {
+    let mut plain = |org| authority(org, None).map(|h| (h, None));
     let keys = match org.dev.as_ref().map(DemoKeys::from_dev) {
         Some(Ok(k)) => k,
         Some(Err(e)) => {
@@ -569,13 +584,7 @@ pub fn start(
             }
         }
     });
-    let handle = crate::runtime::start_full(
-        data,
-        org,
-        Box::new(crate::runtime::now),
-        publisher,
-        Some(hook),
-    )?;
+    let handle = authority(org, Some(hook))?;
     Ok((
         handle,
         Some(Launch {

@@ -112,6 +112,28 @@ pub struct ServeArgs {
     /// refused.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub sessions_per_principal: u64,
+    /// A cluster node over this PostgreSQL database (`postgres://USER@HOST:PORT/DB`) instead
+    /// of the data directory's SQLite store: one writer elected among the nodes, every node
+    /// serving clients (docs/cluster.md). The nodes share the data directory's Organization.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "WEAVE_STORE",
+        conflicts_with = "upstream"
+    )]
+    pub store: Option<String>,
+    /// This node's name in the cluster (default: its listen address).
+    #[arg(long, value_name = "NAME", requires = "store")]
+    pub node: Option<String>,
+    /// Where the other nodes reach this one to forward Commands (default: `http://` and the
+    /// listen address).
+    #[arg(long, value_name = "URL", requires = "store")]
+    pub advertise: Option<String>,
+    /// Milliseconds a writer may go without renewing its lease before another node takes
+    /// over (the failover time is about this).
+    #[arg(long, value_name = "MS", default_value_t = 3000, requires = "store",
+          value_parser = clap::value_parser!(u64).range(300..))]
+    pub lease_ms: u64,
 }
 
 /// The environment variable that fixes the development enrolment token (scripts that open the
@@ -314,12 +336,24 @@ async fn serve(
     app: Router,
     demo: Option<crate::agents::Launch>,
     dev_token: Option<&str>,
+    advertise: Option<Arc<std::sync::OnceLock<String>>>,
 ) -> Result<(), String> {
     let listener = std::net::TcpListener::bind(&opts.addr)
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    if let Some(slot) = advertise {
+        let url = opts
+            .advertise
+            .clone()
+            .unwrap_or_else(|| format!("http://{local}"));
+        say!(
+            "weave-console: cluster node {} reachable at {url}",
+            opts.node.as_deref().unwrap_or(&opts.addr)
+        );
+        let _ = slot.set(url);
+    }
     if opts.dev_clock && !tls::is_loopback(&local) {
         return Err(format!(
             "--dev-clock lets any client set the authority's time: loopback addresses only, \
@@ -444,7 +478,7 @@ fn run_proxy(
             .style(style)
             .routes(extra),
     );
-    match runtime.block_on(serve(opts, app, None, None)) {
+    match runtime.block_on(serve(opts, app, None, None, None)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");
@@ -567,7 +601,49 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     let mut demo = None;
     // Artifact content by hash, beside the Event store under the data directory.
     let artifacts = crate::artifacts::ArtifactStore::open(&opts.data);
-    let authority = if opts.dev_clock {
+    let mut advertise = None;
+    let mut cluster_router = None;
+    let authority = if let Some(url) = &opts.store {
+        let slot = Arc::new(std::sync::OnceLock::new());
+        advertise = Some(Arc::clone(&slot));
+        let cfg = crate::cluster::ClusterConfig {
+            url: url.clone(),
+            node: opts.node.clone().unwrap_or_else(|| opts.addr.clone()),
+            advertise: slot,
+            lease: std::time::Duration::from_millis(opts.lease_ms),
+        };
+        let c = Arc::clone(&clock);
+        let shared: crate::cluster::SharedClock = if opts.dev_clock {
+            Arc::new(move || c.now())
+        } else {
+            Arc::new(crate::runtime::now)
+        };
+        let rt = runtime.handle().clone();
+        let mut node = |org, hook| {
+            crate::cluster::node::start(
+                cfg.clone(),
+                org,
+                Arc::clone(&shared),
+                Some(Arc::clone(&publisher)),
+                hook,
+                rt.clone(),
+            )
+            .map(|s| {
+                cluster_router = Some(s.router);
+                s.handle
+            })
+        };
+        if opts.no_demo || opts.dev_clock {
+            node(org, None)
+        } else {
+            crate::agents::start_over(&opts.data, org, started, artifacts.clone(), &mut node).map(
+                |(h, d)| {
+                    demo = d;
+                    h
+                },
+            )
+        }
+    } else if opts.dev_clock {
         println!(
             "weave-console: development clock: the authority decides at the time set by PUT \
              /api/dev/clock (development only; the demo is off)"
@@ -597,18 +673,40 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let gateway = match Gateway::new(
-        GatewayConfig {
-            sessions_per_principal: usize::try_from(opts.sessions_per_principal)
-                .unwrap_or(usize::MAX),
-            ..GatewayConfig::default()
-        },
-        Arc::clone(&hub),
-        authority.clone(),
-        authority.live_registry(),
-        service,
-        &opts.data,
-    ) {
+    let gateway_config = GatewayConfig {
+        sessions_per_principal: usize::try_from(opts.sessions_per_principal).unwrap_or(usize::MAX),
+        ..GatewayConfig::default()
+    };
+    let gateway = match &opts.store {
+        Some(url) => crate::store::cursors::CursorStore::postgres(url)
+            .and_then(|c| Ok((c, crate::store::reader::EventReader::postgres(url)?)))
+            .map_err(|e| e.to_string())
+            .and_then(|(cursors, reader)| {
+                Gateway::over(
+                    gateway_config,
+                    Arc::clone(&hub),
+                    authority.clone(),
+                    authority.live_registry(),
+                    service,
+                    cursors,
+                    reader,
+                )
+            }),
+        None => Gateway::new(
+            gateway_config,
+            Arc::clone(&hub),
+            authority.clone(),
+            authority.live_registry(),
+            service,
+            &opts.data,
+        ),
+    };
+    if let Some(r) = &cluster_router {
+        *r.own
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&hub));
+    }
+    let gateway = match gateway {
         Ok(g) => Arc::new(g),
         Err(e) => {
             eprintln!("weave-console: cannot start the gateway: {e}");
@@ -640,6 +738,24 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             Some(ready),
         ));
     }
+    if opts.store.is_some() && !own_org {
+        // A cluster's nodes share the data directory: an enrolment on one is served by all.
+        let reload = Arc::clone(&enrolment);
+        let file = opts.data.join(crate::enrol::FILE);
+        runtime.spawn(async move {
+            let mut last = None;
+            loop {
+                let stamp = std::fs::metadata(&file)
+                    .ok()
+                    .map(|m| (m.modified().ok(), m.len()));
+                if stamp != last {
+                    last = stamp;
+                    reload.reload_dev();
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        });
+    }
     let mut extra = crate::console::protocol_routes(bundle.ok())
         .merge(crate::enrol::routes(enrolment))
         .merge(crate::artifacts::routes(
@@ -666,7 +782,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             .routes(extra),
     );
     let token_text = dev_token.as_ref().map(|(_, text)| text.as_str());
-    match runtime.block_on(serve(&opts, app, demo, token_text)) {
+    match runtime.block_on(serve(&opts, app, demo, token_text, advertise)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");

@@ -602,8 +602,24 @@ pub struct Hub {
     /// The Groups whose log names each Artifact content hash (the Group of the Mission whose
     /// manifest carries it): who may read its bytes (`GET /api/artifacts/{hash}`, issue 26).
     artifact_groups: Mutex<HashMap<String, HashSet<String>>>,
+    /// A cluster node's forwarded Commands' own Events that this node has not published yet
+    /// (the writer answered before this node's tailer read them): delivered by the publish
+    /// that reaches them (docs/cluster.md, "Forwarding"). At most [`MAX_PENDING_OWN`].
+    pending_own: Mutex<VecDeque<(u64, OwnEvent)>>,
     pub stats: HubStats,
 }
+
+/// An Event a forwarded Command appended, for the connection that sent it.
+#[derive(Clone, Debug)]
+pub struct OwnEvent {
+    pub group: String,
+    pub sequence: u64,
+    pub jcs: Vec<u8>,
+}
+
+/// Own Events waiting for this node's fan-out to reach them, at most (the oldest are dropped:
+/// their sender still gets them by subscription or by retrying its Command).
+pub const MAX_PENDING_OWN: usize = 4096;
 
 impl Default for Hub {
     fn default() -> Self {
@@ -619,6 +635,7 @@ impl Hub {
             conns: Mutex::new(HashMap::new()),
             presence: Mutex::new(HashMap::new()),
             artifact_groups: Mutex::new(HashMap::new()),
+            pending_own: Mutex::new(VecDeque::new()),
             stats: HubStats::default(),
         }
     }
@@ -752,6 +769,86 @@ impl Hub {
     }
 
     /// Whether `principal` holds any Membership record in `group`.
+    /// The own Events of a Command that connection `origin` sent and another node (the
+    /// writer) appended: each goes to the connection once this node has published it, unless
+    /// the connection's subscription to its Group brings it (a duplicate's old Events are
+    /// sent in any case, as the writer's own gateway sends them, D-12).
+    pub fn deliver_own(&self, origin: u64, events: &[OwnEvent], duplicate: bool) {
+        let mut later = Vec::new();
+        {
+            // Connections before Groups, as `publish` takes them.
+            let conns = lock(&self.conns);
+            let groups = lock(&self.groups);
+            let Some(c) = conns.get(&origin) else { return };
+            let mut any = false;
+            for e in events {
+                let head = groups.get(&e.group).map_or(0, |g| g.head);
+                if head < e.sequence {
+                    later.push(e.clone());
+                    continue;
+                }
+                any |= self.own_frame(&groups, c, e, duplicate);
+            }
+            if any {
+                c.wake.notify_one();
+            }
+        }
+        if !later.is_empty() {
+            let mut pending = lock(&self.pending_own);
+            for e in later {
+                if pending.len() >= MAX_PENDING_OWN {
+                    pending.pop_front();
+                }
+                pending.push_back((origin, e));
+            }
+        }
+    }
+
+    /// Queues `e` to `c` as its own Event if it holds a Membership in the Group and its
+    /// subscription (if any) does not bring it; true if queued.
+    fn own_frame(
+        &self,
+        groups: &HashMap<String, GroupEntry>,
+        c: &Arc<Conn>,
+        e: &OwnEvent,
+        duplicate: bool,
+    ) -> bool {
+        let member = groups
+            .get(&e.group)
+            .is_some_and(|g| g.members.contains_key(&c.principal.id));
+        if !member || self.is_stale(c) || (!duplicate && c.subscription(&e.group).is_some()) {
+            return false;
+        }
+        c.push_own(event_frame(&e.jcs).into());
+        true
+    }
+
+    /// Delivers the pending own Events this node's fan-out has now reached.
+    fn release_pending_own(&self) {
+        let mut pending = lock(&self.pending_own);
+        if pending.is_empty() {
+            return;
+        }
+        let conns = lock(&self.conns);
+        let groups = lock(&self.groups);
+        let mut wake: HashMap<u64, Arc<Conn>> = HashMap::new();
+        pending.retain(|(origin, e)| {
+            if groups.get(&e.group).map_or(0, |g| g.head) < e.sequence {
+                return true;
+            }
+            if let Some(c) = conns.get(origin)
+                && self.own_frame(&groups, c, e, false)
+            {
+                wake.entry(*origin).or_insert_with(|| Arc::clone(c));
+            }
+            false
+        });
+        drop((groups, conns, pending));
+        for c in wake.values() {
+            c.wake.notify_one();
+        }
+    }
+
     pub fn has_membership(&self, group: &str, principal: &str) -> bool {
         lock(&self.groups)
             .get(group)
@@ -1068,5 +1165,6 @@ impl Publish for Hub {
         for c in wake.values() {
             c.wake.notify_one();
         }
+        self.release_pending_own();
     }
 }

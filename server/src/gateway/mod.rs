@@ -180,13 +180,26 @@ impl Gateway {
         service: ServiceKey,
         data_dir: &Path,
     ) -> Result<Gateway, String> {
-        let cursors = Arc::new(
-            CursorStore::open(&data_dir.join("gateway.sqlite"))
-                .map_err(|e| format!("cannot open the cursor store: {e}"))?,
-        );
-        let acks = acks::AckWriter::start(Arc::clone(&cursors))?;
+        let cursors = CursorStore::open(&data_dir.join("gateway.sqlite"))
+            .map_err(|e| format!("cannot open the cursor store: {e}"))?;
         let reader = EventReader::open(&data_dir.join("authority.sqlite"))
             .map_err(|e| format!("cannot open the replay reader: {e}"))?;
+        Gateway::over(config, hub, authority, registry, service, cursors, reader)
+    }
+
+    /// The gateway with its Cursors and replay reader given (a cluster node's, over the
+    /// shared database).
+    pub fn over(
+        config: GatewayConfig,
+        hub: Arc<Hub>,
+        authority: AuthorityHandle,
+        registry: crate::live_registry::LiveRegistry,
+        service: ServiceKey,
+        cursors: CursorStore,
+        reader: EventReader,
+    ) -> Result<Gateway, String> {
+        let cursors = Arc::new(cursors);
+        let acks = acks::AckWriter::start(Arc::clone(&cursors))?;
         Ok(Gateway {
             config,
             hub,

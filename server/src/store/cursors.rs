@@ -13,8 +13,14 @@ fn err(e: rusqlite::Error) -> StoreError {
     StoreError(e.to_string())
 }
 
+enum Backend {
+    Sqlite(Mutex<Connection>),
+    /// The client and the URL it reconnects to.
+    Postgres(Box<Mutex<postgres::Client>>, String),
+}
+
 pub struct CursorStore {
-    conn: Mutex<Connection>,
+    backend: Backend,
     /// Write transactions committed (each one a sync: tests and benchmarks count them).
     transactions: AtomicU64,
 }
@@ -34,15 +40,48 @@ impl CursorStore {
         )
         .map_err(err)?;
         Ok(CursorStore {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
+            transactions: AtomicU64::new(0),
+        })
+    }
+
+    /// Cursors in a cluster's shared database (`mwp_cursors`, docs/cluster.md): a client
+    /// resumes on any node. Used from the ACK writer's thread and the blocking pool only.
+    pub fn postgres(url: &str) -> Result<CursorStore, StoreError> {
+        Ok(CursorStore {
+            backend: Backend::Postgres(
+                Box::new(Mutex::new(crate::cluster::pg::connect(url)?)),
+                url.into(),
+            ),
             transactions: AtomicU64::new(0),
         })
     }
 
     fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
-        self.conn
-            .lock()
-            .map_err(|_| StoreError("the cursor store was poisoned".into()))
+        match &self.backend {
+            Backend::Sqlite(c) => c
+                .lock()
+                .map_err(|_| StoreError("the cursor store was poisoned".into())),
+            Backend::Postgres(..) => Err(StoreError("not a SQLite cursor store".into())),
+        }
+    }
+
+    /// The PostgreSQL client, reconnected if the last use found it broken.
+    fn pg(&self) -> Option<Result<std::sync::MutexGuard<'_, postgres::Client>, StoreError>> {
+        let Backend::Postgres(c, url) = &self.backend else {
+            return None;
+        };
+        let mut guard = match c.lock() {
+            Ok(g) => g,
+            Err(_) => return Some(Err(StoreError("the cursor store was poisoned".into()))),
+        };
+        if guard.is_closed() {
+            match crate::cluster::pg::connect(url) {
+                Ok(fresh) => *guard = fresh,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(Ok(guard))
     }
 
     /// Raises the Cursor of `(principal, group)` to `sequence` (never lowers it) and returns
@@ -74,6 +113,29 @@ impl CursorStore {
     /// transaction: one sync for a whole batch of ACKs (`gateway::acks`). Durable when this
     /// returns; on an error none of them is stored.
     pub fn advance_all(&self, cursors: &[(String, String, u64)]) -> Result<(), StoreError> {
+        if let Some(client) = self.pg() {
+            let mut client = client?;
+            let principals: Vec<&str> = cursors.iter().map(|c| c.0.as_str()).collect();
+            let groups: Vec<&str> = cursors.iter().map(|c| c.1.as_str()).collect();
+            let sequences = cursors
+                .iter()
+                .map(|c| i64::try_from(c.2))
+                .collect::<Result<Vec<i64>, _>>()
+                .map_err(|_| StoreError("sequence too large".into()))?;
+            // One statement, one transaction; the same pair twice in a batch keeps the highest.
+            client
+                .execute(
+                    "INSERT INTO mwp_cursors (principal_id, group_id, sequence)
+                     SELECT p, g, max(s) FROM unnest($1::text[], $2::text[], $3::bigint[])
+                          AS t(p, g, s) GROUP BY p, g
+                     ON CONFLICT (principal_id, group_id)
+                     DO UPDATE SET sequence = GREATEST(mwp_cursors.sequence, excluded.sequence)",
+                    &[&principals, &groups, &sequences],
+                )
+                .map_err(crate::cluster::pg::err)?;
+            self.transactions.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
         let mut conn = self.conn()?;
         let tx = conn.transaction().map_err(err)?;
         {
@@ -103,6 +165,15 @@ impl CursorStore {
     /// The stored Cursor of `(principal, group)`, if any.
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn get(&self, principal: &str, group: &str) -> Result<Option<u64>, StoreError> {
+        if let Some(client) = self.pg() {
+            let row = client?
+                .query_opt(
+                    "SELECT sequence FROM mwp_cursors WHERE principal_id = $1 AND group_id = $2",
+                    &[&principal, &group],
+                )
+                .map_err(crate::cluster::pg::err)?;
+            return Ok(row.and_then(|r| u64::try_from(r.get::<_, i64>(0)).ok()));
+        }
         let conn = self.conn()?;
         let v: Option<i64> = conn
             .query_row(

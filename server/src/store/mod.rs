@@ -110,4 +110,10 @@ pub trait Store: Send {
 
     /// How many Events are stored.
     fn event_count(&self) -> Result<u64, StoreError>;
+
+    /// Whether a refused append ends this store's use as the writer's (a cluster's fenced or
+    /// disconnected writer steps down instead of replaying and going on).
+    fn append_failure_is_final(&self) -> bool {
+        false
+    }
 }

@@ -22,9 +22,12 @@ struct Inner {
     last: i64,
 }
 
-/// Reads Group Events from the store file while the authority writes it (WAL).
+/// Reads Group Events from the store file while the authority writes it (WAL), or from a
+/// cluster's shared log (docs/cluster.md).
 pub struct EventReader {
     inner: Mutex<Inner>,
+    /// A cluster node's connection (and the URL it reconnects to) instead of the file.
+    postgres: Option<(Mutex<postgres::Client>, String)>,
 }
 
 impl EventReader {
@@ -40,6 +43,21 @@ impl EventReader {
                 groups: HashMap::new(),
                 last: 0,
             }),
+            postgres: None,
+        })
+    }
+
+    /// A reader of a cluster's shared log (used on the blocking pool only).
+    pub fn postgres(url: &str) -> Result<EventReader, StoreError> {
+        let client = crate::cluster::pg::connect(url)?;
+        let conn = Connection::open_in_memory().map_err(err)?;
+        Ok(EventReader {
+            inner: Mutex::new(Inner {
+                conn,
+                groups: HashMap::new(),
+                last: 0,
+            }),
+            postgres: Some((Mutex::new(client), url.to_owned())),
         })
     }
 
@@ -67,6 +85,26 @@ impl EventReader {
         overhead: usize,
         first_always: bool,
     ) -> Result<Vec<Vec<u8>>, StoreError> {
+        if let Some((client, url)) = &self.postgres {
+            let mut client = client
+                .lock()
+                .map_err(|_| StoreError("the replay reader was poisoned".into()))?;
+            if client.is_closed() {
+                *client = crate::cluster::pg::connect(url)?;
+            }
+            let page =
+                crate::cluster::pg::group_page(&mut client, group_id, after_sequence, limit)?;
+            let mut out = Vec::with_capacity(page.len());
+            let mut bytes = 0usize;
+            for jcs in page {
+                bytes = bytes.saturating_add(jcs.len() + overhead);
+                if bytes > max_bytes && !(out.is_empty() && first_always) {
+                    break;
+                }
+                out.push(jcs);
+            }
+            return Ok(out);
+        }
         let mut inner = self
             .inner
             .lock()

@@ -1,0 +1,250 @@
+//! Commands that reach a node that is not the writer (docs/cluster.md, "Forwarding"): the
+//! node sends the signed bytes unchanged to the writer's `POST /api/commands` over one HTTP/2
+//! connection (many Commands in flight on it), and passes the answer back to the connection
+//! that sent the Command. The writer verifies the signature as for any client: forwarding
+//! adds no authority.
+
+use crate::runtime::{Origin, Reply, Request};
+use crate::wire::WireError;
+use axum::body::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http2::SendRequest;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use wasm_core::json::{self, Value};
+use wasm_core::model::error::ErrorCode;
+
+/// Where this node sends the Commands it receives.
+#[derive(Clone)]
+pub enum Route {
+    /// No writer known (an election is under way): refused, retryable.
+    Nobody,
+    /// This node is the writer: its own owner thread's queue.
+    Local(std::sync::mpsc::SyncSender<Request>),
+    /// Another node: its advertised URL (`http://HOST:PORT`).
+    Remote(String),
+}
+
+/// Forwarded Commands waiting for the writer's answer, at most (a client can fill the queue;
+/// past it, `BACKPRESSURE`).
+pub const MAX_FORWARDED: usize = 1024;
+
+/// How long a forwarded Command may wait for the writer before the sender is told to retry,
+/// at least (a writer that stopped answering has lost its lease after about that long).
+const MIN_FORWARD_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Hands each Command to the writer, wherever it is.
+pub struct Router {
+    pub route: RwLock<Route>,
+    connection: tokio::sync::Mutex<Option<(String, SendRequest<Full<Bytes>>)>>,
+    in_flight: Arc<tokio::sync::Semaphore>,
+    /// Delivers a forwarded Command's own Events to the connection that sent it.
+    pub own: Mutex<Option<Arc<crate::gateway::hub::Hub>>>,
+    rt: tokio::runtime::Handle,
+    /// How long a forwarded Command waits for the writer's answer (the lease's length).
+    timeout: Duration,
+}
+
+fn retry_later(message: &str) -> Reply {
+    Reply::Refused(
+        WireError::new(ErrorCode::Backpressure, message)
+            .retry_after(crate::runtime::RETRY_AFTER_MS),
+    )
+}
+
+impl Router {
+    pub fn new(rt: tokio::runtime::Handle, lease: Duration) -> Arc<Router> {
+        Arc::new(Router {
+            route: RwLock::new(Route::Nobody),
+            connection: tokio::sync::Mutex::new(None),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(MAX_FORWARDED)),
+            own: Mutex::new(None),
+            rt,
+            timeout: lease.max(MIN_FORWARD_TIMEOUT),
+        })
+    }
+
+    pub fn set(&self, route: Route) {
+        *self
+            .route
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = route;
+    }
+
+    fn current(&self) -> Route {
+        self.route
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Routes every Command of `rx` until every handle is gone (the node's intake thread).
+    pub fn run(self: &Arc<Self>, rx: &std::sync::mpsc::Receiver<Request>) {
+        while let Ok((bytes, to)) = rx.recv() {
+            match self.current() {
+                Route::Local(tx) => match tx.try_send((bytes, to)) {
+                    Ok(()) => {}
+                    Err(std::sync::mpsc::TrySendError::Full((_, to))) => {
+                        to.send(retry_later(
+                            "the authority's queue is full; retry after retryAfterMs",
+                        ));
+                    }
+                    Err(std::sync::mpsc::TrySendError::Disconnected((_, to))) => {
+                        to.send(retry_later("this node just stopped writing; retry"));
+                    }
+                },
+                Route::Nobody => {
+                    to.send(retry_later(
+                        "no node holds the writer's lease at the moment (an election is under \
+                         way); retry after retryAfterMs",
+                    ));
+                }
+                Route::Remote(address) => {
+                    let Ok(permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
+                        to.send(retry_later(
+                            "too many Commands on their way to the writer; retry",
+                        ));
+                        continue;
+                    };
+                    let me = Arc::clone(self);
+                    self.rt.spawn(async move {
+                        let origin = to.origin;
+                        let answer =
+                            tokio::time::timeout(me.timeout, me.forward(&address, bytes))
+                                .await;
+                        drop(permit);
+                        let reply = match answer {
+                            Ok(Ok((status, body))) => me.reply(status, &body, origin),
+                            Ok(Err(e)) => {
+                                tracing::warn!(writer = %address, cause = %e, "a forwarded Command did not reach the writer");
+                                me.forget(&address).await;
+                                retry_later("the writer could not be reached; retry")
+                            }
+                            Err(_) => {
+                                me.forget(&address).await;
+                                retry_later("the writer did not answer in time; retry")
+                            }
+                        };
+                        to.send(reply);
+                    });
+                }
+            }
+        }
+    }
+
+    /// The writer's answer as this node gives it: the body unchanged for HTTP; for a
+    /// connection, its own Events as `EVENT` frames (where it is not subscribed) and an
+    /// empty `Done`, as the writer's own gateway does.
+    fn reply(&self, status: u16, body: &[u8], origin: Origin) -> Reply {
+        let doc = json::parse(body).ok();
+        if status != 200 {
+            return match doc
+                .as_ref()
+                .and_then(|d| WireError::from_document(status, d))
+            {
+                Some(e) => Reply::Refused(e),
+                None => retry_later("the writer's answer could not be read; retry"),
+            };
+        }
+        let Some(origin) = origin else {
+            return Reply::Done(String::from_utf8_lossy(body).into_owned());
+        };
+        let hub = self
+            .own
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let (Some(hub), Some(Value::Array(events))) =
+            (hub, doc.as_ref().and_then(|d| d.pointer("/events")))
+        {
+            let duplicate = doc
+                .as_ref()
+                .and_then(|d| d.pointer("/status"))
+                .and_then(Value::as_str)
+                == Some("duplicate");
+            let own: Vec<crate::gateway::hub::OwnEvent> = events
+                .iter()
+                .filter_map(|e| {
+                    let group = e.pointer("/groupId").and_then(Value::as_str)?;
+                    let sequence = match e.pointer("/sequence")? {
+                        Value::Number(n) => n.as_safe_u64()?,
+                        _ => return None,
+                    };
+                    Some(crate::gateway::hub::OwnEvent {
+                        group: group.to_owned(),
+                        sequence,
+                        jcs: json::canonicalize(e).ok()?,
+                    })
+                })
+                .collect();
+            hub.deliver_own(origin, &own, duplicate);
+        }
+        Reply::Done(String::new())
+    }
+
+    async fn forget(&self, address: &str) {
+        let mut c = self.connection.lock().await;
+        if c.as_ref().is_some_and(|(a, _)| a == address) {
+            *c = None;
+        }
+    }
+
+    /// One Command to the writer at `address` over the shared HTTP/2 connection (opened
+    /// on first use and again after a failure).
+    async fn forward(&self, address: &str, body: Vec<u8>) -> Result<(u16, Vec<u8>), String> {
+        let mut sender = {
+            let mut c = self.connection.lock().await;
+            match c.as_ref() {
+                Some((a, s)) if a == address && !s.is_closed() => s.clone(),
+                _ => {
+                    let s = connect(address).await?;
+                    *c = Some((address.to_owned(), s.clone()));
+                    s
+                }
+            }
+        };
+        sender.ready().await.map_err(|e| e.to_string())?;
+        let uri = format!("{}/api/commands", address.trim_end_matches('/'));
+        let request = hyper::Request::post(uri)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok((status, body.to_vec()))
+    }
+}
+
+/// An HTTP/2 connection (prior knowledge, no TLS: nodes forward on the cluster's private
+/// network, docs/cluster.md) to `address` (`http://HOST:PORT`).
+async fn connect(address: &str) -> Result<SendRequest<Full<Bytes>>, String> {
+    let hostport = address
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("{address}: a cluster node's address is http://HOST:PORT"))?
+        .trim_end_matches('/');
+    let tcp = tokio::net::TcpStream::connect(hostport)
+        .await
+        .map_err(|e| format!("cannot connect to {hostport}: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .map_err(|e| format!("HTTP/2 with {hostport}: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!(cause = %e, "the connection to the writer ended");
+        }
+    });
+    Ok(sender)
+}

@@ -1,0 +1,722 @@
+//! Several nodes over one PostgreSQL (docs/cluster.md), over real sockets and a real database
+//! (a throwaway one, `scripts/pg-local.sh`): every node serves and fans out in the log's one
+//! order; kill -9 of the writer under load loses nothing acknowledged and another node takes
+//! over; a writer stopped past its lease (SIGSTOP) is fenced when it resumes; a database
+//! restart under load costs clients retries, never an acknowledged Command.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use wasm_core::crypto::{DocumentKind, sign_document};
+use wasm_core::json::{self, Object, Value};
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-local.sh");
+/// The writer's lease in these tests: failover waits about this long.
+const LEASE_MS: u64 = 1000;
+
+/// A throwaway PostgreSQL, stopped and removed when dropped.
+struct Postgres {
+    dir: PathBuf,
+    url: String,
+}
+
+impl Postgres {
+    fn start(name: &str) -> Postgres {
+        let dir = std::env::temp_dir().join(format!("weave-pg-{name}-{}", std::process::id()));
+        let _ = Command::new("bash")
+            .args([SCRIPT, "stop"])
+            .arg(&dir)
+            .status();
+        let out = Command::new("bash")
+            .args([SCRIPT, "start"])
+            .arg(&dir)
+            .arg(free_port().to_string())
+            .output()
+            .expect("bash");
+        assert!(
+            out.status.success(),
+            "PostgreSQL did not start (scripts/setup.sh installs it): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        Postgres { dir, url }
+    }
+
+    fn restart(&self) {
+        let ok = Command::new("bash")
+            .args([SCRIPT, "restart"])
+            .arg(&self.dir)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "PostgreSQL did not restart");
+    }
+
+    fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .args([SCRIPT, "stop"])
+            .arg(&self.dir)
+            .args(["immediate"])
+            .status();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One `weave-console serve --store …` node; its stdout lines are kept; killed when dropped.
+struct Node {
+    name: String,
+    child: Child,
+    addr: String,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Node {
+    fn start(pg: &Postgres, data: &Path, name: &str) -> Node {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut child = Command::new(support::BIN)
+            .args(["serve", "--no-demo", "--public"])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../public"))
+            .arg("--data")
+            .arg(data)
+            .args(["--store", &pg.url, "--node", name, "--addr", &addr])
+            .args(["--lease-ms", &LEASE_MS.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let kept = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                kept.lock().unwrap().push(l);
+            }
+        });
+        let node = Node {
+            name: name.to_owned(),
+            child,
+            addr,
+            lines,
+        };
+        node.wait_for("listening on http://", Duration::from_secs(60));
+        node
+    }
+
+    fn said(&self, needle: &str) -> bool {
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains(needle))
+    }
+
+    fn wait_for(&self, needle: &str, patience: Duration) {
+        let t = Instant::now();
+        while !self.said(needle) {
+            assert!(
+                t.elapsed() < patience,
+                "{} never said {needle:?}: {:?}",
+                self.name,
+                self.lines.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn is_writer(&self) -> bool {
+        self.said("is the writer")
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Principal {
+    actor: Value,
+    key_id: String,
+    seed: wasm_core::crypto::SecretSeed,
+}
+
+impl Principal {
+    fn id(&self) -> String {
+        self.actor
+            .pointer("/id")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned()
+    }
+}
+
+fn principal(data: &Path, name: &str) -> Principal {
+    let org = json::parse(&std::fs::read(data.join("organization.json")).unwrap()).unwrap();
+    let Some(Value::Array(list)) = org.pointer("/principals") else {
+        panic!("no principals")
+    };
+    let p = list
+        .iter()
+        .find(|p| p.pointer("/name").and_then(Value::as_str) == Some(name))
+        .unwrap();
+    Principal {
+        actor: p.pointer("/actor").unwrap().clone(),
+        key_id: p
+            .pointer("/keyId")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned(),
+        seed: wasm_core::crypto::SecretSeed::from_b64url(
+            p.pointer("/seed").and_then(Value::as_str).unwrap(),
+        )
+        .unwrap(),
+    }
+}
+
+fn command(
+    p: &Principal,
+    kind: &str,
+    action: &str,
+    env: &[(&str, Value)],
+    payload: Object,
+) -> Vec<u8> {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let mut o = Object::new();
+    o.insert("protocolVersion", Value::string("0.1"));
+    o.insert("actionId", Value::string(action.to_owned()));
+    o.insert("actor", p.actor.clone());
+    for (k, v) in env {
+        o.insert((*k).to_owned(), v.clone());
+    }
+    o.insert("kind", Value::string(kind.to_owned()));
+    o.insert("correlationId", Value::string(action.to_owned()));
+    o.insert(
+        "issuedAt",
+        Value::string(wasm_core::time::format_utc(secs - 1)),
+    );
+    o.insert("payload", Value::Object(payload));
+    let mut doc = Value::Object(o);
+    sign_document(&mut doc, DocumentKind::Command, &p.key_id, &p.seed).unwrap();
+    json::to_string(&doc).into_bytes()
+}
+
+/// A minimal HTTP/1.1 POST of a Command.
+fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(15)))?;
+    write!(
+        s,
+        "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    s.write_all(body)?;
+    let mut text = String::new();
+    s.read_to_string(&mut text)?;
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status in {text:?}")))?;
+    Ok((
+        status,
+        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
+    ))
+}
+
+/// Posts `bytes` to the nodes in turn from `first` until one accepts it (an exact retry is
+/// safe, §15.1); refusals must be retryable. Returns the number of retries.
+fn post_until_accepted(addrs: &[String], first: usize, bytes: &[u8], patience: Duration) -> usize {
+    let t = Instant::now();
+    let mut tries = 0;
+    loop {
+        let addr = &addrs[(first + tries) % addrs.len()];
+        match post(addr, bytes) {
+            Ok((200, _)) => return tries,
+            Ok((code, body)) => {
+                let doc = json::parse_str(&body).ok();
+                let retryable = doc
+                    .as_ref()
+                    .and_then(|d| d.pointer("/retryable"))
+                    .is_some_and(|r| *r == Value::Bool(true));
+                assert!(retryable, "{addr}: {code} {body}");
+            }
+            Err(_) => {} // a killed or stopped node: try another
+        }
+        assert!(t.elapsed() < patience, "no node accepted the Command");
+        tries += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+const GROUP: &str = "urn:cluster:group";
+
+/// The test's Mission, with the subscribers and posters as members.
+fn setup_mission(data: &Path, addrs: &[String]) {
+    let owner = principal(data, "mission-owner");
+    let mut p = Object::new();
+    for (k, v) in [
+        ("missionId", "urn:cluster:mission"),
+        ("groupId", GROUP),
+        ("title", "Cluster test"),
+        ("objective", "One log for every node"),
+        ("deadline", "2099-01-01T00:00:00Z"),
+    ] {
+        p.insert(k, Value::string(v));
+    }
+    p.insert(
+        "coordinatorId",
+        Value::string(principal(data, "coordinator").id()),
+    );
+    p.insert(
+        "definitionOfDone",
+        Value::Array(vec![Value::string("same order")]),
+    );
+    let create = command(
+        &owner,
+        "mission.create",
+        "urn:cluster:create",
+        &[("groupId", Value::string(GROUP))],
+        p,
+    );
+    // Sent to the last node (not the writer: the first node started is).
+    post_until_accepted(addrs, addrs.len() - 1, &create, Duration::from_secs(20));
+    for (i, who) in ["analyst", "developer", "tester", "reviewer"]
+        .iter()
+        .enumerate()
+    {
+        let mut p = Object::new();
+        p.insert("principal", principal(data, who).actor.clone());
+        p.insert("roles", Value::Array(vec![Value::string("worker")]));
+        let bytes = command(
+            &owner,
+            "membership.change",
+            &format!("urn:cluster:member:{i}"),
+            &[
+                ("groupId", Value::string(GROUP)),
+                ("membershipEpoch", Value::from(1u64)),
+            ],
+            p,
+        );
+        post_until_accepted(addrs, i % addrs.len(), &bytes, Duration::from_secs(20));
+    }
+}
+
+fn message(p: &Principal, name: &str, n: usize, agent: bool) -> (String, Vec<u8>) {
+    let action = format!("urn:cluster:{name}:{n}");
+    let mut payload = Object::new();
+    payload.insert(
+        "messageId",
+        Value::string(format!("urn:cluster:message:{name}:{n}")),
+    );
+    payload.insert("conversationId", Value::string(format!("{GROUP}:mission")));
+    payload.insert("content", Value::string(format!("note {n} from {name}")));
+    let mut env = vec![
+        ("groupId", Value::string(GROUP)),
+        ("membershipEpoch", Value::from(1u64)),
+    ];
+    if agent {
+        env.push(("sessionEpoch", Value::from(1u64)));
+    }
+    let bytes = command(p, "message.post", &action, &env, payload);
+    (action, bytes)
+}
+
+/// A subscriber: an Agent on one node following the Group; reconnects (to the next node) from
+/// the last sequence it saw when its node goes away.
+struct Subscriber {
+    seen: Arc<Mutex<Vec<(u64, String)>>>,
+    reconnections: Arc<Mutex<Vec<String>>>,
+}
+
+fn subscribe(
+    rt: &tokio::runtime::Runtime,
+    data: &Path,
+    name: &str,
+    addrs: Vec<String>,
+    first: usize,
+) -> Subscriber {
+    let who = principal(data, name);
+    let seen: Arc<Mutex<Vec<(u64, String)>>> = Arc::default();
+    let reconnections: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (s, r) = (Arc::clone(&seen), Arc::clone(&reconnections));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    rt.spawn(async move {
+        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&who.seed);
+        let mut i = first;
+        let mut ready = Some(ready_tx);
+        loop {
+            let addr = &addrs[i % addrs.len()];
+            let attempt = async {
+                let ep = server::endpoint::Endpoint::new(&format!("ws://{addr}/ws"), None)?;
+                let mut c = ep.socket(false).await?;
+                c.hello(&who.id(), &who.key_id, &signer)
+                    .await
+                    .map_err(|e| format!("HELLO: {}", json::to_string(&e)))?;
+                let after = s.lock().unwrap().last().map_or(0, |(q, _)| *q);
+                let sub = c.subscribe_frame(&[(GROUP, after)]);
+                c.send(&sub).await?;
+                if let Some(tx) = ready.take() {
+                    let _ = tx.send(());
+                }
+                loop {
+                    let f = c.frame().await?;
+                    if f.pointer("/frameType").and_then(Value::as_str) != Some("EVENT") {
+                        continue;
+                    }
+                    let ev = f.pointer("/event").unwrap();
+                    if ev.pointer("/groupId").and_then(Value::as_str) != Some(GROUP) {
+                        continue;
+                    }
+                    let Some(Value::Number(n)) = ev.pointer("/sequence") else {
+                        continue;
+                    };
+                    let id = ev
+                        .pointer("/eventId")
+                        .and_then(Value::as_str)
+                        .unwrap()
+                        .to_owned();
+                    s.lock().unwrap().push((n.as_safe_u64().unwrap(), id));
+                }
+                #[allow(unreachable_code)]
+                Ok::<(), String>(())
+            };
+            let e = attempt.await.err().unwrap_or_default();
+            r.lock().unwrap().push(format!("{addr}: {e}"));
+            i += 1;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    ready_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("subscribed");
+    Subscriber {
+        seen,
+        reconnections,
+    }
+}
+
+impl Subscriber {
+    /// Waits until the subscriber has seen through `head`; returns its sequences.
+    fn through(&self, head: u64, patience: Duration) -> Vec<(u64, String)> {
+        let t = Instant::now();
+        loop {
+            let seen = self.seen.lock().unwrap().clone();
+            if seen.last().is_some_and(|(q, _)| *q >= head) {
+                return seen;
+            }
+            assert!(
+                t.elapsed() < patience,
+                "saw {} of {head}; reconnections {:?}",
+                seen.len(),
+                self.reconnections.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// A subscriber's sequences: from its first (its Membership's visibility) to `head`, each
+/// exactly once, in order.
+fn assert_gapless(seen: &[(u64, String)], head: u64, who: &str) {
+    let first = seen.first().map_or(1, |(q, _)| *q);
+    let seqs: Vec<u64> = seen.iter().map(|(q, _)| *q).collect();
+    assert!(first <= 6, "{who} began at {first}");
+    assert_eq!(
+        seqs,
+        (first..=head).collect::<Vec<_>>(),
+        "{who}: skipped or repeated"
+    );
+}
+
+/// The Group's Events in the shared log: (sequence, action of the cause, writer's epoch).
+fn logged(pg: &Postgres) -> Vec<(i64, String, i64, i64)> {
+    pg.client()
+        .query(
+            "SELECT sequence, jcs, epoch, position FROM mwp_events WHERE group_key = $1 ORDER BY sequence",
+            &[&GROUP],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let v = json::parse(r.get::<_, &[u8]>(1)).unwrap();
+            let cause = v.pointer("/cause/id").and_then(Value::as_str).unwrap_or("").to_owned();
+            (r.get(0), cause, r.get(2), r.get(3))
+        })
+        .collect()
+}
+
+/// Every acknowledged action exactly once, nothing else from the posters, sequences gapless.
+fn check_log(pg: &Postgres, acked: &BTreeSet<String>) -> u64 {
+    let log = logged(pg);
+    for (i, (seq, _, _, _)) in log.iter().enumerate() {
+        assert_eq!(*seq, i as i64 + 1, "a gap in the Group's sequences");
+    }
+    let posted: Vec<&String> = log
+        .iter()
+        .map(|(_, cause, _, _)| cause)
+        .filter(|c| c.starts_with("urn:cluster:") && c.contains(":note-"))
+        .collect();
+    let unique: BTreeSet<&String> = posted.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        posted.len(),
+        "an acknowledged Command is in the log twice"
+    );
+    let acked_refs: BTreeSet<&String> = acked.iter().collect();
+    assert_eq!(
+        unique, acked_refs,
+        "the log and the acknowledgements differ"
+    );
+    log.len() as u64
+}
+
+fn three_nodes(pg: &Postgres, data: &Path) -> Vec<Node> {
+    let a = Node::start(pg, data, "node-a");
+    a.wait_for("is the writer", Duration::from_secs(30));
+    let b = Node::start(pg, data, "node-b");
+    let c = Node::start(pg, data, "node-c");
+    vec![a, b, c]
+}
+
+/// Posters on every node, each posting `count` messages through its own node (retrying on
+/// others when that fails) until `stop` is set.
+fn posters(
+    data: &Path,
+    addrs: &[String],
+    count: usize,
+    acked: &Arc<Mutex<BTreeSet<String>>>,
+    stop: &Arc<AtomicBool>,
+) -> Vec<std::thread::JoinHandle<usize>> {
+    ["mission-owner", "coordinator", "analyst"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let who = principal(data, name);
+            let (addrs, acked, stop) = (addrs.to_vec(), Arc::clone(acked), Arc::clone(stop));
+            let name = (*name).to_owned();
+            std::thread::spawn(move || {
+                let mut retries = 0;
+                for n in 0..count {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let (action, bytes) =
+                        message(&who, &format!("{name}:note-"), n, name != "mission-owner");
+                    retries += post_until_accepted(&addrs, i, &bytes, Duration::from_secs(60));
+                    acked.lock().unwrap().insert(action);
+                }
+                retries
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn every_node_serves_and_fans_out_the_one_log_in_its_order() {
+    let pg = Postgres::start("fanout");
+    let data = support::temp("cluster", "fanout");
+    let nodes = three_nodes(&pg, &data);
+    let addrs: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    setup_mission(&data, &addrs);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // One subscriber on each node.
+    let subs: Vec<Subscriber> = ["developer", "tester", "reviewer"]
+        .iter()
+        .enumerate()
+        .map(|(i, who)| subscribe(&rt, &data, who, addrs.clone(), i))
+        .collect();
+    let acked: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    for t in posters(&data, &addrs, 30, &acked, &stop) {
+        t.join().unwrap();
+    }
+    let head = check_log(&pg, &acked.lock().unwrap());
+    let views: Vec<Vec<(u64, String)>> = subs
+        .iter()
+        .map(|s| s.through(head, Duration::from_secs(30)))
+        .collect();
+    // Each member sees the Group from its Membership on (§17.2): compare from the latest
+    // first sequence.
+    let from = views.iter().map(|v| v[0].0).max().unwrap();
+    for (i, v) in views.iter().enumerate() {
+        assert_gapless(v, head, &format!("subscriber {i}"));
+        let tail: Vec<&(u64, String)> = v.iter().filter(|(q, _)| *q >= from).collect();
+        let first: Vec<&(u64, String)> = views[0].iter().filter(|(q, _)| *q >= from).collect();
+        assert_eq!(tail, first, "node {i} fanned out another order");
+    }
+    // The posters sent through every node (the mission-owner's through node A): node C's
+    // subscriber saw each of their Events, once.
+    let ids: BTreeSet<&String> = views[2].iter().map(|(_, id)| id).collect();
+    assert_eq!(ids.len(), views[2].len());
+    println!(
+        "fan-out: {head} Events, {} acknowledged Commands through 3 nodes, the same order on \
+         each node's subscriber",
+        acked.lock().unwrap().len()
+    );
+}
+
+#[test]
+fn kill_9_of_the_writer_under_load_loses_nothing_and_another_node_takes_over() {
+    let pg = Postgres::start("kill");
+    let data = support::temp("cluster", "kill");
+    let mut nodes = three_nodes(&pg, &data);
+    let addrs: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    setup_mission(&data, &addrs);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // The writer's subscriber must reconnect elsewhere.
+    let subs: Vec<Subscriber> = ["developer", "tester"]
+        .iter()
+        .enumerate()
+        .map(|(i, who)| subscribe(&rt, &data, who, addrs.clone(), i))
+        .collect();
+    let acked: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads = posters(&data, &addrs, 150, &acked, &stop);
+    while acked.lock().unwrap().len() < 60 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let killed = Instant::now();
+    let before = acked.lock().unwrap().len();
+    nodes[0].child.kill().unwrap(); // SIGKILL
+    let _ = nodes[0].child.wait();
+    // Takeover: the first Command accepted after the kill.
+    while acked.lock().unwrap().len() <= before + 3 {
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "no node took over"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let takeover = killed.elapsed();
+    let retries: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(
+        nodes[1].is_writer() || nodes[2].is_writer(),
+        "another node is the writer"
+    );
+    let head = check_log(&pg, &acked.lock().unwrap());
+    for (i, s) in subs.iter().enumerate() {
+        let v = s.through(head, Duration::from_secs(30));
+        assert_gapless(&v, head, &format!("subscriber {i}"));
+    }
+    assert!(
+        !subs[0].reconnections.lock().unwrap().is_empty(),
+        "the killed node's subscriber reconnected to another node"
+    );
+    println!(
+        "kill -9: {} acknowledged, all in the log once, sequences 1..={head}; first acceptance \
+         {} ms after the kill; {retries} retries; subscribers resumed on another node",
+        acked.lock().unwrap().len(),
+        takeover.as_millis()
+    );
+}
+
+#[test]
+fn a_writer_stopped_past_its_lease_is_fenced_when_it_resumes() {
+    let pg = Postgres::start("fence");
+    let data = support::temp("cluster", "fence");
+    let nodes = three_nodes(&pg, &data);
+    let addrs: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    setup_mission(&data, &addrs);
+    let old_epoch = logged(&pg).last().unwrap().2;
+    nodes[0].signal("-STOP");
+    // Sent to the stopped writer: the kernel accepts it; the process sees it after SIGCONT.
+    let analyst = principal(&data, "analyst");
+    let (zombie_action, zombie) = message(&analyst, "zombie", 0, true);
+    let to_stopped = {
+        let addr = addrs[0].clone();
+        std::thread::spawn(move || post(&addr, &zombie))
+    };
+    // Another node takes the lease once it expires, and accepts Commands.
+    let t = Instant::now();
+    while !(nodes[1].is_writer() || nodes[2].is_writer()) {
+        assert!(t.elapsed() < Duration::from_secs(20), "nobody took over");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let owner = principal(&data, "mission-owner");
+    let (after_action, after) = message(&owner, "after-takeover", 0, false);
+    post_until_accepted(&addrs[1..], 0, &after, Duration::from_secs(20));
+    nodes[0].signal("-CONT");
+    nodes[0].wait_for("stepped down as writer", Duration::from_secs(20));
+    // The stopped writer's Command was not appended by it: refused (retryable) or, had it
+    // reached the new writer through forwarding, accepted there.
+    let answer = to_stopped.join().unwrap();
+    let log = logged(&pg);
+    let new_epoch = log.last().unwrap().2;
+    assert!(new_epoch > old_epoch, "{old_epoch} then {new_epoch}");
+    let first_new = log.iter().find(|r| r.2 == new_epoch).unwrap().3;
+    assert!(
+        log.iter().all(|r| r.2 != old_epoch || r.3 < first_new),
+        "the fenced writer appended after the takeover"
+    );
+    assert!(log.iter().any(|r| r.1 == after_action));
+    let zombie_logged = log.iter().filter(|r| r.1 == zombie_action).count();
+    match &answer {
+        Ok((200, _)) => assert_eq!(zombie_logged, 1),
+        _ => assert_eq!(zombie_logged, 0, "refused, yet in the log"),
+    }
+    println!(
+        "fence: epoch {old_epoch} stopped, epoch {new_epoch} took over; the resumed writer's \
+         Command answered {:?}; no Event of epoch {old_epoch} after position {first_new}",
+        answer.as_ref().map(|(c, _)| *c)
+    );
+}
+
+#[test]
+fn a_database_restart_under_load_costs_retries_not_acknowledged_commands() {
+    let pg = Postgres::start("restart");
+    let data = support::temp("cluster", "restart");
+    let nodes = three_nodes(&pg, &data);
+    let addrs: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    setup_mission(&data, &addrs);
+    let acked: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads = posters(&data, &addrs, 80, &acked, &stop);
+    while acked.lock().unwrap().len() < 40 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    pg.restart();
+    let retries: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    let head = check_log(&pg, &acked.lock().unwrap());
+    assert_eq!(acked.lock().unwrap().len(), 240);
+    println!(
+        "database restart: 240 acknowledged, all in the log once ({head} Events), {retries} \
+         retries answered with retryable errors"
+    );
+    drop(nodes);
+}
