@@ -21,23 +21,69 @@ use crate::wire::WireError;
 const WALL: i64 = i64::MIN;
 
 /// The authority's clock in development: the wall clock until set.
-#[derive(Debug)]
 pub struct DevClock {
     set: AtomicI64,
+    /// A cluster's clock, in its database (`mwp_dev_clock`): set through any node, read by
+    /// the writer wherever it is (docs/cluster.md). Used from blocking threads only.
+    shared: Option<std::sync::Mutex<postgres::Client>>,
+}
+
+impl std::fmt::Debug for DevClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevClock")
+            .field("set", &self.set)
+            .field("shared", &self.shared.is_some())
+            .finish()
+    }
 }
 
 impl Default for DevClock {
     fn default() -> Self {
         DevClock {
             set: AtomicI64::new(WALL),
+            shared: None,
         }
     }
 }
 
 impl DevClock {
+    /// The clock of a cluster over `url` (development only, like the flag).
+    pub fn shared(url: &str) -> Result<DevClock, String> {
+        let mut client = crate::cluster::pg::connect(url).map_err(|e| e.to_string())?;
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS mwp_dev_clock (
+                     id integer PRIMARY KEY CHECK (id = 1), micros bigint);
+                 INSERT INTO mwp_dev_clock (id, micros) VALUES (1, NULL)
+                     ON CONFLICT (id) DO NOTHING;",
+            )
+            .map_err(|e| crate::cluster::pg::err(e).to_string())?;
+        Ok(DevClock {
+            set: AtomicI64::new(WALL),
+            shared: Some(std::sync::Mutex::new(client)),
+        })
+    }
+
     /// The instant the authority decides at.
     pub fn now(&self) -> Micros {
-        match self.set.load(Ordering::SeqCst) {
+        let set = match &self.shared {
+            Some(c) => {
+                let row = c
+                    .lock()
+                    .map_err(|_| ())
+                    .and_then(|mut c| {
+                        c.query_one("SELECT micros FROM mwp_dev_clock WHERE id = 1", &[])
+                            .map_err(|_| ())
+                    });
+                match row {
+                    Ok(r) => r.get::<_, Option<i64>>(0).unwrap_or(WALL),
+                    // The database is away: the last value this node knew.
+                    Err(()) => self.set.load(Ordering::SeqCst),
+                }
+            }
+            None => self.set.load(Ordering::SeqCst),
+        };
+        match set {
             WALL => crate::runtime::now(),
             t => Micros(t),
         }
@@ -46,6 +92,14 @@ impl DevClock {
     /// Sets the clock (`None`: back to the wall clock).
     pub fn set(&self, t: Option<Micros>) {
         self.set.store(t.map_or(WALL, |t| t.0), Ordering::SeqCst);
+        if let Some(c) = &self.shared
+            && let Ok(mut c) = c.lock()
+        {
+            let micros = t.map(|t| t.0);
+            if let Err(e) = c.execute("UPDATE mwp_dev_clock SET micros = $1 WHERE id = 1", &[&micros]) {
+                tracing::error!(cause = %e, "the cluster's development clock was not set");
+            }
+        }
     }
 
     fn document(&self) -> String {
@@ -68,11 +122,11 @@ pub fn routes(clock: Arc<DevClock>) -> Router {
 }
 
 async fn get_clock(State(clock): State<Arc<DevClock>>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        clock.document(),
-    )
-        .into_response()
+    // A cluster's clock is read from its database: off the async threads.
+    let doc = tokio::task::spawn_blocking(move || clock.document())
+        .await
+        .unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], doc).into_response()
 }
 
 async fn put_clock(State(clock): State<Arc<DevClock>>, body: Bytes) -> Response {
@@ -84,19 +138,22 @@ async fn put_clock(State(clock): State<Arc<DevClock>>, body: Bytes) -> Response 
     let Ok(v) = json::parse(&body) else {
         return refuse("the body must be {\"now\": \"<RFC 3339 timestamp>\" | null}");
     };
-    match v.pointer("/now") {
-        Some(Value::Null) => clock.set(None),
+    let t = match v.pointer("/now") {
+        Some(Value::Null) => None,
         Some(Value::String(t)) => match Micros::parse(t.as_str()) {
-            Some(t) => clock.set(Some(t)),
+            Some(t) => Some(t),
             None => return refuse("now is not an RFC 3339 timestamp"),
         },
         _ => return refuse("the body must be {\"now\": \"<RFC 3339 timestamp>\" | null}"),
-    }
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        clock.document(),
-    )
-        .into_response()
+    };
+    // A cluster's clock is written to its database: off the async threads.
+    let doc = tokio::task::spawn_blocking(move || {
+        clock.set(t);
+        clock.document()
+    })
+    .await
+    .unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], doc).into_response()
 }
 
 #[cfg(test)]

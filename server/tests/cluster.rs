@@ -93,6 +93,10 @@ struct Node {
 
 impl Node {
     fn start(pg: &Postgres, data: &Path, name: &str) -> Node {
+        Node::start_with(pg, data, name, &[])
+    }
+
+    fn start_with(pg: &Postgres, data: &Path, name: &str, extra: &[&str]) -> Node {
         let addr = format!("127.0.0.1:{}", free_port());
         let mut child = Command::new(support::BIN)
             .args(["serve", "--no-demo", "--public"])
@@ -101,6 +105,7 @@ impl Node {
             .arg(data)
             .args(["--store", &pg.url, "--node", name, "--addr", &addr])
             .args(["--lease-ms", &LEASE_MS.to_string()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -719,4 +724,54 @@ fn a_database_restart_under_load_costs_retries_not_acknowledged_commands() {
          retries answered with retryable errors"
     );
     drop(nodes);
+}
+
+/// The two summary lines of a `scenarios` run.
+fn summary(out: &std::process::Output) -> (String, String) {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = |p: &str| {
+        text.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no {p} line in:\n{text}"))
+            .to_owned()
+    };
+    (line("scenarios:"), line("coverage:"))
+}
+
+#[test]
+fn the_behavioural_suite_passes_through_any_node_of_three() {
+    let pg = Postgres::start("suite");
+    let data = support::temp("cluster", "suite");
+    let a = Node::start_with(&pg, &data, "node-a", &["--dev-clock"]);
+    a.wait_for("is the writer", Duration::from_secs(30));
+    let nodes = [
+        a,
+        Node::start_with(&pg, &data, "node-b", &["--dev-clock"]),
+        Node::start_with(&pg, &data, "node-c", &["--dev-clock"]),
+    ];
+    let file = data.join("scenario-principals.json");
+    let out = Command::new(support::BIN)
+        .args(["dev", "principals", "--scenarios", "--data"])
+        .arg(&data)
+        .arg("--out")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let local = Command::new(support::BIN).arg("scenarios").output().unwrap();
+    let expected = summary(&local);
+    assert!(expected.0.contains(" 0 failed"), "{expected:?}");
+    // Through a node that is not the writer, then through the writer.
+    for node in [&nodes[2], &nodes[0]] {
+        let url = format!("ws://{}/ws", node.addr);
+        let live = Command::new(support::BIN)
+            .args(["scenarios", "--url", &url, "--principals"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let got = summary(&live);
+        println!("suite through {} ({url}): {}; {}", node.name, got.0, got.1);
+        assert_eq!(got, expected, "{}", String::from_utf8_lossy(&live.stdout));
+        assert!(live.status.success());
+    }
 }

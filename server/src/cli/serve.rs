@@ -596,7 +596,16 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         key_id: org.config.key_id.clone(),
         signer: wasm_core::crypto::ed25519::Signer::from_seed(&org.config.seed),
     };
-    let clock = Arc::new(crate::devclock::DevClock::default());
+    let clock = match (&opts.store, opts.dev_clock) {
+        (Some(url), true) => match crate::devclock::DevClock::shared(url) {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                eprintln!("weave-console: the cluster's development clock: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => Arc::new(crate::devclock::DevClock::default()),
+    };
     let publisher: Arc<dyn crate::runtime::Publish> = hub.clone();
     let mut demo = None;
     // Artifact content by hash, beside the Event store under the data directory.
