@@ -68,13 +68,10 @@ impl DevClock {
     pub fn now(&self) -> Micros {
         let set = match &self.shared {
             Some(c) => {
-                let row = c
-                    .lock()
-                    .map_err(|_| ())
-                    .and_then(|mut c| {
-                        c.query_one("SELECT micros FROM mwp_dev_clock WHERE id = 1", &[])
-                            .map_err(|_| ())
-                    });
+                let row = c.lock().map_err(|_| ()).and_then(|mut c| {
+                    c.query_one("SELECT micros FROM mwp_dev_clock WHERE id = 1", &[])
+                        .map_err(|_| ())
+                });
                 match row {
                     Ok(r) => r.get::<_, Option<i64>>(0).unwrap_or(WALL),
                     // The database is away: the last value this node knew.
@@ -96,7 +93,10 @@ impl DevClock {
             && let Ok(mut c) = c.lock()
         {
             let micros = t.map(|t| t.0);
-            if let Err(e) = c.execute("UPDATE mwp_dev_clock SET micros = $1 WHERE id = 1", &[&micros]) {
+            if let Err(e) = c.execute(
+                "UPDATE mwp_dev_clock SET micros = $1 WHERE id = 1",
+                &[&micros],
+            ) {
                 tracing::error!(cause = %e, "the cluster's development clock was not set");
             }
         }

@@ -758,7 +758,10 @@ fn the_behavioural_suite_passes_through_any_node_of_three() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let local = Command::new(support::BIN).arg("scenarios").output().unwrap();
+    let local = Command::new(support::BIN)
+        .arg("scenarios")
+        .output()
+        .unwrap();
     let expected = summary(&local);
     assert!(expected.0.contains(" 0 failed"), "{expected:?}");
     // Through a node that is not the writer, then through the writer.

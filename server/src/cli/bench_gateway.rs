@@ -100,6 +100,19 @@ pub struct GatewayArgs {
     /// That server's data directory (its keys and development certificate).
     #[arg(long, value_name = "DIR", requires = "url")]
     pub data: Option<PathBuf>,
+    /// Nodes of a cluster over `--store` (docs/cluster.md): the Agents spread over them, the
+    /// fan-out across nodes, the takeover after kill -9 of the writer; a single SQLite node
+    /// is measured in the same run (`bench_cluster`). The other rows are not run.
+    #[arg(long, default_value_t = 1, requires = "store",
+          value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub nodes: u16,
+    /// The PostgreSQL server of `--nodes` (`postgres://USER@HOST:PORT/DB`): the bench creates
+    /// a fresh database there and drops it at the end.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// The history (Events) at which the takeover after kill -9 is timed.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub takeover_history: u64,
 }
 
 /// The server: a child we started, or one given by `--url`.
@@ -308,7 +321,7 @@ fn start(args: &GatewayArgs) -> Result<Target, String> {
 }
 
 /// `POST /api/commands`; the Events of an accepted Command.
-async fn submit(ep: &Endpoint, bytes: &[u8]) -> Result<Vec<Value>, String> {
+pub(crate) async fn submit(ep: &Endpoint, bytes: &[u8]) -> Result<Vec<Value>, String> {
     let (status, body) = ep.http("POST", "/api/commands", bytes).await?;
     let v = json::parse(&body).map_err(|e| e.to_string())?;
     if status != 200 {
@@ -336,7 +349,7 @@ async fn setup(
 }
 
 /// The Commands of [`setup`], in order, and the Group IDs.
-fn setup_commands(
+pub(crate) fn setup_commands(
     org: &DevOrganization,
     groups: usize,
     agents: &[&DevPrincipal],
@@ -412,17 +425,17 @@ fn setup_commands(
 }
 
 /// An Agent's session and what it posts with.
-struct Sender {
-    client: Client,
-    principal: usize,
-    group: String,
-    epoch: u64,
+pub(crate) struct Sender {
+    pub(crate) client: Client,
+    pub(crate) principal: usize,
+    pub(crate) group: String,
+    pub(crate) epoch: u64,
     /// The sequence of the latest own Event (the Group's history as this Agent saw it).
-    last_sequence: u64,
+    pub(crate) last_sequence: u64,
 }
 
 /// `count` Messages of one Agent, signed before the clock starts, as `COMMAND` frames.
-fn presign(
+pub(crate) fn presign(
     p: &DevPrincipal,
     s: &Sender,
     token: &str,
@@ -447,7 +460,7 @@ fn presign(
 }
 
 /// `count` signed `message.post` Commands of one Agent in `group` (Action ID, bytes).
-fn presign_commands(
+pub(crate) fn presign_commands(
     p: &DevPrincipal,
     group: &str,
     epoch: u64,
@@ -489,7 +502,7 @@ fn presign_commands(
 /// (1: one at a time). Returns the latency of each (send → own Event) and the refusals. Each
 /// wait is bounded by one timer per answer, and the frames that are not the loops' (the other
 /// members' Events) are looked at in the library's buffer, neither copied nor parsed.
-async fn closed_loop(
+pub(crate) async fn closed_loop(
     client: &mut Client,
     commands: Vec<(String, Vec<u8>)>,
     last_sequence: &mut u64,
@@ -577,7 +590,7 @@ async fn own_sequence(client: &mut Client, command: &(String, Vec<u8>)) -> Resul
     Ok(last)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -586,19 +599,19 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 }
 
 /// What one closed-loop round measured.
-struct Round {
-    accepted: u64,
-    refused: u64,
-    secs: f64,
+pub(crate) struct Round {
+    pub(crate) accepted: u64,
+    pub(crate) refused: u64,
+    pub(crate) secs: f64,
     /// Sorted.
-    latencies: Vec<Duration>,
+    pub(crate) latencies: Vec<Duration>,
     /// The clients' CPU seconds inside the timed window (presigning excluded).
     clients_cpu: Option<f64>,
 }
 
 /// One round of `per_agent` Commands per Agent in `window` closed loops each, signed before
 /// the clock starts.
-async fn round(
+pub(crate) async fn round(
     senders: &mut Vec<Sender>,
     agents: &[&DevPrincipal],
     token: &str,
@@ -1237,6 +1250,9 @@ async fn abuse_row(
 }
 
 pub fn run(args: &GatewayArgs) -> ExitCode {
+    if let Some(store) = &args.store {
+        return super::bench_cluster::run(args, store);
+    }
     // History only grows: the rows in ascending order.
     let mut sorted = args.clone();
     sorted.sizes.sort_unstable();

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod bench_authority;
+pub mod bench_cluster;
 pub mod bench_gateway;
 pub mod conformance;
 pub mod dev;

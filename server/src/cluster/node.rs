@@ -63,6 +63,8 @@ struct Node {
     authority: Authority,
     /// The last position folded into `authority`.
     folded: i64,
+    /// The First-Admission Records' hashes through `folded` (handed to the store at takeover).
+    admissions: pg::AdmissionIndex,
     /// The last position this node has published (to its hub and the demo).
     published: Arc<AtomicI64>,
     registry: crate::live_registry::LiveRegistry,
@@ -99,6 +101,7 @@ pub fn start(
         authority: Authority::new(org.config.duplicate()),
         config: org.config,
         folded: 0,
+        admissions: pg::AdmissionIndex::default(),
         published: Arc::new(AtomicI64::new(0)),
         registry: registry.clone(),
         admission_service: org.admission_service,
@@ -166,6 +169,7 @@ impl Node {
             }
             let mut fresh: Vec<SignedEvent> = Vec::new();
             let published = self.published.load(Ordering::SeqCst);
+            let from = self.folded;
             for row in rows {
                 let value = json::parse(&row.jcs)
                     .map_err(|e| StoreError(format!("position {}: {e}", row.position)))?;
@@ -185,6 +189,7 @@ impl Node {
                     });
                 }
             }
+            self.admissions.extend(&mut self.tail, from, self.folded)?;
             if !fresh.is_empty() {
                 self.publish(fresh);
             }
@@ -259,6 +264,7 @@ impl Node {
     fn rebuild(&mut self) -> Result<(), StoreError> {
         self.authority = Authority::new(self.config.duplicate());
         self.folded = 0;
+        self.admissions = pg::AdmissionIndex::default();
         self.fold(true).map(|_| ())
     }
 
@@ -304,11 +310,17 @@ impl Node {
             epoch,
             ttl: self.cfg.lease,
         };
-        let store = PgStore::open(&self.cfg.url, fence.clone(), Arc::clone(&self.published))
-            .map_err(|e| e.to_string())?;
         // Everything the last writer committed is folded (and published) before deciding.
         let t = Instant::now();
         let caught = self.fold(true).map_err(|e| e.to_string())?;
+        let store = PgStore::open(
+            &self.cfg.url,
+            fence.clone(),
+            Arc::clone(&self.published),
+            std::mem::take(&mut self.admissions),
+            self.folded,
+        )
+        .map_err(|e| e.to_string())?;
         if self.folded != store.head() {
             return Err(format!(
                 "the log's head moved under the lease ({} folded, {} stored)",

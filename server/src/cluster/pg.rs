@@ -98,10 +98,38 @@ fn secs(d: Duration) -> f64 {
 
 /// Signing hashes known to be in `mwp_admissions`, by their first 8 bytes: an absence is
 /// answered without a query (the common case); a hit is confirmed by one.
-#[derive(Default)]
-struct AdmissionIndex(HashSet<u64>);
+#[derive(Clone, Debug, Default)]
+pub struct AdmissionIndex(HashSet<u64>);
 
 impl AdmissionIndex {
+    /// Adds the records appended at positions in `(after, through]` (a follower keeps the
+    /// index as it folds the log, so that a takeover does not read every record again).
+    pub fn extend(
+        &mut self,
+        client: &mut Client,
+        after: i64,
+        through: i64,
+    ) -> Result<(), StoreError> {
+        for row in client
+            .query(
+                "SELECT signing_hash FROM mwp_admissions WHERE position > $1 AND position <= $2",
+                &[&after, &through],
+            )
+            .map_err(err)?
+        {
+            self.0.insert(AdmissionIndex::key(row.get(0)));
+        }
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     fn key(signing_hash: &str) -> u64 {
         let hex = signing_hash.strip_prefix("sha256:").unwrap_or(signing_hash);
         let prefix = hex.get(..16).unwrap_or(hex);
@@ -134,13 +162,16 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Opens the writer's store once it holds the lease as `fence` says. The session's
+    /// Opens the writer's store once it holds the lease as `fence` says, with the admission
+    /// index of the log through `folded` (the follower's). The session's
     /// `idle_in_transaction_session_timeout` is the lease's length: a writer stopped inside
     /// a transaction (SIGSTOP, a pause) holds the lease row's lock no longer than that.
     pub fn open(
         url: &str,
         fence: Fence,
         committed: std::sync::Arc<std::sync::atomic::AtomicI64>,
+        admissions: AdmissionIndex,
+        folded: i64,
     ) -> Result<PgStore, StoreError> {
         let mut client = connect(url)?;
         let idle_ms = u64::try_from(fence.ttl.as_millis())
@@ -156,14 +187,9 @@ impl PgStore {
             .query_one("SELECT max(position) FROM mwp_events", &[])
             .map_err(err)?
             .get(0);
-        let mut admissions = AdmissionIndex::default();
-        for row in client
-            .query("SELECT signing_hash FROM mwp_admissions", &[])
-            .map_err(err)?
-        {
-            let hash: &str = row.get(0);
-            admissions.0.insert(AdmissionIndex::key(hash));
-        }
+        // Records appended after the follower's index (none, unless it was behind).
+        let mut admissions = admissions;
+        admissions.extend(&mut client, folded, last.unwrap_or(0))?;
         let append_events = client
             .prepare(
                 "INSERT INTO mwp_events (position, group_key, sequence, kind, jcs, epoch)
