@@ -778,3 +778,62 @@ fn the_behavioural_suite_passes_through_any_node_of_three() {
         assert!(live.status.success());
     }
 }
+
+/// The fence itself, without timing luck: a writer whose lease expired and was taken over
+/// appends nothing more, whatever it had queued, and says why.
+#[test]
+fn the_fence_refuses_an_append_from_a_writer_whose_lease_moved_on() {
+    use server::cluster::{lease, pg};
+    use server::store::{Store, StoredEvent};
+    let pg_db = Postgres::start("fence-unit");
+    let mut c = pg::connect(&pg_db.url).unwrap();
+    pg::migrate(&mut c).unwrap();
+    let ttl = Duration::from_millis(300);
+    let old = lease::try_acquire(&mut c, "old", "http://127.0.0.1:1", ttl)
+        .unwrap()
+        .expect("the lease is free");
+    let fence = pg::Fence {
+        node: "old".into(),
+        epoch: old,
+        ttl,
+    };
+    let published = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let mut store = pg::PgStore::open(
+        &pg_db.url,
+        fence.clone(),
+        Arc::clone(&published),
+        pg::AdmissionIndex::default(),
+        0,
+    )
+    .unwrap();
+    let event = |seq: u64| StoredEvent {
+        group_id: Some("urn:fence:g".into()),
+        sequence: seq,
+        kind: "message.posted".into(),
+        jcs: format!("{{\"sequence\":{seq}}}").into_bytes(),
+    };
+    let t = store.append_pending(&[event(1)], &[]).unwrap();
+    store.wait_durable(t).unwrap();
+    // Another node may not take a live lease.
+    assert_eq!(lease::try_acquire(&mut c, "new", "http://127.0.0.1:2", ttl).unwrap(), None);
+    std::thread::sleep(ttl + Duration::from_millis(100));
+    let new = lease::try_acquire(&mut c, "new", "http://127.0.0.1:2", ttl)
+        .unwrap()
+        .expect("an expired lease is taken");
+    assert!(new > old);
+    // The old writer resumes: its next append is refused by the fence, and so is every one
+    // after it (final).
+    let t = store.append_pending(&[event(2)], &[]).unwrap();
+    let refused = store.wait_durable(t).unwrap_err();
+    assert!(refused.0.contains("fenced"), "{refused}");
+    assert!(store.append_pending(&[event(3)], &[]).is_err());
+    assert!(!lease::renew(&mut c, &fence).unwrap(), "the old lease cannot be renewed");
+    let rows: Vec<(i64, i64)> = c
+        .query("SELECT sequence, epoch FROM mwp_events ORDER BY position", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(rows, vec![(1, old)], "only the append made under the lease is kept");
+    assert_eq!(published.load(Ordering::SeqCst), 1);
+}

@@ -142,30 +142,186 @@ impl AdmissionIndex {
     }
 }
 
-/// The writer's store: appends in fenced transactions, durable at commit (PostgreSQL's
-/// `synchronous_commit`), so every ticket is durable when issued.
+/// The writer's store. Appends are pipelined as on SQLite (`store::sqlite`): `append_pending`
+/// queues a batch and returns at once; the committer thread writes every queued batch in ONE
+/// fenced transaction (a group commit), durable at commit (`synchronous_commit = on`), then
+/// wakes the owner (`on_synced`). One connection commits in order, so the log's positions
+/// become visible in order (the tailers rely on it). A failed commit is final: the node steps
+/// down (`append_failure_is_final`) and rebuilds from what the database holds.
 pub struct PgStore {
-    client: Client,
-    /// Reads made through `&self` (a duplicate's Events, an admission record, a replay): the
-    /// store is used by one thread at a time (`Store: Send`), never concurrently.
+    shared: std::sync::Arc<Shared>,
+    /// Reads made through `&self` (a duplicate's Events, an admission record): the store is
+    /// used by one thread at a time (`Store: Send`), never concurrently.
     reads: std::cell::RefCell<Client>,
-    fence: Fence,
     /// The position the next Event takes.
     next: i64,
-    /// The last position committed, shared with the node (what it has published).
-    committed: std::sync::Arc<std::sync::atomic::AtomicI64>,
     ticket: u64,
     admissions: AdmissionIndex,
+}
+
+/// A batch on its way to the database.
+struct Batch {
+    ticket: u64,
+    first: i64,
+    events: Vec<StoredEvent>,
+    admissions: Vec<StoredAdmission>,
+}
+
+#[derive(Default)]
+struct Queue {
+    batches: std::collections::VecDeque<Batch>,
+    durable: u64,
+    failed: Option<String>,
+    closed: bool,
+    hook: Option<crate::store::SyncedHook>,
+    /// Admission records appended but not committed, by signing hash: found by `admission`
+    /// before they are in the database (an exact retry in the next batch).
+    pending: std::collections::HashMap<String, (String, Vec<u8>)>,
+}
+
+struct Shared {
+    queue: std::sync::Mutex<Queue>,
+    changed: std::sync::Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The committer: its connection, statements and fence.
+struct Committer {
+    client: Client,
+    fence: Fence,
     append_events: Statement,
     append_admissions: Statement,
     fence_stmt: Statement,
+    /// The last position committed, shared with the node (what it has published).
+    committed: std::sync::Arc<std::sync::atomic::AtomicI64>,
+}
+
+impl Committer {
+    fn run(mut self, shared: &Shared) {
+        loop {
+            let (batches, hook) = {
+                let mut q = shared.lock();
+                while q.batches.is_empty() && !q.closed {
+                    q = shared
+                        .changed
+                        .wait(q)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                if q.batches.is_empty() {
+                    return;
+                }
+                (q.batches.drain(..).collect::<Vec<_>>(), q.hook.clone())
+            };
+            let result = self.commit(&batches);
+            {
+                let mut q = shared.lock();
+                match &result {
+                    Ok(last) => {
+                        q.durable = batches.last().map_or(q.durable, |b| b.ticket);
+                        for b in &batches {
+                            for a in &b.admissions {
+                                q.pending.remove(&a.signing_hash);
+                            }
+                        }
+                        self.committed
+                            .store(*last, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    Err(e) => {
+                        q.failed = Some(e.0.clone());
+                    }
+                }
+            }
+            shared.changed.notify_all();
+            if let Some(h) = hook {
+                h();
+            }
+            if result.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Every batch in one fenced transaction; returns the last position committed.
+    fn commit(&mut self, batches: &[Batch]) -> Result<i64, StoreError> {
+        let mut tx = self.client.transaction().map_err(err)?;
+        let held = tx
+            .execute(
+                &self.fence_stmt,
+                &[&self.fence.node, &self.fence.epoch, &secs(self.fence.ttl)],
+            )
+            .map_err(err)?;
+        if held != 1 {
+            // Nothing of this transaction is kept (dropped: rolled back).
+            return Err(StoreError(FENCED.into()));
+        }
+        let mut positions = Vec::new();
+        let mut groups: Vec<&str> = Vec::new();
+        let mut sequences = Vec::new();
+        let mut kinds: Vec<&str> = Vec::new();
+        let mut bytes: Vec<&[u8]> = Vec::new();
+        let mut orgs: Vec<&str> = Vec::new();
+        let mut hashes: Vec<&str> = Vec::new();
+        let mut records: Vec<&[u8]> = Vec::new();
+        let mut at: Vec<i64> = Vec::new();
+        let mut last = 0;
+        for b in batches {
+            let mut p = b.first;
+            for e in &b.events {
+                positions.push(p);
+                groups.push(e.group_id.as_deref().unwrap_or(ORG));
+                sequences.push(
+                    i64::try_from(e.sequence)
+                        .map_err(|_| StoreError("sequence too large".into()))?,
+                );
+                kinds.push(e.kind.as_str());
+                bytes.push(e.jcs.as_slice());
+                p += 1;
+            }
+            last = p - 1;
+            for a in &b.admissions {
+                orgs.push(a.organization_id.as_str());
+                hashes.push(a.signing_hash.as_str());
+                records.push(a.record.as_slice());
+                at.push(last);
+            }
+        }
+        if !positions.is_empty() {
+            tx.execute(
+                &self.append_events,
+                &[
+                    &positions,
+                    &groups,
+                    &sequences,
+                    &kinds,
+                    &bytes,
+                    &self.fence.epoch,
+                ],
+            )
+            .map_err(err)?;
+        }
+        if !orgs.is_empty() {
+            tx.execute(&self.append_admissions, &[&orgs, &hashes, &records, &at])
+                .map_err(err)?;
+        }
+        tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &last.to_string()])
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(last)
+    }
 }
 
 impl PgStore {
     /// Opens the writer's store once it holds the lease as `fence` says, with the admission
-    /// index of the log through `folded` (the follower's). The session's
-    /// `idle_in_transaction_session_timeout` is the lease's length: a writer stopped inside
-    /// a transaction (SIGSTOP, a pause) holds the lease row's lock no longer than that.
+    /// index of the log through `folded` (the follower's). The committer's session has
+    /// `idle_in_transaction_session_timeout` set to the lease's length: a writer stopped
+    /// inside a transaction (SIGSTOP, a pause) holds the lease row's lock no longer than that.
     pub fn open(
         url: &str,
         fence: Fence,
@@ -201,28 +357,48 @@ impl PgStore {
         let append_admissions = client
             .prepare(
                 "INSERT INTO mwp_admissions (organization_id, signing_hash, record, position)
-                 SELECT o, h, r, $4
-                 FROM unnest($1::text[], $2::text[], $3::bytea[]) AS t(o, h, r)",
+                 SELECT o, h, r, p
+                 FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[]) AS t(o, h, r, p)",
             )
             .map_err(err)?;
         let fence_stmt = client.prepare(FENCE_SQL).map_err(err)?;
-        Ok(PgStore {
+        let shared = std::sync::Arc::new(Shared {
+            queue: std::sync::Mutex::default(),
+            changed: std::sync::Condvar::new(),
+        });
+        let committer = Committer {
             client,
-            reads: std::cell::RefCell::new(connect(url)?),
             fence,
-            next: last.unwrap_or(0) + 1,
-            committed,
-            ticket: 0,
-            admissions,
             append_events,
             append_admissions,
             fence_stmt,
+            committed,
+        };
+        let s = std::sync::Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("cluster-committer".into())
+            .spawn(move || committer.run(&s))
+            .map_err(|e| StoreError(format!("cannot start the committer: {e}")))?;
+        Ok(PgStore {
+            shared,
+            reads: std::cell::RefCell::new(connect(url)?),
+            next: last.unwrap_or(0) + 1,
+            ticket: 0,
+            admissions,
         })
     }
 
     /// The position of the last Event appended (0: none).
     pub fn head(&self) -> i64 {
         self.next - 1
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // The committer writes what is queued, then ends.
+        self.shared.lock().closed = true;
+        self.shared.changed.notify_all();
     }
 }
 
@@ -235,68 +411,30 @@ impl crate::store::Store for PgStore {
         events: &[StoredEvent],
         admissions: &[StoredAdmission],
     ) -> Result<Ticket, StoreError> {
-        let mut tx = self.client.transaction().map_err(err)?;
-        let held = tx
-            .execute(
-                &self.fence_stmt,
-                &[&self.fence.node, &self.fence.epoch, &secs(self.fence.ttl)],
-            )
-            .map_err(err)?;
-        if held != 1 {
-            // Nothing of this transaction is kept (dropped: rolled back).
-            return Err(StoreError(FENCED.into()));
-        }
         let n = i64::try_from(events.len()).map_err(|_| StoreError("batch too large".into()))?;
-        if n > 0 {
-            let positions: Vec<i64> = (self.next..self.next + n).collect();
-            let groups: Vec<&str> = events
-                .iter()
-                .map(|e| e.group_id.as_deref().unwrap_or(ORG))
-                .collect();
-            let sequences = events
-                .iter()
-                .map(|e| i64::try_from(e.sequence))
-                .collect::<Result<Vec<i64>, _>>()
-                .map_err(|_| StoreError("sequence too large".into()))?;
-            let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
-            let bytes: Vec<&[u8]> = events.iter().map(|e| e.jcs.as_slice()).collect();
-            tx.execute(
-                &self.append_events,
-                &[
-                    &positions,
-                    &groups,
-                    &sequences,
-                    &kinds,
-                    &bytes,
-                    &self.fence.epoch,
-                ],
-            )
-            .map_err(err)?;
+        let mut q = self.shared.lock();
+        if let Some(why) = &q.failed {
+            return Err(StoreError(why.clone()));
         }
-        if !admissions.is_empty() {
-            let orgs: Vec<&str> = admissions
-                .iter()
-                .map(|a| a.organization_id.as_str())
-                .collect();
-            let hashes: Vec<&str> = admissions.iter().map(|a| a.signing_hash.as_str()).collect();
-            let records: Vec<&[u8]> = admissions.iter().map(|a| a.record.as_slice()).collect();
-            let at = self.next + n - 1;
-            tx.execute(&self.append_admissions, &[&orgs, &hashes, &records, &at])
-                .map_err(err)?;
-        }
-        let last = (self.next + n - 1).to_string();
-        tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &last])
-            .map_err(err)?;
-        tx.commit().map_err(err)?;
-        self.next += n;
-        self.committed
-            .store(self.next - 1, std::sync::atomic::Ordering::SeqCst);
+        self.ticket += 1;
         for a in admissions {
             self.admissions
                 .0
                 .insert(AdmissionIndex::key(&a.signing_hash));
+            q.pending.insert(
+                a.signing_hash.clone(),
+                (a.organization_id.clone(), a.record.clone()),
+            );
         }
-        self.ticket += 1;
+        q.batches.push_back(Batch {
+            ticket: self.ticket,
+            first: self.next,
+            events: events.to_vec(),
+            admissions: admissions.to_vec(),
+        });
+        drop(q);
+        self.shared.changed.notify_all();
+        self.next += n;
         Ok(Ticket(self.ticket))
     }
 
@@ -304,13 +442,33 @@ impl crate::store::Store for PgStore {
         Ticket(self.ticket)
     }
 
-    /// Committed is durable (`synchronous_commit = on`): nothing to wait for.
-    fn wait_durable(&self, _ticket: Ticket) -> Result<(), StoreError> {
-        Ok(())
+    fn wait_durable(&self, ticket: Ticket) -> Result<(), StoreError> {
+        let mut q = self.shared.lock();
+        loop {
+            if q.durable >= ticket.0 {
+                return Ok(());
+            }
+            if let Some(why) = &q.failed {
+                return Err(StoreError(why.clone()));
+            }
+            q = self
+                .shared
+                .changed
+                .wait(q)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
     }
 
-    fn is_durable(&self, _ticket: Ticket) -> bool {
-        true
+    fn is_durable(&self, ticket: Ticket) -> bool {
+        self.shared.lock().durable >= ticket.0
+    }
+
+    fn on_synced(&self, wake: crate::store::SyncedHook) {
+        self.shared.lock().hook = Some(wake);
+    }
+
+    fn sync_failed(&self) -> bool {
+        self.shared.lock().failed.is_some()
     }
 
     fn for_each_event(
@@ -321,19 +479,13 @@ impl crate::store::Store for PgStore {
         let mut after = 0i64;
         let mut count = 0u64;
         loop {
-            let rows = client
-                .query(
-                    "SELECT position, jcs FROM mwp_events WHERE position > $1
-                     ORDER BY position LIMIT 10000",
-                    &[&after],
-                )
-                .map_err(err)?;
+            let rows = tail(&mut client, after, 10_000)?;
             let Some(last) = rows.last() else {
                 return Ok(count);
             };
-            after = last.get(0);
+            after = last.position;
             for row in &rows {
-                f(row.get::<_, &[u8]>(1)).map_err(StoreError)?;
+                f(&row.jcs).map_err(StoreError)?;
                 count += 1;
             }
         }
@@ -364,6 +516,11 @@ impl crate::store::Store for PgStore {
             .contains(&AdmissionIndex::key(signing_hash))
         {
             return Ok(None);
+        }
+        if let Some((org, record)) = self.shared.lock().pending.get(signing_hash)
+            && org == organization_id
+        {
+            return Ok(Some(record.clone()));
         }
         let row = self
             .reads
