@@ -22,6 +22,8 @@ CREATE TABLE mwp_admissions (
     position        bigint NOT NULL,
     PRIMARY KEY (organization_id, signing_hash)
 );
+-- A follower reads the records of each page of the log it folds (its admission index).
+CREATE INDEX mwp_admissions_position ON mwp_admissions (position);
 
 -- ACK Cursors (§16), shared by every node: a client resumes on any node.
 CREATE TABLE mwp_cursors (

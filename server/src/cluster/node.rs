@@ -50,6 +50,13 @@ pub type SharedClock = Arc<dyn Fn() -> Micros + Send + Sync>;
 /// Rows read per query while folding.
 const PAGE: i64 = 2000;
 
+/// Positions between two reads of the admission records by a follower.
+const INDEX_STEP: i64 = 20_000;
+
+/// How long a follower lets commits gather after a notification before it reads them: fewer,
+/// larger reads under load, for a millisecond of fan-out latency.
+const COALESCE: Duration = Duration::from_millis(1);
+
 /// What a running node hands to the server.
 pub struct Started {
     pub handle: crate::runtime::AuthorityHandle,
@@ -63,8 +70,10 @@ struct Node {
     authority: Authority,
     /// The last position folded into `authority`.
     folded: i64,
-    /// The First-Admission Records' hashes through `folded` (handed to the store at takeover).
+    /// The First-Admission Records' hashes through `indexed` (handed to the store at
+    /// takeover, which reads the rest).
     admissions: pg::AdmissionIndex,
+    indexed: i64,
     /// The last position this node has published (to its hub and the demo).
     published: Arc<AtomicI64>,
     registry: crate::live_registry::LiveRegistry,
@@ -102,6 +111,7 @@ pub fn start(
         config: org.config,
         folded: 0,
         admissions: pg::AdmissionIndex::default(),
+        indexed: 0,
         published: Arc::new(AtomicI64::new(0)),
         registry: registry.clone(),
         admission_service: org.admission_service,
@@ -169,7 +179,6 @@ impl Node {
             }
             let mut fresh: Vec<SignedEvent> = Vec::new();
             let published = self.published.load(Ordering::SeqCst);
-            let from = self.folded;
             for row in rows {
                 let value = json::parse(&row.jcs)
                     .map_err(|e| StoreError(format!("position {}: {e}", row.position)))?;
@@ -189,7 +198,13 @@ impl Node {
                     });
                 }
             }
-            self.admissions.extend(&mut self.tail, from, self.folded)?;
+            // The admission index follows in large steps (one query per step, not per page);
+            // a takeover reads what is left.
+            if self.folded - self.indexed >= INDEX_STEP {
+                self.admissions
+                    .extend(&mut self.tail, self.indexed, self.folded)?;
+                self.indexed = self.folded;
+            }
             if !fresh.is_empty() {
                 self.publish(fresh);
             }
@@ -264,6 +279,7 @@ impl Node {
     fn rebuild(&mut self) -> Result<(), StoreError> {
         self.authority = Authority::new(self.config.duplicate());
         self.folded = 0;
+        self.indexed = 0;
         self.admissions = pg::AdmissionIndex::default();
         self.fold(true).map(|_| ())
     }
@@ -294,10 +310,14 @@ impl Node {
             // connection was down is caught up by the next fold).
             use postgres::fallible_iterator::FallibleIterator;
             let mut notes = self.tail.notifications();
-            notes
+            if notes
                 .timeout_iter(Duration::from_millis(100))
                 .next()
-                .map_err(pg::err)?;
+                .map_err(pg::err)?
+                .is_some()
+            {
+                std::thread::sleep(COALESCE);
+            }
             // Every waiting notification is covered by the next fold.
             while notes.iter().next().map_err(pg::err)?.is_some() {}
         }
@@ -318,7 +338,7 @@ impl Node {
             fence.clone(),
             Arc::clone(&self.published),
             std::mem::take(&mut self.admissions),
-            self.folded,
+            self.indexed,
         )
         .map_err(|e| e.to_string())?;
         if self.folded != store.head() {
