@@ -883,7 +883,7 @@ mod tests {
         fn for_each_event_after(
             &self,
             after: Mark,
-            f: &mut dyn FnMut(Mark, &[u8]) -> Result<(), String>,
+            f: &mut crate::store::EventVisitor<'_>,
         ) -> Result<u64, StoreError> {
             self.inner.for_each_event_after(after, f)
         }

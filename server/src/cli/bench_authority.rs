@@ -431,7 +431,7 @@ fn fill_and_measure(
         // slices, with the ceiling measured between slices. Each slice's rate is paired with
         // the higher of the two ceilings around it (a slow moment can only lower a measured
         // rate, so the higher one is the closer and, for the ratio, the stricter estimate).
-        let history_before = events_now(&svc);
+        let history_before = events_now(svc);
         svc.times = Default::default();
         let verify_before = verifier.map(Verifier::busy);
         let mut ceilings = vec![ed25519_ceiling(CEILING_MS)];
@@ -459,7 +459,7 @@ fn fill_and_measure(
         let median = paired.get(paired.len() / 2).copied().unwrap_or(0.0);
         n += accepted;
         let rate = accepted as f64 / secs;
-        let history = events_now(&svc);
+        let history = events_now(svc);
         println!(
             "  history {:>9} → {:>9} Events: accepted durable Commands {rate:>8.0} /s  ({:.1} µs each); ceiling {ceiling:.0} /s (highest of {}); ratio {:.2}",
             history_before,

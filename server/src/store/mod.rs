@@ -55,6 +55,9 @@ pub struct Ticket(pub u64);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Mark(pub u64);
 
+/// What [`Store::for_each_event_after`] calls with each Event: its Mark and its bytes.
+pub type EventVisitor<'a> = dyn FnMut(Mark, &[u8]) -> Result<(), String> + 'a;
+
 /// A snapshot as stored: the State after every Event up to `through`, encoded
 /// (`wasm_core::authority::snapshot`). `events` is how many Events it covers (logs, and the
 /// store's check that the snapshot belongs to this log).
@@ -122,7 +125,7 @@ pub trait Store: Send {
     fn for_each_event_after(
         &self,
         after: Mark,
-        f: &mut dyn FnMut(Mark, &[u8]) -> Result<(), String>,
+        f: &mut EventVisitor<'_>,
     ) -> Result<u64, StoreError>;
 
     /// The Mark of the last appended Event (`Mark(0)` when there is none). It covers appended

@@ -564,7 +564,7 @@ impl Store for SqliteStore {
     fn for_each_event_after(
         &self,
         after: Mark,
-        f: &mut dyn FnMut(Mark, &[u8]) -> Result<(), String>,
+        f: &mut crate::store::EventVisitor<'_>,
     ) -> Result<u64, StoreError> {
         let after = i64::try_from(after.0).map_err(|_| StoreError("mark out of range".into()))?;
         let mut stmt = self
