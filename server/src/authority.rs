@@ -18,7 +18,9 @@
 
 use crate::store::Ticket;
 
-use crate::store::{Store, StoreError, StoredAdmission, StoredEvent};
+use crate::store::{
+    Mark, SnapshotWriter, Store, StoreError, StoredAdmission, StoredEvent, StoredSnapshot,
+};
 use wasm_core::admission::{
     AdmissionLog, AppendOutcome, LookupOutcome, TrustedContext, first_admission,
 };
@@ -134,6 +136,115 @@ pub struct AuthorityService {
     /// Set when the store could not make a batch durable: the service refuses everything
     /// until restarted (state in memory may be ahead of the disk).
     failed: Option<String>,
+    /// How the State was rebuilt at open.
+    pub restored: Restored,
+    /// Events in the store (the snapshot's count plus those appended since).
+    events: u64,
+    /// Snapshots in the background, once [`AuthorityService::enable_snapshots`] was called.
+    snapshots: Option<Snapshots>,
+}
+
+/// How [`restore`] rebuilt the State: from a snapshot and the Events after it, or by replaying
+/// the whole log.
+#[derive(Clone, Debug, Default)]
+pub struct Restored {
+    /// Events covered by the snapshot loaded (0: none loaded).
+    pub from_snapshot: u64,
+    /// Events replayed through the reducer.
+    pub replayed: u64,
+    /// Reading and decoding the snapshot (its projection hash checked).
+    pub decode: std::time::Duration,
+    /// Replaying `replayed` Events.
+    pub replay: std::time::Duration,
+    /// Why a stored snapshot was not used (the whole log was replayed instead).
+    pub refused: Option<String>,
+}
+
+impl Restored {
+    /// For the start-up line.
+    pub fn summary(&self) -> String {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        format!(
+            "{} Events from a snapshot ({:.0} ms) + {} replayed ({:.0} ms)",
+            self.from_snapshot,
+            ms(self.decode),
+            self.replayed,
+            ms(self.replay)
+        )
+    }
+}
+
+/// Background snapshots: every `every` Events the owner clones the State (rpds: a few reference
+/// counts, the tables shared until changed) and, once every Event the clone covers is durable,
+/// hands it to the snapshot thread, which encodes and writes it. The owner never waits: a
+/// snapshot due while the thread is still busy with the previous one is skipped.
+struct Snapshots {
+    every: u64,
+    /// Events appended since the last snapshot was taken.
+    since: u64,
+    /// Taken, waiting for its batch to be durable.
+    waiting: Option<(Ticket, Job)>,
+    tx: std::sync::mpsc::SyncSender<Job>,
+    /// What the thread last did (tests and the bench read it).
+    last: std::sync::Arc<std::sync::Mutex<Option<Result<SnapshotWritten, String>>>>,
+}
+
+struct Job {
+    state: wasm_core::authority::State,
+    through: Mark,
+    events: u64,
+}
+
+/// A snapshot the thread wrote.
+#[derive(Clone, Debug)]
+pub struct SnapshotWritten {
+    pub through: Mark,
+    pub events: u64,
+    pub bytes: usize,
+    pub encode: std::time::Duration,
+    pub write: std::time::Duration,
+}
+
+/// Snapshot every this many Events unless configured otherwise (`MWP_SNAPSHOT_EVERY`): see
+/// `docs/authority.md`, "Snapshots", for the measurement behind it.
+pub const DEFAULT_SNAPSHOT_EVERY: u64 = 200_000;
+
+fn snapshot_thread(
+    rx: std::sync::mpsc::Receiver<Job>,
+    mut writer: Box<dyn SnapshotWriter>,
+    last: std::sync::Arc<std::sync::Mutex<Option<Result<SnapshotWritten, String>>>>,
+) {
+    for job in rx {
+        let t = std::time::Instant::now();
+        let bytes = wasm_core::authority::snapshot::encode(&job.state);
+        drop(job.state);
+        let encode = t.elapsed();
+        let t = std::time::Instant::now();
+        let stored = StoredSnapshot {
+            through: job.through,
+            events: job.events,
+            bytes,
+        };
+        let outcome = match writer.put_snapshot(&stored) {
+            Ok(()) => Ok(SnapshotWritten {
+                through: job.through,
+                events: job.events,
+                bytes: stored.bytes.len(),
+                encode,
+                write: t.elapsed(),
+            }),
+            Err(e) => {
+                eprintln!(
+                    "weave-console: warning: the snapshot of {} Events was not written: {e}",
+                    job.events
+                );
+                Err(e.to_string())
+            }
+        };
+        if let Ok(mut l) = last.lock() {
+            *l = Some(outcome);
+        }
+    }
 }
 
 /// Stages 1-6 of §6.4 for batches of Command bytes: pure, independent per Command, and
@@ -241,7 +352,8 @@ impl AuthorityService {
         admission_service: Actor,
     ) -> Result<AuthorityService, StoreError> {
         let mut authority = Authority::new(config);
-        replay(store.as_ref(), &mut authority)?;
+        let restored = restore(store.as_ref(), &mut authority)?;
+        let events = restored.from_snapshot + restored.replayed;
         Ok(AuthorityService {
             authority,
             times: PhaseTimes::default(),
@@ -250,7 +362,72 @@ impl AuthorityService {
             threads: available_threads(),
             admission_service,
             failed: None,
+            restored,
+            events,
+            snapshots: None,
         })
+    }
+
+    /// Starts writing a snapshot in the background every `every` Events (at least 1), if the
+    /// store keeps snapshots (`Store::snapshot_writer`); whether it does.
+    pub fn enable_snapshots(&mut self, every: u64) -> Result<bool, StoreError> {
+        let Some(writer) = self.store.snapshot_writer()? else {
+            return Ok(false);
+        };
+        // One snapshot waiting at most: the owner skips a snapshot rather than wait.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(1);
+        let last = std::sync::Arc::default();
+        let shared = std::sync::Arc::clone(&last);
+        std::thread::Builder::new()
+            .name("authority-snapshot".into())
+            .spawn(move || snapshot_thread(rx, writer, shared))
+            .map_err(|e| StoreError(format!("cannot start the snapshot thread: {e}")))?;
+        self.snapshots = Some(Snapshots {
+            every: every.max(1),
+            since: 0,
+            waiting: None,
+            tx,
+            last,
+        });
+        Ok(true)
+    }
+
+    /// What the snapshot thread last did (`None`: nothing yet, or snapshots are off).
+    pub fn last_snapshot(&self) -> Option<Result<SnapshotWritten, String>> {
+        self.snapshots
+            .as_ref()
+            .and_then(|s| s.last.lock().ok().and_then(|l| l.clone()))
+    }
+
+    /// Counts `appended` Events written under `ticket` and takes a snapshot when one is due.
+    fn count_appended(&mut self, appended: u64, ticket: Ticket) {
+        self.events += appended;
+        let Some(s) = &mut self.snapshots else {
+            return;
+        };
+        s.since += appended;
+        if s.since >= s.every && s.waiting.is_none() {
+            s.since = 0;
+            let job = Job {
+                state: self.authority.state.clone(),
+                through: self.store.last_mark(),
+                events: self.events,
+            };
+            s.waiting = Some((ticket, job));
+        }
+    }
+
+    /// Hands the waiting snapshot to the thread once everything it covers is durable.
+    fn release_snapshot(&mut self, durable: Ticket) {
+        let Some(s) = &mut self.snapshots else {
+            return;
+        };
+        if s.waiting.as_ref().is_some_and(|(t, _)| *t <= durable)
+            && let Some((_, job)) = s.waiting.take()
+        {
+            // Busy with the previous one: skip this one (the next is due in `every` Events).
+            let _ = s.tx.try_send(job);
+        }
     }
 
     pub fn store(&self) -> &dyn Store {
@@ -319,7 +496,10 @@ impl AuthorityService {
         let durable = self.store.wait_durable(pending.ticket);
         self.times.durable_wait += t.elapsed();
         match durable {
-            Ok(()) => pending.outcomes,
+            Ok(()) => {
+                self.release_snapshot(pending.ticket);
+                pending.outcomes
+            }
             Err(e) => {
                 let why = format!("{e}; the authority must be restarted");
                 self.failed.get_or_insert(why.clone());
@@ -428,6 +608,7 @@ impl AuthorityService {
                 return self.forget_batch(outcomes, format!("the store refused the batch: {e}"));
             }
         };
+        self.count_appended(events.len() as u64, ticket);
         PendingBatch { outcomes, ticket }
     }
 
@@ -454,9 +635,12 @@ impl AuthorityService {
             };
         }
         self.authority.reset_state();
-        let rebuilt = replay(self.store.as_ref(), &mut self.authority);
+        let rebuilt = restore(self.store.as_ref(), &mut self.authority);
         let why = match rebuilt {
-            Ok(_) => cause,
+            Ok(r) => {
+                self.events = r.from_snapshot + r.replayed;
+                cause
+            }
             Err(r) => {
                 // The state may now be anything: refuse everything until restarted.
                 let why = format!("{cause}; replaying the store failed ({r})");
@@ -640,6 +824,57 @@ pub fn replay(store: &dyn Store, authority: &mut Authority) -> Result<u64, Store
     })
 }
 
+/// Rebuilds `authority`'s State (which must be empty) from the store: the newest snapshot, then
+/// the Events after it (§5: projections are rebuildable, so a snapshot only shortens the
+/// replay). A snapshot that cannot be read, does not decode (`snapshot::decode` checks its
+/// digest, format version and projection hash) or that the Events after it do not continue is
+/// never used: a warning is printed and the whole log is replayed.
+pub fn restore(store: &dyn Store, authority: &mut Authority) -> Result<Restored, StoreError> {
+    let mut restored = Restored::default();
+    let t = std::time::Instant::now();
+    let snapshot = match store.latest_snapshot() {
+        Ok(s) => s,
+        Err(e) => {
+            restored.refused = Some(e.to_string());
+            None
+        }
+    };
+    let mut after = Mark(0);
+    if let Some(s) = snapshot {
+        match wasm_core::authority::snapshot::decode(&s.bytes) {
+            Ok(state) => {
+                authority.state = state;
+                after = s.through;
+                restored.from_snapshot = s.events;
+            }
+            Err(e) => restored.refused = Some(format!("snapshot through {:?}: {e}", s.through)),
+        }
+    }
+    restored.decode = t.elapsed();
+    let t = std::time::Instant::now();
+    let apply = |authority: &mut Authority, bytes: &[u8]| -> Result<(), String> {
+        let v = json::parse(bytes).map_err(|e| e.to_string())?;
+        authority.replay(&v).map_err(|e| e.to_string())
+    };
+    let replayed = store.for_each_event_after(after, &mut |_, bytes| apply(authority, bytes));
+    restored.replayed = match replayed {
+        Ok(n) => n,
+        Err(e) if after > Mark(0) => {
+            // The snapshot and the log disagree: the log wins.
+            restored.refused = Some(format!("the Events after the snapshot do not apply: {e}"));
+            restored.from_snapshot = 0;
+            authority.reset_state();
+            store.for_each_event_after(Mark(0), &mut |_, bytes| apply(authority, bytes))?
+        }
+        Err(e) => return Err(e),
+    };
+    restored.replay = t.elapsed();
+    if let Some(why) = &restored.refused {
+        eprintln!("weave-console: warning: snapshot not used ({why}); the whole log was replayed");
+    }
+    Ok(restored)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,6 +921,16 @@ mod tests {
             f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
         ) -> Result<u64, StoreError> {
             self.inner.for_each_event(f)
+        }
+        fn for_each_event_after(
+            &self,
+            after: Mark,
+            f: &mut crate::store::EventVisitor<'_>,
+        ) -> Result<u64, StoreError> {
+            self.inner.for_each_event_after(after, f)
+        }
+        fn last_mark(&self) -> Mark {
+            self.inner.last_mark()
         }
         fn group_events(
             &self,
@@ -935,5 +1180,158 @@ mod tests {
             }
             other => panic!("expected a refusal, got {other:?}"),
         }
+    }
+
+    /// A data directory of its own for a test, emptied first.
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("weave-snap-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    fn file_service(h: &Harness, dir: &std::path::Path) -> AuthorityService {
+        let store = SqliteStore::open(&dir.join("authority.sqlite")).expect("store");
+        AuthorityService::open(
+            Box::new(store),
+            h.authority.config.duplicate(),
+            h.registry.clone(),
+            h.actor("group-gateway"),
+        )
+        .expect("open")
+    }
+
+    /// The projection of the whole log replayed, snapshots ignored.
+    fn full_replay_hash(h: &Harness, dir: &std::path::Path) -> (u64, String) {
+        let store = SqliteStore::open(&dir.join("authority.sqlite")).expect("store");
+        let mut a = Authority::new(h.authority.config.duplicate());
+        let n = replay(&store, &mut a).expect("replay");
+        (n, a.state.projection_hash())
+    }
+
+    /// Waits (a few seconds at most) for the snapshot thread to have written one covering at
+    /// least `events` Events.
+    fn wait_for_snapshot(svc: &AuthorityService, events: u64) -> SnapshotWritten {
+        for _ in 0..500 {
+            if let Some(Ok(w)) = svc.last_snapshot()
+                && w.events >= events
+            {
+                return w;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("no snapshot of {events} Events: {:?}", svc.last_snapshot());
+    }
+
+    /// Twelve agents registered one per batch (one Event each), every `every` Events a
+    /// snapshot in the background; then two more after the last snapshot.
+    fn history_with_snapshots(name: &str, every: u64) -> (Harness, std::path::PathBuf, u64) {
+        let names: Vec<String> = (0..14).map(|i| format!("s{i}")).collect();
+        let agents: Vec<(&str, ActorType)> = names
+            .iter()
+            .map(|n| (n.as_str(), ActorType::Agent))
+            .collect();
+        let mut h = Harness::new(&agents);
+        let now = Micros::parse("2026-07-15T08:00:00Z").unwrap_or_default();
+        let dir = temp_dir(name);
+        let mut svc = file_service(&h, &dir);
+        assert!(
+            svc.enable_snapshots(every).expect("snapshots"),
+            "SQLite keeps snapshots"
+        );
+        for name in &names[..12] {
+            let cmd = register(&mut h, name, now);
+            for o in svc.submit_batch(&[cmd], now) {
+                assert!(matches!(o, Ok(Submitted::Appended(_))), "{o:?}");
+            }
+            // One at a time, so that none is skipped while the thread is busy.
+            let due = svc.events - svc.events % every;
+            if due > 0 {
+                wait_for_snapshot(&svc, due);
+            }
+        }
+        let written = wait_for_snapshot(&svc, 12);
+        assert_eq!(written.events, 12, "every {every} Events, the last at 12");
+        assert_eq!(written.through, svc.store().last_mark());
+        // Two more, not covered by a snapshot (every > 2).
+        for name in &names[12..] {
+            let cmd = register(&mut h, name, now);
+            for o in svc.submit_batch(&[cmd], now) {
+                assert!(matches!(o, Ok(Submitted::Appended(_))), "{o:?}");
+            }
+        }
+        drop(svc);
+        (h, dir, 14)
+    }
+
+    #[test]
+    fn a_restart_loads_the_snapshot_and_replays_only_the_events_after_it() {
+        let (h, dir, total) = history_with_snapshots("restart", 4);
+        let (n, full) = full_replay_hash(&h, &dir);
+        assert_eq!(n, total);
+        let svc = file_service(&h, &dir);
+        assert_eq!(svc.restored.refused, None);
+        assert_eq!(svc.restored.from_snapshot, 12);
+        assert_eq!(svc.restored.replayed, 2, "the Events after the snapshot");
+        assert_eq!(svc.authority.state.projection_hash(), full);
+        assert!(
+            svc.restored
+                .summary()
+                .starts_with("12 Events from a snapshot")
+        );
+        drop(svc);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_corrupt_snapshot_falls_back_to_a_full_replay() {
+        let (h, dir, total) = history_with_snapshots("corrupt", 6);
+        let (_, full) = full_replay_hash(&h, &dir);
+        let snapshots = crate::store::sqlite::snapshot_path(&dir.join("authority.sqlite"));
+        let conn = rusqlite::Connection::open(&snapshots).expect("snapshots db");
+        let mut bytes: Vec<u8> = conn
+            .query_row("SELECT bytes FROM snapshot", [], |r| r.get(0))
+            .expect("one snapshot");
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x01;
+        conn.execute("UPDATE snapshot SET bytes = ?1", rusqlite::params![bytes])
+            .expect("corrupt it");
+        drop(conn);
+        let svc = file_service(&h, &dir);
+        let why = svc.restored.refused.clone().expect("refused");
+        assert!(why.contains("digest"), "{why}");
+        assert_eq!(svc.restored.from_snapshot, 0);
+        assert_eq!(svc.restored.replayed, total);
+        assert_eq!(svc.authority.state.projection_hash(), full);
+        drop(svc);
+        // A snapshot that claims other Events than the log holds up to its Mark is refused too.
+        let conn = rusqlite::Connection::open(&snapshots).expect("snapshots db");
+        conn.execute("UPDATE snapshot SET events = events + 1", [])
+            .expect("miscount");
+        drop(conn);
+        let svc = file_service(&h, &dir);
+        assert!(
+            svc.restored
+                .refused
+                .clone()
+                .expect("refused")
+                .contains("does not match this log")
+        );
+        assert_eq!(svc.authority.state.projection_hash(), full);
+        drop(svc);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn snapshots_are_off_until_enabled_and_in_memory_stores_keep_none() {
+        let mut h = Harness::new(&[("a1", ActorType::Agent)]);
+        let no = Arc::new(AtomicBool::new(false));
+        let mut svc = service(&mut h, &no, &no);
+        assert!(svc.last_snapshot().is_none());
+        assert!(
+            !svc.enable_snapshots(1).expect("no error"),
+            "in memory: no snapshots"
+        );
+        assert_eq!(svc.store().last_mark(), Mark(0));
     }
 }

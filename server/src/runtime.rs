@@ -625,10 +625,22 @@ pub fn start_full(
             svc.store().event_count().map_err(|e| e.to_string())?
         );
     }
+    // Snapshots of the State every N Events, written in the background, so that the next
+    // start loads the newest one and replays only the Events after it (docs/authority.md).
+    let every = match std::env::var("MWP_SNAPSHOT_EVERY") {
+        Ok(v) => v
+            .parse::<u64>()
+            .map_err(|_| format!("MWP_SNAPSHOT_EVERY={v:?}: not a number of Events"))?,
+        Err(_) => crate::authority::DEFAULT_SNAPSHOT_EVERY,
+    };
+    if every > 0 {
+        svc.enable_snapshots(every).map_err(|e| e.to_string())?;
+    }
     println!(
-        "weave-console: authority ready: {} Events replayed from {}, projection {}",
+        "weave-console: authority ready: {} Events in {} ({}), projection {}",
         history,
         data_dir.join("authority.sqlite").display(),
+        svc.restored.summary(),
         svc.authority.state.projection_hash()
     );
     if let Some(p) = &publisher {

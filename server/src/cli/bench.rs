@@ -20,6 +20,9 @@ pub enum BenchCommand {
     /// subscribers stall, and the fan-out latency to 1,000 sockets; `bench authority` in the
     /// same run for comparison.
     Gateway(super::bench_gateway::GatewayArgs),
+    /// Restart time at a large history: the whole log replayed, against the newest snapshot
+    /// of the State and the Events after it (encode, size, decode, replay).
+    Restart(super::bench_restart::RestartArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -41,6 +44,7 @@ pub fn run(command: BenchCommand) -> ExitCode {
         BenchCommand::Core(a) => core(a.ms),
         BenchCommand::Authority(a) => super::bench_authority::run(&a),
         BenchCommand::Gateway(a) => super::bench_gateway::run(&a),
+        BenchCommand::Restart(a) => super::bench_restart::run(&a),
     }
 }
 

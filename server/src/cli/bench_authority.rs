@@ -247,18 +247,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
             crate::authority::available_threads()
         )
     };
-    let mut h = Harness::new(&[("owner", ActorType::Human), ("coord", ActorType::Agent)]);
-    let start = Micros::parse("2026-07-15T08:00:00Z").ok_or("bad start")?;
-    // The Organization bootstrap and the Mission go through the same durable path.
-    let store = SqliteStore::open(&dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
-    let service_actor = h.actor("group-gateway");
-    // Organization policy sets the cooperation limits (§20); the bench lifts the Message rate
-    // so that its load is not throttled.
-    let mut config = h.authority.config.duplicate();
-    config.limits.message_rate_per_minute = usize::MAX;
-    let mut svc =
-        AuthorityService::open(Box::new(store), config, h.registry.clone(), service_actor)
-            .map_err(|e| e.to_string())?;
+    let (mut h, start, mut svc) = open_bench(dir)?;
     // One thread: the owner verifies, decides, signs and writes. More: the server's split, a
     // verify stage running ahead of the owner, which signs on its share of the threads.
     let verifier = (opts.threads > 1).then(|| {
@@ -269,6 +258,48 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
     if verifier.is_none() {
         svc.set_threads(1);
     }
+    if verifier.is_none() {
+        svc.set_threads(1);
+    }
+    set_up(&mut h, start, &mut svc)?;
+    print_header(opts, &pinned);
+    fill_and_measure(opts, &mut h, start, &mut svc, verifier.as_ref())
+}
+
+/// The bench's Organization (a human owner and a Coordinator Agent) and its authority over a
+/// SQLite store in `dir` (reopened as it is when it holds a history already).
+pub(super) fn open_bench(
+    dir: &std::path::Path,
+) -> Result<(Harness, Micros, AuthorityService), String> {
+    let h = Harness::new(&[("owner", ActorType::Human), ("coord", ActorType::Agent)]);
+    let start = Micros::parse("2026-07-15T08:00:00Z").ok_or("bad start")?;
+    // The Organization bootstrap and the Mission go through the same durable path.
+    let store = SqliteStore::open(&dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
+    let service_actor = h.actor("group-gateway");
+    let svc = AuthorityService::open(
+        Box::new(store),
+        bench_config(&h),
+        h.registry.clone(),
+        service_actor,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((h, start, svc))
+}
+
+/// Organization policy sets the cooperation limits (§20); the bench lifts the Message rate so
+/// that its load is not throttled.
+pub(super) fn bench_config(h: &Harness) -> wasm_core::authority::AuthorityConfig {
+    let mut config = h.authority.config.duplicate();
+    config.limits.message_rate_per_minute = usize::MAX;
+    config
+}
+
+/// Registers the Coordinator's card, opens its Session and creates the bench Mission.
+pub(super) fn set_up(
+    h: &mut Harness,
+    start: Micros,
+    svc: &mut AuthorityService,
+) -> Result<(), String> {
     let mut setup = Vec::new();
     let card = wasm_core::authority::handlers::payload(vec![
         ("agentId", Value::string(h.id("coord"))),
@@ -322,7 +353,38 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
     for o in svc.submit_batch(&setup, start) {
         o.map_err(|r| format!("setup: {r}"))?;
     }
+    Ok(())
+}
 
+/// Appends Messages until the store holds at least `size` Events (`n`: Messages numbered so
+/// far, updated).
+pub(super) fn fill_to(
+    h: &mut Harness,
+    start: Micros,
+    svc: &mut AuthorityService,
+    verifier: Option<&Verifier>,
+    n: &mut u64,
+    size: u64,
+    batch: usize,
+) -> Result<(), String> {
+    // The history size, from the reducer's own counters (a COUNT(*) per batch is O(n)).
+    let events_now = |svc: &AuthorityService| {
+        let st = &svc.authority.state;
+        st.org_sequence + st.groups.values().map(|g| g.last_sequence).sum::<u64>()
+    };
+    while events_now(svc) < size {
+        // Enough batches to reach `size` (one Event per Message).
+        let missing = size.saturating_sub(events_now(svc));
+        let count = missing.div_ceil(batch as u64).max(1);
+        let batches = messages(h, start, *n, count.min(256), batch);
+        let submitted = (batches.len() * batch) as u64;
+        submit_pipelined(svc, batches, "fill", verifier)?;
+        *n += submitted;
+    }
+    Ok(())
+}
+
+fn print_header(opts: &Options, pinned: &str) {
     println!(
         "bench authority, {} thread{}: SQLite (WAL, each commit fdatasync'ed before it is \
          acknowledged), batch {} per transaction, up to {} written batches waiting for the disk; \
@@ -338,7 +400,15 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
          {CEILING_MS} ms before each row and after each slice of {SLICE_BATCHES} batches; a row's\n  \
          ratio uses the highest of them"
     );
+}
 
+fn fill_and_measure(
+    opts: &Options,
+    h: &mut Harness,
+    start: Micros,
+    svc: &mut AuthorityService,
+    verifier: Option<&Verifier>,
+) -> Result<(), String> {
     let mut n: u64 = 0;
     let mut fill_rate = Vec::new();
     let mut fastest_by_row: Vec<(u64, f64)> = Vec::new();
@@ -346,33 +416,24 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
         // Fill the history up to `size` Events, through the same durable path.
         let t = Instant::now();
         let before = n;
-        // The history size, from the reducer's own counters (a COUNT(*) per batch is O(n)).
         let events_now = |svc: &AuthorityService| {
             let st = &svc.authority.state;
             st.org_sequence + st.groups.values().map(|g| g.last_sequence).sum::<u64>()
         };
-        while events_now(&svc) < size {
-            // Enough batches to reach `size` (one Event per Message).
-            let missing = size.saturating_sub(events_now(&svc));
-            let count = missing.div_ceil(opts.batch as u64).max(1);
-            let batches = messages(&mut h, start, n, count.min(256), opts.batch);
-            let submitted = (batches.len() * opts.batch) as u64;
-            submit_pipelined(&mut svc, batches, "fill", verifier.as_ref())?;
-            n += submitted;
-        }
+        fill_to(h, start, svc, verifier, &mut n, size, opts.batch)?;
         if n > before {
             fill_rate.push((n - before) as f64 / t.elapsed().as_secs_f64());
         }
         // Measure: `measure` Commands, pre-signed so that only the authority is timed.
         let count = opts.measure.div_ceil(opts.batch) as u64;
-        let batches = messages(&mut h, start, n, count, opts.batch);
+        let batches = messages(h, start, n, count, opts.batch);
         // The machine's speed drifts (a shared VM, noisy neighbours): the row is measured in
         // slices, with the ceiling measured between slices. Each slice's rate is paired with
         // the higher of the two ceilings around it (a slow moment can only lower a measured
         // rate, so the higher one is the closer and, for the ratio, the stricter estimate).
-        let history_before = events_now(&svc);
+        let history_before = events_now(svc);
         svc.times = Default::default();
-        let verify_before = verifier.as_ref().map(Verifier::busy);
+        let verify_before = verifier.map(Verifier::busy);
         let mut ceilings = vec![ed25519_ceiling(CEILING_MS)];
         let mut paired = Vec::new();
         // The cost per Command of the fastest slice: noise only ever adds time, so the
@@ -383,7 +444,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
         while batches.peek().is_some() {
             let slice: Vec<_> = batches.by_ref().take(SLICE_BATCHES).collect();
             let t = Instant::now();
-            let got = submit_pipelined(&mut svc, slice, "measure", verifier.as_ref())?;
+            let got = submit_pipelined(svc, slice, "measure", verifier)?;
             let elapsed = t.elapsed().as_secs_f64();
             let after = ed25519_ceiling(CEILING_MS);
             let before = ceilings.last().copied().unwrap_or(after);
@@ -398,7 +459,7 @@ fn bench(opts: &Options, dir: &std::path::Path) -> Result<(), String> {
         let median = paired.get(paired.len() / 2).copied().unwrap_or(0.0);
         n += accepted;
         let rate = accepted as f64 / secs;
-        let history = events_now(&svc);
+        let history = events_now(svc);
         println!(
             "  history {:>9} → {:>9} Events: accepted durable Commands {rate:>8.0} /s  ({:.1} µs each); ceiling {ceiling:.0} /s (highest of {}); ratio {:.2}",
             history_before,

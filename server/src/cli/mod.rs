@@ -6,6 +6,7 @@ pub mod bench;
 pub mod bench_authority;
 pub mod bench_cluster;
 pub mod bench_gateway;
+pub mod bench_restart;
 pub mod conformance;
 pub mod dev;
 pub mod live;

@@ -50,6 +50,34 @@ impl std::error::Error for StoreError {}
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ticket(pub u64);
 
+/// A point in the store's Event order: the store position of the last Event covered (opaque,
+/// only grows). `Mark(0)`: before the first Event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Mark(pub u64);
+
+/// What [`Store::for_each_event_after`] calls with each Event: its Mark and its bytes.
+pub type EventVisitor<'a> = dyn FnMut(Mark, &[u8]) -> Result<(), String> + 'a;
+
+/// A snapshot as stored: the State after every Event up to `through`, encoded
+/// (`wasm_core::authority::snapshot`). `events` is how many Events it covers (logs, and the
+/// store's check that the snapshot belongs to this log).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredSnapshot {
+    pub through: Mark,
+    pub events: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// Writes snapshots for a store, on a thread of its own (the authority's snapshot thread): a
+/// connection of its own, so that encoding and writing a snapshot of hundreds of MB never
+/// holds the owner thread, which keeps the store. The caller hands it only snapshots whose
+/// Events are all durable; a snapshot lost in a crash only means a longer replay.
+pub trait SnapshotWriter: Send {
+    /// Stores `snapshot` and drops older ones (the store keeps at least the newest complete
+    /// one at every moment).
+    fn put_snapshot(&mut self, snapshot: &StoredSnapshot) -> Result<(), StoreError>;
+}
+
 /// Called by the store's sync thread after each sync (`Store::on_synced`); it must not block.
 pub type SyncedHook = std::sync::Arc<dyn Fn() + Send + Sync>;
 
@@ -91,6 +119,31 @@ pub trait Store: Send {
         &self,
         f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<u64, StoreError>;
+
+    /// Calls `f` with every Event after `after`, in append order, with its Mark (restart
+    /// from a snapshot: the Events the snapshot does not cover). Returns how many.
+    fn for_each_event_after(
+        &self,
+        after: Mark,
+        f: &mut EventVisitor<'_>,
+    ) -> Result<u64, StoreError>;
+
+    /// The Mark of the last appended Event (`Mark(0)` when there is none). It covers appended
+    /// Events, durable or not: a snapshot taken at it is handed to the [`SnapshotWriter`] only
+    /// once the batch is durable.
+    fn last_mark(&self) -> Mark;
+
+    /// The newest stored snapshot, if any. An error (or a snapshot that does not decode) is
+    /// never fatal: the caller replays the whole log.
+    fn latest_snapshot(&self) -> Result<Option<StoredSnapshot>, StoreError> {
+        Ok(None)
+    }
+
+    /// A writer of snapshots, to move to the snapshot thread; `None` when this store keeps no
+    /// snapshots (the default: every restart replays the whole log).
+    fn snapshot_writer(&self) -> Result<Option<Box<dyn SnapshotWriter>>, StoreError> {
+        Ok(None)
+    }
 
     /// A Group's Events after `after_sequence`, at most `limit` (replay to subscribers, §16).
     fn group_events(

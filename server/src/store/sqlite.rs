@@ -13,7 +13,9 @@
 
 use super::checkpointer::Checkpointer;
 use super::syncer::Syncer;
-use super::{Store, StoreError, StoredAdmission, StoredEvent, Ticket};
+use super::{
+    Mark, SnapshotWriter, Store, StoreError, StoredAdmission, StoredEvent, StoredSnapshot, Ticket,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 
@@ -35,6 +37,66 @@ pub struct SqliteStore {
     checkpointer: Option<Checkpointer>,
     /// Bytes committed since the last checkpoint was asked for.
     unchecked_bytes: usize,
+    /// The row of the last Event (its [`Mark`]).
+    last_event: i64,
+    /// The snapshots' own database beside this one (`None` in memory): see [`snapshot_path`].
+    snapshots: Option<std::path::PathBuf>,
+}
+
+/// Where the snapshots of the store at `path` live: a database of their own beside it
+/// (`authority.sqlite` → `authority.snapshots.sqlite`), with its own WAL. Written into the log's
+/// database, a snapshot of hundreds of MB would go through the log's WAL, and the next
+/// commit's `fdatasync` (which every answer waits for) would flush it.
+pub fn snapshot_path(path: &Path) -> std::path::PathBuf {
+    path.with_extension("snapshots.sqlite")
+}
+
+/// The snapshots table: the newest only (older ones are deleted in the transaction that adds
+/// a new one, so a complete snapshot is there at every moment).
+const SNAPSHOT_TABLE: &str = "CREATE TABLE IF NOT EXISTS snapshot (
+     through INTEGER PRIMARY KEY, -- the Mark: the log position of the last Event covered
+     events  INTEGER NOT NULL,    -- how many Events it covers
+     bytes   BLOB NOT NULL        -- wasm_core::authority::snapshot::encode
+ )";
+
+fn open_snapshots(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path).map_err(err)?;
+    conn.execute_batch(&format!(
+        "PRAGMA page_size = 65536;
+         PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA journal_size_limit = 67108864;
+         {SNAPSHOT_TABLE};"
+    ))
+    .map_err(err)?;
+    Ok(conn)
+}
+
+/// The snapshot thread's connection to the snapshots' database.
+struct SqliteSnapshotWriter {
+    conn: Connection,
+}
+
+impl SnapshotWriter for SqliteSnapshotWriter {
+    fn put_snapshot(&mut self, snapshot: &StoredSnapshot) -> Result<(), StoreError> {
+        let through = i64::try_from(snapshot.through.0)
+            .map_err(|_| StoreError("mark out of range".into()))?;
+        let events =
+            i64::try_from(snapshot.events).map_err(|_| StoreError("count out of range".into()))?;
+        let tx = self.conn.transaction().map_err(err)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO snapshot (through, events, bytes) VALUES (?1, ?2, ?3)",
+            params![through, events, snapshot.bytes],
+        )
+        .map_err(err)?;
+        tx.execute("DELETE FROM snapshot WHERE through < ?1", params![through])
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        // Copy the WAL into the database now (this thread's time, not a later writer's).
+        self.conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(err)
+    }
 }
 
 /// Ask for a background checkpoint after about this much committed data: 64 WAL pages of
@@ -194,6 +256,7 @@ impl SqliteStore {
         create_or_migrate(&conn)?;
         let mut admissions = AdmissionIndex::default();
         let mut groups: std::collections::HashMap<String, Vec<i64>> = Default::default();
+        let mut last_event = 0i64;
         {
             let mut stmt = conn
                 .prepare(
@@ -218,6 +281,7 @@ impl SqliteStore {
                             )));
                         }
                         seqs.push(pos);
+                        last_event = pos;
                     }
                     (None, None, Some(org), Some(hash)) => {
                         let key = admissions.key_or_add(&org, &hash);
@@ -258,6 +322,8 @@ impl SqliteStore {
             syncer,
             checkpointer,
             unchecked_bytes: 0,
+            last_event,
+            snapshots: path.map(snapshot_path),
         })
     }
 }
@@ -438,6 +504,9 @@ impl Store for SqliteStore {
             c.request();
             self.unchecked_bytes = 0;
         }
+        if let Some(last) = event_rows.last() {
+            self.last_event = *last;
+        }
         for (e, pos) in events.iter().zip(event_rows) {
             let group = e.group_id.as_deref().unwrap_or(ORG);
             match self.groups.get_mut(group) {
@@ -490,6 +559,94 @@ impl Store for SqliteStore {
             n += 1;
         }
         Ok(n)
+    }
+
+    fn for_each_event_after(
+        &self,
+        after: Mark,
+        f: &mut crate::store::EventVisitor<'_>,
+    ) -> Result<u64, StoreError> {
+        let after = i64::try_from(after.0).map_err(|_| StoreError("mark out of range".into()))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT position, jcs FROM log WHERE kind IS NOT NULL AND position > ?1 ORDER BY position")
+            .map_err(err)?;
+        let mut rows = stmt.query(params![after]).map_err(err)?;
+        let mut n = 0u64;
+        while let Some(row) = rows.next().map_err(err)? {
+            let pos: i64 = row.get(0).map_err(err)?;
+            let bytes: &[u8] = row
+                .get_ref(1)
+                .and_then(|v| v.as_blob().map_err(Into::into))
+                .map_err(err)?;
+            f(Mark(u64::try_from(pos).unwrap_or(0)), bytes)
+                .map_err(|e| StoreError(format!("replaying the Event at {pos}: {e}")))?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn last_mark(&self) -> Mark {
+        Mark(u64::try_from(self.last_event).unwrap_or(0))
+    }
+
+    /// The newest snapshot, checked against this log: its Mark must be an Event of the log and
+    /// it must cover exactly the Events up to it (a snapshots file left beside another log, or
+    /// a log cut short, is refused: the caller replays the whole log).
+    fn latest_snapshot(&self) -> Result<Option<StoredSnapshot>, StoreError> {
+        let Some(path) = &self.snapshots else {
+            return Ok(None);
+        };
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = open_snapshots(path)?;
+        let row = conn
+            .query_row(
+                "SELECT through, events, bytes FROM snapshot ORDER BY through DESC LIMIT 1",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, Vec<u8>>(2)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(err)?;
+        let Some((through, events, bytes)) = row else {
+            return Ok(None);
+        };
+        let covered: u64 = self
+            .groups
+            .values()
+            .map(|rows| rows.partition_point(|p| *p <= through) as u64)
+            .sum();
+        let is_event = self
+            .groups
+            .values()
+            .any(|rows| rows.binary_search(&through).is_ok());
+        if !is_event || u64::try_from(events).ok() != Some(covered) {
+            return Err(StoreError(format!(
+                "the snapshot through row {through} ({events} Events) does not match this log \
+                 ({covered} Events up to that row)"
+            )));
+        }
+        Ok(Some(StoredSnapshot {
+            through: Mark(u64::try_from(through).unwrap_or(0)),
+            events: covered,
+            bytes,
+        }))
+    }
+
+    fn snapshot_writer(&self) -> Result<Option<Box<dyn SnapshotWriter>>, StoreError> {
+        match &self.snapshots {
+            Some(path) => Ok(Some(Box::new(SqliteSnapshotWriter {
+                conn: open_snapshots(path)?,
+            }))),
+            None => Ok(None),
+        }
     }
 
     fn group_events(

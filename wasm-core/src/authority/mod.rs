@@ -26,6 +26,7 @@ pub mod handlers;
 pub mod payload;
 pub mod projection;
 pub mod rejection;
+pub mod snapshot;
 pub mod state;
 pub mod table;
 

@@ -153,7 +153,88 @@ impl State {
     /// Artifacts, Agent Cards, Session Epochs, ledger accounts, receipts and the Group
     /// sequences), over a canonical rendering: two states are the same exactly when their
     /// hashes are. Replaying the same prefix of a history always gives the same hash (§5).
+    ///
+    /// The rendering is the JCS of one object (see [`State::projection_hash_by_tree`], which
+    /// builds it whole); this writes the same bytes entry by entry into the digest, so that the
+    /// cost is linear and the memory one entry's (at 1,000,000 Events building the tree took
+    /// minutes: a JSON object's members are a list, and each insertion looked for a duplicate).
     pub fn projection_hash(&self) -> String {
+        let mut c = Canon::default();
+        match self.write_canonical(&mut c) {
+            Ok(()) => c.finish(),
+            // As the whole tree's canonicalization failing gave: the hash of no bytes.
+            Err(_) => crate::encoding::sha256_hash(&[]),
+        }
+    }
+
+    fn write_canonical(&self, c: &mut Canon) -> Result<(), crate::json::JcsError> {
+        // The root's members in JCS order (all ASCII: byte order is UTF-16 order).
+        c.raw(b"{\"accounts\":");
+        c.table(&self.accounts, |c, a| c.value(&account_value(a)))?;
+        c.raw(b",\"amendments\":");
+        c.projections(&self.amendments)?;
+        c.raw(b",\"approvals\":");
+        c.projections(&self.approvals)?;
+        c.raw(b",\"artifacts\":");
+        c.projections(&self.artifacts)?;
+        c.raw(b",\"cards\":");
+        c.projections(&self.cards)?;
+        c.raw(b",\"delegationGrants\":");
+        c.projections(&self.delegation_grants)?;
+        c.raw(b",\"executionApprovals\":");
+        c.projections(&self.execution_approvals)?;
+        c.raw(b",\"groups\":");
+        c.table(&self.groups, |c, g| c.value(&group_value(g)))?;
+        c.raw(b",\"leases\":");
+        c.projections(&self.leases)?;
+        c.raw(b",\"messages\":");
+        // The largest table at scale (one entry per `message.posted`): written directly.
+        c.table(&self.messages, |c, m| {
+            c.message(m);
+            Ok(())
+        })?;
+        c.raw(b",\"missions\":");
+        c.projections(&self.missions)?;
+        c.raw(b",\"organizationSequence\":");
+        c.number(self.org_sequence)?;
+        c.raw(b",\"overrideGrants\":");
+        c.projections(&self.override_grants)?;
+        c.raw(b",\"proposals\":");
+        c.projections(&self.proposals)?;
+        c.raw(b",\"receipts\":[");
+        for (i, (actor, action, r)) in self.receipts.iter().enumerate() {
+            c.raw(if i == 0 { b"[" } else { b",[" });
+            c.string(actor);
+            c.raw(b",");
+            c.string(action);
+            c.raw(b",");
+            c.string(&r.command_hash);
+            c.raw(b",[");
+            for (j, e) in r.events.iter().enumerate() {
+                c.raw(if j == 0 { b"[" } else { b",[" });
+                match &e.group_id {
+                    Some(g) => c.string(g),
+                    None => c.raw(b"null"),
+                }
+                c.raw(b",");
+                c.number(e.sequence)?;
+                c.raw(b"]");
+            }
+            c.raw(b"]]");
+        }
+        c.raw(b"],\"sessionEpochs\":");
+        c.table(&self.session_epochs, |c, v| c.number(*v))?;
+        c.raw(b",\"workItems\":");
+        c.projections(&self.work_items)?;
+        c.raw(b"}");
+        Ok(())
+    }
+
+    /// [`State::projection_hash`] computed as it was first written: the whole rendering built
+    /// as one JSON value, then canonicalized and hashed. Quadratic in the size of the largest
+    /// table; kept as the reference the streaming hash is tested against.
+    #[doc(hidden)]
+    pub fn projection_hash_by_tree(&self) -> String {
         use crate::json::{Object, Value};
         use crate::model::ToJson;
         fn map<T: ToJson>(m: &Table<T>) -> Value {
@@ -165,51 +246,11 @@ impl State {
         }
         let mut groups = Object::new();
         for (id, g) in &self.groups {
-            let mut o = Object::new();
-            o.insert("group", g.group.to_json());
-            o.insert("lastSequence", Value::from(g.last_sequence));
-            o.insert("memberships", map(&g.memberships));
-            o.insert(
-                "conversations",
-                Value::Array(
-                    g.conversations
-                        .iter()
-                        .map(|c| Value::string(c.clone()))
-                        .collect(),
-                ),
-            );
-            o.insert(
-                "policyLog",
-                Value::Array(
-                    g.policy_log
-                        .iter()
-                        .map(|e| Value::Object(e.clone()))
-                        .collect(),
-                ),
-            );
-            groups.insert(id.clone(), Value::Object(o));
+            groups.insert(id.clone(), group_value(g));
         }
         let mut accounts = Object::new();
         for (id, a) in &self.accounts {
-            let nums = |xs: &[u64; 6]| Value::Array(xs.iter().map(|x| Value::from(*x)).collect());
-            let mut o = Object::new();
-            o.insert(
-                "parent",
-                a.parent.clone().map_or(Value::Null, Value::string),
-            );
-            o.insert("limit", a.limit.to_json());
-            o.insert(
-                "children",
-                Value::Array(
-                    a.children
-                        .iter()
-                        .map(|c| Value::string(c.clone()))
-                        .collect(),
-                ),
-            );
-            o.insert("direct", nums(&a.direct));
-            o.insert("total", nums(&a.total));
-            accounts.insert(id.clone(), Value::Object(o));
+            accounts.insert(id.clone(), account_value(a));
         }
         let mut receipts = Vec::new();
         for (actor, action, r) in self.receipts.iter() {
@@ -257,12 +298,216 @@ impl State {
     }
 }
 
+/// A Group as the projection hash renders it.
+fn group_value(g: &GroupState) -> crate::json::Value {
+    use crate::json::{Object, Value};
+    use crate::model::ToJson;
+    let mut memberships = Object::with_capacity(g.memberships.len());
+    for (k, v) in &g.memberships {
+        memberships.insert(k.clone(), v.to_json());
+    }
+    let mut o = Object::new();
+    o.insert("group", g.group.to_json());
+    o.insert("lastSequence", Value::from(g.last_sequence));
+    o.insert("memberships", Value::Object(memberships));
+    o.insert(
+        "conversations",
+        Value::Array(
+            g.conversations
+                .iter()
+                .map(|c| Value::string(c.clone()))
+                .collect(),
+        ),
+    );
+    o.insert(
+        "policyLog",
+        Value::Array(
+            g.policy_log
+                .iter()
+                .map(|e| Value::Object(e.clone()))
+                .collect(),
+        ),
+    );
+    Value::Object(o)
+}
+
+/// A ledger account as the projection hash renders it.
+fn account_value(a: &Account) -> crate::json::Value {
+    use crate::json::{Object, Value};
+    let nums = |xs: &[u64; 6]| Value::Array(xs.iter().map(|x| Value::from(*x)).collect());
+    let mut o = Object::new();
+    o.insert(
+        "parent",
+        a.parent.clone().map_or(Value::Null, Value::string),
+    );
+    o.insert("limit", crate::model::ToJson::to_json(&a.limit));
+    o.insert(
+        "children",
+        Value::Array(
+            a.children
+                .iter()
+                .map(|c| Value::string(c.clone()))
+                .collect(),
+        ),
+    );
+    o.insert("direct", nums(&a.direct));
+    o.insert("total", nums(&a.total));
+    Value::Object(o)
+}
+
+/// The canonical rendering written straight into a SHA-256 digest, through a buffer.
+#[derive(Default)]
+struct Canon {
+    digest: sha2::Sha256,
+    buf: Vec<u8>,
+}
+
+impl Canon {
+    /// Hands the buffer to the digest once it holds this much.
+    const SPILL: usize = 1 << 16;
+
+    fn spill(&mut self) {
+        if self.buf.len() >= Self::SPILL {
+            sha2::Digest::update(&mut self.digest, &self.buf);
+            self.buf.clear();
+        }
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+        self.spill();
+    }
+
+    fn string(&mut self, s: &str) {
+        crate::json::canonical_str_into(s, &mut self.buf);
+        self.spill();
+    }
+
+    fn value(&mut self, v: &crate::json::Value) -> Result<(), crate::json::JcsError> {
+        crate::json::canonicalize_into(v, &mut self.buf)?;
+        self.spill();
+        Ok(())
+    }
+
+    /// An integer as JCS writes the number (plain digits up to 2^53; beyond, the ECMAScript
+    /// spelling of the nearest double, as the tree's canonicalization gave).
+    fn number(&mut self, n: u64) -> Result<(), crate::json::JcsError> {
+        if n <= crate::json::MAX_SAFE_INTEGER {
+            let mut digits = [0u8; 20];
+            let mut i = digits.len();
+            let mut v = n;
+            loop {
+                i -= 1;
+                digits[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+                if v == 0 {
+                    break;
+                }
+            }
+            self.raw(&digits[i..]);
+            Ok(())
+        } else {
+            self.value(&crate::json::Value::from(n))
+        }
+    }
+
+    /// A Message exactly as the JCS of its `to_json` (members in JCS order), without building
+    /// it: `tests/snapshot.rs` checks the two agree on every Message of the scenario suite.
+    fn message(&mut self, m: &Message) {
+        let actor = |c: &mut Canon, a: &crate::model::common::Actor| {
+            c.raw(b"{\"id\":");
+            c.string(&a.id.0);
+            c.raw(b",\"type\":");
+            c.string(a.actor_type.as_str());
+            c.raw(b"}");
+        };
+        self.raw(b"{\"author\":");
+        actor(self, &m.author);
+        self.raw(b",\"content\":");
+        self.string(&m.content);
+        self.raw(b",\"conversationId\":");
+        self.string(&m.conversation_id);
+        self.raw(b",\"createdAt\":");
+        self.string(&m.created_at.format());
+        self.raw(b",\"groupId\":");
+        self.string(&m.group_id);
+        self.raw(b",\"id\":");
+        self.string(&m.id);
+        self.raw(b",\"mentions\":[");
+        for (i, a) in m.mentions.iter().enumerate() {
+            if i > 0 {
+                self.raw(b",");
+            }
+            actor(self, a);
+        }
+        self.raw(b"]}");
+    }
+
+    fn projections<V: crate::model::ToJson>(
+        &mut self,
+        t: &Table<V>,
+    ) -> Result<(), crate::json::JcsError> {
+        self.table(t, |c, v| c.value(&v.to_json()))
+    }
+
+    /// A table as a JSON object: its entries in JCS order (UTF-16 code units), which is the
+    /// table's own order unless a key holds a character from U+E000 up (its UTF-8 starts at
+    /// 0xEE), where UTF-8 and UTF-16 orders can differ.
+    fn table<V>(
+        &mut self,
+        t: &Table<V>,
+        mut each: impl FnMut(&mut Canon, &V) -> Result<(), crate::json::JcsError>,
+    ) -> Result<(), crate::json::JcsError> {
+        self.raw(b"{");
+        let mut entry = |c: &mut Canon, i: usize, k: &String, v: &V| {
+            if i > 0 {
+                c.raw(b",");
+            }
+            c.string(k);
+            c.raw(b":");
+            each(c, v)
+        };
+        if t.keys().any(|k| k.bytes().any(|b| b >= 0xEE)) {
+            let mut entries: Vec<(&String, &V)> = t.iter().collect();
+            entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                entry(self, i, k, v)?;
+            }
+        } else {
+            for (i, (k, v)) in t.iter().enumerate() {
+                entry(self, i, k, v)?;
+            }
+        }
+        self.raw(b"}");
+        Ok(())
+    }
+
+    fn finish(mut self) -> String {
+        sha2::Digest::update(&mut self.digest, &self.buf);
+        let sum = sha2::Digest::finalize(self.digest);
+        let mut out = String::with_capacity(71);
+        out.push_str("sha256:");
+        out.push_str(&crate::encoding::hex(&sum));
+        out
+    }
+}
+
 /// Idempotency receipts (§15.1) by actor, then Action ID: looked up with borrowed keys (no
 /// allocation per Command), and an actor's id is stored once, not once per receipt.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Receipts(Table<Table<Receipt>>);
 
 impl Receipts {
+    /// The receipts by actor id, then Action ID (the snapshot codec writes them as they are).
+    pub(crate) fn by_actor(&self) -> &Table<Table<Receipt>> {
+        &self.0
+    }
+
+    /// Receipts read back by the snapshot codec.
+    pub(crate) fn from_by_actor(by_actor: Table<Table<Receipt>>) -> Receipts {
+        Receipts(by_actor)
+    }
+
     pub fn get(&self, actor: &str, action: &str) -> Option<&Receipt> {
         self.0.get(actor)?.get(action)
     }

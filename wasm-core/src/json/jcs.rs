@@ -50,6 +50,18 @@ pub fn canonicalize(value: &Value) -> Result<Vec<u8>, JcsError> {
     Ok(out)
 }
 
+/// [`canonicalize`] appending to `out` (a caller canonicalizing many values in turn reuses one
+/// buffer). On error `out` may hold part of the value.
+pub fn canonicalize_into(value: &Value, out: &mut Vec<u8>) -> Result<(), JcsError> {
+    write_value(value, out)
+}
+
+/// A well-formed string's canonical bytes appended to `out` (a Rust `str` has no unpaired
+/// surrogate, so this cannot fail).
+pub fn canonical_str_into(s: &str, out: &mut Vec<u8>) {
+    write_str(s, out);
+}
+
 /// Canonical bytes of an object with one top-level member left out: the §6.4 signing input
 /// omits exactly the top-level `signature` while nested `signature` members stay protected.
 pub fn canonicalize_without(value: &Value, top_level_member: &str) -> Result<Vec<u8>, JcsError> {

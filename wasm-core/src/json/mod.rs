@@ -9,7 +9,10 @@ mod reference;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
-pub use jcs::{JcsError, canonicalize, canonicalize_without, make_canonical, sort_canonical};
+pub use jcs::{
+    JcsError, canonical_str_into, canonicalize, canonicalize_into, canonicalize_without,
+    make_canonical, sort_canonical,
+};
 pub use parse::{ParseError, ParseErrorKind, parse, parse_str};
 pub use value::{JsonString, MAX_SAFE_INTEGER, Number, Object, Value};
 
