@@ -442,6 +442,7 @@ impl AuthorityService {
         registry: crate::live_registry::LiveRegistry,
         admission_service: Actor,
     ) -> AuthorityService {
+        let events = store.last_mark().0;
         AuthorityService {
             authority,
             times: PhaseTimes::default(),
@@ -450,6 +451,9 @@ impl AuthorityService {
             threads: available_threads(),
             admission_service,
             failed: None,
+            restored: Restored::default(),
+            events,
+            snapshots: None,
         }
     }
 

@@ -627,12 +627,7 @@ pub fn start_full(
     }
     // Snapshots of the State every N Events, written in the background, so that the next
     // start loads the newest one and replays only the Events after it (docs/authority.md).
-    let every = match std::env::var("MWP_SNAPSHOT_EVERY") {
-        Ok(v) => v
-            .parse::<u64>()
-            .map_err(|_| format!("MWP_SNAPSHOT_EVERY={v:?}: not a number of Events"))?,
-        Err(_) => crate::authority::DEFAULT_SNAPSHOT_EVERY,
-    };
+    let every = snapshot_every()?;
     if every > 0 {
         svc.enable_snapshots(every).map_err(|e| e.to_string())?;
     }
@@ -653,6 +648,16 @@ pub fn start_full(
         public,
         registry: live,
     })
+}
+
+/// Events between two snapshots of the State (`MWP_SNAPSHOT_EVERY`; 0: none).
+pub fn snapshot_every() -> Result<u64, String> {
+    match std::env::var("MWP_SNAPSHOT_EVERY") {
+        Ok(v) => v
+            .parse::<u64>()
+            .map_err(|_| format!("MWP_SNAPSHOT_EVERY={v:?}: not a number of Events")),
+        Err(_) => Ok(crate::authority::DEFAULT_SNAPSHOT_EVERY),
+    }
 }
 
 /// The verify stage and the owner thread over `svc`: returns the queue into them and the

@@ -106,6 +106,8 @@ impl Node {
             .args(["--store", &pg.url, "--node", name, "--addr", &addr])
             .args(["--lease-ms", &LEASE_MS.to_string()])
             .args(extra)
+            // Snapshots often, so that the tests cross them (a node started late loads one).
+            .env("MWP_SNAPSHOT_EVERY", "100")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -643,9 +645,34 @@ fn kill_9_of_the_writer_under_load_loses_nothing_and_another_node_takes_over() {
         !subs[0].reconnections.lock().unwrap().is_empty(),
         "the killed node's subscriber reconnected to another node"
     );
+    // A node started now loads the writers' latest snapshot and folds only what follows;
+    // its subscriber gets the whole Group all the same.
+    let late = Node::start(&pg, &data, "node-d");
+    let started = late
+        .lines
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("Events from a snapshot"))
+        .cloned()
+        .unwrap();
+    let from: u64 = started
+        .split("): ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(from >= 100, "{started}");
+    let fresh = subscribe(&rt, &data, "reviewer", vec![late.addr.clone()], 0);
+    assert_gapless(
+        &fresh.through(head, Duration::from_secs(30)),
+        head,
+        "node-d's subscriber",
+    );
     println!(
         "kill -9: {} acknowledged, all in the log once, sequences 1..={head}; first acceptance \
-         {} ms after the kill; {retries} retries; subscribers resumed on another node",
+         {} ms after the kill; {retries} retries; subscribers resumed on another node; a node \
+         started afterwards loaded a snapshot",
         acked.lock().unwrap().len(),
         takeover.as_millis()
     );
@@ -815,7 +842,10 @@ fn the_fence_refuses_an_append_from_a_writer_whose_lease_moved_on() {
     let t = store.append_pending(&[event(1)], &[]).unwrap();
     store.wait_durable(t).unwrap();
     // Another node may not take a live lease.
-    assert_eq!(lease::try_acquire(&mut c, "new", "http://127.0.0.1:2", ttl).unwrap(), None);
+    assert_eq!(
+        lease::try_acquire(&mut c, "new", "http://127.0.0.1:2", ttl).unwrap(),
+        None
+    );
     std::thread::sleep(ttl + Duration::from_millis(100));
     let new = lease::try_acquire(&mut c, "new", "http://127.0.0.1:2", ttl)
         .unwrap()
@@ -827,13 +857,23 @@ fn the_fence_refuses_an_append_from_a_writer_whose_lease_moved_on() {
     let refused = store.wait_durable(t).unwrap_err();
     assert!(refused.0.contains("fenced"), "{refused}");
     assert!(store.append_pending(&[event(3)], &[]).is_err());
-    assert!(!lease::renew(&mut c, &fence).unwrap(), "the old lease cannot be renewed");
+    assert!(
+        !lease::renew(&mut c, &fence).unwrap(),
+        "the old lease cannot be renewed"
+    );
     let rows: Vec<(i64, i64)> = c
-        .query("SELECT sequence, epoch FROM mwp_events ORDER BY position", &[])
+        .query(
+            "SELECT sequence, epoch FROM mwp_events ORDER BY position",
+            &[],
+        )
         .unwrap()
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    assert_eq!(rows, vec![(1, old)], "only the append made under the lease is kept");
+    assert_eq!(
+        rows,
+        vec![(1, old)],
+        "only the append made under the lease is kept"
+    );
     assert_eq!(published.load(Ordering::SeqCst), 1);
 }

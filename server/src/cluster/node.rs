@@ -125,12 +125,14 @@ pub fn start(
         reader,
         cfg,
     };
-    // The whole log, silently: the hub starts from the state it leads to.
+    // The newest snapshot and the log after it, silently: the hub starts from the state
+    // they lead to.
+    let from_snapshot = node.load_snapshot(i64::MAX);
     let n = node.fold(false).map_err(|e| e.to_string())?;
     node.published.store(node.folded, Ordering::SeqCst);
     println!(
-        "weave-console: cluster node {} (schema {version}): {n} Events folded from {} in {} ms, \
-         projection {}",
+        "weave-console: cluster node {} (schema {version}): {from_snapshot} Events from a \
+         snapshot + {n} folded from {} in {} ms, projection {}",
         node.cfg.node,
         redact(&node.cfg.url),
         t.elapsed().as_millis(),
@@ -275,13 +277,43 @@ impl Node {
     }
 
     /// A fresh state from the log (after a term as writer: the owner held the state),
-    /// publishing only what this node had not published.
+    /// publishing only what this node had not published: a snapshot past that is not used.
     fn rebuild(&mut self) -> Result<(), StoreError> {
         self.authority = Authority::new(self.config.duplicate());
         self.folded = 0;
         self.indexed = 0;
         self.admissions = pg::AdmissionIndex::default();
+        self.load_snapshot(self.published.load(Ordering::SeqCst));
         self.fold(true).map(|_| ())
+    }
+
+    /// Loads the newest snapshot through at most position `limit` into the (fresh) state;
+    /// how many Events it covers (0: none used; the log is folded from the start).
+    fn load_snapshot(&mut self, limit: i64) -> u64 {
+        use crate::store::Store;
+        let snapshot = match self.reader.latest_snapshot() {
+            Ok(Some(s)) => s,
+            Ok(None) => return 0,
+            Err(e) => {
+                tracing::warn!(cause = %e, "no snapshot read: folding the whole log");
+                return 0;
+            }
+        };
+        let through = i64::try_from(snapshot.through.0).unwrap_or(i64::MAX);
+        if through > limit {
+            return 0;
+        }
+        match wasm_core::authority::snapshot::decode(&snapshot.bytes) {
+            Ok(state) => {
+                self.authority.state = state;
+                self.folded = through;
+                snapshot.events
+            }
+            Err(e) => {
+                tracing::warn!(cause = %e, "the snapshot does not decode: folding the whole log");
+                0
+            }
+        }
     }
 
     /// Follows the log until this node takes the lease; returns its epoch.
@@ -360,6 +392,12 @@ impl Node {
             && let Some(dev) = &self.dev
         {
             crate::runtime::bootstrap(&mut svc, dev)?;
+        }
+        // The writer snapshots the State in the background; a node that starts (or steps
+        // down) loads the newest one and folds only the log after it.
+        let every = crate::runtime::snapshot_every()?;
+        if every > 0 {
+            svc.enable_snapshots(every).map_err(|e| e.to_string())?;
         }
         let clock = Arc::clone(&self.clock);
         let hook: Option<EventHook> = self.hook.as_ref().map(|h| {

@@ -157,6 +157,8 @@ pub struct PgStore {
     next: i64,
     ticket: u64,
     admissions: AdmissionIndex,
+    /// For the snapshot writer's own connection.
+    url: String,
 }
 
 /// A batch on its way to the database.
@@ -385,6 +387,7 @@ impl PgStore {
             next: last.unwrap_or(0) + 1,
             ticket: 0,
             admissions,
+            url: url.to_owned(),
         })
     }
 
@@ -541,6 +544,43 @@ impl crate::store::Store for PgStore {
     fn append_failure_is_final(&self) -> bool {
         true
     }
+
+    fn last_mark(&self) -> crate::store::Mark {
+        crate::store::Mark(u64::try_from(self.head()).unwrap_or(0))
+    }
+
+    fn for_each_event_after(
+        &self,
+        after: crate::store::Mark,
+        f: &mut crate::store::EventVisitor<'_>,
+    ) -> Result<u64, StoreError> {
+        let mut client = self.reads.borrow_mut();
+        let mut after = i64::try_from(after.0).unwrap_or(i64::MAX);
+        let mut count = 0u64;
+        loop {
+            let rows = tail(&mut client, after, 10_000)?;
+            let Some(last) = rows.last() else {
+                return Ok(count);
+            };
+            after = last.position;
+            for row in &rows {
+                f(
+                    crate::store::Mark(u64::try_from(row.position).unwrap_or(0)),
+                    &row.jcs,
+                )
+                .map_err(StoreError)?;
+                count += 1;
+            }
+        }
+    }
+
+    fn latest_snapshot(&self) -> Result<Option<crate::store::StoredSnapshot>, StoreError> {
+        latest_snapshot(&mut self.reads.borrow_mut())
+    }
+
+    fn snapshot_writer(&self) -> Result<Option<Box<dyn crate::store::SnapshotWriter>>, StoreError> {
+        Ok(Some(Box::new(PgSnapshotWriter(connect(&self.url)?))))
+    }
 }
 
 /// A Group's Events after `after_sequence`, at most `limit`, in sequence order.
@@ -598,12 +638,14 @@ pub fn tail(client: &mut Client, after: i64, limit: i64) -> Result<Vec<Row>, Sto
 /// duplicates' lookups): appends are refused.
 pub struct PgReader {
     client: std::cell::RefCell<Client>,
+    url: String,
 }
 
 impl PgReader {
     pub fn open(url: &str) -> Result<PgReader, StoreError> {
         Ok(PgReader {
             client: std::cell::RefCell::new(connect(url)?),
+            url: url.to_owned(),
         })
     }
 }
@@ -672,6 +714,49 @@ impl crate::store::Store for PgReader {
             .map_err(err)?;
         Ok(row.map(|r| r.get(0)))
     }
+    fn last_mark(&self) -> crate::store::Mark {
+        let last: Option<i64> = self
+            .client
+            .borrow_mut()
+            .query_one("SELECT max(position) FROM mwp_events", &[])
+            .ok()
+            .and_then(|r| r.get(0));
+        crate::store::Mark(last.and_then(|l| u64::try_from(l).ok()).unwrap_or(0))
+    }
+
+    fn for_each_event_after(
+        &self,
+        after: crate::store::Mark,
+        f: &mut crate::store::EventVisitor<'_>,
+    ) -> Result<u64, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let mut after = i64::try_from(after.0).unwrap_or(i64::MAX);
+        let mut count = 0u64;
+        loop {
+            let rows = tail(&mut client, after, 10_000)?;
+            let Some(last) = rows.last() else {
+                return Ok(count);
+            };
+            after = last.position;
+            for row in &rows {
+                f(
+                    crate::store::Mark(u64::try_from(row.position).unwrap_or(0)),
+                    &row.jcs,
+                )
+                .map_err(StoreError)?;
+                count += 1;
+            }
+        }
+    }
+
+    fn latest_snapshot(&self) -> Result<Option<crate::store::StoredSnapshot>, StoreError> {
+        latest_snapshot(&mut self.client.borrow_mut())
+    }
+
+    fn snapshot_writer(&self) -> Result<Option<Box<dyn crate::store::SnapshotWriter>>, StoreError> {
+        Ok(Some(Box::new(PgSnapshotWriter(connect(&self.url)?))))
+    }
+
     fn event_count(&self) -> Result<u64, StoreError> {
         let n: i64 = self
             .client
@@ -680,5 +765,44 @@ impl crate::store::Store for PgReader {
             .map_err(err)?
             .get(0);
         Ok(u64::try_from(n).unwrap_or(0))
+    }
+}
+
+/// The newest snapshot in `mwp_snapshots` (the writer's, in the background).
+pub fn latest_snapshot(
+    client: &mut Client,
+) -> Result<Option<crate::store::StoredSnapshot>, StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT through, events, bytes FROM mwp_snapshots ORDER BY through DESC LIMIT 1",
+            &[],
+        )
+        .map_err(err)?;
+    Ok(row.map(|r| crate::store::StoredSnapshot {
+        through: crate::store::Mark(u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)),
+        events: u64::try_from(r.get::<_, i64>(1)).unwrap_or(0),
+        bytes: r.get(2),
+    }))
+}
+
+/// Writes the writer's snapshots on the snapshot thread's own connection; keeps the newest.
+struct PgSnapshotWriter(Client);
+
+impl crate::store::SnapshotWriter for PgSnapshotWriter {
+    fn put_snapshot(&mut self, snapshot: &crate::store::StoredSnapshot) -> Result<(), StoreError> {
+        let through = i64::try_from(snapshot.through.0)
+            .map_err(|_| StoreError("mark out of range".into()))?;
+        let events =
+            i64::try_from(snapshot.events).map_err(|_| StoreError("count out of range".into()))?;
+        let mut tx = self.0.transaction().map_err(err)?;
+        tx.execute(
+            "INSERT INTO mwp_snapshots (through, events, bytes) VALUES ($1, $2, $3)
+             ON CONFLICT (through) DO NOTHING",
+            &[&through, &events, &snapshot.bytes],
+        )
+        .map_err(err)?;
+        tx.execute("DELETE FROM mwp_snapshots WHERE through < $1", &[&through])
+            .map_err(err)?;
+        tx.commit().map_err(err)
     }
 }
