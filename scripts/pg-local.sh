@@ -6,6 +6,7 @@
 #   scripts/pg-local.sh start DIR PORT   # prints the URL: postgres://postgres@127.0.0.1:PORT/postgres
 #   scripts/pg-local.sh stop DIR [fast|immediate]
 #   scripts/pg-local.sh restart DIR      # stop fast and start again on the same port
+#   scripts/pg-local.sh halt DIR         # stop, keeping the data (start DIR PORT resumes it)
 set -euo pipefail
 cmd=${1:?start|stop|restart}
 dir=${2:?data directory}
@@ -54,5 +55,10 @@ case "$cmd" in
     as_pg "$bin/pg_ctl" -D "$dir/db" -l "$dir/server.log" -w -t 30 start \
       -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c max_connections=200 -c fsync=on" >/dev/null
     ;;
-  *) echo "pg-local: start|stop|restart" >&2; exit 2 ;;
+  halt)
+    if [ -f "$dir/db/postmaster.pid" ]; then
+      as_pg "$bin/pg_ctl" -D "$dir/db" -m fast -w -t 30 stop >/dev/null 2>&1 || true
+    fi
+    ;;
+  *) echo "pg-local: start|stop|restart|halt" >&2; exit 2 ;;
 esac

@@ -21,7 +21,17 @@ use wasm_core::json::{self, Object, Value};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-local.sh");
 /// The writer's lease in these tests: failover waits about this long.
-const LEASE_MS: u64 = 1000;
+const LEASE_MS: u64 = 1500;
+
+/// One cluster at a time: each test runs a database and three nodes, and its timings (a
+/// lease renewed every half second) should not compete with another test's on two cores.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// A throwaway PostgreSQL, stopped and removed when dropped.
 struct Postgres {
@@ -556,6 +566,7 @@ fn posters(
 
 #[test]
 fn every_node_serves_and_fans_out_the_one_log_in_its_order() {
+    let _alone = alone();
     let pg = Postgres::start("fanout");
     let data = support::temp("cluster", "fanout");
     let nodes = three_nodes(&pg, &data);
@@ -600,6 +611,7 @@ fn every_node_serves_and_fans_out_the_one_log_in_its_order() {
 
 #[test]
 fn kill_9_of_the_writer_under_load_loses_nothing_and_another_node_takes_over() {
+    let _alone = alone();
     let pg = Postgres::start("kill");
     let data = support::temp("cluster", "kill");
     let mut nodes = three_nodes(&pg, &data);
@@ -680,6 +692,7 @@ fn kill_9_of_the_writer_under_load_loses_nothing_and_another_node_takes_over() {
 
 #[test]
 fn a_writer_stopped_past_its_lease_is_fenced_when_it_resumes() {
+    let _alone = alone();
     let pg = Postgres::start("fence");
     let data = support::temp("cluster", "fence");
     let nodes = three_nodes(&pg, &data);
@@ -731,6 +744,7 @@ fn a_writer_stopped_past_its_lease_is_fenced_when_it_resumes() {
 
 #[test]
 fn a_database_restart_under_load_costs_retries_not_acknowledged_commands() {
+    let _alone = alone();
     let pg = Postgres::start("restart");
     let data = support::temp("cluster", "restart");
     let nodes = three_nodes(&pg, &data);
@@ -767,6 +781,7 @@ fn summary(out: &std::process::Output) -> (String, String) {
 
 #[test]
 fn the_behavioural_suite_passes_through_any_node_of_three() {
+    let _alone = alone();
     let pg = Postgres::start("suite");
     let data = support::temp("cluster", "suite");
     let a = Node::start_with(&pg, &data, "node-a", &["--dev-clock"]);
@@ -810,6 +825,7 @@ fn the_behavioural_suite_passes_through_any_node_of_three() {
 /// appends nothing more, whatever it had queued, and says why.
 #[test]
 fn the_fence_refuses_an_append_from_a_writer_whose_lease_moved_on() {
+    let _alone = alone();
     use server::cluster::{lease, pg};
     use server::store::{Store, StoredEvent};
     let pg_db = Postgres::start("fence-unit");
