@@ -243,6 +243,30 @@ impl IntoResponse for WireError {
 mod tests {
     use super::*;
 
+    /// A cluster node passes the writer's refusal on as it came (docs/cluster.md).
+    #[test]
+    fn a_forwarded_refusal_reads_back_as_the_same_error() {
+        let mut e = WireError::new(ErrorCode::RevisionConflict, "the WorkItem moved on")
+            .retry_after(250)
+            .in_group("urn:g");
+        e.expected_revision = Some(3);
+        e.current_revision = Some(4);
+        e.related_action_id = Some("urn:a".into());
+        let back = WireError::from_document(409, &e.document()).expect("a §19 document");
+        assert_eq!(back.code, ErrorCode::RevisionConflict);
+        assert_eq!(back.status, StatusCode::CONFLICT);
+        assert_eq!(back.message, "the WorkItem moved on");
+        assert_eq!(back.retry_after_ms, Some(250));
+        assert_eq!((back.expected_revision, back.current_revision), (Some(3), Some(4)));
+        assert_eq!(back.group_id.as_deref(), Some("urn:g"));
+        assert_eq!(back.related_action_id.as_deref(), Some("urn:a"));
+        // Not an error document: no error is made up.
+        for doc in [r#"{"status":"accepted"}"#, r#"{"code":"NOT_A_CODE"}"#, "[]"] {
+            let v = wasm_core::json::parse_str(doc).expect("json");
+            assert!(WireError::from_document(422, &v).is_none(), "{doc}");
+        }
+    }
+
     #[test]
     fn internal_errors_hide_their_cause() {
         let r = Rejection::new(
