@@ -770,8 +770,9 @@ impl Hub {
 
     /// Whether `principal` holds any Membership record in `group`.
     /// The own Events of a Command that connection `origin` sent and another node (the
-    /// writer) appended: each goes to the connection once this node has published it, unless
-    /// the connection's subscription to its Group brings it (a duplicate's old Events are
+    /// writer) appended: each goes to the connection at once where it holds a Membership
+    /// (after this node's fan-out has reached the Event otherwise), unless the connection's
+    /// subscription to its Group brings it (a duplicate's old Events are
     /// sent in any case, as the writer's own gateway sends them, D-12).
     pub fn deliver_own(&self, origin: u64, events: &[OwnEvent], duplicate: bool) {
         let mut later = Vec::new();
@@ -783,7 +784,14 @@ impl Hub {
             let mut any = false;
             for e in events {
                 let head = groups.get(&e.group).map_or(0, |g| g.head);
-                if head < e.sequence {
+                let member = groups
+                    .get(&e.group)
+                    .is_some_and(|g| g.members.contains_key(&c.principal.id));
+                // Not yet published here and not yet known as a member (a new Group, a new
+                // Membership): wait for this node's fan-out to reach it. Otherwise now: a
+                // subscribed Group's fan-out brings it anyway, and an unsubscribed one has no
+                // order to keep.
+                if head < e.sequence && !member {
                     later.push(e.clone());
                     continue;
                 }
