@@ -257,7 +257,10 @@ mod tests {
         assert_eq!(back.status, StatusCode::CONFLICT);
         assert_eq!(back.message, "the WorkItem moved on");
         assert_eq!(back.retry_after_ms, Some(250));
-        assert_eq!((back.expected_revision, back.current_revision), (Some(3), Some(4)));
+        assert_eq!(
+            (back.expected_revision, back.current_revision),
+            (Some(3), Some(4))
+        );
         assert_eq!(back.group_id.as_deref(), Some("urn:g"));
         assert_eq!(back.related_action_id.as_deref(), Some("urn:a"));
         // Not an error document: no error is made up.

@@ -7,10 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
+use support::post;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -251,29 +251,6 @@ fn command(
     let mut doc = Value::Object(o);
     sign_document(&mut doc, DocumentKind::Command, &p.key_id, &p.seed).unwrap();
     json::to_string(&doc).into_bytes()
-}
-
-/// A minimal HTTP/1.1 POST of a Command.
-fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(15)))?;
-    write!(
-        s,
-        "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    s.write_all(body)?;
-    let mut text = String::new();
-    s.read_to_string(&mut text)?;
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("no status in {text:?}")))?;
-    Ok((
-        status,
-        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
-    ))
 }
 
 /// Posts `bytes` to the nodes in turn from `first` until one accepts it (an exact retry is

@@ -5,8 +5,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+mod support;
+use support::post;
+
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -73,27 +75,6 @@ fn command(
     let mut doc = Value::Object(o);
     sign_document(&mut doc, DocumentKind::Command, &p.key_id, &p.seed).unwrap();
     json::to_string(&doc).into_bytes()
-}
-
-/// A minimal HTTP/1.1 POST (the test has no HTTP client dependency).
-fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(20)))?;
-    write!(
-        s,
-        "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    s.write_all(body)?;
-    let mut text = String::new();
-    s.read_to_string(&mut text)?;
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("no status in {text:?}")))?;
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-    Ok((status, body))
 }
 
 /// Starts the server; returns it, its address and the projection hash it replayed to.

@@ -478,20 +478,7 @@ impl crate::store::Store for PgStore {
         &self,
         f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<u64, StoreError> {
-        let mut client = self.reads.borrow_mut();
-        let mut after = 0i64;
-        let mut count = 0u64;
-        loop {
-            let rows = tail(&mut client, after, 10_000)?;
-            let Some(last) = rows.last() else {
-                return Ok(count);
-            };
-            after = last.position;
-            for row in &rows {
-                f(&row.jcs).map_err(StoreError)?;
-                count += 1;
-            }
-        }
+        events_after(&mut self.reads.borrow_mut(), 0, &mut |_, jcs| f(jcs))
     }
 
     fn group_events(
@@ -554,24 +541,10 @@ impl crate::store::Store for PgStore {
         after: crate::store::Mark,
         f: &mut crate::store::EventVisitor<'_>,
     ) -> Result<u64, StoreError> {
-        let mut client = self.reads.borrow_mut();
-        let mut after = i64::try_from(after.0).unwrap_or(i64::MAX);
-        let mut count = 0u64;
-        loop {
-            let rows = tail(&mut client, after, 10_000)?;
-            let Some(last) = rows.last() else {
-                return Ok(count);
-            };
-            after = last.position;
-            for row in &rows {
-                f(
-                    crate::store::Mark(u64::try_from(row.position).unwrap_or(0)),
-                    &row.jcs,
-                )
-                .map_err(StoreError)?;
-                count += 1;
-            }
-        }
+        let after = i64::try_from(after.0).unwrap_or(i64::MAX);
+        events_after(&mut self.reads.borrow_mut(), after, &mut |p, jcs| {
+            f(crate::store::Mark(u64::try_from(p).unwrap_or(0)), jcs)
+        })
     }
 
     fn latest_snapshot(&self) -> Result<Option<crate::store::StoredSnapshot>, StoreError> {
@@ -638,14 +611,12 @@ pub fn tail(client: &mut Client, after: i64, limit: i64) -> Result<Vec<Row>, Sto
 /// duplicates' lookups): appends are refused.
 pub struct PgReader {
     client: std::cell::RefCell<Client>,
-    url: String,
 }
 
 impl PgReader {
     pub fn open(url: &str) -> Result<PgReader, StoreError> {
         Ok(PgReader {
             client: std::cell::RefCell::new(connect(url)?),
-            url: url.to_owned(),
         })
     }
 }
@@ -671,19 +642,7 @@ impl crate::store::Store for PgReader {
         &self,
         f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<u64, StoreError> {
-        let mut after = 0;
-        let mut count = 0;
-        loop {
-            let rows = tail(&mut self.client.borrow_mut(), after, 10_000)?;
-            let Some(last) = rows.last() else {
-                return Ok(count);
-            };
-            after = last.position;
-            for r in &rows {
-                f(&r.jcs).map_err(StoreError)?;
-                count += 1;
-            }
-        }
+        events_after(&mut self.client.borrow_mut(), 0, &mut |_, jcs| f(jcs))
     }
     fn group_events(
         &self,
@@ -729,32 +688,14 @@ impl crate::store::Store for PgReader {
         after: crate::store::Mark,
         f: &mut crate::store::EventVisitor<'_>,
     ) -> Result<u64, StoreError> {
-        let mut client = self.client.borrow_mut();
-        let mut after = i64::try_from(after.0).unwrap_or(i64::MAX);
-        let mut count = 0u64;
-        loop {
-            let rows = tail(&mut client, after, 10_000)?;
-            let Some(last) = rows.last() else {
-                return Ok(count);
-            };
-            after = last.position;
-            for row in &rows {
-                f(
-                    crate::store::Mark(u64::try_from(row.position).unwrap_or(0)),
-                    &row.jcs,
-                )
-                .map_err(StoreError)?;
-                count += 1;
-            }
-        }
+        let after = i64::try_from(after.0).unwrap_or(i64::MAX);
+        events_after(&mut self.client.borrow_mut(), after, &mut |p, jcs| {
+            f(crate::store::Mark(u64::try_from(p).unwrap_or(0)), jcs)
+        })
     }
 
     fn latest_snapshot(&self) -> Result<Option<crate::store::StoredSnapshot>, StoreError> {
         latest_snapshot(&mut self.client.borrow_mut())
-    }
-
-    fn snapshot_writer(&self) -> Result<Option<Box<dyn crate::store::SnapshotWriter>>, StoreError> {
-        Ok(Some(Box::new(PgSnapshotWriter(connect(&self.url)?))))
     }
 
     fn event_count(&self) -> Result<u64, StoreError> {
@@ -804,5 +745,28 @@ impl crate::store::SnapshotWriter for PgSnapshotWriter {
         tx.execute("DELETE FROM mwp_snapshots WHERE through < $1", &[&through])
             .map_err(err)?;
         tx.commit().map_err(err)
+    }
+}
+
+/// What [`events_after`] calls with each Event: its position and bytes.
+type PositionedVisitor<'a> = dyn FnMut(i64, &[u8]) -> Result<(), String> + 'a;
+
+/// Calls `f` with every Event after position `after`, in order, a page at a time; how many.
+fn events_after(
+    client: &mut Client,
+    mut after: i64,
+    f: &mut PositionedVisitor<'_>,
+) -> Result<u64, StoreError> {
+    let mut count = 0u64;
+    loop {
+        let rows = tail(client, after, 10_000)?;
+        let Some(last) = rows.last() else {
+            return Ok(count);
+        };
+        after = last.position;
+        for row in &rows {
+            f(row.position, &row.jcs).map_err(StoreError)?;
+            count += 1;
+        }
     }
 }

@@ -66,3 +66,26 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
     std::thread::spawn(move || for _ in lines {});
     Server { child, addr }
 }
+
+/// `POST /api/commands` with `body` over a minimal HTTP/1.1 client (the tests need no HTTP
+/// client dependency): the status and the body.
+pub fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
+    write!(
+        s,
+        "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    s.write_all(body)?;
+    let mut text = String::new();
+    s.read_to_string(&mut text)?;
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status in {text:?}")))?;
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    Ok((status, body))
+}
