@@ -136,7 +136,7 @@ impl Node {
             addr,
             lines,
         };
-        node.wait_for("listening on http://", Duration::from_secs(60));
+        node.wait_for("listening on http", Duration::from_secs(60));
         node
     }
 
@@ -869,4 +869,60 @@ fn the_fence_refuses_an_append_from_a_writer_whose_lease_moved_on() {
         "only the append made under the lease is kept"
     );
     assert_eq!(published.load(Ordering::SeqCst), 1);
+}
+
+/// Nodes that serve TLS forward to one another over TLS (HTTP/2, ALPN `h2`), trusting the
+/// certificate they share: a Command sent to a follower over HTTPS is accepted by the writer.
+#[test]
+fn nodes_serving_tls_forward_over_tls() {
+    let _alone = alone();
+    let pg = Postgres::start("tls");
+    let data = support::temp("cluster", "tls");
+    let a = Node::start_with(&pg, &data, "node-a", &["--tls"]);
+    a.wait_for("is the writer", Duration::from_secs(30));
+    let b = Node::start_with(&pg, &data, "node-b", &["--tls"]);
+    assert!(
+        b.said(&format!("reachable at https://{}", b.addr)),
+        "{:?}",
+        b.lines.lock().unwrap()
+    );
+    let pem = std::fs::read_to_string(data.join("tls").join("dev-cert.pem")).unwrap();
+    let owner = principal(&data, "mission-owner");
+    let mut p = Object::new();
+    for (k, v) in [
+        ("missionId", "urn:cluster:tls:mission"),
+        ("groupId", "urn:cluster:tls:group"),
+        ("title", "Over TLS"),
+        ("objective", "Forward over TLS"),
+        ("deadline", "2099-01-01T00:00:00Z"),
+    ] {
+        p.insert(k, Value::string(v));
+    }
+    p.insert(
+        "coordinatorId",
+        Value::string(principal(&data, "coordinator").id()),
+    );
+    p.insert(
+        "definitionOfDone",
+        Value::Array(vec![Value::string("accepted")]),
+    );
+    let create = command(
+        &owner,
+        "mission.create",
+        "urn:cluster:tls:create",
+        &[("groupId", Value::string("urn:cluster:tls:group"))],
+        p,
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ep = server::endpoint::Endpoint::new(&format!("wss://{}/ws", b.addr), Some(&pem)).unwrap();
+    let (status, body) = rt
+        .block_on(ep.http("POST", "/api/commands", &create))
+        .unwrap();
+    let body = String::from_utf8_lossy(&body).into_owned();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"status\":\"accepted\""), "{body}");
+    assert!(!b.is_writer());
+    println!(
+        "tls: a Command sent to node-b over HTTPS was forwarded to node-a over TLS and accepted"
+    );
 }

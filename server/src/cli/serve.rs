@@ -336,18 +336,28 @@ async fn serve(
     app: Router,
     demo: Option<crate::agents::Launch>,
     dev_token: Option<&str>,
-    advertise: Option<Arc<std::sync::OnceLock<String>>>,
+    cluster: Option<(
+        Arc<std::sync::OnceLock<String>>,
+        Arc<crate::cluster::forward::Router>,
+    )>,
 ) -> Result<(), String> {
     let listener = std::net::TcpListener::bind(&opts.addr)
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
-    if let Some(slot) = advertise {
+    let tls = tls_for(opts, &local)?;
+    if let Some((slot, router)) = cluster {
+        // Nodes forward to one another as clients do: over TLS when this node serves it,
+        // trusting the certificate the nodes share.
+        if let Some(t) = &tls {
+            router.pin(t.leaf.clone())?;
+        }
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let url = opts
             .advertise
             .clone()
-            .unwrap_or_else(|| format!("http://{local}"));
+            .unwrap_or_else(|| format!("{scheme}://{local}"));
         say!(
             "weave-console: cluster node {} reachable at {url}",
             opts.node.as_deref().unwrap_or(&opts.addr)
@@ -360,7 +370,6 @@ async fn serve(
              not {local}"
         ));
     }
-    let tls = tls_for(opts, &local)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     let policy = edge_policy(opts, tls.is_some());
     if policy.any_host() {
@@ -791,7 +800,8 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             .routes(extra),
     );
     let token_text = dev_token.as_ref().map(|(_, text)| text.as_str());
-    match runtime.block_on(serve(&opts, app, demo, token_text, advertise)) {
+    let cluster = advertise.zip(cluster_router);
+    match runtime.block_on(serve(&opts, app, demo, token_text, cluster)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");

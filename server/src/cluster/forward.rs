@@ -43,6 +43,8 @@ pub struct Router {
     rt: tokio::runtime::Handle,
     /// How long a forwarded Command waits for the writer's answer (the lease's length).
     timeout: Duration,
+    /// For an `https://` writer: the certificate the nodes share, pinned (`Router::pin`).
+    tls: RwLock<Option<Arc<rustls::ClientConfig>>>,
 }
 
 fn retry_later(message: &str) -> Reply {
@@ -61,7 +63,22 @@ impl Router {
             own: Mutex::new(None),
             rt,
             timeout: lease.max(MIN_FORWARD_TIMEOUT),
+            tls: RwLock::new(None),
         })
+    }
+
+    /// Trusts exactly `leaf` for `https://` writers: the certificate this node serves, which
+    /// the nodes share (the data directory's development certificate, or the same
+    /// `--tls-cert`), spoken with ALPN `h2`.
+    pub fn pin(&self, leaf: rustls::pki_types::CertificateDer<'static>) -> Result<(), String> {
+        let pinned = crate::gateway::client::tls_pinned(leaf)?;
+        let mut config = (*pinned).clone();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        *self
+            .tls
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(config));
+        Ok(())
     }
 
     pub fn set(&self, route: Route) {
@@ -197,7 +214,12 @@ impl Router {
             match c.as_ref() {
                 Some((a, s)) if a == address && !s.is_closed() => s.clone(),
                 _ => {
-                    let s = connect(address).await?;
+                    let tls = self
+                        .tls
+                        .read()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clone();
+                    let s = connect(address, tls).await?;
                     *c = Some((address.to_owned(), s.clone()));
                     s
                 }
@@ -224,23 +246,58 @@ impl Router {
     }
 }
 
-/// An HTTP/2 connection (prior knowledge, no TLS: nodes forward on the cluster's private
-/// network, docs/cluster.md) to `address` (`http://HOST:PORT`).
-async fn connect(address: &str) -> Result<SendRequest<Full<Bytes>>, String> {
-    let hostport = address
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("{address}: a cluster node's address is http://HOST:PORT"))?
-        .trim_end_matches('/');
+/// An HTTP/2 connection to `address`: `http://HOST:PORT` (prior knowledge, for a private
+/// network) or `https://HOST:PORT` (TLS 1.3 with the pinned certificate, ALPN `h2`).
+async fn connect(
+    address: &str,
+    tls: Option<Arc<rustls::ClientConfig>>,
+) -> Result<SendRequest<Full<Bytes>>, String> {
+    let (secure, rest) = match (
+        address.strip_prefix("https://"),
+        address.strip_prefix("http://"),
+    ) {
+        (Some(r), _) => (true, r),
+        (None, Some(r)) => (false, r),
+        _ => {
+            return Err(format!(
+                "{address}: a cluster node's address is http(s)://HOST:PORT"
+            ));
+        }
+    };
+    let hostport = rest.trim_end_matches('/');
     let tcp = tokio::net::TcpStream::connect(hostport)
         .await
         .map_err(|e| format!("cannot connect to {hostport}: {e}"))?;
     let _ = tcp.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http2::handshake(
-        hyper_util::rt::TokioExecutor::new(),
-        hyper_util::rt::TokioIo::new(tcp),
-    )
-    .await
-    .map_err(|e| format!("HTTP/2 with {hostport}: {e}"))?;
+    let exec = hyper_util::rt::TokioExecutor::new();
+    let (sender, conn): (SendRequest<Full<Bytes>>, _) = if secure {
+        let config = tls.ok_or_else(|| format!("{address}: no certificate to trust for https"))?;
+        let host = hostport
+            .rsplit_once(':')
+            .map_or(hostport, |(h, _)| h)
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+            .map_err(|e| format!("{host}: {e}"))?;
+        let stream = tokio_rustls::TlsConnector::from(config)
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS with {hostport}: {e}"))?;
+        let (sender, conn) =
+            hyper::client::conn::http2::handshake(exec, hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|e| format!("HTTP/2 with {hostport}: {e}"))?;
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(cause = %e, "the connection to the writer ended");
+            }
+        });
+        return Ok(sender);
+    } else {
+        hyper::client::conn::http2::handshake(exec, hyper_util::rt::TokioIo::new(tcp))
+            .await
+            .map_err(|e| format!("HTTP/2 with {hostport}: {e}"))?
+    };
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             tracing::debug!(cause = %e, "the connection to the writer ended");
