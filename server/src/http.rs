@@ -94,6 +94,7 @@ impl AppState {
 /// `POST /api/commands`: one signed Command in, its Events (once durable) or a wire error out.
 async fn post_command(
     State(handle): State<AuthorityHandle>,
+    headers: axum::http::HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let body = match body {
@@ -119,10 +120,27 @@ async fn post_command(
             .into_response();
         }
     };
-    match handle.submit(body.to_vec()).await {
+    // A cluster node forwarding a connection's Command asks for the Events' bytes in lines
+    // (docs/cluster.md, "Forwarding"); anyone else gets the document.
+    let lines = headers
+        .get(crate::cluster::forward::ANSWER_HEADER)
+        .is_some_and(|v| v.as_bytes() == crate::cluster::forward::ANSWER_LINES.as_bytes());
+    let reply = if lines {
+        handle.submit_lines(body.to_vec()).await
+    } else {
+        handle.submit(body.to_vec()).await
+    };
+    match reply {
         Reply::Done(body) => (
             StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
+            [(
+                header::CONTENT_TYPE,
+                if lines {
+                    "text/plain; charset=utf-8"
+                } else {
+                    "application/json"
+                },
+            )],
             body,
         )
             .into_response(),

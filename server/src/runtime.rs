@@ -253,6 +253,9 @@ pub type Origin = Option<u64>;
 pub struct ReplyTo {
     to: Answer,
     pub origin: Origin,
+    /// Answer an acceptance with [`reply_lines`] (a cluster node forwarding a connection's
+    /// Command, docs/cluster.md) rather than the HTTP document.
+    pub lines: bool,
 }
 
 /// How an answer is delivered.
@@ -368,6 +371,7 @@ impl AuthorityHandle {
         let to = ReplyTo {
             to: Answer::Call(Callback(Some(Box::new(then)))),
             origin,
+            lines: false,
         };
         // A request the queue refuses is answered at once, as `submit_from` answers it.
         match self.tx.try_send((bytes, to)) {
@@ -390,10 +394,22 @@ impl AuthorityHandle {
 
     /// [`AuthorityHandle::submit`] for a Command that came in on gateway connection `origin`.
     pub async fn submit_from(&self, bytes: Vec<u8>, origin: Origin) -> Reply {
+        self.submit_answered(bytes, origin, false).await
+    }
+
+    /// [`AuthorityHandle::submit`] answered in lines: `accepted` or `duplicate`, then each
+    /// Event's canonical bytes on a line of its own (JCS has no raw newline), so that a
+    /// forwarding node passes them on without parsing a document or canonicalizing again.
+    pub async fn submit_lines(&self, bytes: Vec<u8>) -> Reply {
+        self.submit_answered(bytes, None, true).await
+    }
+
+    async fn submit_answered(&self, bytes: Vec<u8>, origin: Origin, lines: bool) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let to = ReplyTo {
             to: Answer::Task(tx),
             origin,
+            lines,
         };
         match self.tx.try_send((bytes, to)) {
             Ok(()) => {}
@@ -565,6 +581,35 @@ fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {
         Err(r) => return Reply::Refused(WireError::from_rejection(r).about_command(bytes)),
     }
     Reply::Done(json::to_string(&Value::Object(o)))
+}
+
+/// An acceptance in lines ([`AuthorityHandle::submit_lines`]).
+fn reply_lines(svc: &AuthorityService, submitted: Submitted) -> Reply {
+    let mut out = String::new();
+    let mut line = |jcs: &[u8]| {
+        out.push('\n');
+        out.push_str(&String::from_utf8_lossy(jcs));
+    };
+    match submitted {
+        Submitted::Appended(events) => {
+            for e in &events {
+                line(&e.jcs);
+            }
+            out.insert_str(0, "accepted");
+        }
+        Submitted::Duplicate(receipt) => {
+            for r in &receipt.events {
+                if let Some(g) = &r.group_id
+                    && let Ok(mut page) = svc.store().group_events(g, r.sequence - 1, 1)
+                    && let Some(bytes) = page.pop()
+                {
+                    line(&bytes);
+                }
+            }
+            out.insert_str(0, "duplicate");
+        }
+    }
+    Reply::Done(out)
 }
 
 /// Opens the durable authority under `data_dir`, bootstraps the development Organization's
@@ -758,6 +803,7 @@ fn run(
         for (outcome, (sender, bytes)) in outcomes.into_iter().zip(senders) {
             let r = match outcome {
                 Ok(_) if sender.origin.is_some() => Reply::Done(String::new()),
+                Ok(submitted) if sender.lines => reply_lines(svc, submitted),
                 outcome => reply(svc, outcome, &bytes),
             };
             let _ = sender.send(r);

@@ -25,6 +25,11 @@ pub enum Route {
     Remote(String),
 }
 
+/// The header a forwarding node sends for a connection's Command, and its value: the writer
+/// answers an acceptance with the Events' canonical bytes in lines (`runtime::reply_lines`).
+pub const ANSWER_HEADER: &str = "x-mwp-answer";
+pub const ANSWER_LINES: &str = "lines";
+
 /// Forwarded Commands waiting for the writer's answer, at most (a client can fill the queue;
 /// past it, `BACKPRESSURE`).
 pub const MAX_FORWARDED: usize = 1024;
@@ -126,9 +131,11 @@ impl Router {
                     let me = Arc::clone(self);
                     self.rt.spawn(async move {
                         let origin = to.origin;
-                        let answer =
-                            tokio::time::timeout(me.timeout, me.forward(&address, bytes))
-                                .await;
+                        let answer = tokio::time::timeout(
+                            me.timeout,
+                            me.forward(&address, bytes, origin.is_some()),
+                        )
+                        .await;
                         drop(permit);
                         let reply = match answer {
                             Ok(Ok((status, body))) => me.reply(status, &body, origin),
@@ -153,11 +160,10 @@ impl Router {
     /// connection, its own Events as `EVENT` frames (where it is not subscribed) and an
     /// empty `Done`, as the writer's own gateway does.
     fn reply(&self, status: u16, body: &[u8], origin: Origin) -> Reply {
-        let doc = json::parse(body).ok();
         if status != 200 {
-            return match doc
-                .as_ref()
-                .and_then(|d| WireError::from_document(status, d))
+            return match json::parse(body)
+                .ok()
+                .and_then(|d| WireError::from_document(status, &d))
             {
                 Some(e) => Reply::Refused(e),
                 None => retry_later("the writer's answer could not be read; retry"),
@@ -166,34 +172,30 @@ impl Router {
         let Some(origin) = origin else {
             return Reply::Done(String::from_utf8_lossy(body).into_owned());
         };
+        // `accepted` or `duplicate`, then one Event's canonical bytes per line.
+        let mut lines = body.split(|b| *b == b'\n');
+        let duplicate = lines.next() == Some(b"duplicate".as_slice());
+        let own: Vec<crate::gateway::hub::OwnEvent> = lines
+            .filter_map(|jcs| {
+                let e = json::parse(jcs).ok()?;
+                let group = e.pointer("/groupId").and_then(Value::as_str)?;
+                let sequence = match e.pointer("/sequence")? {
+                    Value::Number(n) => n.as_safe_u64()?,
+                    _ => return None,
+                };
+                Some(crate::gateway::hub::OwnEvent {
+                    group: group.to_owned(),
+                    sequence,
+                    jcs: jcs.to_vec(),
+                })
+            })
+            .collect();
         let hub = self
             .own
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
-        if let (Some(hub), Some(Value::Array(events))) =
-            (hub, doc.as_ref().and_then(|d| d.pointer("/events")))
-        {
-            let duplicate = doc
-                .as_ref()
-                .and_then(|d| d.pointer("/status"))
-                .and_then(Value::as_str)
-                == Some("duplicate");
-            let own: Vec<crate::gateway::hub::OwnEvent> = events
-                .iter()
-                .filter_map(|e| {
-                    let group = e.pointer("/groupId").and_then(Value::as_str)?;
-                    let sequence = match e.pointer("/sequence")? {
-                        Value::Number(n) => n.as_safe_u64()?,
-                        _ => return None,
-                    };
-                    Some(crate::gateway::hub::OwnEvent {
-                        group: group.to_owned(),
-                        sequence,
-                        jcs: json::canonicalize(e).ok()?,
-                    })
-                })
-                .collect();
+        if let Some(hub) = hub {
             hub.deliver_own(origin, &own, duplicate);
         }
         Reply::Done(String::new())
@@ -208,7 +210,12 @@ impl Router {
 
     /// One Command to the writer at `address` over the shared HTTP/2 connection (opened
     /// on first use and again after a failure).
-    async fn forward(&self, address: &str, body: Vec<u8>) -> Result<(u16, Vec<u8>), String> {
+    async fn forward(
+        &self,
+        address: &str,
+        body: Vec<u8>,
+        lines: bool,
+    ) -> Result<(u16, Vec<u8>), String> {
         let mut sender = {
             let mut c = self.connection.lock().await;
             match c.as_ref() {
@@ -227,8 +234,12 @@ impl Router {
         };
         sender.ready().await.map_err(|e| e.to_string())?;
         let uri = format!("{}/api/commands", address.trim_end_matches('/'));
-        let request = hyper::Request::post(uri)
-            .header(hyper::header::CONTENT_TYPE, "application/json")
+        let mut request =
+            hyper::Request::post(uri).header(hyper::header::CONTENT_TYPE, "application/json");
+        if lines {
+            request = request.header(ANSWER_HEADER, ANSWER_LINES);
+        }
+        let request = request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;
         let response = sender
