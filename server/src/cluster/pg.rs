@@ -150,9 +150,9 @@ impl AdmissionIndex {
 /// down (`append_failure_is_final`) and rebuilds from what the database holds.
 pub struct PgStore {
     shared: std::sync::Arc<Shared>,
-    /// Reads made through `&self` (a duplicate's Events, an admission record): the store is
-    /// used by one thread at a time (`Store: Send`), never concurrently.
-    reads: std::cell::RefCell<Client>,
+    /// Reads made through `&self` (a duplicate's Events, an admission record, a snapshot) on
+    /// a connection of their own, as a follower makes them.
+    reads: PgReader,
     /// The position the next Event takes.
     next: i64,
     ticket: u64,
@@ -383,7 +383,7 @@ impl PgStore {
             .map_err(|e| StoreError(format!("cannot start the committer: {e}")))?;
         Ok(PgStore {
             shared,
-            reads: std::cell::RefCell::new(connect(url)?),
+            reads: PgReader::open(url)?,
             next: last.unwrap_or(0) + 1,
             ticket: 0,
             admissions,
@@ -478,7 +478,7 @@ impl crate::store::Store for PgStore {
         &self,
         f: &mut dyn FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<u64, StoreError> {
-        events_after(&mut self.reads.borrow_mut(), 0, &mut |_, jcs| f(jcs))
+        self.reads.for_each_event(f)
     }
 
     fn group_events(
@@ -487,14 +487,11 @@ impl crate::store::Store for PgStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<Vec<Vec<u8>>, StoreError> {
-        group_page(
-            &mut self.reads.borrow_mut(),
-            group_id,
-            after_sequence,
-            limit,
-        )
+        self.reads.group_events(group_id, after_sequence, limit)
     }
 
+    /// Absent from the index: absent (no query). Appended but not committed: the pending
+    /// record. Otherwise the database's.
     fn admission(
         &self,
         organization_id: &str,
@@ -512,16 +509,7 @@ impl crate::store::Store for PgStore {
         {
             return Ok(Some(record.clone()));
         }
-        let row = self
-            .reads
-            .borrow_mut()
-            .query_opt(
-                "SELECT record FROM mwp_admissions
-                 WHERE organization_id = $1 AND signing_hash = $2",
-                &[&organization_id, &signing_hash],
-            )
-            .map_err(err)?;
-        Ok(row.map(|r| r.get(0)))
+        self.reads.admission(organization_id, signing_hash)
     }
 
     fn event_count(&self) -> Result<u64, StoreError> {
@@ -541,14 +529,11 @@ impl crate::store::Store for PgStore {
         after: crate::store::Mark,
         f: &mut crate::store::EventVisitor<'_>,
     ) -> Result<u64, StoreError> {
-        let after = i64::try_from(after.0).unwrap_or(i64::MAX);
-        events_after(&mut self.reads.borrow_mut(), after, &mut |p, jcs| {
-            f(crate::store::Mark(u64::try_from(p).unwrap_or(0)), jcs)
-        })
+        self.reads.for_each_event_after(after, f)
     }
 
     fn latest_snapshot(&self) -> Result<Option<crate::store::StoredSnapshot>, StoreError> {
-        latest_snapshot(&mut self.reads.borrow_mut())
+        self.reads.latest_snapshot()
     }
 
     fn snapshot_writer(&self) -> Result<Option<Box<dyn crate::store::SnapshotWriter>>, StoreError> {
