@@ -562,3 +562,97 @@ fn every_rejection_of_the_scenario_suite_over_http_is_a_valid_error_document() {
         "every refusal is an expected one ({steps} steps)"
     );
 }
+
+/// `x-mwp-answer: lines` is how a cluster node asks the writer for a forwarded Command's
+/// Events in lines (docs/cluster.md, "Forwarding"). Nothing checks that the asker is a node, so
+/// the header must give anyone nothing the document would not: the same Events, byte for byte,
+/// and a refusal is still the §19 error document. Any other value of the header is ignored.
+#[tokio::test]
+async fn the_lines_answer_gives_a_client_nothing_the_document_does_not() {
+    let schema = ErrorSchema::load();
+    let mut app = TestApp::new(
+        &[("coord", ActorType::Agent), ("worker", ActorType::Agent)],
+        start(),
+    );
+    let lines_post = |bytes: Vec<u8>, value: &str| {
+        Request::post("/api/commands")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(crate::cluster::forward::ANSWER_HEADER, value.to_owned())
+            .body(Body::from(bytes))
+            .expect("request")
+    };
+    let events_of = |r: &TestResponse| -> Vec<String> {
+        match r.json().pointer("/events") {
+            Some(Value::Array(events)) => events
+                .iter()
+                .map(|e| {
+                    let jcs = wasm_core::json::jcs::canonicalize(e).expect("canonical");
+                    String::from_utf8_lossy(&jcs).into_owned()
+                })
+                .collect(),
+            _ => panic!("no events in {}", r.body),
+        }
+    };
+
+    // Accepted: the lines carry exactly the Events the document carries on an exact retry.
+    let card = app.card_command("coord", start());
+    let before = app.event_count();
+    let r = send(&app.router, lines_post(card.clone(), "lines")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let mut lines = r.body.split('\n');
+    assert_eq!(lines.next(), Some("accepted"), "{}", r.body);
+    let lines: Vec<String> = lines.map(str::to_owned).collect();
+    assert_eq!(app.event_count(), before + lines.len() as u64);
+    assert!(!lines.is_empty());
+    let action = wasm_core::json::parse(&card)
+        .ok()
+        .and_then(|c| {
+            c.pointer("/actionId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .expect("the Command's Action ID");
+    for line in &lines {
+        let event = wasm_core::json::parse(line.as_bytes()).expect("each line is an Event");
+        assert_eq!(
+            event.pointer("/cause/id").and_then(Value::as_str),
+            Some(action.as_str()),
+            "a line that is not this Command's Event: {line}"
+        );
+    }
+    // An exact retry answers in lines what the document answers.
+    let again = app.post(card.clone()).await;
+    assert_eq!(again.str_at("/status").as_deref(), Some("duplicate"));
+    let retried = send(&app.router, lines_post(card, "lines")).await;
+    let mut retried_lines = retried.body.split('\n');
+    assert_eq!(retried_lines.next(), Some("duplicate"), "{}", retried.body);
+    assert_eq!(
+        retried_lines.map(str::to_owned).collect::<Vec<_>>(),
+        events_of(&again),
+        "an exact retry in lines gave other Events than the document"
+    );
+    assert_eq!(app.event_count(), before + lines.len() as u64);
+
+    // Refused: the §19 document, whatever the header asks.
+    for body in [b"not json".to_vec(), b"{}".to_vec()] {
+        let r = send(&app.router, lines_post(body, "lines")).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+        assert_eq!(
+            r.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()),
+            Some(&b"application/json"[..])
+        );
+        schema.check(&r.body);
+    }
+
+    // Another value is no request for lines: the document.
+    let other = app.card_command("worker", start());
+    for value in ["LINES", "lines, json", "line"] {
+        let r = send(&app.router, lines_post(other.clone(), value)).await;
+        assert_eq!(r.status, StatusCode::OK, "{value}: {}", r.body);
+        assert_eq!(
+            r.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()),
+            Some(&b"application/json"[..])
+        );
+        assert!(r.str_at("/status").is_some(), "{value}: {}", r.body);
+    }
+}

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
-use support::post;
+use support::{Principal, post};
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use wasm_core::crypto::{DocumentKind, sign_document};
+use std::time::{Duration, Instant};
 use wasm_core::json::{self, Object, Value};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg-local.sh");
@@ -184,75 +183,6 @@ impl Drop for Node {
     }
 }
 
-struct Principal {
-    actor: Value,
-    key_id: String,
-    seed: wasm_core::crypto::SecretSeed,
-}
-
-impl Principal {
-    fn id(&self) -> String {
-        self.actor
-            .pointer("/id")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned()
-    }
-}
-
-fn principal(data: &Path, name: &str) -> Principal {
-    let org = json::parse(&std::fs::read(data.join("organization.json")).unwrap()).unwrap();
-    let Some(Value::Array(list)) = org.pointer("/principals") else {
-        panic!("no principals")
-    };
-    let p = list
-        .iter()
-        .find(|p| p.pointer("/name").and_then(Value::as_str) == Some(name))
-        .unwrap();
-    Principal {
-        actor: p.pointer("/actor").unwrap().clone(),
-        key_id: p
-            .pointer("/keyId")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned(),
-        seed: wasm_core::crypto::SecretSeed::from_b64url(
-            p.pointer("/seed").and_then(Value::as_str).unwrap(),
-        )
-        .unwrap(),
-    }
-}
-
-fn command(
-    p: &Principal,
-    kind: &str,
-    action: &str,
-    env: &[(&str, Value)],
-    payload: Object,
-) -> Vec<u8> {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("actionId", Value::string(action.to_owned()));
-    o.insert("actor", p.actor.clone());
-    for (k, v) in env {
-        o.insert((*k).to_owned(), v.clone());
-    }
-    o.insert("kind", Value::string(kind.to_owned()));
-    o.insert("correlationId", Value::string(action.to_owned()));
-    o.insert(
-        "issuedAt",
-        Value::string(wasm_core::time::format_utc(secs - 1)),
-    );
-    o.insert("payload", Value::Object(payload));
-    let mut doc = Value::Object(o);
-    sign_document(&mut doc, DocumentKind::Command, &p.key_id, &p.seed).unwrap();
-    json::to_string(&doc).into_bytes()
-}
-
 /// Posts `bytes` to the nodes in turn from `first` until one accepts it (an exact retry is
 /// safe, §15.1); refusals must be retryable. Returns the number of retries.
 fn post_until_accepted(addrs: &[String], first: usize, bytes: &[u8], patience: Duration) -> usize {
@@ -280,34 +210,39 @@ fn post_until_accepted(addrs: &[String], first: usize, bytes: &[u8], patience: D
 
 const GROUP: &str = "urn:cluster:group";
 
-/// The test's Mission, with the subscribers and posters as members.
-fn setup_mission(data: &Path, addrs: &[String]) {
-    let owner = principal(data, "mission-owner");
+/// `mission.create` by the MissionOwner for a Mission named `name` whose Group is `group`.
+fn mission_create(data: &Path, name: &str, group: &str) -> Vec<u8> {
+    let owner = Principal::in_data(data, "mission-owner");
     let mut p = Object::new();
     for (k, v) in [
-        ("missionId", "urn:cluster:mission"),
-        ("groupId", GROUP),
-        ("title", "Cluster test"),
-        ("objective", "One log for every node"),
-        ("deadline", "2099-01-01T00:00:00Z"),
+        ("missionId", format!("urn:cluster:{name}:mission")),
+        ("groupId", group.to_owned()),
+        ("title", format!("Cluster test: {name}")),
+        ("objective", "One log for every node".to_owned()),
+        ("deadline", "2099-01-01T00:00:00Z".to_owned()),
     ] {
         p.insert(k, Value::string(v));
     }
     p.insert(
         "coordinatorId",
-        Value::string(principal(data, "coordinator").id()),
+        Value::string(Principal::in_data(data, "coordinator").id()),
     );
     p.insert(
         "definitionOfDone",
         Value::Array(vec![Value::string("same order")]),
     );
-    let create = command(
-        &owner,
+    owner.command(
         "mission.create",
-        "urn:cluster:create",
-        &[("groupId", Value::string(GROUP))],
+        &format!("urn:cluster:{name}:create"),
+        &[("groupId", Value::string(group.to_owned()))],
         p,
-    );
+    )
+}
+
+/// The test's Mission, with the subscribers and posters as members.
+fn setup_mission(data: &Path, addrs: &[String]) {
+    let owner = Principal::in_data(data, "mission-owner");
+    let create = mission_create(data, "load", GROUP);
     // Sent to the last node (not the writer: the first node started is).
     post_until_accepted(addrs, addrs.len() - 1, &create, Duration::from_secs(20));
     for (i, who) in ["analyst", "developer", "tester", "reviewer"]
@@ -315,10 +250,9 @@ fn setup_mission(data: &Path, addrs: &[String]) {
         .enumerate()
     {
         let mut p = Object::new();
-        p.insert("principal", principal(data, who).actor.clone());
+        p.insert("principal", Principal::in_data(data, who).actor.clone());
         p.insert("roles", Value::Array(vec![Value::string("worker")]));
-        let bytes = command(
-            &owner,
+        let bytes = owner.command(
             "membership.change",
             &format!("urn:cluster:member:{i}"),
             &[
@@ -347,7 +281,7 @@ fn message(p: &Principal, name: &str, n: usize, agent: bool) -> (String, Vec<u8>
     if agent {
         env.push(("sessionEpoch", Value::from(1u64)));
     }
-    let bytes = command(p, "message.post", &action, &env, payload);
+    let bytes = p.command("message.post", &action, &env, payload);
     (action, bytes)
 }
 
@@ -365,7 +299,7 @@ fn subscribe(
     addrs: Vec<String>,
     first: usize,
 ) -> Subscriber {
-    let who = principal(data, name);
+    let who = Principal::in_data(data, name);
     let seen: Arc<Mutex<Vec<(u64, String)>>> = Arc::default();
     let reconnections: Arc<Mutex<Vec<String>>> = Arc::default();
     let (s, r) = (Arc::clone(&seen), Arc::clone(&reconnections));
@@ -521,7 +455,7 @@ fn posters(
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let who = principal(data, name);
+            let who = Principal::in_data(data, name);
             let (addrs, acked, stop) = (addrs.to_vec(), Arc::clone(acked), Arc::clone(stop));
             let name = (*name).to_owned();
             std::thread::spawn(move || {
@@ -678,7 +612,7 @@ fn a_writer_stopped_past_its_lease_is_fenced_when_it_resumes() {
     let old_epoch = logged(&pg).last().unwrap().2;
     nodes[0].signal("-STOP");
     // Sent to the stopped writer: the kernel accepts it; the process sees it after SIGCONT.
-    let analyst = principal(&data, "analyst");
+    let analyst = Principal::in_data(&data, "analyst");
     let (zombie_action, zombie) = message(&analyst, "zombie", 0, true);
     let to_stopped = {
         let addr = addrs[0].clone();
@@ -690,7 +624,7 @@ fn a_writer_stopped_past_its_lease_is_fenced_when_it_resumes() {
         assert!(t.elapsed() < Duration::from_secs(20), "nobody took over");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let owner = principal(&data, "mission-owner");
+    let owner = Principal::in_data(&data, "mission-owner");
     let (after_action, after) = message(&owner, "after-takeover", 0, false);
     post_until_accepted(&addrs[1..], 0, &after, Duration::from_secs(20));
     nodes[0].signal("-CONT");
@@ -887,32 +821,7 @@ fn nodes_serving_tls_forward_over_tls() {
         b.lines.lock().unwrap()
     );
     let pem = std::fs::read_to_string(data.join("tls").join("dev-cert.pem")).unwrap();
-    let owner = principal(&data, "mission-owner");
-    let mut p = Object::new();
-    for (k, v) in [
-        ("missionId", "urn:cluster:tls:mission"),
-        ("groupId", "urn:cluster:tls:group"),
-        ("title", "Over TLS"),
-        ("objective", "Forward over TLS"),
-        ("deadline", "2099-01-01T00:00:00Z"),
-    ] {
-        p.insert(k, Value::string(v));
-    }
-    p.insert(
-        "coordinatorId",
-        Value::string(principal(&data, "coordinator").id()),
-    );
-    p.insert(
-        "definitionOfDone",
-        Value::Array(vec![Value::string("accepted")]),
-    );
-    let create = command(
-        &owner,
-        "mission.create",
-        "urn:cluster:tls:create",
-        &[("groupId", Value::string("urn:cluster:tls:group"))],
-        p,
-    );
+    let create = mission_create(&data, "tls", "urn:cluster:tls:group");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let ep = server::endpoint::Endpoint::new(&format!("wss://{}/ws", b.addr), Some(&pem)).unwrap();
     let (status, body) = rt

@@ -6,76 +6,16 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::post;
+use support::{Principal, post};
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use wasm_core::crypto::{DocumentKind, sign_document};
+use std::time::Duration;
 use wasm_core::json::{self, Object, Value};
 
 /// A Command whose outcome the client never heard: (Action ID, signed bytes).
 type InFlight = (String, Vec<u8>);
-
-struct Principal {
-    actor: Value,
-    key_id: String,
-    seed: wasm_core::crypto::SecretSeed,
-}
-
-fn principal(org: &Value, name: &str) -> Principal {
-    let Value::Array(list) = org.pointer("/principals").unwrap() else {
-        panic!()
-    };
-    let p = list
-        .iter()
-        .find(|p| p.pointer("/name").and_then(Value::as_str) == Some(name))
-        .unwrap();
-    Principal {
-        actor: p.pointer("/actor").unwrap().clone(),
-        key_id: p
-            .pointer("/keyId")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned(),
-        seed: wasm_core::crypto::SecretSeed::from_b64url(
-            p.pointer("/seed").and_then(Value::as_str).unwrap(),
-        )
-        .unwrap(),
-    }
-}
-
-fn now_text() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    wasm_core::time::format_utc(secs - 1)
-}
-
-fn command(
-    p: &Principal,
-    kind: &str,
-    action: &str,
-    env: &[(&'static str, Value)],
-    payload: Object,
-) -> Vec<u8> {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("actionId", Value::string(action.to_owned()));
-    o.insert("actor", p.actor.clone());
-    for (k, v) in env {
-        o.insert(*k, v.clone());
-    }
-    o.insert("kind", Value::string(kind.to_owned()));
-    o.insert("correlationId", Value::string(action.to_owned()));
-    o.insert("issuedAt", Value::string(now_text()));
-    o.insert("payload", Value::Object(payload));
-    let mut doc = Value::Object(o);
-    sign_document(&mut doc, DocumentKind::Command, &p.key_id, &p.seed).unwrap();
-    json::to_string(&doc).into_bytes()
-}
 
 /// Starts the server; returns it, its address and the projection hash it replayed to.
 /// Callers kill and wait for the child.
@@ -125,7 +65,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     let _ = std::fs::remove_dir_all(&data);
     let (mut server, addr, _) = start(&data);
     let org = json::parse(&std::fs::read(data.join("organization.json")).unwrap()).unwrap();
-    let owner = principal(&org, "mission-owner");
+    let owner = Principal::of(&org, "mission-owner");
     let group = "urn:crash:group";
     let mut p = Object::new();
     for (k, v) in [
@@ -139,7 +79,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     }
     p.insert(
         "coordinatorId",
-        principal(&org, "coordinator")
+        Principal::of(&org, "coordinator")
             .actor
             .pointer("/id")
             .unwrap()
@@ -151,8 +91,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     );
     let (code, body) = post(
         &addr,
-        &command(
-            &owner,
+        &owner.command(
             "mission.create",
             "urn:crash:create",
             &[("groupId", Value::string(group))],
@@ -165,7 +104,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     let posters = ["mission-owner", "coordinator", "analyst", "developer"];
     for (i, a) in ["analyst", "developer"].iter().enumerate() {
         let mut p = Object::new();
-        p.insert("principal", principal(&org, a).actor.clone());
+        p.insert("principal", Principal::of(&org, a).actor.clone());
         p.insert("roles", Value::Array(vec![Value::string("worker")]));
         let env = [
             ("groupId", Value::string(group)),
@@ -173,8 +112,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
         ];
         let (code, body) = post(
             &addr,
-            &command(
-                &owner,
+            &owner.command(
                 "membership.change",
                 &format!("urn:crash:member:{i}"),
                 &env,
@@ -188,7 +126,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
     let in_flight: Arc<Mutex<Vec<InFlight>>> = Arc::default();
     let mut threads = Vec::new();
     for name in posters {
-        let who = principal(&org, name);
+        let who = Principal::of(&org, name);
         let (addr, accepted, in_flight) = (addr.clone(), accepted.clone(), in_flight.clone());
         threads.push(std::thread::spawn(move || {
             let agent = who.actor.pointer("/type").and_then(Value::as_str) == Some("agent");
@@ -208,7 +146,7 @@ fn sigkill_during_load_loses_nothing_acknowledged_and_invents_nothing() {
                 if agent {
                     env.push(("sessionEpoch", Value::from(1u64)));
                 }
-                let bytes = command(&who, "message.post", &action, &env, p);
+                let bytes = who.command("message.post", &action, &env, p);
                 match post(&addr, &bytes) {
                     Ok((200, body)) if status_of(&body).as_deref() == Some("accepted") => {
                         accepted.lock().unwrap().push(action);

@@ -130,23 +130,7 @@ async fn sessions(
     for bytes in commands {
         submit(&eps[0], &bytes).await?;
     }
-    let mut senders = Vec::new();
-    for (i, a) in agents.iter().enumerate() {
-        let mut client = eps[i % eps.len()].socket(false).await?;
-        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&a.seed);
-        client
-            .hello(&a.actor.id.0, &a.key_id, &signer)
-            .await
-            .map_err(|e| format!("HELLO of {}: {}", a.name, json::to_string(&e)))?;
-        let epoch = client.session_epoch.ok_or("no Session Epoch")?;
-        senders.push(Sender {
-            client,
-            principal: i,
-            group: ids[i % groups].clone(),
-            epoch,
-            last_sequence: 0,
-        });
-    }
+    let senders = super::bench_gateway::open_senders(eps, agents, &ids).await?;
     Ok((ids, senders))
 }
 

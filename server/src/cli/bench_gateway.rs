@@ -817,6 +817,33 @@ fn reference_run(sizes: &[u64], measure: u64, when: &str) -> Vec<f64> {
     rates
 }
 
+/// One socket per Agent, signed in (HELLO), spread over `eps` in turn, each sending to one
+/// of the Groups `ids` in turn.
+pub(crate) async fn open_senders(
+    eps: &[Endpoint],
+    agents: &[&DevPrincipal],
+    ids: &[String],
+) -> Result<Vec<Sender>, String> {
+    let mut senders = Vec::new();
+    for (i, a) in agents.iter().enumerate() {
+        let mut client = eps[i % eps.len()].socket(false).await?;
+        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&a.seed);
+        client
+            .hello(&a.actor.id.0, &a.key_id, &signer)
+            .await
+            .map_err(|e| format!("HELLO of {}: {}", a.name, json::to_string(&e)))?;
+        let epoch = client.session_epoch.ok_or("no Session Epoch")?;
+        senders.push(Sender {
+            client,
+            principal: i,
+            group: ids[i % ids.len()].clone(),
+            epoch,
+            last_sequence: 0,
+        });
+    }
+    Ok(senders)
+}
+
 /// One pass against `t`: the rows with `stalled` subscribers that never read, then (if
 /// `fanout`) the fan-out.
 async fn run_async(
@@ -837,23 +864,7 @@ async fn run_async(
         .collect::<Result<_, _>>()?;
     let groups = usize::from(args.groups);
     let ids = setup(t, groups, &agents, &token).await?;
-    let mut senders = Vec::new();
-    for (i, a) in agents.iter().enumerate() {
-        let mut client = t.ep.socket(false).await?;
-        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&a.seed);
-        client
-            .hello(&a.actor.id.0, &a.key_id, &signer)
-            .await
-            .map_err(|e| format!("HELLO of {}: {}", a.name, json::to_string(&e)))?;
-        let epoch = client.session_epoch.ok_or("no Session Epoch")?;
-        senders.push(Sender {
-            client,
-            principal: i,
-            group: ids[i % groups].clone(),
-            epoch,
-            last_sequence: 0,
-        });
-    }
+    let mut senders = open_senders(std::slice::from_ref(&t.ep), &agents, &ids).await?;
     let mut next = 0u64;
     // The low-load row first, right after the setup (a history of a few Events) and before
     // the stalled subscribers exist, as the in-process reference runs it.

@@ -696,8 +696,14 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         ..GatewayConfig::default()
     };
     let gateway = match &opts.store {
-        Some(url) => crate::store::cursors::CursorStore::postgres(url)
-            .and_then(|c| Ok((c, crate::store::reader::EventReader::postgres(url)?)))
+        Some(url) => crate::cluster::pg::PgCursors::connect(url)
+            .and_then(|c| Ok((c, crate::cluster::pg::PgEvents::connect(url)?)))
+            .map(|(c, e)| {
+                (
+                    crate::store::cursors::CursorStore::over(Box::new(c)),
+                    crate::store::reader::EventReader::over(Box::new(e)),
+                )
+            })
             .map_err(|e| e.to_string())
             .and_then(|(cursors, reader)| {
                 Gateway::over(

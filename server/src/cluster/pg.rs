@@ -755,3 +755,105 @@ fn events_after(
         }
     }
 }
+
+/// ACK Cursors in the shared database (`mwp_cursors`), so a client resumes on any node.
+/// Used from the ACK writer's thread and the blocking pool only (a sync client).
+pub struct PgCursors {
+    client: std::sync::Mutex<Client>,
+    url: String,
+}
+
+impl PgCursors {
+    pub fn connect(url: &str) -> Result<PgCursors, StoreError> {
+        Ok(PgCursors {
+            client: std::sync::Mutex::new(connect(url)?),
+            url: url.to_owned(),
+        })
+    }
+
+    /// The client, reconnected if the last use found it broken.
+    fn client(&self) -> Result<std::sync::MutexGuard<'_, Client>, StoreError> {
+        let mut guard = self
+            .client
+            .lock()
+            .map_err(|_| StoreError("the cursor store was poisoned".into()))?;
+        if guard.is_closed() {
+            *guard = connect(&self.url)?;
+        }
+        Ok(guard)
+    }
+}
+
+impl crate::store::cursors::CursorBackend for PgCursors {
+    fn advance_all(&self, cursors: &[(String, String, u64)]) -> Result<(), StoreError> {
+        let principals: Vec<&str> = cursors.iter().map(|c| c.0.as_str()).collect();
+        let groups: Vec<&str> = cursors.iter().map(|c| c.1.as_str()).collect();
+        let sequences = cursors
+            .iter()
+            .map(|c| i64::try_from(c.2))
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(|_| StoreError("sequence too large".into()))?;
+        // One statement, one transaction; the same pair twice in a batch keeps the highest.
+        self.client()?
+            .execute(
+                "INSERT INTO mwp_cursors (principal_id, group_id, sequence)
+                 SELECT p, g, max(s) FROM unnest($1::text[], $2::text[], $3::bigint[])
+                      AS t(p, g, s) GROUP BY p, g
+                 ON CONFLICT (principal_id, group_id)
+                 DO UPDATE SET sequence = GREATEST(mwp_cursors.sequence, excluded.sequence)",
+                &[&principals, &groups, &sequences],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    fn get(&self, principal: &str, group: &str) -> Result<Option<u64>, StoreError> {
+        let row = self
+            .client()?
+            .query_opt(
+                "SELECT sequence FROM mwp_cursors WHERE principal_id = $1 AND group_id = $2",
+                &[&principal, &group],
+            )
+            .map_err(err)?;
+        Ok(row.and_then(|r| u64::try_from(r.get::<_, i64>(0)).ok()))
+    }
+}
+
+/// Group pages of the shared log, for a node's replay (used on the blocking pool only).
+pub struct PgEvents {
+    client: std::sync::Mutex<Client>,
+    url: String,
+}
+
+impl PgEvents {
+    pub fn connect(url: &str) -> Result<PgEvents, StoreError> {
+        Ok(PgEvents {
+            client: std::sync::Mutex::new(connect(url)?),
+            url: url.to_owned(),
+        })
+    }
+}
+
+impl crate::store::reader::GroupPages for PgEvents {
+    fn read(
+        &self,
+        group_id: &str,
+        after_sequence: u64,
+        limit: usize,
+        take: &mut dyn FnMut(Vec<u8>) -> bool,
+    ) -> Result<(), StoreError> {
+        let mut client = self
+            .client
+            .lock()
+            .map_err(|_| StoreError("the replay reader was poisoned".into()))?;
+        if client.is_closed() {
+            *client = connect(&self.url)?;
+        }
+        for jcs in group_page(&mut client, group_id, after_sequence, limit)? {
+            if !take(jcs) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}

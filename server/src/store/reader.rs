@@ -22,13 +22,27 @@ struct Inner {
     last: i64,
 }
 
-/// Reads Group Events from the store file while the authority writes it (WAL), or from a
-/// cluster's shared log (docs/cluster.md).
-pub struct EventReader {
-    inner: Mutex<Inner>,
-    /// A cluster node's connection (and the URL it reconnects to) instead of the file.
-    postgres: Option<(Mutex<postgres::Client>, String)>,
+/// Where a Group's pages are read from: the store file ([`SqliteEvents`]) or a cluster's
+/// shared log (`cluster::pg::PgEvents`).
+pub trait GroupPages: Send + Sync {
+    /// Offers the Group's Events after `after_sequence`, at most `limit`, in order, to `take`,
+    /// stopping early when it answers false.
+    fn read(
+        &self,
+        group_id: &str,
+        after_sequence: u64,
+        limit: usize,
+        take: &mut dyn FnMut(Vec<u8>) -> bool,
+    ) -> Result<(), StoreError>;
 }
+
+/// Reads Group Events while the authority writes them, for replay (§16).
+pub struct EventReader {
+    pages: Box<dyn GroupPages>,
+}
+
+/// The store file, read while the authority writes it (WAL).
+struct SqliteEvents(Mutex<Inner>);
 
 impl EventReader {
     pub fn open(path: &Path) -> Result<EventReader, StoreError> {
@@ -37,28 +51,18 @@ impl EventReader {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(err)?;
-        Ok(EventReader {
-            inner: Mutex::new(Inner {
+        Ok(EventReader::over(Box::new(SqliteEvents(Mutex::new(
+            Inner {
                 conn,
                 groups: HashMap::new(),
                 last: 0,
-            }),
-            postgres: None,
-        })
+            },
+        )))))
     }
 
-    /// A reader of a cluster's shared log (used on the blocking pool only).
-    pub fn postgres(url: &str) -> Result<EventReader, StoreError> {
-        let client = crate::cluster::pg::connect(url)?;
-        let conn = Connection::open_in_memory().map_err(err)?;
-        Ok(EventReader {
-            inner: Mutex::new(Inner {
-                conn,
-                groups: HashMap::new(),
-                last: 0,
-            }),
-            postgres: Some((Mutex::new(client), url.to_owned())),
-        })
+    /// A reader of `pages`.
+    pub fn over(pages: Box<dyn GroupPages>) -> EventReader {
+        EventReader { pages }
     }
 
     /// A Group's Events after `after_sequence`, at most `limit`, as stored (JCS bytes). The
@@ -85,28 +89,31 @@ impl EventReader {
         overhead: usize,
         first_always: bool,
     ) -> Result<Vec<Vec<u8>>, StoreError> {
-        if let Some((client, url)) = &self.postgres {
-            let mut client = client
-                .lock()
-                .map_err(|_| StoreError("the replay reader was poisoned".into()))?;
-            if client.is_closed() {
-                *client = crate::cluster::pg::connect(url)?;
-            }
-            let page =
-                crate::cluster::pg::group_page(&mut client, group_id, after_sequence, limit)?;
-            let mut out = Vec::with_capacity(page.len());
-            let mut bytes = 0usize;
-            for jcs in page {
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        self.pages
+            .read(group_id, after_sequence, limit, &mut |jcs: Vec<u8>| {
                 bytes = bytes.saturating_add(jcs.len() + overhead);
                 if bytes > max_bytes && !(out.is_empty() && first_always) {
-                    break;
+                    return false;
                 }
                 out.push(jcs);
-            }
-            return Ok(out);
-        }
+                true
+            })?;
+        Ok(out)
+    }
+}
+
+impl GroupPages for SqliteEvents {
+    fn read(
+        &self,
+        group_id: &str,
+        after_sequence: u64,
+        limit: usize,
+        take: &mut dyn FnMut(Vec<u8>) -> bool,
+    ) -> Result<(), StoreError> {
         let mut inner = self
-            .inner
+            .0
             .lock()
             .map_err(|_| StoreError("the replay reader was poisoned".into()))?;
         let from = usize::try_from(after_sequence).unwrap_or(usize::MAX);
@@ -115,26 +122,22 @@ impl EventReader {
             inner.refresh()?;
         }
         let Some(positions) = inner.groups.get(group_id) else {
-            return Ok(Vec::new());
+            return Ok(());
         };
         let wanted: Vec<i64> = positions.iter().skip(from).take(limit).copied().collect();
         let mut stmt = inner
             .conn
             .prepare_cached("SELECT jcs FROM log WHERE position = ?1")
             .map_err(err)?;
-        let mut out = Vec::with_capacity(wanted.len());
-        let mut bytes = 0usize;
         for pos in wanted {
             let jcs = stmt
                 .query_row(params![pos], |r| r.get::<_, Vec<u8>>(0))
                 .map_err(err)?;
-            bytes = bytes.saturating_add(jcs.len() + overhead);
-            if bytes > max_bytes && !(out.is_empty() && first_always) {
+            if !take(jcs) {
                 break;
             }
-            out.push(jcs);
         }
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -89,3 +89,98 @@ pub fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
     let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
     Ok((status, body))
 }
+
+/// A Principal of the Organization a server wrote to `organization.json` (the development
+/// Organization keeps its keys there): the actor, its key id and its seed, to sign Commands.
+pub struct Principal {
+    pub actor: wasm_core::json::Value,
+    pub key_id: String,
+    pub seed: wasm_core::crypto::SecretSeed,
+}
+
+impl Principal {
+    /// The Principal named `name` in the Organization document `org`.
+    pub fn of(org: &wasm_core::json::Value, name: &str) -> Principal {
+        use wasm_core::json::Value;
+        let Some(Value::Array(list)) = org.pointer("/principals") else {
+            panic!("no principals in the Organization")
+        };
+        let Some(p) = list
+            .iter()
+            .find(|p| p.pointer("/name").and_then(Value::as_str) == Some(name))
+        else {
+            panic!("no Principal named {name}")
+        };
+        let text = |pointer: &str| {
+            p.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| panic!("{name}: no {pointer}"))
+                .to_owned()
+        };
+        Principal {
+            actor: p
+                .pointer("/actor")
+                .unwrap_or_else(|| panic!("{name}: no actor"))
+                .clone(),
+            key_id: text("/keyId"),
+            seed: wasm_core::crypto::SecretSeed::from_b64url(&text("/seed"))
+                .unwrap_or_else(|| panic!("{name}: the seed is not base64url")),
+        }
+    }
+
+    /// The Principal named `name` in `data`'s `organization.json`.
+    pub fn in_data(data: &std::path::Path, name: &str) -> Principal {
+        let path = data.join("organization.json");
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let org =
+            wasm_core::json::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        Principal::of(&org, name)
+    }
+
+    pub fn id(&self) -> String {
+        self.actor
+            .pointer("/id")
+            .and_then(wasm_core::json::Value::as_str)
+            .unwrap_or_else(|| panic!("an actor without an id"))
+            .to_owned()
+    }
+
+    /// A Command of `kind` signed by this Principal, issued a second ago by the wall clock
+    /// (the servers under test keep the real clock), with `env`'s envelope members.
+    pub fn command(
+        &self,
+        kind: &str,
+        action: &str,
+        env: &[(&str, wasm_core::json::Value)],
+        payload: wasm_core::json::Object,
+    ) -> Vec<u8> {
+        use wasm_core::json::{Object, Value};
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let mut o = Object::new();
+        o.insert("protocolVersion", Value::string("0.1"));
+        o.insert("actionId", Value::string(action.to_owned()));
+        o.insert("actor", self.actor.clone());
+        for (k, v) in env {
+            o.insert((*k).to_owned(), v.clone());
+        }
+        o.insert("kind", Value::string(kind.to_owned()));
+        o.insert("correlationId", Value::string(action.to_owned()));
+        o.insert(
+            "issuedAt",
+            Value::string(wasm_core::time::format_utc(secs - 1)),
+        );
+        o.insert("payload", Value::Object(payload));
+        let mut doc = Value::Object(o);
+        if let Err(e) = wasm_core::crypto::sign_document(
+            &mut doc,
+            wasm_core::crypto::DocumentKind::Command,
+            &self.key_id,
+            &self.seed,
+        ) {
+            panic!("signing: {e}");
+        }
+        wasm_core::json::to_string(&doc).into_bytes()
+    }
+}
