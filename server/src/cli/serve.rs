@@ -696,12 +696,16 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         ..GatewayConfig::default()
     };
     let gateway = match &opts.store {
-        Some(url) => crate::cluster::pg::PgCursors::connect(url)
-            .and_then(|c| Ok((c, crate::cluster::pg::PgEvents::connect(url)?)))
+        Some(url) => crate::cluster::pg::Reconnecting::connect(url)
+            .and_then(|c| Ok((c, crate::cluster::pg::Reconnecting::connect(url)?)))
             .map(|(c, e)| {
                 (
-                    crate::store::cursors::CursorStore::over(Box::new(c)),
-                    crate::store::reader::EventReader::over(Box::new(e)),
+                    crate::store::cursors::CursorStore::over(Box::new(
+                        crate::cluster::pg::PgCursors(c),
+                    )),
+                    crate::store::reader::EventReader::over(Box::new(
+                        crate::cluster::pg::PgEvents(e),
+                    )),
                 )
             })
             .map_err(|e| e.to_string())

@@ -756,33 +756,37 @@ fn events_after(
     }
 }
 
-/// ACK Cursors in the shared database (`mwp_cursors`), so a client resumes on any node.
-/// Used from the ACK writer's thread and the blocking pool only (a sync client).
-pub struct PgCursors {
+/// A client used from one thread at a time, connected again when its last use found the
+/// connection broken (a database restart costs the next call a reconnection, not the node).
+pub struct Reconnecting {
     client: std::sync::Mutex<Client>,
     url: String,
 }
 
-impl PgCursors {
-    pub fn connect(url: &str) -> Result<PgCursors, StoreError> {
-        Ok(PgCursors {
+impl Reconnecting {
+    pub fn connect(url: &str) -> Result<Reconnecting, StoreError> {
+        Ok(Reconnecting {
             client: std::sync::Mutex::new(connect(url)?),
             url: url.to_owned(),
         })
     }
 
     /// The client, reconnected if the last use found it broken.
-    fn client(&self) -> Result<std::sync::MutexGuard<'_, Client>, StoreError> {
+    pub fn client(&self) -> Result<std::sync::MutexGuard<'_, Client>, StoreError> {
         let mut guard = self
             .client
             .lock()
-            .map_err(|_| StoreError("the cursor store was poisoned".into()))?;
+            .map_err(|_| StoreError("a PostgreSQL client was poisoned".into()))?;
         if guard.is_closed() {
             *guard = connect(&self.url)?;
         }
         Ok(guard)
     }
 }
+
+/// ACK Cursors in the shared database (`mwp_cursors`), so a client resumes on any node.
+/// Used from the ACK writer's thread and the blocking pool only (a sync client).
+pub struct PgCursors(pub Reconnecting);
 
 impl crate::store::cursors::CursorBackend for PgCursors {
     fn advance_all(&self, cursors: &[(String, String, u64)]) -> Result<(), StoreError> {
@@ -794,7 +798,8 @@ impl crate::store::cursors::CursorBackend for PgCursors {
             .collect::<Result<Vec<i64>, _>>()
             .map_err(|_| StoreError("sequence too large".into()))?;
         // One statement, one transaction; the same pair twice in a batch keeps the highest.
-        self.client()?
+        self.0
+            .client()?
             .execute(
                 "INSERT INTO mwp_cursors (principal_id, group_id, sequence)
                  SELECT p, g, max(s) FROM unnest($1::text[], $2::text[], $3::bigint[])
@@ -809,6 +814,7 @@ impl crate::store::cursors::CursorBackend for PgCursors {
 
     fn get(&self, principal: &str, group: &str) -> Result<Option<u64>, StoreError> {
         let row = self
+            .0
             .client()?
             .query_opt(
                 "SELECT sequence FROM mwp_cursors WHERE principal_id = $1 AND group_id = $2",
@@ -820,19 +826,7 @@ impl crate::store::cursors::CursorBackend for PgCursors {
 }
 
 /// Group pages of the shared log, for a node's replay (used on the blocking pool only).
-pub struct PgEvents {
-    client: std::sync::Mutex<Client>,
-    url: String,
-}
-
-impl PgEvents {
-    pub fn connect(url: &str) -> Result<PgEvents, StoreError> {
-        Ok(PgEvents {
-            client: std::sync::Mutex::new(connect(url)?),
-            url: url.to_owned(),
-        })
-    }
-}
+pub struct PgEvents(pub Reconnecting);
 
 impl crate::store::reader::GroupPages for PgEvents {
     fn read(
@@ -842,13 +836,7 @@ impl crate::store::reader::GroupPages for PgEvents {
         limit: usize,
         take: &mut dyn FnMut(Vec<u8>) -> bool,
     ) -> Result<(), StoreError> {
-        let mut client = self
-            .client
-            .lock()
-            .map_err(|_| StoreError("the replay reader was poisoned".into()))?;
-        if client.is_closed() {
-            *client = connect(&self.url)?;
-        }
+        let mut client = self.0.client()?;
         for jcs in group_page(&mut client, group_id, after_sequence, limit)? {
             if !take(jcs) {
                 break;
