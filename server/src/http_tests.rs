@@ -620,9 +620,15 @@ async fn the_lines_answer_gives_a_client_nothing_the_document_does_not() {
             "a line that is not this Command's Event: {line}"
         );
     }
-    // An exact retry answers in lines what the document answers.
+    // An exact retry answers in lines what the document answers: the original receipt
+    // (§15.1), Organization-scoped Events included.
     let again = app.post(card.clone()).await;
     assert_eq!(again.str_at("/status").as_deref(), Some("duplicate"));
+    assert_eq!(
+        events_of(&again),
+        lines,
+        "the retry's receipt is not the original one"
+    );
     let retried = send(&app.router, lines_post(card, "lines")).await;
     let mut retried_lines = retried.body.split('\n');
     assert_eq!(retried_lines.next(), Some("duplicate"), "{}", retried.body);

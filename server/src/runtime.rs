@@ -567,12 +567,8 @@ fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {
             // The receipt of an exact retry: the Events the Command appended the first time.
             o.insert("status", Value::string("duplicate"));
             let mut events = Vec::new();
-            for r in &receipt.events {
-                if let Some(g) = &r.group_id
-                    && let Ok(mut page) = svc.store().group_events(g, r.sequence - 1, 1)
-                    && let Some(bytes) = page.pop()
-                    && let Ok(v) = json::parse(&bytes)
-                {
+            for bytes in receipt_events(svc, &receipt) {
+                if let Ok(v) = json::parse(&bytes) {
                     events.push(v);
                 }
             }
@@ -581,6 +577,26 @@ fn reply(svc: &AuthorityService, outcome: Outcome, bytes: &[u8]) -> Reply {
         Err(r) => return Reply::Refused(WireError::from_rejection(r).about_command(bytes)),
     }
     Reply::Done(json::to_string(&Value::Object(o)))
+}
+
+/// The Events an accepted Command appended, as stored, for the answer to its exact retry
+/// (§15.1: "the original receipt"), Organization-scoped Events included.
+fn receipt_events(svc: &AuthorityService, receipt: &wasm_core::authority::Receipt) -> Vec<Vec<u8>> {
+    let mut out = Vec::with_capacity(receipt.events.len());
+    for r in &receipt.events {
+        let log = r
+            .group_id
+            .as_deref()
+            .unwrap_or(crate::store::ORGANIZATION_LOG);
+        if let Ok(mut page) = svc
+            .store()
+            .group_events(log, r.sequence.saturating_sub(1), 1)
+            && let Some(bytes) = page.pop()
+        {
+            out.push(bytes);
+        }
+    }
+    out
 }
 
 /// An acceptance in lines ([`AuthorityHandle::submit_lines`]).
@@ -598,13 +614,8 @@ fn reply_lines(svc: &AuthorityService, submitted: Submitted) -> Reply {
             out.insert_str(0, "accepted");
         }
         Submitted::Duplicate(receipt) => {
-            for r in &receipt.events {
-                if let Some(g) = &r.group_id
-                    && let Ok(mut page) = svc.store().group_events(g, r.sequence - 1, 1)
-                    && let Some(bytes) = page.pop()
-                {
-                    line(&bytes);
-                }
+            for bytes in receipt_events(svc, &receipt) {
+                line(&bytes);
             }
             out.insert_str(0, "duplicate");
         }

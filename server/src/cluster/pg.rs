@@ -22,7 +22,7 @@ const MIGRATION_LOCK: i64 = 0x6d77_705f_6d69_6772; // "mwp_migr"
 pub const CHANNEL: &str = "mwp_events";
 
 /// The Organization log's pseudo-Group (`group_key`; SQL NULLs are not unique).
-const ORG: &str = "";
+use crate::store::ORGANIZATION_LOG as ORG;
 
 pub fn err(e: postgres::Error) -> StoreError {
     // The server's message (a constraint, a terminated session) says more than the client's.

@@ -81,6 +81,9 @@ pub trait SnapshotWriter: Send {
 /// Called by the store's sync thread after each sync (`Store::on_synced`); it must not block.
 pub type SyncedHook = std::sync::Arc<dyn Fn() + Send + Sync>;
 
+/// The key of the Organization's own log among the Groups' logs (its Events have no Group).
+pub const ORGANIZATION_LOG: &str = "";
+
 /// The authority's durable log.
 pub trait Store: Send {
     /// Appends Events and admission records in one transaction. They are visible to this

@@ -188,7 +188,7 @@ fn err(e: rusqlite::Error) -> StoreError {
 }
 
 /// The Organization log's pseudo-Group in the `events` table (SQL NULLs are not unique).
-const ORG: &str = "";
+use crate::store::ORGANIZATION_LOG as ORG;
 
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path`.
