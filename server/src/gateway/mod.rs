@@ -255,7 +255,12 @@ pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgr
         .max_frame_size(MAX_FRAME_BYTES)
         .read_buffer_size(READ_BUFFER)
         .write_buffer_size(WRITE_BUFFER)
-        .on_upgrade(move |socket: ws::WebSocket| conn::run(gw, socket, kind))
+        .on_upgrade(move |socket: ws::WebSocket| {
+            // The session's log lines carry the upgrade request's span (its request id) and
+            // the principal once HELLO has named it.
+            let span = tracing::info_span!("session", principal = tracing::field::Empty);
+            tracing::Instrument::instrument(conn::run(gw, socket, kind), span)
+        })
 }
 
 /// Random bytes from the operating system.
