@@ -147,8 +147,18 @@ impl Drop for Served {
 }
 
 fn serve(data: &std::path::Path, extra: &[&str], stderr: Stdio) -> Served {
+    serve_env(data, extra, stderr, &[])
+}
+
+fn serve_env(
+    data: &std::path::Path,
+    extra: &[&str],
+    stderr: Stdio,
+    env: &[(&str, &str)],
+) -> Served {
     let public = concat!(env!("CARGO_MANIFEST_DIR"), "/../public");
     let mut child = Command::new(support::BIN)
+        .envs(env.iter().copied())
         .args([
             "serve",
             "--no-demo",
@@ -453,4 +463,160 @@ fn json_logs_carry_the_request_id_principal_and_latency_and_no_secret() {
     }
     assert!(!text.contains(&owner.seed_text));
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// Runs `weave-console ARGS`: success, stdout, stderr.
+fn cli(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let out = Command::new(support::BIN).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn os(s: &str) -> &std::ffi::OsStr {
+    std::ffi::OsStr::new(s)
+}
+
+#[test]
+fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_byte_is_refused() {
+    let root = support::temp("ops", "backup");
+    let data = root.join("live");
+    // Snapshots every 100 Events: the backup checks its copy against the server's own State.
+    let server = serve_env(&data, &[], Stdio::null(), &[("MWP_SNAPSHOT_EVERY", "100")]);
+    let org = org_of(&data);
+    let group = "urn:ops:backup:group";
+    let (code, body) = post(
+        &server.addr,
+        &mission_create(&org, group, "urn:ops:b:create"),
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{body}");
+    // Commands keep coming while the backup is taken.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (addr, org2, stop2) = (server.addr.clone(), org.clone(), stop.clone());
+    let load = std::thread::spawn(move || {
+        let mut n = 0;
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) && n < 2000 {
+            let (code, body) = post(&addr, &message(&org2, "mission-owner", group, n)).unwrap();
+            assert_eq!(code, 200, "{body}");
+            n += 1;
+        }
+        n
+    });
+    // Past the first snapshot (100 Events; written in the background).
+    let snapshots = data.join("authority.snapshots.sqlite");
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(30) {
+        let written = rusqlite::Connection::open(&snapshots)
+            .and_then(|c| c.query_row("SELECT count(*) FROM snapshot", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0);
+        if written > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let file = root.join("backup.mwp");
+    let (ok, out, err) = cli(&[
+        os("backup"),
+        os("--data"),
+        data.as_os_str(),
+        os("--out"),
+        file.as_os_str(),
+    ]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = load.join().unwrap();
+    assert!(ok, "{out}{err}");
+    assert!(sent > 0);
+    // The copy replayed to the snapshot's position gives the server's own projection there.
+    assert!(out.contains("the server's snapshot: through "), "{out}");
+    let projection = out
+        .split("projection ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .unwrap()
+        .to_owned();
+    drop(server);
+
+    // Restored, it serves the projection the backup recorded.
+    let restored = root.join("restored");
+    let (ok, out, err) = cli(&[
+        os("restore"),
+        os("--from"),
+        file.as_os_str(),
+        os("--data"),
+        restored.as_os_str(),
+    ]);
+    assert!(ok, "{out}{err}");
+    let again = serve(&restored, &[], Stdio::null());
+    let ready = again
+        .printed
+        .iter()
+        .find(|l| l.contains("authority ready"))
+        .unwrap();
+    assert!(
+        ready.ends_with(&format!("projection {projection}")),
+        "{ready} / {projection}"
+    );
+    drop(again);
+
+    // A non-empty directory is not replaced without --force.
+    let (ok, _, err) = cli(&[
+        os("restore"),
+        os("--from"),
+        file.as_os_str(),
+        os("--data"),
+        restored.as_os_str(),
+    ]);
+    assert!(!ok && err.contains("--force"), "{err}");
+
+    // One byte changed in one Event of a copy of the backup: refused, the Event named, and
+    // nothing left behind.
+    let bad = root.join("changed.mwp");
+    std::fs::copy(&file, &bad).unwrap();
+    let event_id = {
+        let conn = rusqlite::Connection::open(&bad).unwrap();
+        let (position, jcs): (i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT position, jcs FROM log WHERE kind = 'message.posted' ORDER BY position \
+                 LIMIT 1 OFFSET 3",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let text = String::from_utf8(jcs.clone()).unwrap();
+        let at = text.find("note ").unwrap() + 5;
+        let mut changed = jcs;
+        changed[at] = if changed[at] == b'9' { b'8' } else { b'9' };
+        conn.execute(
+            "UPDATE log SET jcs = ?1 WHERE position = ?2",
+            rusqlite::params![changed, position],
+        )
+        .unwrap();
+        json::parse_str(&text)
+            .unwrap()
+            .pointer("/eventId")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned()
+    };
+    let target = root.join("from-changed");
+    let (ok, out, err) = cli(&[
+        os("restore"),
+        os("--from"),
+        bad.as_os_str(),
+        os("--data"),
+        target.as_os_str(),
+    ]);
+    assert!(!ok, "{out}");
+    assert!(err.contains(&event_id), "{err} does not name {event_id}");
+    assert!(!target.exists(), "nothing half-restored");
+    let left: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("restoring"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -2,6 +2,7 @@
 //! subcommand, so help, errors (exit code 2) and environment fallbacks are uniform. Each
 //! subcommand module exposes `run(args) -> ExitCode`.
 
+pub mod backup;
 pub mod bench;
 pub mod bench_authority;
 pub mod bench_cluster;
@@ -53,6 +54,12 @@ pub enum Command {
     /// keys (the directory `serve --data` serves).
     #[command(subcommand)]
     Org(org::OrgCommand),
+    /// Copy a data directory's log consistently while the server runs, with its files and a
+    /// manifest (docs/operations.md).
+    Backup(backup::BackupArgs),
+    /// Check a backup (every Event's signature, the sequences, the projection hash) and put
+    /// it in place as a data directory.
+    Restore(backup::RestoreArgs),
 }
 
 impl Cli {
