@@ -34,6 +34,8 @@ pub struct Cli {
     pub serve: serve::ServeArgs,
 }
 
+// One value, parsed once at start: the size of `serve`'s flags costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the console with the embedded Group Authority (the default).
