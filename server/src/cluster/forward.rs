@@ -367,3 +367,32 @@ async fn connect(
     });
     Ok(sender)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `GET /readyz` on a node: not ready until the node's thread reported, ready while a
+    /// writer is known, not ready without one, and not ready once the report is older than
+    /// the lease (a node thread that stopped reporting).
+    #[test]
+    fn readiness_follows_the_route_and_goes_stale_after_the_lease() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let lease = Duration::from_millis(200);
+        let r = Router::new(rt.handle().clone(), lease);
+        assert_eq!(r.ready.state(), Err("joining the cluster".to_owned()));
+        r.set(Route::Remote("http://127.0.0.1:1".into()));
+        assert_eq!(r.ready.state(), Ok(()));
+        r.set(Route::Nobody);
+        assert_eq!(r.ready.state(), Err("no writer holds the lease".to_owned()));
+        let (tx, _rx) = std::sync::mpsc::sync_channel(1);
+        r.set(Route::Local(tx));
+        assert_eq!(r.ready.state(), Ok(()));
+        std::thread::sleep(lease + Duration::from_millis(50));
+        assert!(r.ready.state().is_err(), "a report older than the lease");
+        r.renewed();
+        assert_eq!(r.ready.state(), Ok(()));
+    }
+}
