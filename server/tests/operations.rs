@@ -415,17 +415,64 @@ fn json_logs_carry_the_request_id_principal_and_latency_and_no_secret() {
     assert_eq!(code, 200, "{body}");
     // A token in a query string (as a careless link would carry it) is not logged.
     let _ = get(&addr, &format!("/join?token={token}"));
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // A WebSocket session of an Agent: HELLO, then closed.
+    let agent = principal(&org, "coordinator");
+    let agent_id = agent
+        .actor
+        .pointer("/id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = server::gateway::client::Client::connect(&format!("ws://{addr}/ws"), None)
+            .await
+            .unwrap();
+        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&agent.seed);
+        c.hello(&agent_id, &agent.key_id, &signer)
+            .await
+            .map_err(|e| json::to_string(&e))
+            .unwrap();
+        drop(c);
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
     let _ = child.kill();
     let _ = child.wait();
     let text = std::fs::read_to_string(&log).unwrap();
     let mut answered = Vec::new();
+    let mut sessions = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v = json::parse_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-        if v.pointer("/message").and_then(Value::as_str) == Some("answered") {
-            answered.push(v);
+        match v.pointer("/message").and_then(Value::as_str) {
+            Some("answered") => answered.push(v),
+            Some("session opened" | "session closed") => sessions.push(v),
+            _ => {}
         }
     }
+    // The session's lines: the upgrade request's id and path, the principal HELLO named, and
+    // at its end the session's duration.
+    assert_eq!(sessions.len(), 2, "{text}");
+    for s in &sessions {
+        assert_eq!(
+            s.pointer("/spans/0/path").and_then(Value::as_str),
+            Some("/ws"),
+            "{text}"
+        );
+        assert!(s.pointer("/spans/0/request_id").is_some(), "{text}");
+        assert_eq!(
+            s.pointer("/spans/1/principal").and_then(Value::as_str),
+            Some(agent_id.as_str()),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        sessions[0].pointer("/spans/0/request_id"),
+        sessions[1].pointer("/spans/0/request_id")
+    );
+    assert!(
+        matches!(sessions[1].pointer("/latency_ms"), Some(Value::Number(_))),
+        "{text}"
+    );
     let owner_id = owner.actor.pointer("/id").and_then(Value::as_str).unwrap();
     let post_line = answered
         .iter()
@@ -484,7 +531,13 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
     let root = support::temp("ops", "backup");
     let data = root.join("live");
     // Snapshots every 100 Events: the backup checks its copy against the server's own State.
-    let server = serve_env(&data, &[], Stdio::null(), &[("MWP_SNAPSHOT_EVERY", "100")]);
+    // The Message rate limit lifted: the load posts as fast as the server answers.
+    let server = serve_env(
+        &data,
+        &["--message-rate-per-minute", "1000000"],
+        Stdio::null(),
+        &[("MWP_SNAPSHOT_EVERY", "100")],
+    );
     let org = org_of(&data);
     let group = "urn:ops:backup:group";
     let (code, body) = post(
@@ -495,13 +548,20 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
     assert_eq!(code, 200, "{body}");
     // Commands keep coming while the backup is taken.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (addr, org2, stop2) = (server.addr.clone(), org.clone(), stop.clone());
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (addr, org2, stop2, accepted2) = (
+        server.addr.clone(),
+        org.clone(),
+        stop.clone(),
+        accepted.clone(),
+    );
     let load = std::thread::spawn(move || {
         let mut n = 0;
-        while !stop2.load(std::sync::atomic::Ordering::Relaxed) && n < 2000 {
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) && n < 5000 {
             let (code, body) = post(&addr, &message(&org2, "mission-owner", group, n)).unwrap();
             assert_eq!(code, 200, "{body}");
             n += 1;
+            accepted2.store(n, std::sync::atomic::Ordering::Relaxed);
         }
         n
     });
@@ -518,6 +578,7 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let file = root.join("backup.mwp");
+    let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
     let (ok, out, err) = cli(&[
         os("backup"),
         os("--data"),
@@ -525,10 +586,15 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
         os("--out"),
         file.as_os_str(),
     ]);
+    let after = accepted.load(std::sync::atomic::Ordering::Relaxed);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let sent = load.join().unwrap();
     assert!(ok, "{out}{err}");
-    assert!(sent > 0);
+    assert!(sent < 5000, "the load ran out before the backup ended");
+    assert!(
+        after > before,
+        "Commands were accepted while the backup ran ({before} → {after})"
+    );
     // The copy replayed to the snapshot's position gives the server's own projection there.
     assert!(out.contains("the server's snapshot: through "), "{out}");
     let projection = out
