@@ -126,8 +126,9 @@ async fn post_command(
         .get(crate::cluster::forward::ANSWER_HEADER)
         .is_some_and(|v| v.as_bytes() == crate::cluster::forward::ANSWER_LINES.as_bytes());
     // The log names who sent it (the actor's id: never a key), not trusted before the
-    // authority verified it.
-    if let Ok(v) = wasm_core::json::parse(&body)
+    // authority verified it; parsed only when the request's span is logged at all.
+    if !tracing::Span::current().is_disabled()
+        && let Ok(v) = wasm_core::json::parse(&body)
         && let Some(actor) = v
             .pointer("/actor/id")
             .and_then(wasm_core::json::Value::as_str)
