@@ -678,6 +678,27 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
     assert!(!ok, "{out}");
     assert!(err.contains(&event_id), "{err} does not name {event_id}");
     assert!(!target.exists(), "nothing half-restored");
+    // A backup naming a file outside the directory (a crafted one): refused, nothing written
+    // there.
+    let crafted = root.join("crafted.mwp");
+    std::fs::copy(&file, &crafted).unwrap();
+    rusqlite::Connection::open(&crafted)
+        .unwrap()
+        .execute(
+            "INSERT INTO mwp_backup_files (path, mode, bytes) VALUES ('../escaped.txt', 420, x'00')",
+            [],
+        )
+        .unwrap();
+    let target = root.join("from-crafted");
+    let (ok, _, err) = cli(&[
+        os("restore"),
+        os("--from"),
+        crafted.as_os_str(),
+        os("--data"),
+        target.as_os_str(),
+    ]);
+    assert!(!ok && err.contains("outside its directory"), "{err}");
+    assert!(!root.join("escaped.txt").exists() && !target.exists());
     let left: Vec<String> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
