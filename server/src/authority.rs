@@ -434,6 +434,11 @@ impl AuthorityService {
         self.store.as_ref()
     }
 
+    /// Events in the store, written or durable (the `mwp_events` gauge).
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
     /// The service over `store` with `authority` already holding the state of everything the
     /// store holds (a cluster node's follower state, docs/cluster.md): no replay.
     pub fn over(
@@ -458,6 +463,11 @@ impl AuthorityService {
     }
 
     /// Whether the service refuses everything until restarted (its store failed).
+    /// Why the service refuses everything, if it does.
+    pub fn failure(&self) -> Option<String> {
+        self.failed.clone()
+    }
+
     pub fn has_failed(&self) -> bool {
         self.failed.is_some()
     }

@@ -761,10 +761,13 @@ pub fn signed_reader(
     headers: request::SignedHeaders<'_>,
     what: &str,
 ) -> Result<wasm_core::model::common::Actor, Box<WireError>> {
-    request::verify(registry, "GET", path, headers, crate::runtime::now()).map_err(|e| {
-        tracing::info!(reason = %e, read = what, "an unauthenticated read");
-        unsigned()
-    })
+    let who =
+        request::verify(registry, "GET", path, headers, crate::runtime::now()).map_err(|e| {
+            tracing::info!(reason = %e, read = what, "an unauthenticated read");
+            unsigned()
+        })?;
+    crate::http::record_principal(who.id.as_str());
+    Ok(who)
 }
 
 fn unsigned() -> Box<WireError> {

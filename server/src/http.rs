@@ -125,6 +125,16 @@ async fn post_command(
     let lines = headers
         .get(crate::cluster::forward::ANSWER_HEADER)
         .is_some_and(|v| v.as_bytes() == crate::cluster::forward::ANSWER_LINES.as_bytes());
+    // The log names who sent it (the actor's id: never a key), not trusted before the
+    // authority verified it; parsed only when the request's span is logged at all.
+    if !tracing::Span::current().is_disabled()
+        && let Ok(v) = wasm_core::json::parse(&body)
+        && let Some(actor) = v
+            .pointer("/actor/id")
+            .and_then(wasm_core::json::Value::as_str)
+    {
+        record_principal(actor);
+    }
     let reply = if lines {
         handle.submit_lines(body.to_vec()).await
     } else {
@@ -168,8 +178,21 @@ async fn timeout_document(timeout: Duration, response: Response) -> Response {
     response
 }
 
-/// The console's routes from `state`, each request cut after its timeout and logged (method,
-/// path, status, latency).
+/// The next request id: unique in this process, in every log line of the request (and of
+/// the WebSocket session it upgrades to), so that an operator can follow one request.
+pub fn next_request_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Names the principal (an actor's id, never a key or a token) in the current request's log
+/// span, once known.
+pub fn record_principal(id: &str) {
+    tracing::Span::current().record("principal", id);
+}
+
+/// The console's routes from `state`, each request cut after its timeout and logged (request
+/// id, method, path, principal when known, status, latency).
 pub fn router(state: AppState) -> Router {
     let AppState {
         public,
@@ -183,6 +206,9 @@ pub fn router(state: AppState) -> Router {
     let conformance: std::sync::Arc<str> = conformance.into();
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        // Served on the operator's address only (`serve --metrics-addr`, ops.rs): here a plain
+        // 404, not the console's page shell, so that a scrape aimed here fails visibly.
+        .route("/metrics", get(|| async { StatusCode::NOT_FOUND }))
         .route(
             "/api/core/conformance",
             get(move || {
@@ -225,13 +251,20 @@ pub fn router(state: AppState) -> Router {
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|req: &axum::http::Request<axum::body::Body>| {
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path())
+                    // The path only: a query or fragment could carry a token.
+                    tracing::info_span!(
+                        "request",
+                        request_id = next_request_id(),
+                        method = %req.method(),
+                        path = %req.uri().path(),
+                        principal = tracing::field::Empty,
+                    )
                 })
                 .on_request(())
                 .on_response(|r: &Response, latency: Duration, _: &tracing::Span| {
                     tracing::info!(
                         status = r.status().as_u16(),
-                        latency = ?latency,
+                        latency_ms = latency.as_secs_f64() * 1000.0,
                         "answered"
                     );
                 })

@@ -21,5 +21,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(b) => cli::bench::run(b),
         cli::Command::Dev(d) => cli::dev::run(d),
         cli::Command::Org(o) => cli::org::run(o),
+        cli::Command::Backup(b) => cli::backup::run_backup(&b),
+        cli::Command::Restore(r) => cli::backup::run_restore(&r),
     }
 }

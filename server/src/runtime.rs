@@ -210,6 +210,9 @@ pub fn verify_stage<T>(rx: &mpsc::Receiver<(Vec<u8>, T)>, verifier: &Verifier, o
         inbox: out,
         owner: false,
     };
+    // Handles taken once: recording is then an atomic push (docs/operations.md).
+    let seconds = metrics::histogram!("mwp_verify_batch_seconds");
+    let sizes = metrics::histogram!("mwp_verify_batch_commands");
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -219,7 +222,10 @@ pub fn verify_stage<T>(rx: &mpsc::Receiver<(Vec<u8>, T)>, verifier: &Verifier, o
             }
         }
         let (commands, replies): (Vec<Vec<u8>>, Vec<T>) = batch.into_iter().unzip();
+        let t = std::time::Instant::now();
         let verified = verifier.verify(&commands);
+        seconds.record(t.elapsed().as_secs_f64());
+        sizes.record(commands.len() as f64);
         let batch = VerifiedBatch {
             commands,
             replies,
@@ -337,9 +343,20 @@ pub struct AuthorityHandle {
     public: std::sync::Arc<crate::registry_api::PublicRegistry>,
     /// The Registry the verify stage uses (swapped by a development enrolment).
     registry: crate::live_registry::LiveRegistry,
+    /// Set once the owner thread stops deciding (its store failed, or it ended): `GET
+    /// /readyz` then answers 503 with it.
+    health: Health,
 }
 
+/// Why the authority no longer decides; empty while it does.
+pub type Health = std::sync::Arc<std::sync::OnceLock<String>>;
+
 impl AuthorityHandle {
+    /// Why this authority no longer decides, if it does not (`GET /readyz`).
+    pub fn failure(&self) -> Option<String> {
+        self.health.get().cloned()
+    }
+
     /// The Registry Commands are verified with, shared with the binding's HELLO and the
     /// development enrolment.
     pub fn live_registry(&self) -> crate::live_registry::LiveRegistry {
@@ -378,6 +395,7 @@ impl AuthorityHandle {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full((_, to))) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
+                count_queue_full();
                 to.send(Reply::Refused(
                     WireError::new(
                         ErrorCode::Backpressure,
@@ -415,6 +433,7 @@ impl AuthorityHandle {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full(_)) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
+                count_queue_full();
                 return Reply::Refused(
                     WireError::new(
                         ErrorCode::Backpressure,
@@ -451,6 +470,7 @@ impl AuthorityHandle {
                         .validate()
                         .expect("an empty Registry is valid"),
                 ),
+                health: Health::default(),
             },
             rx,
         )
@@ -486,6 +506,7 @@ impl AuthorityHandle {
             tx,
             public: std::sync::Arc::clone(&self.public),
             registry: self.registry.clone(),
+            health: std::sync::Arc::clone(&self.health),
         };
         (handle, hold)
     }
@@ -539,6 +560,69 @@ impl IntakeHold {
             if self.authority.send(request).is_err() {
                 return;
             }
+        }
+    }
+}
+
+/// A Command refused at the full queue, before anyone parsed it.
+fn count_queue_full() {
+    metrics::counter!(
+        "mwp_commands_refused_total",
+        "kind" => UNVERIFIED,
+        "code" => ErrorCode::Backpressure.as_str()
+    )
+    .increment(1);
+}
+
+/// The `kind` label of a Command that did not pass the six stages (its kind is not trusted).
+const UNVERIFIED: &str = "unverified";
+
+/// The `kind` label of a verified Command: a core kind, one of the two Organization-scoped
+/// bootstrap kinds, or `ext` for any other Extension Profile kind (their names are the
+/// senders' to choose: one label for all keeps the series bounded).
+fn kind_label(
+    v: &Result<wasm_core::crypto::Verified, wasm_core::crypto::VerifyError>,
+) -> &'static str {
+    use wasm_core::model::command::{AGENT_CARD_REGISTER, CommandKind, SESSION_OPEN};
+    let Some(command) = v.as_ref().ok().and_then(|v| v.command.as_ref()) else {
+        return UNVERIFIED;
+    };
+    match &command.kind {
+        CommandKind::Core(k) => k.as_str(),
+        CommandKind::Ext(k) if k.as_str() == AGENT_CARD_REGISTER => AGENT_CARD_REGISTER,
+        CommandKind::Ext(k) if k.as_str() == SESSION_OPEN => SESSION_OPEN,
+        CommandKind::Ext(_) => "ext",
+    }
+}
+
+/// Counts one released batch's outcomes, summed per (kind, outcome, code) first: one counter
+/// update per distinct series instead of one per Command.
+fn count_outcomes(outcomes: &[Outcome], kinds: &[&'static str]) {
+    let mut seen: Vec<(&'static str, &'static str, &'static str, u64)> = Vec::new();
+    for (o, kind) in outcomes.iter().zip(kinds) {
+        let (outcome, code) = match o {
+            Ok(Submitted::Appended(_)) => ("accepted", ""),
+            Ok(Submitted::Duplicate(_)) => ("duplicate", ""),
+            Err(r) => ("refused", r.code.as_str()),
+        };
+        match seen
+            .iter_mut()
+            .find(|s| s.0 == *kind && s.1 == outcome && s.2 == code)
+        {
+            Some(s) => s.3 += 1,
+            None => seen.push((kind, outcome, code, 1)),
+        }
+    }
+    for (kind, outcome, code, n) in seen {
+        match outcome {
+            "refused" => {
+                metrics::counter!("mwp_commands_refused_total", "kind" => kind, "code" => code)
+                    .increment(n);
+            }
+            "duplicate" => {
+                metrics::counter!("mwp_commands_duplicate_total", "kind" => kind).increment(n);
+            }
+            _ => metrics::counter!("mwp_commands_accepted_total", "kind" => kind).increment(n),
         }
     }
 }
@@ -698,11 +782,20 @@ pub fn start_full(
         p.start(&svc.authority.state, svc.store());
     }
     let live = svc.live_registry();
-    let (tx, _owner) = spawn_owner(svc, clock, publisher, hook, false)?;
+    let health = Health::default();
+    let (tx, _owner) = spawn_owner_reporting(
+        svc,
+        clock,
+        publisher,
+        hook,
+        false,
+        std::sync::Arc::clone(&health),
+    )?;
     Ok(AuthorityHandle {
         tx,
         public,
         registry: live,
+        health,
     })
 }
 
@@ -720,11 +813,30 @@ pub fn snapshot_every() -> Result<u64, String> {
 /// owner's thread. With `stop_on_failure` (a cluster node) the owner answers what it holds
 /// and ends once the store fails, so that the node can step down (docs/cluster.md).
 pub fn spawn_owner(
+    svc: AuthorityService,
+    clock: Clock,
+    publisher: Option<std::sync::Arc<dyn Publish>>,
+    hook: Option<EventHook>,
+    stop_on_failure: bool,
+) -> Result<(mpsc::SyncSender<Request>, std::thread::JoinHandle<()>), String> {
+    spawn_owner_reporting(
+        svc,
+        clock,
+        publisher,
+        hook,
+        stop_on_failure,
+        Health::default(),
+    )
+}
+
+/// [`spawn_owner`], the owner setting `health` once it stops deciding.
+pub fn spawn_owner_reporting(
     mut svc: AuthorityService,
     clock: Clock,
     publisher: Option<std::sync::Arc<dyn Publish>>,
     hook: Option<EventHook>,
     stop_on_failure: bool,
+    health: Health,
 ) -> Result<(mpsc::SyncSender<Request>, std::thread::JoinHandle<()>), String> {
     let (verify_threads, sign_threads) = split_threads(available_threads());
     svc.set_threads(sign_threads);
@@ -749,7 +861,12 @@ pub fn spawn_owner(
                 publisher.as_deref(),
                 hook.as_ref(),
                 stop_on_failure,
-            )
+                &health,
+            );
+            let _ = health.set(
+                svc.failure()
+                    .unwrap_or_else(|| "the authority stopped".to_owned()),
+            );
         })
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
     Ok((tx, owner))
@@ -766,6 +883,7 @@ impl AuthorityHandle {
             tx,
             public,
             registry,
+            health: Health::default(),
         }
     }
 }
@@ -782,12 +900,17 @@ fn run(
     publisher: Option<&dyn Publish>,
     hook: Option<&EventHook>,
     stop_on_failure: bool,
+    health: &Health,
 ) {
     let _gone = Gone { inbox, owner: true };
-    // Each sender with its Command's bytes, kept to name a refused Command in its answer.
-    type Senders = Vec<(ReplyTo, Vec<u8>)>;
+    // Each sender with its Command's bytes, kept to name a refused Command in its answer,
+    // and the batch's kind labels (for `mwp_commands_*_total`).
+    type Senders = (Vec<(ReplyTo, Vec<u8>)>, Vec<&'static str>);
     let mut pipeline: Pipeline<Senders> = Pipeline::default();
-    let answer = |svc: &AuthorityService, (outcomes, senders): (Vec<Outcome>, Senders)| {
+    let events = metrics::gauge!("mwp_events");
+    let answer = |svc: &AuthorityService, (outcomes, (senders, kinds)): (Vec<Outcome>, Senders)| {
+        count_outcomes(&outcomes, &kinds);
+        events.set(svc.events() as f64);
         // Durable now: subscribers see the batch before any sender hears of it.
         if let Some(p) = publisher {
             let batch: Vec<(&Outcome, Origin)> = outcomes
@@ -863,12 +986,19 @@ fn run(
                 batch.append(more);
             }
         }
+        let kinds: Vec<&'static str> = batch.verified.iter().map(kind_label).collect();
         let begun = svc.begin_verified(batch.verified, clock());
-        let senders: Senders = batch.replies.into_iter().zip(batch.commands).collect();
+        let senders: Senders = (
+            batch.replies.into_iter().zip(batch.commands).collect(),
+            kinds,
+        );
         for done in pipeline.push(svc, begun, senders) {
             answer(svc, done);
         }
         answer_if_failed(svc, &mut pipeline, &answer);
+        if let Some(why) = svc.failure().filter(|_| health.get().is_none()) {
+            let _ = health.set(why);
+        }
         if stop_on_failure && svc.has_failed() {
             while let Some(done) = pipeline.finish_oldest(svc) {
                 answer(svc, done);

@@ -2,6 +2,7 @@
 //! subcommand, so help, errors (exit code 2) and environment fallbacks are uniform. Each
 //! subcommand module exposes `run(args) -> ExitCode`.
 
+pub mod backup;
 pub mod bench;
 pub mod bench_authority;
 pub mod bench_cluster;
@@ -33,6 +34,8 @@ pub struct Cli {
     pub serve: serve::ServeArgs,
 }
 
+// One value, parsed once at start: the size of `serve`'s flags costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the console with the embedded Group Authority (the default).
@@ -53,6 +56,12 @@ pub enum Command {
     /// keys (the directory `serve --data` serves).
     #[command(subcommand)]
     Org(org::OrgCommand),
+    /// Copy a data directory's log consistently while the server runs, with its files and a
+    /// manifest (docs/operations.md).
+    Backup(backup::BackupArgs),
+    /// Check a backup (every Event's signature, the sequences, the projection hash) and put
+    /// it in place as a data directory.
+    Restore(backup::RestoreArgs),
 }
 
 impl Cli {

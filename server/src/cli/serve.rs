@@ -134,6 +134,22 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 3000, requires = "store",
           value_parser = clap::value_parser!(u64).range(300..))]
     pub lease_ms: u64,
+    /// Serve `GET /metrics` (Prometheus text) and `GET /readyz` on this operator address, plain
+    /// HTTP, apart from the public listener (off unless given; docs/operations.md). Give a
+    /// loopback or private address: it has no TLS and asks no credential.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "upstream")]
+    pub metrics_addr: Option<String>,
+    /// The log's format on stderr: `text` (for a person) or `json` (one object per line, with
+    /// a request id, the principal and the latency; never a key or a token).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// `serve --log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 /// The environment variable that fixes the development enrolment token (scripts that open the
@@ -190,14 +206,23 @@ fn resolve_dirs(public: Option<PathBuf>) -> Result<(PathBuf, Option<PathBuf>), S
 }
 
 /// Logs to stderr (stdout keeps the lines scripts parse), filtered by `RUST_LOG`, default
-/// `info`.
-fn init_logging() {
+/// `info`; with `--log-format json` one JSON object per line, the spans' fields (the request
+/// id, the principal) in each.
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(true)
+            .try_init(),
+    };
 }
 
 async fn shutdown_signal() {
@@ -515,7 +540,32 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    init_logging();
+    init_logging(opts.log_format);
+    // The operator's listener first: `/readyz` answers 503 while the store is replayed, and
+    // the recorder is in place before anything records.
+    let readiness = Arc::new(crate::ops::Readiness::default());
+    let metrics = match &opts.metrics_addr {
+        None => None,
+        Some(addr) => {
+            let started = crate::ops::Metrics::install().and_then(|m| {
+                let app = crate::ops::routes(Arc::clone(&m), Arc::clone(&readiness));
+                let local = runtime.block_on(crate::ops::serve(addr, app))?;
+                let _guard = runtime.enter();
+                m.spawn_upkeep();
+                Ok((m, local))
+            });
+            match started {
+                Ok((m, local)) => {
+                    say!("weave-console: operator listener on http://{local} (/metrics, /readyz)");
+                    Some(m)
+                }
+                Err(e) => {
+                    eprintln!("weave-console: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    };
     if !public.join("pkg").is_dir() {
         tracing::warn!(
             "{} has no built console (pkg/): run scripts/build-web.sh",
@@ -784,7 +834,35 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             }
         });
     }
+    let health = authority.clone();
+    let cluster_ready = cluster_router.as_ref().map(|r| Arc::clone(&r.ready));
+    readiness.running(Arc::new(move || {
+        if let Some(why) = health.failure() {
+            return Err(why);
+        }
+        match &cluster_ready {
+            Some(r) => r.state(),
+            None => Ok(()),
+        }
+    }));
+    if let Some(m) = &metrics {
+        let hub = Arc::clone(&hub);
+        m.collect(Box::new(move || {
+            let g = hub.gauges();
+            metrics::gauge!("mwp_sockets_open", "profile" => "human").set(g.humans as f64);
+            metrics::gauge!("mwp_sockets_open", "profile" => "agent").set(g.agents as f64);
+            metrics::gauge!("mwp_subscriptions").set(g.subscriptions as f64);
+            metrics::gauge!("mwp_outbound_queued_frames").set(g.queued_frames as f64);
+            metrics::gauge!("mwp_outbound_queued_bytes").set(g.queued_bytes as f64);
+            metrics::gauge!("mwp_groups").set(g.groups as f64);
+        }));
+    }
+    let ready = Arc::clone(&readiness);
     let mut extra = crate::console::protocol_routes(bundle.ok())
+        .route(
+            "/readyz",
+            axum::routing::get(move || crate::ops::readyz(Arc::clone(&ready))),
+        )
         .merge(crate::enrol::routes(enrolment))
         .merge(crate::artifacts::routes(
             artifacts,

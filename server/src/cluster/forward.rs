@@ -50,6 +50,42 @@ pub struct Router {
     timeout: Duration,
     /// For an `https://` writer: the certificate the nodes share, pinned (`Router::pin`).
     tls: RwLock<Option<Arc<rustls::ClientConfig>>>,
+    /// What `GET /readyz` says of this node, kept by [`Router::set`] and [`Router::renewed`].
+    pub ready: Arc<ClusterReady>,
+}
+
+/// A node's readiness (`GET /readyz`): the writer holds its lease; a follower has folded the
+/// log and seen a writer's lease current. Reported by the node's thread each time it learns
+/// it (the writer on each renewal, every lease/3; a follower on each look at the lease, every
+/// lease/4): a report older than the lease is stale, and not ready.
+pub struct ClusterReady {
+    last: Mutex<Option<(Result<(), String>, std::time::Instant)>>,
+    lease: Duration,
+}
+
+impl ClusterReady {
+    fn report(&self, r: Result<(), String>) {
+        *self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((r, std::time::Instant::now()));
+    }
+
+    pub fn state(&self) -> Result<(), String> {
+        let last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        match last {
+            None => Err("joining the cluster".into()),
+            Some((_, at)) if at.elapsed() > self.lease => {
+                Err("no word of the lease for longer than the lease".into())
+            }
+            Some((r, _)) => r,
+        }
+    }
 }
 
 fn retry_later(message: &str) -> Reply {
@@ -69,7 +105,16 @@ impl Router {
             rt,
             timeout: lease.max(MIN_FORWARD_TIMEOUT),
             tls: RwLock::new(None),
+            ready: Arc::new(ClusterReady {
+                last: Mutex::new(None),
+                lease,
+            }),
         })
+    }
+
+    /// The writer renewed its lease.
+    pub fn renewed(&self) {
+        self.ready.report(Ok(()));
     }
 
     /// Trusts exactly `leaf` for `https://` writers: the certificate this node serves, which
@@ -86,7 +131,13 @@ impl Router {
         Ok(())
     }
 
+    /// Where Commands go now; set by the node's thread once it knows (the writer after it
+    /// caught up with the log, a follower after a fold and a look at the lease).
     pub fn set(&self, route: Route) {
+        self.ready.report(match &route {
+            Route::Nobody => Err("no writer holds the lease".into()),
+            Route::Local(_) | Route::Remote(_) => Ok(()),
+        });
         *self
             .route
             .write()
@@ -315,4 +366,33 @@ async fn connect(
         }
     });
     Ok(sender)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `GET /readyz` on a node: not ready until the node's thread reported, ready while a
+    /// writer is known, not ready without one, and not ready once the report is older than
+    /// the lease (a node thread that stopped reporting).
+    #[test]
+    fn readiness_follows_the_route_and_goes_stale_after_the_lease() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let lease = Duration::from_millis(200);
+        let r = Router::new(rt.handle().clone(), lease);
+        assert_eq!(r.ready.state(), Err("joining the cluster".to_owned()));
+        r.set(Route::Remote("http://127.0.0.1:1".into()));
+        assert_eq!(r.ready.state(), Ok(()));
+        r.set(Route::Nobody);
+        assert_eq!(r.ready.state(), Err("no writer holds the lease".to_owned()));
+        let (tx, _rx) = std::sync::mpsc::sync_channel(1);
+        r.set(Route::Local(tx));
+        assert_eq!(r.ready.state(), Ok(()));
+        std::thread::sleep(lease + Duration::from_millis(50));
+        assert!(r.ready.state().is_err(), "a report older than the lease");
+        r.renewed();
+        assert_eq!(r.ready.state(), Ok(()));
+    }
 }

@@ -438,7 +438,10 @@ impl Node {
             }
             if renewed.elapsed() >= self.cfg.lease / 3 {
                 match lease::renew(&mut self.lease, &fence) {
-                    Ok(true) => renewed = Instant::now(),
+                    Ok(true) => {
+                        renewed = Instant::now();
+                        self.router.renewed();
+                    }
                     Ok(false) => break "the lease was lost".to_owned(),
                     Err(e) if renewed.elapsed() >= self.cfg.lease => {
                         break format!("the lease could not be renewed: {e}");

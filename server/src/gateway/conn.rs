@@ -66,8 +66,13 @@ enum Flow {
 
 /// Runs one connection to its end.
 pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType) {
+    let opened = std::time::Instant::now();
     let mut established = match handshake(&gw, &mut socket, kind).await {
-        Ok(e) => e,
+        Ok(e) => {
+            crate::http::record_principal(&e.principal.id);
+            tracing::info!("session opened");
+            e
+        }
         Err(Some(e)) => {
             // Bounded: a client that does not read gets its socket dropped after the grace.
             let _ = tokio::time::timeout(gw.config.close_grace, async {
@@ -170,6 +175,10 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
         let _ = writer.await;
     }
     gw.hub.unregister(&conn);
+    tracing::info!(
+        latency_ms = opened.elapsed().as_secs_f64() * 1000.0,
+        "session closed"
+    );
 }
 
 /// Whether the key that opened the session is still bound to its principal and valid now.

@@ -466,6 +466,7 @@ impl Conn {
             && (inner.bytes == 0 || inner.bytes + frame.len() <= self.bounds.conn_bytes);
         if !fits {
             sub.last = seq - 1;
+            metrics::counter!("mwp_frames_dropped_total", "reason" => "group_paused").increment(1);
             self.pause_locked(inner, group, "buffer_full");
             return Offer::Stopped;
         }
@@ -584,6 +585,20 @@ pub enum Access {
         visibility_after: u64,
         archive: Option<ArchiveView>,
     },
+}
+
+/// [`Hub::gauges`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HubGauges {
+    /// Open sessions by profile (binding.md: the human and the Agent profile).
+    pub humans: u64,
+    pub agents: u64,
+    pub subscriptions: u64,
+    /// Frames queued to sessions (Group queues, own Events, replies), and the Group queues'
+    /// bytes.
+    pub queued_frames: u64,
+    pub queued_bytes: u64,
+    pub groups: u64,
 }
 
 /// Counters for tests and operators.
@@ -717,6 +732,32 @@ impl Hub {
         }
     }
 
+    /// What an operator watches (`GET /metrics`, read at scrape time): each lock is held
+    /// for a count, one connection at a time.
+    pub fn gauges(&self) -> HubGauges {
+        let conns: Vec<Arc<Conn>> = lock(&self.conns).values().cloned().collect();
+        let mut g = HubGauges::default();
+        for c in &conns {
+            match c.principal.kind {
+                ActorType::Human => g.humans += 1,
+                _ => g.agents += 1,
+            }
+            let inner = lock(&c.inner);
+            g.subscriptions += inner.subs.len() as u64;
+            g.queued_frames += inner
+                .subs
+                .values()
+                .map(|s| s.queue.len() as u64)
+                .sum::<u64>()
+                + inner.own.len() as u64
+                + inner.control.len() as u64;
+            g.queued_bytes += inner.bytes as u64;
+        }
+        let groups = lock(&self.groups);
+        g.groups = groups.len() as u64;
+        g
+    }
+
     /// The live connections of `principal` (tests and operators).
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn connections_of(&self, principal: &str) -> Vec<Arc<Conn>> {
@@ -806,6 +847,8 @@ impl Hub {
             for e in later {
                 if pending.len() >= MAX_PENDING_OWN {
                     pending.pop_front();
+                    metrics::counter!("mwp_frames_dropped_total", "reason" => "own_overflow")
+                        .increment(1);
                 }
                 pending.push_back((origin, e));
             }

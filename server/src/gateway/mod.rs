@@ -251,11 +251,22 @@ pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgr
         Some(q) if q.split('&').any(|p| p == "principal=human") => ActorType::Human,
         _ => ActorType::Agent,
     };
+    // The session's log lines carry the upgrade request's span (its request id) and the
+    // principal once HELLO has named it; the session runs in a task of its own, after the
+    // request was answered, so its span names the request's as its parent.
+    let request = tracing::Span::current();
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .read_buffer_size(READ_BUFFER)
         .write_buffer_size(WRITE_BUFFER)
-        .on_upgrade(move |socket: ws::WebSocket| conn::run(gw, socket, kind))
+        .on_upgrade(move |socket: ws::WebSocket| {
+            let span = tracing::info_span!(
+                parent: &request,
+                "session",
+                principal = tracing::field::Empty
+            );
+            tracing::Instrument::instrument(conn::run(gw, socket, kind), span)
+        })
 }
 
 /// Random bytes from the operating system.

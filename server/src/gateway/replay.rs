@@ -77,6 +77,13 @@ pub(super) fn subscribe(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame: &Subscribe) 
     }
 }
 
+/// One replay served (it went live, or ended its page with `replay_page`), with `sent`
+/// Events.
+fn count_page(sent: usize) {
+    metrics::counter!("mwp_replay_pages_total").increment(1);
+    metrics::counter!("mwp_replay_events_total").increment(sent as u64);
+}
+
 /// Replays `group` after `start` into the subscription's queue, then goes live.
 async fn replay(
     gw: Arc<Gateway>,
@@ -90,11 +97,15 @@ async fn replay(
     let mut sent = 0usize;
     loop {
         let head = match gw.hub.try_go_live(&group, &conn, generation, next) {
-            Ok(()) => return,
+            Ok(()) => {
+                count_page(sent);
+                return;
+            }
             Err(head) => head,
         };
         if sent >= gw.config.replay_page {
             conn.pause(&group, Some(generation), "replay_page");
+            count_page(sent);
             return;
         }
         let (room, bytes, alone) = loop {

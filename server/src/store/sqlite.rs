@@ -496,6 +496,9 @@ impl Store for SqliteStore {
         }
         tx.commit().map_err(err)?;
         let ticket = self.syncer.request();
+        // One record per transaction (a batch), not per Event.
+        metrics::histogram!("mwp_commit_batch_events", "store" => "sqlite")
+            .record(events.len() as f64);
         self.unchecked_bytes += events.iter().map(|e| e.jcs.len()).sum::<usize>()
             + admissions.iter().map(|a| a.record.len()).sum::<usize>();
         if self.unchecked_bytes >= CHECKPOINT_BYTES

@@ -113,6 +113,7 @@ impl Syncer {
 }
 
 fn run(shared: &Shared<State>, file: &File) {
+    let fsync = metrics::histogram!("mwp_fsync_seconds", "store" => "sqlite");
     let mut st = shared.lock();
     loop {
         while st.requested == st.durable && !st.stop {
@@ -124,7 +125,9 @@ fn run(shared: &Shared<State>, file: &File) {
         // Everything written before this point is covered by the sync that starts now.
         let target = st.requested;
         drop(st);
+        let t = std::time::Instant::now();
         let result = file.sync_data();
+        fsync.record(t.elapsed().as_secs_f64());
         st = shared.lock();
         match result {
             Ok(()) => st.durable = st.durable.max(target),
