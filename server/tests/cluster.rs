@@ -475,29 +475,6 @@ fn posters(
         .collect()
 }
 
-/// `GET /readyz`: status and body.
-fn readyz(addr: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET /readyz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap();
-    (
-        status,
-        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
-    )
-}
-
 #[test]
 fn every_node_serves_and_fans_out_the_one_log_in_its_order() {
     let _alone = alone();
@@ -510,7 +487,7 @@ fn every_node_serves_and_fans_out_the_one_log_in_its_order() {
     for a in &addrs {
         let t = Instant::now();
         loop {
-            let (status, body) = readyz(a);
+            let (status, body) = support::get(a, "/readyz").unwrap();
             if status == 200 {
                 assert_eq!(body, r#"{"ready":true}"#);
                 break;

@@ -4,76 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::post;
+use support::{Principal, get, post};
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
-use wasm_core::crypto::{DocumentKind, sign_document};
 use wasm_core::json::{self, Object, Value};
-
-struct Principal {
-    actor: Value,
-    key_id: String,
-    seed: wasm_core::crypto::SecretSeed,
-    seed_text: String,
-}
-
-fn principal(org: &Value, name: &str) -> Principal {
-    let Value::Array(list) = org.pointer("/principals").unwrap() else {
-        panic!("no principals")
-    };
-    let p = list
-        .iter()
-        .find(|p| p.pointer("/name").and_then(Value::as_str) == Some(name))
-        .unwrap();
-    let seed_text = p
-        .pointer("/seed")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned();
-    Principal {
-        actor: p.pointer("/actor").unwrap().clone(),
-        key_id: p
-            .pointer("/keyId")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned(),
-        seed: wasm_core::crypto::SecretSeed::from_b64url(&seed_text).unwrap(),
-        seed_text,
-    }
-}
-
-fn now_text() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    wasm_core::time::format_utc(secs - 1)
-}
-
-fn command(
-    p: &Principal,
-    kind: &str,
-    action: &str,
-    env: &[(&'static str, Value)],
-    payload: Object,
-) -> Vec<u8> {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("actionId", Value::string(action.to_owned()));
-    o.insert("actor", p.actor.clone());
-    for (k, v) in env {
-        o.insert(*k, v.clone());
-    }
-    o.insert("kind", Value::string(kind.to_owned()));
-    o.insert("correlationId", Value::string(action.to_owned()));
-    o.insert("issuedAt", Value::string(now_text()));
-    o.insert("payload", Value::Object(payload));
-    let mut doc = Value::Object(o);
-    sign_document(&mut doc, DocumentKind::Command, &p.key_id, &p.seed).unwrap();
-    json::to_string(&doc).into_bytes()
-}
 
 /// A `mission.create` by the demo's MissionOwner for Group `group`.
 fn mission_create(org: &Value, group: &str, action: &str) -> Vec<u8> {
@@ -89,7 +24,7 @@ fn mission_create(org: &Value, group: &str, action: &str) -> Vec<u8> {
     }
     p.insert(
         "coordinatorId",
-        principal(org, "coordinator")
+        Principal::of(org, "coordinator")
             .actor
             .pointer("/id")
             .unwrap()
@@ -99,8 +34,7 @@ fn mission_create(org: &Value, group: &str, action: &str) -> Vec<u8> {
         "definitionOfDone",
         Value::Array(vec![Value::string("watched")]),
     );
-    command(
-        &principal(org, "mission-owner"),
+    Principal::of(org, "mission-owner").command(
         "mission.create",
         action,
         &[("groupId", Value::string(group.to_owned()))],
@@ -110,7 +44,7 @@ fn mission_create(org: &Value, group: &str, action: &str) -> Vec<u8> {
 
 /// A `message.post` by `who` in `group`.
 fn message(org: &Value, who: &str, group: &str, n: usize) -> Vec<u8> {
-    let p = principal(org, who);
+    let p = Principal::of(org, who);
     let mut payload = Object::new();
     payload.insert(
         "messageId",
@@ -118,8 +52,7 @@ fn message(org: &Value, who: &str, group: &str, n: usize) -> Vec<u8> {
     );
     payload.insert("conversationId", Value::string(format!("{group}:mission")));
     payload.insert("content", Value::string(format!("note {n}")));
-    command(
-        &p,
+    p.command(
         "message.post",
         &format!("{group}:post:{who}:{n}"),
         &[
@@ -199,27 +132,6 @@ fn serve_env(
     }
 }
 
-/// `GET path` over HTTP/1.1: status and body.
-fn get(addr: &str, path: &str) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
-        .unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap();
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-    (status, body)
-}
-
 /// The value of the sample of `name` whose labels include every one of `labels`.
 fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     text.lines()
@@ -281,7 +193,7 @@ fn metrics_are_served_on_the_operator_address_only_and_count_commands_by_kind_an
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("\"duplicate\""), "{body}");
 
-    let (status, text) = get(&operator, "/metrics");
+    let (status, text) = get(&operator, "/metrics").unwrap();
     assert_eq!(status, 200, "{text}");
     let count = |name: &str, labels: &[(&str, &str)]| sample(&text, name, labels);
     assert_eq!(
@@ -340,7 +252,7 @@ fn metrics_are_served_on_the_operator_address_only_and_count_commands_by_kind_an
     assert!(count("mwp_events", &[]).unwrap() >= 5.0, "{text}");
 
     // Not on the public address.
-    let (status, body) = get(&server.addr, "/metrics");
+    let (status, body) = get(&server.addr, "/metrics").unwrap();
     assert_eq!(status, 404, "{body}");
     assert!(!body.contains("mwp_"), "{body}");
     let _ = std::fs::remove_dir_all(&data);
@@ -351,7 +263,7 @@ fn without_the_flag_there_is_no_operator_listener() {
     let data = support::temp("ops", "nometrics");
     let server = serve(&data, &[], Stdio::null());
     assert!(server.operator.is_none(), "{:?}", server.printed);
-    assert_eq!(get(&server.addr, "/metrics").0, 404);
+    assert_eq!(get(&server.addr, "/metrics").unwrap().0, 404);
     let _ = std::fs::remove_dir_all(&data);
 }
 
@@ -361,14 +273,17 @@ fn readyz_is_ready_once_replayed_and_distinct_from_healthz() {
     let server = serve(&data, &["--metrics-addr", "127.0.0.1:0"], Stdio::null());
     let operator = server.operator.clone().unwrap();
     for addr in [&server.addr, &operator] {
-        let (status, body) = get(addr, "/readyz");
+        let (status, body) = get(addr, "/readyz").unwrap();
         assert_eq!(status, 200, "{body}");
         assert_eq!(
             json::parse_str(&body).unwrap().pointer("/ready"),
             Some(&Value::Bool(true))
         );
     }
-    assert_eq!(get(&server.addr, "/healthz"), (200, "ok".to_owned()));
+    assert_eq!(
+        get(&server.addr, "/healthz").unwrap(),
+        (200, "ok".to_owned())
+    );
     let _ = std::fs::remove_dir_all(&data);
 }
 
@@ -406,7 +321,7 @@ fn json_logs_carry_the_request_id_principal_and_latency_and_no_secret() {
     };
     std::thread::spawn(move || for _ in lines {});
     let org = org_of(&data.join("d"));
-    let owner = principal(&org, "mission-owner");
+    let owner = Principal::of(&org, "mission-owner");
     let (code, body) = post(
         &addr,
         &mission_create(&org, "urn:ops:log:group", "urn:ops:log"),
@@ -416,7 +331,7 @@ fn json_logs_carry_the_request_id_principal_and_latency_and_no_secret() {
     // A token in a query string (as a careless link would carry it) is not logged.
     let _ = get(&addr, &format!("/join?token={token}"));
     // A WebSocket session of an Agent: HELLO, then closed.
-    let agent = principal(&org, "coordinator");
+    let agent = Principal::of(&org, "coordinator");
     let agent_id = agent
         .actor
         .pointer("/id")

@@ -70,14 +70,30 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
 /// `POST /api/commands` with `body` over a minimal HTTP/1.1 client (the tests need no HTTP
 /// client dependency): the status and the body.
 pub fn post(addr: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
+    request(
+        addr,
+        &format!(
+            "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        ),
+        body,
+    )
+}
+
+/// `GET path` over the same client: the status and the body.
+pub fn get(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
+    request(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+        b"",
+    )
+}
+
+fn request(addr: &str, head: &str, body: &[u8]) -> std::io::Result<(u16, String)> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr)?;
     s.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
-    write!(
-        s,
-        "POST /api/commands HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
+    s.write_all(head.as_bytes())?;
     s.write_all(body)?;
     let mut text = String::new();
     s.read_to_string(&mut text)?;
@@ -96,6 +112,8 @@ pub struct Principal {
     pub actor: wasm_core::json::Value,
     pub key_id: String,
     pub seed: wasm_core::crypto::SecretSeed,
+    /// The seed as the Organization file spells it (tests check that no log shows it).
+    pub seed_text: String,
 }
 
 impl Principal {
@@ -125,6 +143,7 @@ impl Principal {
             key_id: text("/keyId"),
             seed: wasm_core::crypto::SecretSeed::from_b64url(&text("/seed"))
                 .unwrap_or_else(|| panic!("{name}: the seed is not base64url")),
+            seed_text: text("/seed"),
         }
     }
 
