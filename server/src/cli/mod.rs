@@ -36,7 +36,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the console with the embedded Group Authority (the default).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Run the protocol core against the official conformance vectors.
     Conformance(conformance::ConformanceArgs),
     /// Run the behavioural scenarios (signed Commands and their expected Events or wire error
@@ -58,7 +58,8 @@ pub enum Command {
 impl Cli {
     /// The subcommand to run: `serve` with the top-level flags when none is named.
     pub fn into_command(self) -> Command {
-        self.command.unwrap_or(Command::Serve(self.serve))
+        self.command
+            .unwrap_or_else(|| Command::Serve(Box::new(self.serve)))
     }
 }
 
