@@ -34,7 +34,7 @@ async function ownServer() {
   const token = randomBytes(32).toString('base64url');
   const child = spawn(bin, ['serve', '--addr', '127.0.0.1:0', '--data', data], {
     env: { ...process.env, WEAVE_DEV_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'ignore'],
   });
   const lines = createInterface({ input: child.stdout });
   const base = await new Promise((resolve, reject) => {
@@ -172,6 +172,7 @@ test('a background tab\'s title counts what awaits; one notification per new gat
 const server = process.env.BASE_URL
   ? { base: process.env.BASE_URL, token: process.env.DEV_TOKEN || '', stop: () => {} }
   : await ownServer();
+process.on('exit', () => server.stop());
 const browser = await chromium.launch({
   executablePath,
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
@@ -189,6 +190,5 @@ for (const t of tests) {
   }
 }
 await browser.close();
-server.stop();
 console.log(`end2end notify: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
