@@ -6,7 +6,7 @@
 // `end2end notify: N passed, N failed`.
 //
 // Against BASE_URL with DEV_TOKEN (a `weave-console serve` with the §22 demo, started fresh: its
-// execution gate must open after the console is live), or, without BASE_URL, a server of its own
+// execution gate must open after the console's page does), or, without BASE_URL, a server of its own
 // (WEAVE_BIN, default target/debug/weave-console) on a fresh data directory.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,32 +95,6 @@ async function go(page, letter) {
 const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
 
-test('the permission is asked from the Approvals view\'s button, with its reason, never at load', async (browser, server) => {
-  const context = await browser.newContext({ locale: 'en-US' });
-  const page = await context.newPage();
-  let asked = 0;
-  await page.exposeFunction('__asked', () => { asked += 1; });
-  await page.addInitScript(`
-    if (window.Notification) {
-      const ask = window.Notification.requestPermission.bind(window.Notification);
-      window.Notification.requestPermission = (...a) => { window.__asked(); return ask(...a); };
-    }
-  `);
-  await page.goto(server.base, { waitUntil: 'load' });
-  await page.waitForTimeout(1500);
-  check(asked === 0, 'the permission was asked at load');
-  await page.goto(new URL('/approvals', server.base).href, { waitUntil: 'load' });
-  const button = page.locator('button.notify-enable');
-  await button.waitFor({ timeout: TIMEOUT_MS });
-  check(asked === 0, 'the permission was asked before the click');
-  const why = await page.locator('#notify-why').innerText();
-  check(/background/.test(why) && /ownership lease/.test(why), `the reason: ${why}`);
-  await button.click();
-  await page.waitForTimeout(500);
-  check(asked === 1, `asked ${asked} times on one click`);
-  await context.close();
-});
-
 test('a background tab\'s title counts what awaits; one notification per new gate, none again after a reconnect', async (browser, server) => {
   const context = await browser.newContext({ locale: 'en-US' });
   await context.grantPermissions(['notifications'], { origin: new URL(server.base).origin });
@@ -166,6 +140,32 @@ test('a background tab\'s title counts what awaits; one notification per new gat
   check(new Set(again).size === again.length, `announced again after the reconnect: ${JSON.stringify(again)}`);
   check(page.problems.length === 0, page.problems.join('; '));
   console.log(`  (background tab: visibilityState ${hidden}, title "${title}", ${after.length} notification(s): ${after.map((n) => n.title).join(' | ')})`);
+  await context.close();
+});
+
+test('the permission is asked from the Approvals view\'s button, with its reason, never at load', async (browser, server) => {
+  const context = await browser.newContext({ locale: 'en-US' });
+  const page = await context.newPage();
+  let asked = 0;
+  await page.exposeFunction('__asked', () => { asked += 1; });
+  await page.addInitScript(`
+    if (window.Notification) {
+      const ask = window.Notification.requestPermission.bind(window.Notification);
+      window.Notification.requestPermission = (...a) => { window.__asked(); return ask(...a); };
+    }
+  `);
+  await page.goto(server.base, { waitUntil: 'load' });
+  await page.waitForTimeout(1500);
+  check(asked === 0, 'the permission was asked at load');
+  await page.goto(new URL('/approvals', server.base).href, { waitUntil: 'load' });
+  const button = page.locator('button.notify-enable');
+  await button.waitFor({ timeout: TIMEOUT_MS });
+  check(asked === 0, 'the permission was asked before the click');
+  const why = await page.locator('#notify-why').innerText();
+  check(/background/.test(why) && /ownership lease/.test(why), `the reason: ${why}`);
+  await button.click();
+  await page.waitForTimeout(500);
+  check(asked === 1, `asked ${asked} times on one click`);
   await context.close();
 });
 

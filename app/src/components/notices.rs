@@ -7,8 +7,8 @@
 //! "New" is against a set of announced item keys (`commands::item_key`: a gate is its WorkItem
 //! and Ownership Epoch, a final approval its Mission and revision) kept in `localStorage` per
 //! Principal, bounded: an item is never announced twice, across reconnects, replays and
-//! reloads. What is pending when the console first becomes live is remembered without a
-//! notification (the person sees it in the title and the Approvals view).
+//! reloads. What was pending before the page opened is remembered without a notification when
+//! the console first becomes live (the person sees it in the title and the Approvals view).
 
 use crate::commands::item_key;
 use crate::i18n::*;
@@ -32,6 +32,8 @@ pub struct Awaiting {
     pub mission: String,
     pub goal: Option<String>,
     pub lease: Option<Micros>,
+    /// When it became pending (the inbox's `since`).
+    pub since: Micros,
 }
 
 /// The items awaiting the viewer's own decision (the inbox's `MayApprove` ones) in the live
@@ -78,6 +80,7 @@ fn describe(state: &wasm_core::authority::state::State, i: &ApprovalItem) -> Awa
         mission,
         goal,
         lease,
+        since: i.since,
     }
 }
 
@@ -107,11 +110,12 @@ fn storage_key(principal: &str) -> String {
 }
 
 /// The keys of `items` to announce now: those not in `known`, which are added to it (bounded).
-/// With `silent` (the first live state) they are only remembered.
+/// With `silent_before` (the first live state: the page's opening) the items pending since
+/// before it are only remembered.
 pub fn fresh<'a>(
     known: &mut VecDeque<String>,
     items: &'a [Awaiting],
-    silent: bool,
+    silent_before: Option<Micros>,
 ) -> Vec<&'a Awaiting> {
     let mut out = Vec::new();
     for a in items.iter().filter(|a| a.announce) {
@@ -122,7 +126,7 @@ pub fn fresh<'a>(
         if known.len() > REMEMBERED {
             known.pop_front();
         }
-        if !silent {
+        if silent_before.is_none_or(|t| a.since >= t) {
             out.push(a);
         }
     }
@@ -139,7 +143,9 @@ pub fn watch(console: Console, i18n: I18nContext<Locale>) {
             d.set_title(&titled(n, td_string!(l, app.title)));
         }
     });
-    // Per Principal: whether the first live state was seen, and the keys announced.
+    // Per Principal: whether the first live state was seen, and the keys announced. What was
+    // pending before the page opened is not announced then (the title and the view show it).
+    let opened = console.clock.get_untracked();
     let seen_live = StoredValue::new(None::<String>);
     Effect::new(move |_| {
         let live = matches!(console.status.get(), Status::Connected)
@@ -153,7 +159,9 @@ pub fn watch(console: Console, i18n: I18nContext<Locale>) {
         if !live {
             return;
         }
-        let silent = seen_live.with_value(|p| p.as_deref() != Some(principal.as_str()));
+        let silent = seen_live
+            .with_value(|p| p.as_deref() != Some(principal.as_str()))
+            .then_some(opened);
         seen_live.set_value(Some(principal.clone()));
         let mut known = load(&principal);
         let now = console.clock.get_untracked();
@@ -270,29 +278,38 @@ mod tests {
             mission: "M".into(),
             goal: None,
             lease: None,
+            since: Micros(10),
         }
     }
 
     #[test]
     fn each_item_is_announced_once_and_the_first_state_silently() {
         let mut known = VecDeque::new();
-        let first = [item("gate w1 1", true), item("override a", false)];
-        assert!(fresh(&mut known, &first, true).is_empty());
+        // The first live state: pending before the page opened (at 20), remembered silently;
+        // opened since, announced.
+        let mut late = item("final m0 1", true);
+        late.since = Micros(30);
+        let first = [item("gate w1 1", true), item("override a", false), late];
+        let keys: Vec<&str> = fresh(&mut known, &first, Some(Micros(20)))
+            .iter()
+            .map(|a| a.key.as_str())
+            .collect();
+        assert_eq!(keys, ["final m0 1"]);
         let next = [
             item("gate w1 1", true),
             item("gate w2 1", true),
             item("final m 3", true),
         ];
-        let keys: Vec<&str> = fresh(&mut known, &next, false)
+        let keys: Vec<&str> = fresh(&mut known, &next, None)
             .iter()
             .map(|a| a.key.as_str())
             .collect();
         assert_eq!(keys, ["gate w2 1", "final m 3"]);
         // Replayed again (a reconnect): nothing new.
-        assert!(fresh(&mut known, &next, false).is_empty());
+        assert!(fresh(&mut known, &next, None).is_empty());
         // A new Ownership Epoch is a new gate.
         let again = [item("gate w1 2", true)];
-        assert_eq!(fresh(&mut known, &again, false).len(), 1);
+        assert_eq!(fresh(&mut known, &again, None).len(), 1);
         assert_eq!(titled(0, "T"), "T");
         assert_eq!(titled(2, "T"), "(2) T");
     }
@@ -303,7 +320,7 @@ mod tests {
         let many: Vec<Awaiting> = (0..REMEMBERED + 10)
             .map(|i| item(&format!("gate w{i} 1"), true))
             .collect();
-        assert_eq!(fresh(&mut known, &many, false).len(), REMEMBERED + 10);
+        assert_eq!(fresh(&mut known, &many, None).len(), REMEMBERED + 10);
         assert_eq!(known.len(), REMEMBERED);
     }
 }
