@@ -34,6 +34,7 @@ use wasm_core::authority::state::State;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{Object, Value};
 use wasm_core::model::ToJson;
+use wasm_core::model::common::ActorType;
 use wasm_core::model::mission::MissionState;
 use wasm_core::model::work_item::WorkItemState;
 
@@ -338,7 +339,9 @@ impl Notifier {
             let Some(m) = state.missions.get(id) else {
                 continue;
             };
-            if m.status != MissionState::AwaitingApproval {
+            // A child Mission whose MissionOwner is an Agent awaits that Agent, not a human.
+            if m.status != MissionState::AwaitingApproval || m.owner.actor_type != ActorType::Human
+            {
                 continue;
             }
             let revision = m.submitted_revision.unwrap_or(m.revision);
@@ -366,6 +369,7 @@ impl Notifier {
                 continue;
             };
             let gated = m.status == MissionState::Active
+                && m.owner.actor_type == ActorType::Human
                 && w.status == WorkItemState::Queued
                 && w.assignee_id.is_some()
                 && work_exec::execution_approval_required(w)
