@@ -186,9 +186,10 @@ fn show(i18n: I18nContext<Locale>, a: &Awaiting, now: Micros) {
                 td_string!(l, notify.gate_body, goal = goal.clone(), lease = lease).to_string(),
             )
         }
+        // No lease known: the goal alone (data, no sentence to translate).
         (Some(goal), None) => (
             td_string!(l, notify.gate_title, mission = mission).to_string(),
-            td_string!(l, notify.gate_body_no_lease, goal = goal.clone()).to_string(),
+            goal.clone(),
         ),
         (None, _) => (
             td_string!(l, notify.final_title, mission = mission).to_string(),
