@@ -15,7 +15,8 @@
 #   end2end      scripts/build-web.sh release, weave-console serve, end2end/console.mjs, then
 #                end2end/agent.mjs (a Node Agent joins an Organization of `org init` with its join
 #                file), end2end/decide.mjs (the Approvals view against the same demo), then end2end/proxy.mjs
-#                (the console through `serve --upstream` in front of a second demo server)
+#                (the console through `serve --upstream` in front of a second demo server);
+#                end2end/notify.mjs starts a demo server of its own
 #                (playwright-core + Debian chromium + @axe-core/playwright)
 # Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
 # Ends with `all: N passed, 0 failed`; stops at the first failing step with a non-zero exit.
@@ -298,6 +299,9 @@ step_end2end() {
       node --experimental-websocket end2end/agent.mjs || rc=$?
   fi
   if [ "$rc" -eq 0 ]; then BASE_URL="$base/" DEV_TOKEN="$dev_token" node end2end/decide.mjs || rc=$?; fi
+  # The title count and notifications: a demo server of its own, whose gate opens after the
+  # console is live (docs/notifications.md).
+  if [ "$rc" -eq 0 ]; then WEAVE_BIN="$bin" node end2end/notify.mjs || rc=$?; fi
   stop_server
   # The console through the proxy: a demo server upstream, `serve --upstream …
   # --registry-from-upstream` in front of it, and a key brought from elsewhere (issue 26).

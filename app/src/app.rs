@@ -11,7 +11,6 @@ use crate::state::{Console, RegistryState, Theme, apply_theme, toggle_theme, use
 use crate::web;
 use leptos::prelude::*;
 use leptos_i18n::I18nContext;
-use leptos_i18n::td_string;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::hooks::use_navigate;
 use leptos_router::path;
@@ -45,10 +44,9 @@ fn Shell() -> impl IntoView {
     Effect::new(move |_| {
         let l = i18n.get_locale();
         web::set_root_attr("lang", tag_of(l));
-        if let Some(d) = web::window().and_then(|w| w.document()) {
-            d.set_title(td_string!(l, app.title));
-        }
     });
+    // The title (with the count of what awaits the human) and the notifications.
+    crate::components::notices::watch(console, i18n);
 
     let theme = web::local_get(Theme::STORAGE_KEY)
         .map(|s| Theme::parse(&s))

@@ -21,6 +21,7 @@ pub mod guard;
 pub mod http;
 pub mod limits;
 pub mod live_registry;
+pub mod notify;
 pub mod ops;
 pub mod org;
 pub mod proxy;

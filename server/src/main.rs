@@ -15,7 +15,7 @@ use server::cli;
 fn main() -> ExitCode {
     use clap::Parser;
     match cli::Cli::parse().into_command() {
-        cli::Command::Serve(a) => cli::serve::run(a),
+        cli::Command::Serve(a) => cli::serve::run(*a),
         cli::Command::Conformance(a) => cli::conformance::run(&a),
         cli::Command::Scenarios(a) => cli::scenarios::run(&a),
         cli::Command::Bench(b) => cli::bench::run(b),

@@ -5,6 +5,7 @@ pub mod cheat_sheet;
 pub mod header;
 pub mod ident;
 pub mod live;
+pub mod notices;
 pub mod outcome;
 pub mod proposals;
 pub mod registry;

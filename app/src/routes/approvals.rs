@@ -60,6 +60,8 @@ pub fn Approvals() -> impl IntoView {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, approvals.title)}</h1>
             <p class="intro">{t!(i18n, approvals.intro)}</p>
+            // Asked from here only, on a click, with the reason (never at load).
+            <crate::components::notices::NotifyPermission />
             <StreamStates>
                 <GroupsNotice />
                 // The demo's Missions that wait for a human to create them (own Organization).

@@ -746,8 +746,60 @@ mod tests {
         pub org: DevOrganization,
         pub events: Option<mpsc::UnboundedReceiver<Vec<u8>>>,
         pub artifacts: ArtifactStore,
+        /// The bodies of the notices a `--notify-webhook` receiver on 127.0.0.1 got.
+        pub notices: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
         stop: Option<tokio::sync::oneshot::Sender<()>>,
         dir: std::path::PathBuf,
+    }
+
+    /// A webhook receiver on 127.0.0.1 (HTTP/1.1, one request per connection, answered 200)
+    /// recording each body: its URL and the bodies.
+    async fn receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = std::sync::Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let log = std::sync::Arc::clone(&log);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let Ok(n) = s.read(&mut chunk).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            continue;
+                        };
+                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse().ok())
+                            .unwrap_or(0);
+                        if buf.len() < end + 4 + len {
+                            continue;
+                        }
+                        log.lock()
+                            .expect("lock")
+                            .push(buf[end + 4..end + 4 + len].to_vec());
+                        let _ = s
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                            .await;
+                        return;
+                    }
+                });
+            }
+        });
+        (url, seen)
     }
 
     impl DevServer {
@@ -775,11 +827,23 @@ mod tests {
                 }
             });
             let hub = std::sync::Arc::new(crate::gateway::Hub::new());
+            // The notices of `--notify-webhook`, beside the hub.
+            let (url, notices) = receiver().await;
+            let notifier = crate::notify::Notifier::start(
+                vec![crate::notify::parse_webhook(&url, false).expect("webhook")],
+                org.config.key_id.clone(),
+                ed25519::Signer::from_seed(&org.config.seed),
+                None,
+                &tokio::runtime::Handle::current(),
+            );
             let handle = crate::runtime::start_full(
                 &data,
                 org,
                 Box::new(crate::runtime::now),
-                Some(hub.clone()),
+                Some(std::sync::Arc::new(crate::notify::Both(
+                    hub.clone(),
+                    notifier,
+                ))),
                 Some(hook),
             )
             .expect("authority");
@@ -826,6 +890,7 @@ mod tests {
                 org: dev,
                 events: Some(rx),
                 artifacts,
+                notices,
                 stop: Some(stop),
                 dir,
             }
@@ -916,6 +981,36 @@ mod tests {
         assert_eq!(count("approval.grant_execution"), 1, "{decisions:?}");
         assert_eq!(count("mission.request_changes"), 1, "{decisions:?}");
         assert_eq!(count("mission.approve"), 2, "{decisions:?}");
+        // One webhook notice per item the human was asked to decide: the gate, and each
+        // submission for final approval (the first of Checkout's, answered with a change
+        // request, then its second and Search's); none for the child Mission, whose
+        // MissionOwner is an Agent (docs/notifications.md).
+        let kinds = || {
+            let mut k: Vec<String> = server
+                .notices
+                .lock()
+                .expect("lock")
+                .iter()
+                .map(|b| {
+                    let v = wasm_core::json::parse(b).expect("a notice is JSON");
+                    v.pointer("/kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect();
+            k.sort();
+            k
+        };
+        let t = Instant::now();
+        while kinds().len() < decisions.len() && t.elapsed() < Duration::from_secs(10) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            kinds(),
+            ["final_approval", "final_approval", "final_approval", "gate"],
+            "{decisions:?}"
+        );
         let rec = &result.record;
         assert_eq!(rec.replacements.len(), 1);
         // In real time the cut-off Coordinator may still be waiting for its own last Events

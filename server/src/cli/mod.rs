@@ -34,12 +34,10 @@ pub struct Cli {
     pub serve: serve::ServeArgs,
 }
 
-// One value, parsed once at start: the size of `serve`'s flags costs nothing worth a box.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the console with the embedded Group Authority (the default).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Run the protocol core against the official conformance vectors.
     Conformance(conformance::ConformanceArgs),
     /// Run the behavioural scenarios (signed Commands and their expected Events or wire error
@@ -67,7 +65,8 @@ pub enum Command {
 impl Cli {
     /// The subcommand to run: `serve` with the top-level flags when none is named.
     pub fn into_command(self) -> Command {
-        self.command.unwrap_or(Command::Serve(self.serve))
+        self.command
+            .unwrap_or_else(|| Command::Serve(Box::new(self.serve)))
     }
 }
 

@@ -143,6 +143,23 @@ pub struct ServeArgs {
     /// a request id, the principal and the latency; never a key or a token).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// POST a signed notice to this webhook for each new item awaiting a human (an execution
+    /// gate, a final Mission approval), repeatable: `URL`, or `FILTER,…@URL` with the filters
+    /// `gate`, `final`, `mission=ID` (docs/notifications.md). Plain `http://` only to a
+    /// loopback host unless `--notify-allow-http`.
+    #[arg(long, value_name = "[FILTER,…@]URL", conflicts_with = "upstream")]
+    pub notify_webhook: Vec<String>,
+    /// The console's public URL for the notices' links (default: this server's own).
+    #[arg(long, value_name = "URL", requires = "notify_webhook")]
+    pub notify_link_base: Option<String>,
+    /// The PEM certificates an `https://` webhook is checked against (default: the
+    /// system's bundle).
+    #[arg(long, value_name = "FILE", requires = "notify_webhook")]
+    pub notify_ca: Option<PathBuf>,
+    /// Let `--notify-webhook` use plain `http://` to a host that is not loopback (the
+    /// notice then crosses the network in clear; it is signed, not secret).
+    #[arg(long, requires = "notify_webhook")]
+    pub notify_allow_http: bool,
 }
 
 /// `serve --log-format`.
@@ -365,6 +382,7 @@ async fn serve(
         Arc<std::sync::OnceLock<String>>,
         Arc<crate::cluster::forward::Router>,
     )>,
+    notifier: Option<Arc<crate::notify::Notifier>>,
 ) -> Result<(), String> {
     let listener = std::net::TcpListener::bind(&opts.addr)
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
@@ -407,6 +425,9 @@ async fn serve(
         Arc::new(policy),
         crate::guard::edge,
     ));
+    if let Some(n) = &notifier {
+        n.link_base_default(&format!("{scheme}://{local}"));
+    }
     say!("weave-console listening on {scheme}://{local}");
     if let Some(token) = dev_token {
         // The token goes in the fragment: a browser never sends it, so no log holds it.
@@ -439,6 +460,46 @@ async fn serve(
         shutdown_signal(),
     )
     .await
+}
+
+/// The notifier of `--notify-webhook`, signing with the Organization's service key (the
+/// authority's), or none without a webhook.
+fn notifier_for(
+    opts: &ServeArgs,
+    config: &wasm_core::authority::AuthorityConfig,
+    rt: &tokio::runtime::Handle,
+) -> Result<Option<Arc<crate::notify::Notifier>>, String> {
+    if opts.notify_webhook.is_empty() {
+        return Ok(None);
+    }
+    let hooks = opts
+        .notify_webhook
+        .iter()
+        .map(|s| crate::notify::parse_webhook(s, opts.notify_allow_http))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--notify-webhook {e}"))?;
+    let tls = if hooks.iter().any(|h| h.secure) {
+        Some(crate::notify::roots(opts.notify_ca.as_deref())?)
+    } else {
+        None
+    };
+    for h in &hooks {
+        say!(
+            "weave-console: notices of items awaiting a human go to {}",
+            h.url
+        );
+    }
+    let n = crate::notify::Notifier::start(
+        hooks,
+        config.key_id.clone(),
+        wasm_core::crypto::ed25519::Signer::from_seed(&config.seed),
+        tls,
+        rt,
+    );
+    if let Some(base) = &opts.notify_link_base {
+        n.link_base_default(base);
+    }
+    Ok(Some(n))
 }
 
 /// `serve --upstream`: static files and the relay; no authority, no keys, no data directory.
@@ -512,7 +573,7 @@ fn run_proxy(
             .style(style)
             .routes(extra),
     );
-    match runtime.block_on(serve(opts, app, None, None, None)) {
+    match runtime.block_on(serve(opts, app, None, None, None, None)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");
@@ -665,7 +726,19 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         },
         _ => Arc::new(crate::devclock::DevClock::default()),
     };
-    let publisher: Arc<dyn crate::runtime::Publish> = hub.clone();
+    // Webhooks for the approvers not in the console (docs/notifications.md): a second
+    // publisher beside the hub; on a cluster the writer alone announces.
+    let notifier = match notifier_for(&opts, &org.config, runtime.handle()) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("weave-console: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let publisher: Arc<dyn crate::runtime::Publish> = match (&notifier, &opts.store) {
+        (Some(n), None) => Arc::new(crate::notify::Both(hub.clone(), n.clone())),
+        _ => hub.clone(),
+    };
     let mut demo = None;
     // Artifact content by hash, beside the Event store under the data directory.
     let artifacts = crate::artifacts::ArtifactStore::open(&opts.data);
@@ -679,6 +752,9 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             node: opts.node.clone().unwrap_or_else(|| opts.addr.clone()),
             advertise: slot,
             lease: std::time::Duration::from_millis(opts.lease_ms),
+            writer_publisher: notifier
+                .clone()
+                .map(|n| n as Arc<dyn crate::runtime::Publish>),
         };
         let c = Arc::clone(&clock);
         let shared: crate::cluster::SharedClock = if opts.dev_clock {
@@ -889,7 +965,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     );
     let token_text = dev_token.as_ref().map(|(_, text)| text.as_str());
     let cluster = advertise.zip(cluster_router);
-    match runtime.block_on(serve(&opts, app, demo, token_text, cluster)) {
+    match runtime.block_on(serve(&opts, app, demo, token_text, cluster, notifier)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("weave-console: {msg}");

@@ -31,7 +31,7 @@ use wasm_core::json;
 use wasm_core::model::common::Actor;
 
 /// A node's place in the cluster.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ClusterConfig {
     /// `postgres://…`
     pub url: String,
@@ -42,6 +42,9 @@ pub struct ClusterConfig {
     pub advertise: Arc<std::sync::OnceLock<String>>,
     /// The writer's lease: a writer that has not renewed it for this long is replaced.
     pub lease: Duration,
+    /// Sees the writer's batches only, started at each takeover (the notifier of
+    /// `--notify-webhook`: one node announces, docs/notifications.md).
+    pub writer_publisher: Option<Arc<dyn Publish>>,
 }
 
 /// The clock the owner decides at, shared across the node's terms as writer.
@@ -416,13 +419,21 @@ impl Node {
                 h(events);
             }) as EventHook
         });
-        let (tx, owner) = crate::runtime::spawn_owner(
-            svc,
-            Box::new(move || clock()),
-            self.publisher.clone(),
-            hook,
-            true,
-        )?;
+        // The writer's own publisher sees the State it takes over (what was pending then is
+        // not announced again) and every batch it decides from now on.
+        let publisher = match (&self.publisher, &self.cfg.writer_publisher) {
+            (p, None) => p.clone(),
+            (None, Some(w)) => {
+                w.start(&svc.authority.state, svc.store());
+                Some(Arc::clone(w))
+            }
+            (Some(p), Some(w)) => {
+                w.start(&svc.authority.state, svc.store());
+                Some(Arc::new(crate::notify::Both(Arc::clone(p), Arc::clone(w))) as Arc<dyn Publish>)
+            }
+        };
+        let (tx, owner) =
+            crate::runtime::spawn_owner(svc, Box::new(move || clock()), publisher, hook, true)?;
         self.router.set(Route::Local(tx));
         println!(
             "weave-console: cluster node {} is the writer (epoch {epoch}; {caught} Events caught \
