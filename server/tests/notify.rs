@@ -193,6 +193,7 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
     let server: Server = support::serve(|c| {
         c.args(["--addr", "127.0.0.1:0", "--no-demo", "--data"])
             .arg(&data)
+            .args(["--metrics-addr", "127.0.0.1:0"])
             .args(["--notify-webhook", &format!("http://{ok_addr}/hook")])
             .args([
                 "--notify-webhook",
@@ -405,6 +406,19 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
     );
     for seen in &flaky {
         assert!(verifies(&registry, seen, &seen.body));
+    }
+    // The delivery log in the operator's metrics: 2 + 2 delivered, the flaky one's 2 retries.
+    let operator = server.operator.clone().expect("the operator's listener");
+    let (status, metrics) = support::get(&operator, "/metrics").unwrap();
+    assert_eq!(status, 200);
+    for line in [
+        "mwp_webhook_deliveries_total{outcome=\"delivered\"} 4",
+        "mwp_webhook_deliveries_total{outcome=\"retried\"} 2",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line} in\n{metrics}"
+        );
     }
     drop(server);
     let _ = std::fs::remove_dir_all(Path::new(&dir));

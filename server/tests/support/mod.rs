@@ -14,6 +14,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_weave-console");
 pub struct Server {
     pub child: Child,
     pub addr: String,
+    /// The operator's listener (`--metrics-addr`), when the server printed one.
+    pub operator: Option<String>,
 }
 
 impl Drop for Server {
@@ -50,11 +52,15 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
         panic!("the server's stdout is piped");
     };
     let mut lines = BufReader::new(stdout).lines();
+    let mut operator = None;
     let addr = loop {
         let line = match lines.next() {
             Some(Ok(line)) => line,
             other => panic!("the server exited before listening: {other:?}"),
         };
+        if let Some(a) = line.split("operator listener on http://").nth(1) {
+            operator = a.split_whitespace().next().map(str::to_owned);
+        }
         if let Some(a) = line
             .split("listening on http://")
             .nth(1)
@@ -64,7 +70,11 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    Server { child, addr }
+    Server {
+        child,
+        addr,
+        operator,
+    }
 }
 
 /// `POST /api/commands` with `body` over a minimal HTTP/1.1 client (the tests need no HTTP
