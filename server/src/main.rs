@@ -1,6 +1,7 @@
 //! `weave-console`: the MissionWeave console's server and command-line tool.
 //!
-//! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `dev`, `help`
+//! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `dev`, `org`, `export`,
+//! `verify-export`, `help`
 //! (`cli::Cli`).
 
 use std::process::ExitCode;
@@ -21,5 +22,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(b) => cli::bench::run(b),
         cli::Command::Dev(d) => cli::dev::run(d),
         cli::Command::Org(o) => cli::org::run(o),
+        cli::Command::Export(a) => cli::audit::run_export(&a),
+        cli::Command::VerifyExport(a) => cli::audit::run_verify(&a),
     }
 }

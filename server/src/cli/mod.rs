@@ -2,6 +2,7 @@
 //! subcommand, so help, errors (exit code 2) and environment fallbacks are uniform. Each
 //! subcommand module exposes `run(args) -> ExitCode`.
 
+pub mod audit;
 pub mod bench;
 pub mod bench_authority;
 pub mod bench_cluster;
@@ -53,6 +54,11 @@ pub enum Command {
     /// keys (the directory `serve --data` serves).
     #[command(subcommand)]
     Org(org::OrgCommand),
+    /// Write an audit bundle of some Groups (safe while the server runs): Registry, Agent
+    /// Cards, Events, First-Admission Records, Artifact hashes, sealed (docs/audit.md).
+    Export(audit::ExportArgs),
+    /// Verify an audit bundle offline and print who decided what, when, on which evidence.
+    VerifyExport(audit::VerifyExportArgs),
 }
 
 impl Cli {
