@@ -111,21 +111,6 @@ fn select(state: &State, args: &ExportArgs) -> Result<Vec<String>, String> {
     Ok(groups)
 }
 
-/// The Artifact hashes an Event names: a published manifest's content, an Approval's or a
-/// submission's Artifact set.
-fn artifact_hashes(event: &Value, out: &mut BTreeSet<String>) {
-    let mut add = |v: Option<&Value>| match v {
-        Some(Value::Array(a)) => out.extend(a.iter().filter_map(Value::as_str).map(str::to_owned)),
-        Some(Value::String(s)) => {
-            out.insert(s.as_str().to_owned());
-        }
-        _ => {}
-    };
-    add(event.pointer("/payload/artifact/contentHash"));
-    add(event.pointer("/payload/approval/artifactHashes"));
-    add(event.pointer("/payload/artifactHashes"));
-}
-
 fn export(args: &ExportArgs) -> Result<String, String> {
     let setup = organization(args)?;
     let organization_id = setup.registry.organization_id().to_owned();
@@ -182,7 +167,7 @@ fn export(args: &ExportArgs) -> Result<String, String> {
             continue;
         }
         let v = json::parse(&bytes).map_err(|e| e.to_string())?;
-        artifact_hashes(&v, &mut hashes);
+        audit::artifact_hashes(&v, &mut hashes);
         if let Some(h) = v.pointer("/commandHash").and_then(Value::as_str) {
             let key = (organization_id.clone(), h.to_owned());
             if let Some(r) = log.admissions.get(&key)

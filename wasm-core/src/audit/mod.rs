@@ -29,7 +29,7 @@ mod write;
 pub use verify::{
     ApprovalSummary, Decision, GroupSummary, SealSummary, SignerKey, Summary, verify,
 };
-pub use write::{Assembly, Sealer, assemble};
+pub use write::{Assembly, Sealer, artifact_hashes, assemble};
 
 use crate::authority::ApplyError;
 use crate::crypto::VerifyError;

@@ -438,7 +438,9 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
             }
         }
     }
-    if let Some((hash, d)) = seen.awaiting.iter().find_map(|(h, ds)| {
+    // A sealed bundle (the CLI's, which reads the store) holds every record; an unsealed one
+    // (the console's, which holds none) says so in its summary.
+    if let Some((hash, d)) = seen.awaiting.iter().filter(|_| sealed).find_map(|(h, ds)| {
         ds.iter()
             .find(|(_, human)| *human)
             .and_then(|(d, _)| decisions.get(*d))

@@ -8,6 +8,7 @@ use crate::json::{self, Object, Value};
 use crate::model::ToJson;
 use crate::model::common::Actor;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 
 /// What a bundle holds, as the exporter found it.
 #[derive(Clone, Debug)]
@@ -125,4 +126,19 @@ pub fn assemble(a: &Assembly, sealer: Option<&Sealer<'_>>) -> Result<Vec<u8>, Au
         )?;
     }
     Ok(out)
+}
+
+/// The Artifact hashes an Event names (what a bundle's Artifact lines may list): a published
+/// manifest's `contentHash`, an Approval's or a submission's `artifactHashes`.
+pub fn artifact_hashes(event: &Value, out: &mut BTreeSet<String>) {
+    let mut add = |v: Option<&Value>| match v {
+        Some(Value::Array(a)) => out.extend(a.iter().filter_map(Value::as_str).map(str::to_owned)),
+        Some(Value::String(s)) => {
+            out.insert(s.as_str().to_owned());
+        }
+        _ => {}
+    };
+    add(event.pointer("/payload/artifact/contentHash"));
+    add(event.pointer("/payload/approval/artifactHashes"));
+    add(event.pointer("/payload/artifactHashes"));
 }
