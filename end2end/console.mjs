@@ -568,6 +568,44 @@ test('a human with no Membership is told so on the board and in Approvals', asyn
   await context.close();
 });
 
+test('an audit bundle exported from the Events view verifies in the Protocol view; a changed byte is refused, the Event named', async (browser) => {
+  const context = await newContext(browser, { acceptDownloads: true });
+  const page = await context.newPage();
+  await signInGenerated(page);
+  await go(page, 'e');
+  await page.locator('#events-table tbody tr[data-event-id]').first().waitFor({ timeout: TIMEOUT_MS });
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: TIMEOUT_MS }),
+    page.click('#audit-export'),
+  ]);
+  const bundle = readFileSync(await download.path());
+  await page.locator('.audit-export [data-state="exported"]').waitFor({ timeout: TIMEOUT_MS });
+  const lines = bundle.toString('utf8').split('\n');
+  const header = JSON.parse(lines[0]);
+  check(header.format === 'mwp-audit-bundle' && header.events > 0, `the bundle's header: ${lines[0].slice(0, 200)}`);
+  await page.goto(url('/protocol'), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await page.setInputFiles('#audit-file', { name: 'audit.jsonl', mimeType: 'text/plain', buffer: bundle });
+  const verified = page.locator('[data-state="audit-verified"]');
+  await verified.waitFor({ timeout: TIMEOUT_MS });
+  check((await verified.innerText()).includes(`${header.events} Events`), `verified: ${await verified.innerText()}`);
+  check(await page.locator('[data-state="audit-unsealed"]').count() === 1, 'the console\'s bundle is not sealed, and says so');
+  // One byte of an Event's signature changed: refused, naming that Event.
+  const at = 2 + header.agentCards + Math.floor(header.events / 2);
+  const event = JSON.parse(lines[at]);
+  const offset = lines.slice(0, at).reduce((n, l) => n + Buffer.byteLength(l, 'utf8') + 1, 0)
+    + Buffer.from(lines[at], 'utf8').indexOf('"value":"') + 12;
+  const tampered = Buffer.from(bundle);
+  tampered[offset] ^= 0x01;
+  await page.setInputFiles('#audit-file', { name: 'tampered.jsonl', mimeType: 'text/plain', buffer: tampered });
+  const refused = page.locator('[data-state="audit-refused"]');
+  await refused.waitFor({ timeout: TIMEOUT_MS });
+  const said = await refused.innerText();
+  check(said.includes(event.eventId) && said.includes(String(at + 1)), `refused: ${said}`);
+  await page.screenshot({ path: join(resultsDir, 'protocol-audit-refused-en.png'), fullPage: true });
+  check(page.problems === undefined || page.problems.length === 0, (page.problems || []).join('; '));
+  await context.close();
+});
+
 test('the Protocol view runs the official bundles in this browser (58/62/30)', async (browser) => {
   const context = await newContext(browser);
   // The runner is its own module (crate protocol-runner), fetched only when asked for.

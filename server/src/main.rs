@@ -1,6 +1,7 @@
 //! `weave-console`: the MissionWeave console's server and command-line tool.
 //!
-//! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `dev`, `help`
+//! Subcommands: `serve` (the default), `conformance`, `scenarios`, `bench`, `dev`, `org`, `export`,
+//! `verify-export`, `help`
 //! (`cli::Cli`).
 
 use std::process::ExitCode;
@@ -23,5 +24,7 @@ fn main() -> ExitCode {
         cli::Command::Org(o) => cli::org::run(o),
         cli::Command::Backup(b) => cli::backup::run_backup(&b),
         cli::Command::Restore(r) => cli::backup::run_restore(&r),
+        cli::Command::Export(a) => cli::audit::run_export(&a),
+        cli::Command::VerifyExport(a) => cli::audit::run_verify(&a),
     }
 }

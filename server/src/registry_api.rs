@@ -84,52 +84,17 @@ impl PublicRegistry {
     pub(crate) fn registry_text(&self) -> Arc<str> {
         read(&self.registry)
     }
+
+    /// The Agent Cards JSON served now (`{organizationId, agentCards}`).
+    pub(crate) fn agent_cards_text(&self) -> Arc<str> {
+        read(&self.agent_cards)
+    }
 }
 
-/// Registry evidence in the bundle's Registry-fixture shape (the inverse of
-/// `RegistryEvidence::from_fixture_json`).
+/// Registry evidence in the bundle's Registry-fixture shape (moved to the core, where the
+/// audit bundle writes it too).
 pub fn fixture_json(evidence: &RegistryEvidence) -> Value {
-    let bindings = evidence
-        .bindings
-        .iter()
-        .map(|b| {
-            let principal = Object::from_iter([
-                ("type", Value::string(b.principal_type.clone())),
-                ("id", Value::string(b.principal_id.clone())),
-            ]);
-            let history = b
-                .validity_history
-                .iter()
-                .map(|r| {
-                    let mut o = Object::new();
-                    o.insert("sequence", Value::from(r.sequence));
-                    o.insert("recordedAt", Value::string(r.recorded_at.clone()));
-                    if let Some(u) = &r.valid_until {
-                        o.insert("validUntil", Value::string(u.clone()));
-                    }
-                    if let Some(r) = &r.revoked_at {
-                        o.insert("revokedAt", Value::string(r.clone()));
-                    }
-                    Value::Object(o)
-                })
-                .collect();
-            Value::Object(Object::from_iter([
-                ("keyId", Value::string(b.key_id.clone())),
-                ("principal", Value::Object(principal)),
-                ("algorithm", Value::string(b.algorithm.clone())),
-                ("publicKey", Value::string(b.public_key.clone())),
-                ("validFrom", Value::string(b.valid_from.clone())),
-                ("validityHistory", Value::Array(history)),
-            ]))
-        })
-        .collect();
-    Value::Object(Object::from_iter([
-        (
-            "organizationId",
-            Value::string(evidence.organization_id.clone()),
-        ),
-        ("bindings", Value::Array(bindings)),
-    ]))
+    evidence.to_fixture_json()
 }
 
 /// The two routes, merged into the console's router (`serve::router`).

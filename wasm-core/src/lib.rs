@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admission;
+pub mod audit;
 pub mod authority;
 pub mod conformance;
 pub mod crypto;

@@ -1,6 +1,8 @@
 //! Pieces shared by the views.
 
 pub mod artifact;
+pub mod audit_export;
+pub mod audit_verify;
 pub mod cheat_sheet;
 pub mod header;
 pub mod ident;

@@ -101,6 +101,7 @@ pub fn Events() -> impl IntoView {
         <section class="view" aria-labelledby="view-title">
             <h1 id="view-title">{t!(i18n, events.title)}</h1>
             <p class="intro">{t!(i18n, events.intro)}</p>
+            <crate::components::audit_export::AuditExport />
             <ul class="gaps">
                 <For
                     each=move || console.gaps.get()

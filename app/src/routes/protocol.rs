@@ -274,6 +274,7 @@ pub fn Protocol() -> impl IntoView {
                 }}
             </div>
             {move || server.get().map(|s| view! { <p class="hint" id="server-conformance">{t!(i18n, protocol.server, summary = move || s.clone())}</p> })}
+            <crate::components::audit_verify::AuditVerify />
         </section>
     }
 }

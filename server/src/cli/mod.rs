@@ -2,6 +2,7 @@
 //! subcommand, so help, errors (exit code 2) and environment fallbacks are uniform. Each
 //! subcommand module exposes `run(args) -> ExitCode`.
 
+pub mod audit;
 pub mod backup;
 pub mod bench;
 pub mod bench_authority;
@@ -60,6 +61,11 @@ pub enum Command {
     /// Check a backup (every Event's signature, the sequences, the projection hash) and put
     /// it in place as a data directory.
     Restore(backup::RestoreArgs),
+    /// Write an audit bundle of some Groups (safe while the server runs): Registry, Agent
+    /// Cards, Events, First-Admission Records, Artifact hashes, sealed (docs/audit.md).
+    Export(audit::ExportArgs),
+    /// Verify an audit bundle offline and print who decided what, when, on which evidence.
+    VerifyExport(audit::VerifyExportArgs),
 }
 
 impl Cli {
@@ -118,6 +124,11 @@ mod tests {
                 "2",
             ][..],
             &["scenarios", "--url", "wss://h/ws"][..],
+            &["export", "--out", "f"][..],
+            &["export", "--group", "g", "--mission", "m", "--out", "f"][..],
+            &["export", "--group", "g"][..],
+            &["export", "--group", "g", "--out", "f", "--registry", "r"][..],
+            &["verify-export"][..],
             &["scenarios", "--principals", "p.json"][..],
             &["serve", "--upstream", "wss://h/ws", "--dev-clock"][..],
             &["serve", "--upstream-ca", "c.pem"][..],

@@ -167,3 +167,65 @@ impl Inner {
         Ok(())
     }
 }
+
+/// The log as an audit export reads it (`weave-console export`): every Event in append order
+/// (its Group, `None` for the Organization's) and the First-Admission Records `wanted` picks,
+/// read in one read transaction of a read-only connection, so the export is one consistent
+/// point of the log while the authority goes on writing (WAL: readers never block the writer).
+pub struct LogExport {
+    pub events: Vec<(Option<String>, Vec<u8>)>,
+    /// `(organizationId, signingHash)` → the record's bytes.
+    pub admissions: HashMap<(String, String), Vec<u8>>,
+}
+
+/// Picks, given the Events, the `(organizationId, signingHash)` keys of the records to read.
+pub type AdmissionKeys<'a> =
+    dyn FnMut(&[(Option<String>, Vec<u8>)]) -> std::collections::HashSet<(String, String)> + 'a;
+
+/// Reads the store file at `path` for an export: the Events first, then, in the same
+/// transaction, the admission records whose key `wanted` accepts (given the Events).
+pub fn read_for_export(
+    path: &Path,
+    wanted: &mut AdmissionKeys<'_>,
+) -> Result<LogExport, StoreError> {
+    if !path.is_file() {
+        return Err(StoreError(format!("{} does not exist", path.display())));
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(err)?;
+    let tx = conn.unchecked_transaction().map_err(err)?;
+    let mut events = Vec::new();
+    {
+        let mut stmt = tx
+            .prepare("SELECT group_id, jcs FROM log WHERE signing_hash IS NULL ORDER BY position")
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let group: Option<String> = row.get(0).map_err(err)?;
+            let jcs: Vec<u8> = row.get(1).map_err(err)?;
+            events.push((group.filter(|g| !g.is_empty()), jcs));
+        }
+    }
+    let keys = wanted(&events);
+    let mut admissions = HashMap::new();
+    {
+        let mut stmt = tx
+            .prepare(
+                "SELECT organization_id, signing_hash, jcs FROM log
+                 WHERE signing_hash IS NOT NULL ORDER BY position",
+            )
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let key: (String, String) = (row.get(0).map_err(err)?, row.get(1).map_err(err)?);
+            if keys.contains(&key) {
+                admissions.insert(key, row.get(2).map_err(err)?);
+            }
+        }
+    }
+    tx.commit().map_err(err)?;
+    Ok(LogExport { events, admissions })
+}

@@ -372,6 +372,52 @@ impl RegistryEvidence {
         })
     }
 
+    /// Registry evidence in the bundle's Registry-fixture shape (the inverse of
+    /// `RegistryEvidence::from_fixture_json`).
+    pub fn to_fixture_json(&self) -> Value {
+        let bindings = self
+            .bindings
+            .iter()
+            .map(|b| {
+                let principal = crate::json::Object::from_iter([
+                    ("type", Value::string(b.principal_type.clone())),
+                    ("id", Value::string(b.principal_id.clone())),
+                ]);
+                let history = b
+                    .validity_history
+                    .iter()
+                    .map(|r| {
+                        let mut o = crate::json::Object::new();
+                        o.insert("sequence", Value::from(r.sequence));
+                        o.insert("recordedAt", Value::string(r.recorded_at.clone()));
+                        if let Some(u) = &r.valid_until {
+                            o.insert("validUntil", Value::string(u.clone()));
+                        }
+                        if let Some(r) = &r.revoked_at {
+                            o.insert("revokedAt", Value::string(r.clone()));
+                        }
+                        Value::Object(o)
+                    })
+                    .collect();
+                Value::Object(crate::json::Object::from_iter([
+                    ("keyId", Value::string(b.key_id.clone())),
+                    ("principal", Value::Object(principal)),
+                    ("algorithm", Value::string(b.algorithm.clone())),
+                    ("publicKey", Value::string(b.public_key.clone())),
+                    ("validFrom", Value::string(b.valid_from.clone())),
+                    ("validityHistory", Value::Array(history)),
+                ]))
+            })
+            .collect();
+        Value::Object(crate::json::Object::from_iter([
+            (
+                "organizationId",
+                Value::string(self.organization_id.clone()),
+            ),
+            ("bindings", Value::Array(bindings)),
+        ]))
+    }
+
     /// Establishes the Organization-wide invariants over the complete evidence (S-1..S-3).
     /// The error is a protected diagnostic; on the wire every failure is
     /// `AUTH_INVALID_SIGNATURE` (S-6).
