@@ -47,11 +47,12 @@ try {
     for (const th of ths) {
       // The text's own extent (a header's words may run past its cell).
       const range = document.createRange();
-      range.selectNodeContents(th);
+      // The header's name (its first text node; the shared id prefix under it is cut with "…").
+      range.selectNodeContents(th.firstChild && th.firstChild.nodeType === Node.TEXT_NODE ? th.firstChild : th);
       th.textBox = range.getBoundingClientRect();
     }
     for (let i = 1; i < ths.length; i += 1) {
-      if (ths[i - 1].textBox.right > ths[i].textBox.left + 0.5) overlaps.push(`${ths[i - 1].textContent.trim()} | ${ths[i].textContent.trim()}`);
+      if (ths[i - 1].textBox.right > ths[i].getBoundingClientRect().left + 0.5) overlaps.push(`${ths[i - 1].firstChild.textContent.trim()} | ${ths[i].firstChild.textContent.trim()}`);
     }
     return { rows: rows.length, visible, medianRowHeight: heights[Math.floor(heights.length / 2)], headerOverlaps: overlaps };
   });

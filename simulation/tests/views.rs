@@ -1504,7 +1504,12 @@ fn timeline_lists_every_event_and_filters() {
             kinds: vec!["work.".into()],
             ..Default::default()
         }),
-        vec!["work.offer.created", "work.offer.accepted", "work.started"]
+        vec![
+            "work.authorized",
+            "work.offer.created",
+            "work.offer.accepted",
+            "work.started"
+        ]
     );
     assert_eq!(
         q(TimelineQuery {
@@ -1564,7 +1569,7 @@ fn timeline_groups_events_by_work_item_on_one_time_axis() {
                 .all(|m| lane.first_at <= m.occurred_at && m.occurred_at <= lane.last_at)
         );
     }
-    // w:2's Events filtered by kind are the lane's work.* marks.
+    // w:2's lane starts with its authorization (the WorkItem in the payload) and holds its usage.
     let w2: Vec<&str> = lanes[1]
         .marks
         .iter()
@@ -1573,7 +1578,12 @@ fn timeline_groups_events_by_work_item_on_one_time_axis() {
         .collect();
     assert_eq!(
         w2,
-        ["work.offer.created", "work.offer.accepted", "work.started"]
+        [
+            "work.authorized",
+            "work.offer.created",
+            "work.offer.accepted",
+            "work.started"
+        ]
     );
     // The shared axis: w:2 started 30 s after w:1's first Event, so its last mark lies later.
     let span = span.unwrap();

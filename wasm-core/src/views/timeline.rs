@@ -76,7 +76,9 @@ impl Timeline {
                 cause_id: ev.action_id.to_owned(),
                 correlation_id: s("/correlationId"),
                 occurred_at: ev.occurred_at,
-                work_item_id: s("/workItemId"),
+                // The envelope's, else the WorkItem a `work.authorized` carries (`payload.
+                // workItem.id`): a WorkItem's history starts with its authorization.
+                work_item_id: s("/workItemId").or_else(|| s("/payload/workItem/id")),
                 conversation_id: s("/conversationId"),
             });
         }
