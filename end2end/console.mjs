@@ -1708,7 +1708,7 @@ test('the Events view reads like an auditor\'s log: one line per Event, the Grou
     check(layout.tallest <= layout.line * 1.5 + 12, `${tag}: a row is ${layout.tallest} px tall, one line is ${layout.line} px`);
     check(layout.overlaps.length === 0, `${tag}: ${layout.overlaps.join('; ')}`);
     if (tag === 'en') {
-      check(layout.visible >= 15, `${tag}: ${layout.visible} Event rows visible at 1280×800`);
+      check(layout.visible >= 12, `${tag}: ${layout.visible} Event rows visible at 1280×800`);
       console.log(`  Events view at 1280×800: ${layout.visible} of ${layout.rows} rows visible, rows ≤ ${layout.tallest} px`);
     }
   }

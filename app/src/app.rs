@@ -284,10 +284,18 @@ fn CauseAlarmView(id: u64) -> impl IntoView {
         };
         let n = a.count;
         let code = a.cause.code().unwrap_or_default().to_owned();
+        // The verifier's words without the code the headline already gives.
         let reason = a
             .details
             .first()
-            .map(|d| d.reason.clone())
+            .map(|d| {
+                d.reason
+                    .strip_prefix(code.as_str())
+                    .filter(|_| !code.is_empty())
+                    .unwrap_or(&d.reason)
+                    .trim_start()
+                    .to_owned()
+            })
             .unwrap_or_default();
         let (c, r) = (move || code.clone(), move || reason.clone());
         match (&a.cause, n) {
@@ -407,6 +415,6 @@ fn Occurrence(d: crate::alarms::Occurrence, events: bool) -> impl IntoView {
         <span class="part">{t!(i18n, alarm.signer)}" "<code class="id" translate="no">{k}</code></span>
     });
     view! {
-        <li>{group}{sequence}{event}{signer}<span class="reason">{d.reason}</span></li>
+        <li>{group}" "{sequence}" "{event}" "{signer}" "<span class="reason">{d.reason}</span></li>
     }
 }
