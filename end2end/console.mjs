@@ -1357,7 +1357,7 @@ test('the socket backlog on the Worker pool: a tampered Event refused, the same 
   const named = alarm.locator('.alarm-details li', { hasText: pooled.state.tampered });
   check((await named.count()) === 1, `the alarm does not name the tampered Event ${pooled.state.tampered}: ${await alarm.innerText()}`);
   const line = await named.innerText();
-  check(line.includes(`Group ${pooled.state.tamperedGroup}`) && /sequence 2\b/.test(line) && line.includes('signed by'), `the alarm's line: ${line}`);
+  check(line.includes(`Group ${pooled.state.tamperedGroup}`) && line.includes(`Event ID ${pooled.state.tampered}`) && /sequence 2\b/.test(line) && line.includes('signed by'), `the alarm's line: ${line}`);
   const openBanner = await p.locator('.alarms').boundingBox();
   check(openBanner && openBanner.height <= 0.4 * 800 + 1, `the opened alarm banner is ${openBanner && openBanner.height} px tall`);
   await named.locator('a.event-link').click();

@@ -298,11 +298,20 @@ fn CauseAlarmView(id: u64) -> impl IntoView {
             })
             .unwrap_or_default();
         let (c, r) = (move || code.clone(), move || reason.clone());
-        match (&a.cause, n) {
-            (Cause::EventRejected { .. }, 1) => {
-                t!(i18n, alarm.event_rejected_single, code = c, reason = r).into_any()
-            }
-            (Cause::EventRejected { .. }, _) => t!(
+        let one = locale::singular(
+            tag_of(i18n.get_locale()),
+            usize::try_from(n).unwrap_or(usize::MAX),
+        );
+        match (&a.cause, one) {
+            (Cause::EventRejected { .. }, true) => t!(
+                i18n,
+                alarm.event_rejected_single,
+                n = move || n,
+                code = c,
+                reason = r
+            )
+            .into_any(),
+            (Cause::EventRejected { .. }, false) => t!(
                 i18n,
                 alarm.event_rejected,
                 n = move || n,
@@ -310,10 +319,15 @@ fn CauseAlarmView(id: u64) -> impl IntoView {
                 reason = r
             )
             .into_any(),
-            (Cause::ReplayRefused, 1) => {
-                t!(i18n, alarm.replay_refused_single, code = c, reason = r).into_any()
-            }
-            (Cause::ReplayRefused, _) => t!(
+            (Cause::ReplayRefused, true) => t!(
+                i18n,
+                alarm.replay_refused_single,
+                n = move || n,
+                code = c,
+                reason = r
+            )
+            .into_any(),
+            (Cause::ReplayRefused, false) => t!(
                 i18n,
                 alarm.replay_refused,
                 n = move || n,
@@ -321,10 +335,14 @@ fn CauseAlarmView(id: u64) -> impl IntoView {
                 reason = r
             )
             .into_any(),
-            (Cause::ReceiptUnverified, 1) => {
-                t!(i18n, alarm.receipt_unverified_single, reason = r).into_any()
-            }
-            (Cause::ReceiptUnverified, _) => {
+            (Cause::ReceiptUnverified, true) => t!(
+                i18n,
+                alarm.receipt_unverified_single,
+                n = move || n,
+                reason = r
+            )
+            .into_any(),
+            (Cause::ReceiptUnverified, false) => {
                 t!(i18n, alarm.receipt_unverified, n = move || n, reason = r).into_any()
             }
             (Cause::HandshakeRefused { .. }, _) => {
@@ -396,7 +414,7 @@ fn CauseAlarmView(id: u64) -> impl IntoView {
 fn Occurrence(d: crate::alarms::Occurrence, events: bool) -> impl IntoView {
     let i18n = use_i18n();
     let group = d.group_id.map(|g| view! {
-        <span class="part">{t!(i18n, alarm.group)}" "<code class="id" translate="no">{g}</code></span>
+        <span class="part">{t!(i18n, events.group)}" "<code class="id" translate="no">{g}</code></span>
     });
     let sequence = d.sequence.map(|s| view! {
         <span class="part">{t!(i18n, alarm.sequence)}" "<code translate="no">{s.to_string()}</code></span>
@@ -404,7 +422,7 @@ fn Occurrence(d: crate::alarms::Occurrence, events: bool) -> impl IntoView {
     let event = d.event_id.filter(|e| events && !e.is_empty()).map(|e| {
         let href = crate::alarms::event_link(&e);
         view! {
-            <span class="part">{t!(i18n, alarm.event)}" "
+            <span class="part">{t!(i18n, alarm.event_id)}" "
                 <a class="event-link" href=href title=move || t_string!(i18n, alarm.show_row)>
                     <code class="id" translate="no">{e}</code>
                 </a>

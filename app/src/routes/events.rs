@@ -173,7 +173,7 @@ pub fn Events() -> impl IntoView {
                         <input id="filter-work" type="search" bind:value=work />
                         <label for="filter-actor">{t!(i18n, events.filter_actor)}</label>
                         <input id="filter-actor" type="search" bind:value=actor />
-                        <label for="filter-group">{t!(i18n, events.filter_group)}</label>
+                        <label for="filter-group">{t!(i18n, events.group)}</label>
                         <input id="filter-group" type="search" bind:value=group />
                     </form>
                     <div class="mode-switch" role="group" aria-label=move || t_string!(i18n, events.mode)>
@@ -470,7 +470,7 @@ fn Lane(
                         }).collect_view()}
                     </span>
                     <span class="lane-count">
-                        {if n == 1 {
+                        {if crate::locale::singular(tag_of(i18n.get_locale()), n) {
                             t!(i18n, events.lane_events_single, n = move || n).into_any()
                         } else {
                             t!(i18n, events.lane_events, n = move || n).into_any()
