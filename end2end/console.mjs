@@ -1320,7 +1320,7 @@ async function liveSession(browser, { pooled, tamper, eventsPage }) {
   page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
   page.on('console', (m) => page.logs.push(m.text()));
   const sockets = [];
-  const state = { tampered: null, sameId: null };
+  const state = { tampered: null, tamperedGroup: null, sameId: null };
   await page.routeWebSocket(/\/ws/, (ws) => {
     const server = ws.connectToServer();
     sockets.push({ ws, server });
@@ -1340,6 +1340,7 @@ async function liveSession(browser, { pooled, tamper, eventsPage }) {
       const id = frame.event.eventId;
       frame.event.eventId = id.slice(0, -1) + (id.endsWith('0') ? '1' : '0');
       state.tampered = frame.event.eventId;
+      state.tamperedGroup = frame.event.groupId;
       ws.send(JSON.stringify(frame));
     });
   });
@@ -1378,6 +1379,34 @@ test('the socket backlog on the Worker pool: a tampered Event refused, the same 
   check((await p.locator('.rejected-events tr[data-event-id]').evaluateAll((rs) => rs.map((r) => r.dataset.eventId)))
     .includes(pooled.state.tampered), 'the tampered Event is not listed as rejected');
   check((await p.locator('.alarms .alarm').count()) >= 1, 'no alarm for the tampered Event');
+  // Alarms a person can read (issue 29): the tampered copies are ONE alarm for their cause, with
+  // their count, one line tall until opened; opened, it names each one's Group, sequence and
+  // Event ID, and the Event ID links to its row in the Events view, which is scrolled to and
+  // marked.
+  const alarm = p.locator('.alarms .alarm[data-cause-code="AUTH_INVALID_SIGNATURE"]');
+  check((await alarm.count()) === 1, `${await alarm.count()} alarms for AUTH_INVALID_SIGNATURE`);
+  const occurrences = Number(await alarm.getAttribute('data-count'));
+  check(occurrences >= 2, `the alarm counts ${occurrences} occurrences (two tampered copies were sent)`);
+  const headline = await alarm.locator('summary').innerText();
+  check(headline.includes(`${occurrences} Events failed verification`) && headline.includes('AUTH_INVALID_SIGNATURE'), `headline: ${headline}`);
+  const banner = await p.locator('.alarms').boundingBox();
+  check(banner && banner.height <= 80, `the closed alarm banner is ${banner && banner.height} px tall`);
+  await alarm.locator('summary').click();
+  const named = alarm.locator('.alarm-details li', { hasText: pooled.state.tampered });
+  check((await named.count()) === 1, `the alarm does not name the tampered Event ${pooled.state.tampered}: ${await alarm.innerText()}`);
+  const line = await named.innerText();
+  check(line.includes(`Group ${pooled.state.tamperedGroup}`) && line.includes(`Event ID ${pooled.state.tampered}`) && /sequence 2\b/.test(line) && line.includes('signed by'), `the alarm's line: ${line}`);
+  const openBanner = await p.locator('.alarms').boundingBox();
+  check(openBanner && openBanner.height <= 0.4 * 800 + 1, `the opened alarm banner is ${openBanner && openBanner.height} px tall`);
+  await named.locator('a.event-link').click();
+  await p.waitForFunction((id) => {
+    const row = [...document.querySelectorAll('tr.target[data-event-id]')].find((r) => r.dataset.eventId === id);
+    if (!row) return false;
+    const b = row.getBoundingClientRect();
+    return b.top >= 0 && b.bottom <= window.innerHeight;
+  }, pooled.state.tampered, { timeout: TIMEOUT_MS });
+  check(new URL(p.url()).searchParams.get('event') === pooled.state.tampered, `the link's address: ${p.url()}`);
+  check((await p.locator('tr.target').count()) === 1 && (await p.locator('.rejected-events tr.target').count()) === 1, 'the rejected row is the one marked');
   // The copy under the genuine Event's own ID: its own rejected row; the genuine one verified.
   check(pooled.state.sameId, 'the proxy found no Event of sequence 3 to copy');
   check((await p.locator('.rejected-events tr[data-event-id]').evaluateAll((rs) => rs.map((r) => r.dataset.eventId)))
@@ -1604,11 +1633,10 @@ test('the Events view draws the latest page of a long log and the earlier ones o
   const at = all.indexOf(latest[0]);
   check(at >= PAGE && JSON.stringify(all.slice(at, at + PAGE)) === JSON.stringify(latest), `the first page is not the log's latest run (at ${at} of ${all.length})`);
   check((await page.locator('#events-page').count()) === 0, 'the page line stays with every Event drawn');
-  // Id columns drop the prefix their rows share (shown once in the header): the Group's rest
-  // takes at most two lines at 1280 px ("checkout-security:" / "group"; it took five whole),
-  // and the whole id is still the cell's text and tooltip.
+  // Id columns drop the prefix their rows share (shown once in the header): each id takes one
+  // line at 1280 px (it took five whole), and the whole id is still the cell's text and tooltip.
   const row = '#events-table tbody tr[data-event-id] >';
-  const ids = await elidedIdIssues(page, '#events-table', [[0, `${row} td:nth-child(1)`], [3, `${row} td:nth-child(4)`], [4, `${row} td:nth-child(5)`]], { 0: 2 });
+  const ids = await elidedIdIssues(page, '#events-table', [[0, `${row} td:nth-child(1)`], [3, `${row} td:nth-child(4)`], [4, `${row} td:nth-child(5)`]], { 0: 1, 3: 1, 4: 1 });
   check(ids.length === 0, `Events id cells: ${ids.join('; ')}`);
   // Kinds break only after their dots; a row's buttons stay inside their cell (side by side
   // where they fit).
@@ -1670,6 +1698,122 @@ test('the Events view draws the latest page of a long log and the earlier ones o
   // The JSON of an Event is written when opened.
   await page.locator('#events-table button.show-json').first().click();
   check(JSON.parse(await page.locator('pre.json').first().innerText()).eventId === all[0], 'the JSON of the first row');
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+/// The Events view as an auditor reads it at 1280×800 (issue 29): how many Event rows lie wholly
+/// in the window, the tallest row against one line of its text, and the headers whose name runs
+/// past its own cell (into the next one).
+async function eventsLayout(page) {
+  return page.evaluate(() => {
+    const rows = [...document.querySelectorAll('#events-table tbody tr[data-event-id]')];
+    const visible = rows.filter((r) => { const b = r.getBoundingClientRect(); return b.top >= 0 && b.bottom <= window.innerHeight; }).length;
+    const td = rows[0] && rows[0].querySelector('td');
+    const probe = document.createElement('span');
+    probe.textContent = 'Xg';
+    if (td) td.appendChild(probe);
+    const line = probe.getBoundingClientRect().height;
+    probe.remove();
+    const tallest = Math.max(...rows.map((r) => r.getBoundingClientRect().height));
+    const overlaps = [];
+    const ths = [...document.querySelectorAll('#events-table thead th')];
+    ths.forEach((th, i) => {
+      const name = th.firstChild;
+      if (!name) return;
+      const range = document.createRange();
+      range.selectNodeContents(name.nodeType === Node.TEXT_NODE ? name : th);
+      const text = range.getBoundingClientRect();
+      const cell = th.getBoundingClientRect();
+      if (text.right > cell.right + 1) overlaps.push(`"${th.textContent.trim()}" runs past its cell (${Math.round(text.right - cell.right)} px)`);
+      if (i + 1 < ths.length && text.right > ths[i + 1].getBoundingClientRect().left + 1) overlaps.push(`"${th.textContent.trim()}" runs into the next header`);
+    });
+    return { rows: rows.length, visible, line, tallest, overlaps };
+  });
+}
+
+test('the Events view reads like an auditor\'s log: one line per Event, the Group filter, the timeline by WorkItem, axe in both themes', async (browser) => {
+  const { context, page } = await liveSession(browser, { pooled: false, tamper: false });
+  await go(page, 'e');
+  const rows = page.locator('#events-table tbody tr[data-event-id]');
+  await page.waitForFunction(() => document.querySelectorAll('#events-table tbody tr[data-event-id]').length >= 30, null, { timeout: 90_000 });
+  for (const tag of LOCALES) {
+    await page.evaluate((t) => localStorage.setItem('missionweave.console.locale', t), tag);
+    await page.selectOption('#lang-select', tag);
+    await page.waitForTimeout(300);
+    const layout = await eventsLayout(page);
+    // One line per Event: no row taller than one line of its text and the cells' padding.
+    check(layout.tallest <= layout.line * 1.5 + 12, `${tag}: a row is ${layout.tallest} px tall, one line is ${layout.line} px`);
+    check(layout.overlaps.length === 0, `${tag}: ${layout.overlaps.join('; ')}`);
+    if (tag === 'en') {
+      check(layout.visible >= 12, `${tag}: ${layout.visible} Event rows visible at 1280×800`);
+      console.log(`  Events view at 1280×800: ${layout.visible} of ${layout.rows} rows visible, rows ≤ ${layout.tallest} px`);
+    }
+  }
+  await page.selectOption('#lang-select', 'en');
+  await page.evaluate(() => localStorage.setItem('missionweave.console.locale', 'en'));
+  // Each id whole in its cell's tooltip and in what is copied from it ("…" is drawn only).
+  const copied = await page.evaluate(() => {
+    const out = [];
+    for (const td of [...document.querySelectorAll('#events-table tbody tr[data-event-id] > td:nth-child(-n+5)')].slice(0, 25)) {
+      if (!td.querySelector('code.id') || !td.title) continue;
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.selectAllChildren(td);
+      const text = sel.toString().replace(/\s+/g, '');
+      if (text !== td.title) out.push(`copied "${text}" for "${td.title}"`);
+    }
+    window.getSelection().removeAllRanges();
+    return out;
+  });
+  check(copied.length === 0, `copying an id cell: ${copied.slice(0, 3).join('; ')}`);
+  // The Group filter: only that Group's Events, fewer than all of them.
+  const all = await rows.count();
+  const groups = await page.locator('#events-table tbody tr[data-event-id] > td:nth-child(1)').evaluateAll((tds) => [...new Set(tds.map((t) => t.title).filter(Boolean))]);
+  check(groups.length >= 2, `the log spans ${groups.length} Groups`);
+  const pick = groups[groups.length - 1];
+  await page.fill('#filter-group', pick);
+  await page.waitForFunction(({ g, n }) => {
+    const tds = [...document.querySelectorAll('#events-table tbody tr[data-event-id] > td:nth-child(1)')];
+    return tds.length > 0 && tds.length < n && tds.every((t) => t.title === g);
+  }, { g: pick, n: all }, { timeout: TIMEOUT_MS });
+  // The compact timeline of the same Events, by WorkItem: each row a WorkItem with its goal and
+  // its Events as marks; opened, its Events, each linking to its row in the log.
+  await page.click('#mode-lanes');
+  const lanes = page.locator('#work-lanes li.lane');
+  await lanes.first().waitFor({ timeout: TIMEOUT_MS });
+  const laneFacts = await lanes.evaluateAll((ls) => ls.map((l) => ({
+    id: l.dataset.workItemId,
+    marks: l.querySelectorAll('.lane-mark').length,
+    goal: l.querySelector('.lane-goal').textContent.trim(),
+    events: l.querySelectorAll('.lane-events li').length,
+    count: l.querySelector('.lane-count').textContent,
+  })));
+  check(laneFacts.length >= 1 && laneFacts.every((l) => l.id && l.marks >= 1 && l.events >= 1), `lanes: ${JSON.stringify(laneFacts.slice(0, 3))}`);
+  check(laneFacts.some((l) => l.goal && !l.goal.startsWith('(')), `no WorkItem's goal shown: ${JSON.stringify(laneFacts.slice(0, 3))}`);
+  check(laneFacts.every((l) => l.count.includes(String(l.events))), `a lane's count is not its Events: ${JSON.stringify(laneFacts.slice(0, 3))}`);
+  await page.screenshot({ path: join(resultsDir, 'events-lanes-en.png') });
+  const themes = [];
+  for (const theme of ['light', 'dark']) {
+    if ((await page.evaluate(() => document.documentElement.dataset.theme)) !== theme) await page.click('#theme-toggle');
+    for (const mode of ['#mode-lanes', '#mode-log']) {
+      await page.click(mode);
+      if (mode === '#mode-lanes') await lanes.first().locator('summary').click();
+      await page.waitForTimeout(200);
+      const result = await new AxeBuilder({ page }).analyze();
+      for (const v of result.violations) {
+        if (v.impact === 'serious' || v.impact === 'critical') themes.push(`${theme} ${mode}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+      }
+    }
+  }
+  check(themes.length === 0, themes.join('\n  '));
+  // A lane's Event link opens the log at its row.
+  await page.click('#mode-lanes');
+  await lanes.first().locator('summary').click();
+  const link = lanes.first().locator('.lane-events a').first();
+  const target = await link.getAttribute('title');
+  await link.click();
+  await page.waitForFunction((id) => [...document.querySelectorAll('#events-table tr.target')].some((r) => r.dataset.eventId === id), target, { timeout: TIMEOUT_MS });
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
 });

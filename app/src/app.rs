@@ -1,8 +1,10 @@
 //! The shell: header (brand, navigation, connection state, language switcher, theme toggle,
 //! shortcuts), the routes, alarms, the keyboard shortcuts and their `?` cheat sheet.
 
+use crate::alarms::Cause;
 use crate::components::cheat_sheet::CheatSheet;
 use crate::components::header::Header;
+use crate::components::wire;
 use crate::i18n::*;
 use crate::locale::{self, locale_of, set_language, tag_of};
 use crate::routes;
@@ -115,7 +117,13 @@ fn boot(console: Console) {
                     console.verifier.set_value(Some(r.clone()));
                     crate::components::session::set_registry(r);
                 }
-                Err(e) => console.registry.set(RegistryState::Unavailable(e)),
+                Err(e) => {
+                    console.raise(
+                        crate::alarms::Cause::RegistryUnavailable,
+                        crate::alarms::Occurrence::said(e.clone()),
+                    );
+                    console.registry.set(RegistryState::Unavailable(e));
+                }
             }
         });
     }
@@ -194,8 +202,10 @@ fn shortcuts(console: Console, i18n: I18nContext<Locale>) {
     on_cleanup(move || handle.remove());
 }
 
-/// The alarm banner: an Event that failed verification (or a server error) is shown until
-/// dismissed.
+/// The alarm banner (issue 29): one alarm per cause with its count (`crate::alarms`), each a
+/// single line that opens onto what failed (Group, sequence, Event ID linked to its row in the
+/// Events view, signer) for its first occurrences; at most a few lines tall (the rest scrolls
+/// inside the banner), so the view stays above the fold. Shown until dismissed.
 #[component]
 fn Alarms() -> impl IntoView {
     let i18n = use_i18n();
@@ -238,27 +248,189 @@ fn Alarms() -> impl IntoView {
             }
         })
     };
+    let causes = move || {
+        console
+            .alarms
+            .with(|a| a.causes().iter().map(|c| c.id).collect::<Vec<_>>())
+    };
+    let overflow = move || console.alarms.with(|a| a.overflow);
     view! {
         <div class="alarms" role="alert" aria-live="assertive">
             {standing}
-            <For
-                each=move || console.alarms.get()
-                key=|a| a.id
-                children=move |a| {
-                    let id = a.id;
-                    let code = a.code.clone();
-                    let detail = a.detail.clone();
-                    view! {
-                        <div class="alarm">
-                            <span class="icon" aria-hidden="true">"⚠"</span>
-                            <span>{t!(i18n, alarm.rejected, code = move || code.clone(), detail = move || detail.clone())}</span>
-                            <button type="button" on:click=move |_| console.alarms.update(|v| v.retain(|x| x.id != id))>
-                                {t!(i18n, alarm.dismiss)}
-                            </button>
-                        </div>
-                    }
-                }
-            />
+            <For each=causes key=|id| *id children=move |id| view! { <CauseAlarmView id /> } />
+            {move || (overflow() > 0).then(|| {
+                let n = overflow();
+                view! { <p class="alarm alarm-overflow">{t!(i18n, alarm.overflow, n = move || n)}</p> }
+            })}
         </div>
+    }
+}
+
+/// One cause's alarm: its headline with the count in a `<summary>`, its occurrences inside.
+#[component]
+fn CauseAlarmView(id: u64) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    let alarm = move || {
+        console
+            .alarms
+            .with(|a| a.causes().iter().find(|c| c.id == id).cloned())
+    };
+    let headline = move || {
+        let Some(a) = alarm() else {
+            return ().into_any();
+        };
+        let n = a.count;
+        let code = a.cause.code().unwrap_or_default().to_owned();
+        // The verifier's words without the code the headline already gives.
+        let reason = a
+            .details
+            .first()
+            .map(|d| {
+                d.reason
+                    .strip_prefix(code.as_str())
+                    .filter(|_| !code.is_empty())
+                    .unwrap_or(&d.reason)
+                    .trim_start()
+                    .to_owned()
+            })
+            .unwrap_or_default();
+        let (c, r) = (move || code.clone(), move || reason.clone());
+        let one = locale::singular(
+            tag_of(i18n.get_locale()),
+            usize::try_from(n).unwrap_or(usize::MAX),
+        );
+        match (&a.cause, one) {
+            (Cause::EventRejected { .. }, true) => t!(
+                i18n,
+                alarm.event_rejected_single,
+                n = move || n,
+                code = c,
+                reason = r
+            )
+            .into_any(),
+            (Cause::EventRejected { .. }, false) => t!(
+                i18n,
+                alarm.event_rejected,
+                n = move || n,
+                code = c,
+                reason = r
+            )
+            .into_any(),
+            (Cause::ReplayRefused, true) => t!(
+                i18n,
+                alarm.replay_refused_single,
+                n = move || n,
+                code = c,
+                reason = r
+            )
+            .into_any(),
+            (Cause::ReplayRefused, false) => t!(
+                i18n,
+                alarm.replay_refused,
+                n = move || n,
+                code = c,
+                reason = r
+            )
+            .into_any(),
+            (Cause::ReceiptUnverified, true) => t!(
+                i18n,
+                alarm.receipt_unverified_single,
+                n = move || n,
+                reason = r
+            )
+            .into_any(),
+            (Cause::ReceiptUnverified, false) => {
+                t!(i18n, alarm.receipt_unverified, n = move || n, reason = r).into_any()
+            }
+            (Cause::HandshakeRefused { .. }, _) => {
+                t!(i18n, alarm.handshake_refused, code = c, reason = r).into_any()
+            }
+            (Cause::ConnectionEnded { .. }, _) => {
+                t!(i18n, alarm.connection_ended, code = c, reason = r).into_any()
+            }
+            (Cause::BadFrame { .. }, _) => {
+                t!(i18n, alarm.bad_frame, code = c, reason = r).into_any()
+            }
+            (Cause::RegistryUnavailable, _) => {
+                t!(i18n, alarm.registry_unavailable, reason = r).into_any()
+            }
+            (Cause::Other { .. }, _) => t!(i18n, alarm.other, code = c, reason = r).into_any(),
+        }
+    };
+    // Causes told with their count in words (Events) need no "× n"; the others repeat.
+    let times = move || {
+        alarm().and_then(|a| {
+            (!a.cause.about_events() && a.count > 1).then(|| {
+                let n = a.count;
+                view! { <span class="alarm-times">{t!(i18n, alarm.times, n = move || n)}</span> }
+            })
+        })
+    };
+    let explain = move || {
+        alarm()
+            .and_then(|a| {
+                a.cause
+                    .code()
+                    .and_then(|c| wire::explain_text(i18n.get_locale(), c))
+            })
+            .unwrap_or_default()
+    };
+    let details = move || {
+        let Some(a) = alarm() else {
+            return ().into_any();
+        };
+        let unnamed = a.unnamed();
+        let events = a.cause.about_events();
+        view! {
+            <ul class="alarm-details">
+                {a.details.into_iter().map(|d| view! { <Occurrence d events /> }).collect_view()}
+                {(unnamed > 0).then(|| view! { <li class="more">{t!(i18n, alarm.more, n = move || unnamed)}</li> })}
+            </ul>
+        }
+        .into_any()
+    };
+    view! {
+        <div class="alarm" data-cause-code=move || alarm().and_then(|a| a.cause.code().map(str::to_owned)).unwrap_or_default()
+            data-count=move || alarm().map(|a| a.count.to_string()).unwrap_or_default()>
+            <details>
+                <summary title=explain>
+                    <span class="icon" aria-hidden="true">"⚠"</span>" "
+                    <span class="alarm-text">{headline}</span>" "{times}
+                </summary>
+                {details}
+            </details>
+            <button type="button" class="dismiss" on:click=move |_| console.alarms.update(|a| a.dismiss(id))>
+                {t!(i18n, alarm.dismiss)}
+            </button>
+        </div>
+    }
+}
+
+/// One occurrence of an alarm: what failed, each part named, the Event linked to its row.
+#[component]
+fn Occurrence(d: crate::alarms::Occurrence, events: bool) -> impl IntoView {
+    let i18n = use_i18n();
+    let group = d.group_id.map(|g| view! {
+        <span class="part">{t!(i18n, events.group)}" "<code class="id" translate="no">{g}</code></span>
+    });
+    let sequence = d.sequence.map(|s| view! {
+        <span class="part">{t!(i18n, alarm.sequence)}" "<code translate="no">{s.to_string()}</code></span>
+    });
+    let event = d.event_id.filter(|e| events && !e.is_empty()).map(|e| {
+        let href = crate::alarms::event_link(&e);
+        view! {
+            <span class="part">{t!(i18n, alarm.event_id)}" "
+                <a class="event-link" href=href title=move || t_string!(i18n, alarm.show_row)>
+                    <code class="id" translate="no">{e}</code>
+                </a>
+            </span>
+        }
+    });
+    let signer = d.signer.map(|k| view! {
+        <span class="part">{t!(i18n, alarm.signer)}" "<code class="id" translate="no">{k}</code></span>
+    });
+    view! {
+        <li>{group}" "{sequence}" "{event}" "{signer}" "<span class="reason">{d.reason}</span></li>
     }
 }

@@ -70,6 +70,7 @@ pub fn boxed_view<V>(f: impl FnMut() -> V + Send + 'static) -> Box<dyn FnMut() -
     Box::new(f)
 }
 
+pub mod alarms;
 pub mod app;
 pub mod bench;
 #[cfg(feature = "bench")]

@@ -15,6 +15,7 @@
 //! with `viewer = console.viewer.get()?` and `now = console.view_now()`; nothing in the UI
 //! re-implements a protocol rule.
 
+use crate::alarms::{Alarms, Cause, Occurrence};
 use crate::commands::{Author, Outcome, Receipt, ReceiptError, SignedCommand};
 use crate::fold::{AsOf, EventLog, Progress, Travel};
 use crate::socket::machine::{Output, Status};
@@ -73,14 +74,6 @@ pub struct EventRow {
 /// The alarm code of an Event the reducer refused (never expected from a verified, gap-free
 /// stream; shown rather than hidden).
 pub const REDUCER_REFUSED: &str = "REPLAY_REFUSED";
-
-/// A visible alarm (an Event that failed verification, a server error).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Alarm {
-    pub id: u64,
-    pub code: String,
-    pub detail: String,
-}
 
 /// The key held by this browser.
 #[derive(Clone, Debug, PartialEq)]
@@ -200,7 +193,10 @@ pub struct Console {
     pub events: RwSignal<Vec<EventRow>>,
     /// Open gaps: (Group, first missing, last missing).
     pub gaps: RwSignal<Vec<(String, u64, u64)>>,
-    pub alarms: RwSignal<Vec<Alarm>>,
+    /// Grouped by cause (`crate::alarms`), each bounded.
+    pub alarms: RwSignal<Alarms>,
+    /// Reducer refusals already raised (a dismissed alarm is not raised again for them).
+    refusals_reported: StoredValue<usize>,
     pub key: RwSignal<KeyState>,
     pub registry: RwSignal<RegistryState>,
     pub shortcuts_open: RwSignal<bool>,
@@ -302,7 +298,8 @@ impl Console {
             status: RwSignal::new(Status::Idle),
             events: RwSignal::new(Vec::new()),
             gaps: RwSignal::new(Vec::new()),
-            alarms: RwSignal::new(Vec::new()),
+            alarms: RwSignal::new(Alarms::default()),
+            refusals_reported: StoredValue::new(0),
             key,
             registry: RwSignal::new(RegistryState::Loading),
             shortcuts_open: RwSignal::new(false),
@@ -354,7 +351,7 @@ impl Console {
     pub fn settle(&self, action_id: &str, outcome: Outcome) {
         let at = self.clock.get_untracked();
         let mut rejection = None;
-        let mut alarm = None;
+        let mut alarm: Option<Occurrence> = None;
         self.outbox.update(|o| {
             let Some(s) = o.iter_mut().find(|s| s.command.action_id == action_id) else {
                 return;
@@ -378,7 +375,20 @@ impl Console {
                     s.state = match verified {
                         Ok(r) => SentState::Accepted(r),
                         Err(e) => {
-                            alarm = Some(format!("{}: {e:?}", s.command.action_id));
+                            alarm = Some(Occurrence {
+                                group_id: s.events.first().and_then(|e| {
+                                    e.pointer("/groupId")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_owned)
+                                }),
+                                event_id: s.events.first().and_then(|e| {
+                                    e.pointer("/eventId")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_owned)
+                                }),
+                                reason: format!("{}: {e:?}", s.command.action_id),
+                                ..Occurrence::default()
+                            });
                             SentState::Untrusted(e)
                         }
                     };
@@ -394,8 +404,8 @@ impl Console {
         if let Some(r) = rejection {
             self.rejections.update(|v| v.push(r));
         }
-        if let Some(detail) = alarm {
-            self.alarm("RECEIPT_UNVERIFIED".to_owned(), detail);
+        if let Some(what) = alarm {
+            self.raise(Cause::ReceiptUnverified, what);
         }
     }
 
@@ -481,16 +491,35 @@ impl Console {
 
     /// Raises an alarm for each Event the reducer refused that was not reported yet.
     fn refusal_alarms(&self) {
-        let reported = self
-            .alarms
-            .with_untracked(|a| a.iter().filter(|x| x.code == REDUCER_REFUSED).count());
+        let reported = self.refusals_reported.get_value();
         let fresh: Vec<_> = self
             .log
             .with_value(|l| l.refusals().iter().skip(reported).cloned().collect());
+        self.refusals_reported
+            .set_value(reported.saturating_add(fresh.len()));
         for r in fresh {
-            self.alarm(
-                REDUCER_REFUSED.to_owned(),
-                format!("{}: {}", r.event_id, r.reason),
+            let (group_id, sequence, signer) = self.log.with_value(|l| {
+                l.folded_events()
+                    .get(r.position)
+                    .map(|e| {
+                        let s = |p: &str| e.pointer(p).and_then(Value::as_str).map(str::to_owned);
+                        let seq = e.pointer("/sequence").and_then(|v| match v {
+                            Value::Number(n) => n.as_safe_u64(),
+                            _ => None,
+                        });
+                        (s("/groupId"), seq, s("/signature/keyId"))
+                    })
+                    .unwrap_or_default()
+            });
+            self.raise(
+                Cause::ReplayRefused,
+                Occurrence {
+                    group_id,
+                    sequence,
+                    event_id: Some(r.event_id.clone()),
+                    signer,
+                    reason: r.reason.clone(),
+                },
             );
         }
     }
@@ -542,7 +571,7 @@ impl Console {
     /// longer accepts the key, says why (`key_standing`) and stops the session, which would be
     /// refused over and over. Returns whether a check was started (a key is unlocked).
     /// `said`: the server's own words, raised as the alarm when the Registry says nothing.
-    fn check_key_standing(&self, said: String) -> bool {
+    fn check_key_standing(&self, cause: Cause, said: String) -> bool {
         let KeyState::Unlocked { key_id, .. } = self.key.get_untracked() else {
             return false;
         };
@@ -563,26 +592,30 @@ impl Console {
                         crate::socket::page::stop();
                         console.key_standing.set(Some(s));
                     }
-                    None => console.alarm("AUTH_INVALID_SIGNATURE".to_owned(), said),
+                    None => console.raise(cause, Occurrence::said(said)),
                 }
             });
         }
         #[cfg(not(target_arch = "wasm32"))]
-        let _ = (key_id, said);
+        let _ = (key_id, cause, said);
         true
     }
 
+    /// Raises an alarm with a wire code and words only (grouped under the code).
     pub fn alarm(&self, code: String, detail: String) {
-        self.alarms.update(|a| {
-            let id = a.last().map_or(1, |x| x.id + 1);
-            a.push(Alarm { id, code, detail });
-        });
+        self.raise(Cause::Other { code }, Occurrence::said(detail));
+    }
+
+    /// Counts `what` under its cause's alarm (`crate::alarms`: one banner per cause).
+    pub fn raise(&self, cause: Cause, what: Occurrence) {
+        self.alarms.update(|a| a.raise(cause, what));
     }
 
     /// Applies the socket client's notices to the views' state.
     pub fn apply(&self, notices: Vec<Output>) {
         let mut fold = false;
         for n in notices {
+            let alarm = crate::alarms::of_output(&n);
             match n {
                 Output::Status(s) => self.status.set(s),
                 Output::Deliver(d) => {
@@ -616,7 +649,9 @@ impl Console {
                             rejected: Some((code.clone(), r.reason.clone())),
                         })
                     });
-                    self.alarm(code, r.reason);
+                    if let Some((cause, what)) = alarm {
+                        self.raise(cause, what);
+                    }
                 }
                 Output::Gap { group_id, from, to } => self.gaps.update(|g| {
                     g.retain(|(x, _, _)| *x != group_id);
@@ -625,16 +660,21 @@ impl Console {
                 Output::GapClosed { group_id } => {
                     self.gaps.update(|g| g.retain(|(x, _, _)| *x != group_id))
                 }
-                Output::ServerError(e) => {
+                Output::ServerError(e) | Output::HandshakeRefused(e) => {
+                    let Some((cause, what)) = alarm else { continue };
                     if e.code == wasm_core::model::error::ErrorCode::AuthInvalidSignature
-                        && self.check_key_standing(e.message.0.clone())
+                        && self.check_key_standing(cause.clone(), what.reason.clone())
                     {
                         // Told by the key's own banner once the Registry says why.
                         continue;
                     }
-                    self.alarm(e.code.as_str().to_owned(), e.message.0.clone())
+                    self.raise(cause, what)
                 }
-                Output::BadFrame { code, message } => self.alarm(code.as_str().to_owned(), message),
+                Output::BadFrame { .. } => {
+                    if let Some((cause, what)) = alarm {
+                        self.raise(cause, what);
+                    }
+                }
                 Output::CommandEvent { action_id, event } => self.settle(
                     &action_id,
                     Outcome::Accepted {

@@ -222,3 +222,29 @@ pub async fn next_frame() {
     });
     let _ = JsFuture::from(p).await;
 }
+
+/// Scrolls the first table row of Event `event_id` (`tr[data-event-id]`) to the middle of the
+/// window (an alarm's link, `routes::events`). False while no such row is drawn.
+pub fn scroll_to_event_row(event_id: &str) -> bool {
+    let Some(doc) = window().and_then(|w| w.document()) else {
+        return false;
+    };
+    let Ok(rows) = doc.query_selector_all("tr[data-event-id]") else {
+        return false;
+    };
+    for i in 0..rows.length() {
+        let Some(el) = rows
+            .item(i)
+            .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+        else {
+            continue;
+        };
+        if el.get_attribute("data-event-id").as_deref() == Some(event_id) {
+            let opts = web_sys::ScrollIntoViewOptions::new();
+            opts.set_block(web_sys::ScrollLogicalPosition::Center);
+            el.scroll_into_view_with_scroll_into_view_options(&opts);
+            return true;
+        }
+    }
+    false
+}

@@ -616,6 +616,34 @@ fn a_full_replay_page_asks_for_the_next_page() {
     );
 }
 
+/// An `ERROR` before `HELLO_SERVER_ACCEPT` is a refused handshake (issue 29: the alarm says so,
+/// never "an Event failed verification"); the same code once live is a server error.
+#[test]
+fn an_error_during_the_handshake_is_a_refused_handshake() {
+    let mut c = Client::new();
+    c.feed(Input::Start(Identity {
+        principal_id: HUMAN.into(),
+        key_id: HUMAN_KEY.into(),
+    }));
+    c.feed(Input::Opened { nonce: [9; 16] });
+    let init = match c.sent().pop() {
+        Some(Frame::HelloClientInit(i)) => i,
+        other => panic!("{other:?}"),
+    };
+    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"x")));
+    c.sent();
+    let out = c.feed(Input::Text(error_frame("AUTH_INVALID_SIGNATURE", None)));
+    assert!(out.iter().any(
+        |o| matches!(o, Output::HandshakeRefused(e) if e.code == ErrorCode::AuthInvalidSignature)
+    ));
+    assert!(!out.iter().any(|o| matches!(o, Output::ServerError(_))));
+    let mut live = Client::new();
+    live.connect();
+    let out = live.feed(Input::Text(error_frame("AUTH_INVALID_SIGNATURE", None)));
+    assert!(out.iter().any(|o| matches!(o, Output::ServerError(_))));
+    assert!(!out.iter().any(|o| matches!(o, Output::HandshakeRefused(_))));
+}
+
 #[test]
 fn server_errors_bad_frames_and_out_of_turn_frames() {
     // An ERROR frame is surfaced with its wire code.

@@ -24,7 +24,7 @@ use wasm_core::views::board::{BoardQuery, Health, MissionBoard};
 use wasm_core::views::conversations::{ConversationView, Effective, MessageView};
 use wasm_core::views::dag::{DagView, EdgeKind, LeaseProblem, NodeKind, NodeState, WhyNotRunning};
 use wasm_core::views::ledger::{AccountKind, Forecast, LedgerView};
-use wasm_core::views::timeline::{TimeTravel, Timeline, TimelineQuery};
+use wasm_core::views::timeline::{TimeTravel, Timeline, TimelineQuery, permille, work_item_lanes};
 use wasm_core::views::{MissionState, Viewer, Views, WorkState};
 
 const USAGE: &str = "ext.missionweaveprotocol.core.resource_usage_record";
@@ -1504,7 +1504,12 @@ fn timeline_lists_every_event_and_filters() {
             kinds: vec!["work.".into()],
             ..Default::default()
         }),
-        vec!["work.offer.created", "work.offer.accepted", "work.started"]
+        vec![
+            "work.authorized",
+            "work.offer.created",
+            "work.offer.accepted",
+            "work.started"
+        ]
     );
     assert_eq!(
         q(TimelineQuery {
@@ -1526,6 +1531,82 @@ fn timeline_lists_every_event_and_filters() {
         }),
         vec!["mission.created"]
     );
+}
+
+/// The compact timeline: one lane per WorkItem, its Events in log order as marks placed on the
+/// axis all lanes share; Events naming no WorkItem are in no lane (issue 29).
+#[test]
+fn timeline_groups_events_by_work_item_on_one_time_axis() {
+    let w = rich_world();
+    let t = Timeline::build(&w.log);
+    let all = t.filter(&TimelineQuery::default());
+    let (lanes, span) = work_item_lanes(&all);
+    let ids: Vec<&str> = lanes.iter().map(|l| l.work_item_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["urn:x:w:1", "urn:x:w:2", "urn:x:w:3"],
+        "by first Event"
+    );
+    // Every Event that names a WorkItem is in its lane, once, in log order; no other Event is.
+    let named = all.iter().filter(|e| e.work_item_id.is_some()).count();
+    assert_eq!(lanes.iter().map(|l| l.marks.len()).sum::<usize>(), named);
+    assert!(
+        named < all.len(),
+        "the history has Events without a WorkItem"
+    );
+    for lane in &lanes {
+        let expected: Vec<usize> = all
+            .iter()
+            .filter(|e| e.work_item_id.as_deref() == Some(lane.work_item_id.as_str()))
+            .map(|e| e.position)
+            .collect();
+        let got: Vec<usize> = lane.marks.iter().map(|m| m.position).collect();
+        assert_eq!(got, expected, "{}", lane.work_item_id);
+        assert_eq!(lane.group_id.as_deref(), Some(G));
+        assert!(
+            lane.marks
+                .iter()
+                .all(|m| lane.first_at <= m.occurred_at && m.occurred_at <= lane.last_at)
+        );
+    }
+    // w:2's lane starts with its authorization (the WorkItem in the payload) and holds its usage.
+    let w2: Vec<&str> = lanes[1]
+        .marks
+        .iter()
+        .filter(|m| m.kind.starts_with("work."))
+        .map(|m| m.kind.as_str())
+        .collect();
+    assert_eq!(
+        w2,
+        [
+            "work.authorized",
+            "work.offer.created",
+            "work.offer.accepted",
+            "work.started"
+        ]
+    );
+    // The shared axis: w:2 started 30 s after w:1's first Event, so its last mark lies later.
+    let span = span.unwrap();
+    assert!(span.0 < span.1);
+    assert_eq!(permille(span.0, span), 0);
+    assert_eq!(permille(span.1, span), 1000);
+    assert_eq!(
+        permille(Micros(span.0.0 - 5), span),
+        0,
+        "clamped before the axis"
+    );
+    assert!(permille(lanes[1].last_at, span) > permille(lanes[0].first_at, span));
+    assert_eq!(
+        permille(span.0, (span.0, span.0)),
+        0,
+        "an axis of no length"
+    );
+    // A filter narrows the lanes: the Group of the child Mission names no WorkItem.
+    let child = t.filter(&TimelineQuery {
+        group_id: Some("urn:x:group:child".into()),
+        ..Default::default()
+    });
+    assert_eq!(work_item_lanes(&child), (Vec::new(), None));
 }
 
 /// Time travel equals a fresh replay up to N, for random N in random order (property).

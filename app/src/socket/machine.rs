@@ -95,6 +95,8 @@ pub struct Rejected {
     pub event_id: Option<String>,
     pub group_id: Option<String>,
     pub sequence: Option<u64>,
+    /// The `signature.keyId` the Event claims (named in the alarm; not trusted).
+    pub signer: Option<String>,
     pub code: ErrorCode,
     pub reason: String,
 }
@@ -129,8 +131,10 @@ pub enum Output {
     },
     /// A gap was filled.
     GapClosed { group_id: String },
-    /// An `ERROR` frame from the server (§19; every ERROR ends the connection).
+    /// An `ERROR` frame from the server on a live connection (§19; every ERROR ends it).
     ServerError(ProtocolError),
+    /// An `ERROR` frame before `HELLO_SERVER_ACCEPT`: the server refused the handshake (§10.1).
+    HandshakeRefused(ProtocolError),
     /// The server sent a frame that is not strict JSON or not a valid frame (§17.4); the
     /// connection is closed.
     BadFrame { code: ErrorCode, message: String },
@@ -645,7 +649,8 @@ impl Machine {
                             error: e.error,
                         });
                     }
-                    None => out.push(Output::ServerError(e.error)),
+                    None if self.phase == Phase::Live => out.push(Output::ServerError(e.error)),
+                    None => out.push(Output::HandshakeRefused(e.error)),
                 }
             }
             // Anything else out of turn breaks the binding: start again.
@@ -693,6 +698,7 @@ impl Machine {
                     event_id,
                     group_id,
                     sequence,
+                    signer: s("/signature/keyId"),
                     code,
                     reason,
                 }));

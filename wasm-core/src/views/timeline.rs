@@ -76,7 +76,9 @@ impl Timeline {
                 cause_id: ev.action_id.to_owned(),
                 correlation_id: s("/correlationId"),
                 occurred_at: ev.occurred_at,
-                work_item_id: s("/workItemId"),
+                // The envelope's, else the WorkItem a `work.authorized` carries (`payload.
+                // workItem.id`): a WorkItem's history starts with its authorization.
+                work_item_id: s("/workItemId").or_else(|| s("/payload/workItem/id")),
                 conversation_id: s("/conversationId"),
             });
         }
@@ -106,6 +108,87 @@ impl Timeline {
             })
             .collect()
     }
+}
+
+/// One mark of a [`WorkItemLane`]: an Event of the WorkItem at its time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneMark {
+    pub position: usize,
+    pub event_id: String,
+    pub kind: String,
+    pub sequence: u64,
+    pub occurred_at: Micros,
+}
+
+/// The compact timeline's row of one WorkItem (issue 29; as Temporal's compact history groups
+/// by activity): its Events in log order, and the span of time they cover.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkItemLane {
+    pub work_item_id: String,
+    pub group_id: Option<String>,
+    pub first_at: Micros,
+    pub last_at: Micros,
+    pub marks: Vec<LaneMark>,
+}
+
+/// The [`WorkItemLane`]s of `entries` (Events naming no WorkItem are left out), ordered by
+/// their first Event, and the span of time of all of them (`None` when there is no lane): the
+/// common axis every lane's marks are placed on.
+pub fn work_item_lanes(
+    entries: &[&TimelineEntry],
+) -> (Vec<WorkItemLane>, Option<(Micros, Micros)>) {
+    let mut lanes: Vec<WorkItemLane> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for e in entries {
+        let Some(w) = e.work_item_id.as_deref() else {
+            continue;
+        };
+        let mark = LaneMark {
+            position: e.position,
+            event_id: e.event_id.clone(),
+            kind: e.kind.clone(),
+            sequence: e.sequence,
+            occurred_at: e.occurred_at,
+        };
+        match index.get(w) {
+            Some(&i) => {
+                let lane = &mut lanes[i];
+                lane.first_at = lane.first_at.min(e.occurred_at);
+                lane.last_at = lane.last_at.max(e.occurred_at);
+                lane.marks.push(mark);
+            }
+            None => {
+                index.insert(w, lanes.len());
+                lanes.push(WorkItemLane {
+                    work_item_id: w.to_owned(),
+                    group_id: e.group_id.clone(),
+                    first_at: e.occurred_at,
+                    last_at: e.occurred_at,
+                    marks: vec![mark],
+                });
+            }
+        }
+    }
+    let span = lanes.iter().fold(None, |acc: Option<(Micros, Micros)>, l| {
+        Some(match acc {
+            None => (l.first_at, l.last_at),
+            Some((a, b)) => (a.min(l.first_at), b.max(l.last_at)),
+        })
+    });
+    (lanes, span)
+}
+
+/// Where `at` lies on the axis `span`, in thousandths (0 at its start, 1000 at its end; 0 for
+/// an axis of no length): the mark's place along its lane.
+pub fn permille(at: Micros, span: (Micros, Micros)) -> u32 {
+    let (from, to) = span;
+    let len = to.0.saturating_sub(from.0);
+    if len <= 0 {
+        return 0;
+    }
+    let off = at.0.saturating_sub(from.0).clamp(0, len);
+    // Both at most `len`, so the quotient is at most 1000.
+    u32::try_from((i128::from(off) * 1000 / i128::from(len)).clamp(0, 1000)).unwrap_or(1000)
 }
 
 /// Why time travel could not reach a position.
