@@ -148,15 +148,10 @@ impl Alarms {
 /// The Events view's address of Event `event_id`: the view scrolls to its row and marks it
 /// (`routes::events`). The id is percent-encoded (an Event ID is any string the schema admits).
 pub fn event_link(event_id: &str) -> String {
-    let mut out = String::from("/events?event=");
-    for b in event_id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b':') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    format!(
+        "/events?event={}",
+        wasm_core::encoding::url_component(event_id)
+    )
 }
 
 /// The alarm an output of the socket client raises, if any (`Console::apply`): an Event that

@@ -10,15 +10,7 @@ use wasm_core::views::ledger::chart::TimeGrain;
 /// every byte but the unreserved ones and `:` is percent-encoded (the router decodes it with
 /// `decodeURIComponent`), so `urn:a:b` stays readable.
 pub fn query_value(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b':') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    wasm_core::encoding::url_component(id)
 }
 
 /// An identifier as one path segment (`/mission/<this>`): the encoding of [`query_value`], since

@@ -355,7 +355,7 @@ impl Notifier {
                     Value::string(format!(
                         "{}/mission/{}",
                         self.link(),
-                        url_component(&m.group_id)
+                        wasm_core::encoding::url_component(&m.group_id)
                     )),
                 );
                 self.emit(NoticeKind::Final, id, o);
@@ -401,8 +401,8 @@ impl Notifier {
                 Value::string(format!(
                     "{}/mission/{}?work_item={}",
                     self.link(),
-                    url_component(&m.group_id),
-                    url_component(&w.id)
+                    wasm_core::encoding::url_component(&m.group_id),
+                    wasm_core::encoding::url_component(&w.id)
                 )),
             );
             self.emit(NoticeKind::Gate, &m.id, o);
@@ -530,20 +530,6 @@ impl Publish for Both {
         self.0.publish(state, store, batch);
         self.1.publish(state, store, batch);
     }
-}
-
-/// Every byte but the unreserved ones and `:` percent-encoded (the console's own encoding of
-/// an id in a path segment or a query value, `app/src/format.rs`).
-fn url_component(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b':') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// The delay before retry `n` (1 for the first retry): base × 2^(n-1), at most the cap.

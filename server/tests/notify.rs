@@ -13,15 +13,14 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use wasm_core::crypto::ed25519::{StrictPublicKey, StrictSignature, verify};
 use wasm_core::crypto::registry::{RegistryEvidence, ValidatedRegistry};
-use wasm_core::crypto::{DocumentKind, SecretSeed, sign_document};
 use wasm_core::encoding::b64url_decode;
-use wasm_core::json::{self, Object, Value};
+use wasm_core::json::{self, Value};
 
 mod support;
-use support::{BIN, Server};
+use support::{BIN, Principal, Server};
 
 /// One request a receiver saw: its lower-cased headers, its body and the status it answered.
 #[derive(Clone, Debug)]
@@ -86,32 +85,7 @@ fn handle(stream: TcpStream, status: u16) -> Option<Seen> {
     })
 }
 
-fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    s.write_all(body).unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (
-        status,
-        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
-    )
-}
-
-fn now_secs() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64
-}
-
-/// A Command signed with `private_key`.
+/// A Command of `kind` by `actor` (type, id), signed with `key` (key id, base64url seed).
 fn command(
     actor: (&str, &str),
     key: (&str, &str),
@@ -120,27 +94,10 @@ fn command(
     envelope: &[(&'static str, Value)],
     payload: Value,
 ) -> Vec<u8> {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("actionId", Value::string(action.to_owned()));
-    let mut a = Object::new();
-    a.insert("type", Value::string(actor.0.to_owned()));
-    a.insert("id", Value::string(actor.1.to_owned()));
-    o.insert("actor", Value::Object(a));
-    for (k, v) in envelope {
-        o.insert(*k, v.clone());
-    }
-    o.insert("kind", Value::string(kind.to_owned()));
-    o.insert("correlationId", Value::string(action.to_owned()));
-    o.insert(
-        "issuedAt",
-        Value::string(wasm_core::time::format_utc(now_secs() - 1)),
-    );
-    o.insert("payload", payload);
-    let mut doc = Value::Object(o);
-    let seed = SecretSeed::from_b64url(key.1).unwrap();
-    sign_document(&mut doc, DocumentKind::Command, key.0, &seed).unwrap();
-    json::to_string(&doc).into_bytes()
+    let Value::Object(payload) = payload else {
+        panic!("a payload is an object")
+    };
+    Principal::new(actor.0, actor.1, key.0, key.1).command(kind, action, envelope, payload)
 }
 
 fn jv(text: &str) -> Value {
@@ -241,7 +198,7 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
         .find(|p| p["name"] == "group-gateway")
         .unwrap();
     let post = |body: Vec<u8>| {
-        let (status, text) = http(&server.addr, "POST", "/api/commands", &body);
+        let (status, text) = support::post(&server.addr, &body).unwrap();
         assert_eq!(status, 200, "{text}");
         text
     };
@@ -351,7 +308,7 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
     );
 
     // The Organization's published key verifies each notice; the body is as documented.
-    let (status, text) = http(&server.addr, "GET", "/api/registry", b"");
+    let (status, text) = support::get(&server.addr, "/api/registry").unwrap();
     assert_eq!(status, 200);
     let registry = RegistryEvidence::from_fixture_json(&jv(&text))
         .unwrap()

@@ -70,6 +70,21 @@ pub fn sha256_hash(data: &[u8]) -> String {
     out
 }
 
+/// An identifier as one URL path segment or query value: every byte but the unreserved ones
+/// and `:` percent-encoded, so that `urn:a:b` stays readable while `&`, `#`, `?`, `/`, `=` or
+/// `%` in an id cannot end or change the segment (the console's links, the webhooks' links).
+pub fn url_component(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b':') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Lower-case hex of `data` (hashes, frame-ID prefixes, `urn:uuid:` values).
 pub fn hex(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len() * 2);

@@ -157,6 +157,24 @@ impl Principal {
         }
     }
 
+    /// A Principal of `actor_type` and `actor_id` signing with `key_id` and the base64url seed
+    /// `seed_text` (as `dev principals` writes them).
+    pub fn new(actor_type: &str, actor_id: &str, key_id: &str, seed_text: &str) -> Principal {
+        let mut actor = wasm_core::json::Object::new();
+        actor.insert(
+            "type",
+            wasm_core::json::Value::string(actor_type.to_owned()),
+        );
+        actor.insert("id", wasm_core::json::Value::string(actor_id.to_owned()));
+        Principal {
+            actor: wasm_core::json::Value::Object(actor),
+            key_id: key_id.to_owned(),
+            seed: wasm_core::crypto::SecretSeed::from_b64url(seed_text)
+                .unwrap_or_else(|| panic!("{actor_id}: the seed is not base64url")),
+            seed_text: seed_text.to_owned(),
+        }
+    }
+
     /// The Principal named `name` in `data`'s `organization.json`.
     pub fn in_data(data: &std::path::Path, name: &str) -> Principal {
         let path = data.join("organization.json");
