@@ -417,9 +417,12 @@ async fn many_acks_are_written_in_one_transaction_and_survive_a_restart() {
     ping_pong(&mut c).await; // every ACK was read
     srv.gw.acks.resume();
     let coord = srv.h.id("coord");
+    // The store counts a transaction once its commit has returned, a moment after the rows
+    // are readable: wait for both.
     for _ in 0..500 {
         if srv.gw.cursor(&coord, GROUP) == Some(head_a)
             && srv.gw.cursor(&coord, GROUP_B) == Some(head_b)
+            && srv.gw.acks.transactions() > before
         {
             break;
         }
