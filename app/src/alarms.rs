@@ -14,6 +14,10 @@ pub const MAX_DETAILS: usize = 8;
 /// Causes shown at once; occurrences of further causes are only counted ([`Alarms::overflow`]).
 pub const MAX_CAUSES: usize = 16;
 
+/// The alarm code of an Event the reducer refused (never expected from a verified, gap-free
+/// stream; shown rather than hidden).
+pub const REDUCER_REFUSED: &str = "REPLAY_REFUSED";
+
 /// What went wrong, which decides the alarm's wording and what its occurrences are grouped by.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cause {
@@ -44,7 +48,7 @@ impl Cause {
             | Cause::ConnectionEnded { code }
             | Cause::BadFrame { code }
             | Cause::Other { code } => Some(code),
-            Cause::ReplayRefused => Some(crate::state::REDUCER_REFUSED),
+            Cause::ReplayRefused => Some(REDUCER_REFUSED),
             Cause::ReceiptUnverified | Cause::RegistryUnavailable => None,
         }
     }

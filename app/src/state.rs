@@ -71,10 +71,6 @@ pub struct EventRow {
     pub rejected: Option<(String, String)>,
 }
 
-/// The alarm code of an Event the reducer refused (never expected from a verified, gap-free
-/// stream; shown rather than hidden).
-pub const REDUCER_REFUSED: &str = "REPLAY_REFUSED";
-
 /// The key held by this browser.
 #[derive(Clone, Debug, PartialEq)]
 pub enum KeyState {

@@ -766,7 +766,7 @@ pub fn signed_reader(
             tracing::info!(reason = %e, read = what, "an unauthenticated read");
             unsigned()
         })?;
-    crate::http::record_principal(who.id.as_str());
+    crate::request_log::record_principal(who.id.as_str());
     Ok(who)
 }
 

@@ -133,7 +133,7 @@ async fn post_command(
             .pointer("/actor/id")
             .and_then(wasm_core::json::Value::as_str)
     {
-        record_principal(actor);
+        crate::request_log::record_principal(actor);
     }
     let reply = if lines {
         handle.submit_lines(body.to_vec()).await
@@ -176,19 +176,6 @@ async fn timeout_document(timeout: Duration, response: Response) -> Response {
         .into_response();
     }
     response
-}
-
-/// The next request id: unique in this process, in every log line of the request (and of
-/// the WebSocket session it upgrades to), so that an operator can follow one request.
-pub fn next_request_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Names the principal (an actor's id, never a key or a token) in the current request's log
-/// span, once known.
-pub fn record_principal(id: &str) {
-    tracing::Span::current().record("principal", id);
 }
 
 /// The console's routes from `state`, each request cut after its timeout and logged (request
@@ -254,7 +241,7 @@ pub fn router(state: AppState) -> Router {
                     // The path only: a query or fragment could carry a token.
                     tracing::info_span!(
                         "request",
-                        request_id = next_request_id(),
+                        request_id = crate::request_log::next_request_id(),
                         method = %req.method(),
                         path = %req.uri().path(),
                         principal = tracing::field::Empty,

@@ -26,6 +26,7 @@ pub mod ops;
 pub mod org;
 pub mod proxy;
 pub mod registry_api;
+pub mod request_log;
 pub mod runtime;
 pub mod store;
 pub mod wire;

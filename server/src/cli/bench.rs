@@ -43,7 +43,11 @@ pub fn run(command: BenchCommand) -> ExitCode {
     match command {
         BenchCommand::Core(a) => core(a.ms),
         BenchCommand::Authority(a) => super::bench_authority::run(&a),
-        BenchCommand::Gateway(a) => super::bench_gateway::run(&a),
+        // Over PostgreSQL the gateway bench runs a cluster beside the single node.
+        BenchCommand::Gateway(a) => match &a.store {
+            Some(store) => super::bench_cluster::run(&a, store),
+            None => super::bench_gateway::run(&a),
+        },
         BenchCommand::Restart(a) => super::bench_restart::run(&a),
     }
 }

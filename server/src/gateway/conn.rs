@@ -69,7 +69,7 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
     let opened = std::time::Instant::now();
     let mut established = match handshake(&gw, &mut socket, kind).await {
         Ok(e) => {
-            crate::http::record_principal(&e.principal.id);
+            crate::request_log::record_principal(&e.principal.id);
             tracing::info!("session opened");
             e
         }
