@@ -129,12 +129,16 @@ fn metrics_are_served_on_the_operator_address_only_and_count_commands_by_kind_an
     assert_ne!(code, 200, "{body}");
     let bad_signature = error_code(&body);
     // Two accepted message.post.
-    for n in 3..5 {
-        let (code, body) = post(&server.addr, &message(&org, "mission-owner", group, n)).unwrap();
+    let sent: Vec<Vec<u8>> = (3..5)
+        .map(|n| message(&org, "mission-owner", group, n))
+        .collect();
+    for bytes in &sent {
+        let (code, body) = post(&server.addr, bytes).unwrap();
         assert_eq!(code, 200, "{body}");
     }
-    // An exact retry.
-    let (code, body) = post(&server.addr, &message(&org, "mission-owner", group, 3)).unwrap();
+    // An exact retry: the same bytes (signed again, a second later, they would be another
+    // Command under the same Action ID).
+    let (code, body) = post(&server.addr, &sent[0]).unwrap();
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("\"duplicate\""), "{body}");
 

@@ -441,14 +441,15 @@ pub fn backup(data: &Path, out: &Path, registry: Option<&Path>) -> Result<Manife
             Ok(w) => (
                 Some(w.clone()),
                 format!(
-                    "{LIVE}: projection {} at position {}, from its memory",
+                    "checked against {LIVE}: projection {} at position {}, from its memory",
                     w.projection, w.position
                 ),
             ),
             Err(no_server) => match snapshot_witness(data, last_position(&partial)?)? {
                 Ok(w) => {
                     let check = format!(
-                        "{no_server}; {SNAPSHOT} through position {}: projection {}",
+                        "{no_server}; checked against {SNAPSHOT} through position {}: \
+                         projection {}",
                         w.position, w.projection
                     );
                     (Some(w), check)
@@ -709,8 +710,7 @@ pub fn run_backup(a: &BackupArgs) -> ExitCode {
     match backup(&a.data, &a.out, a.registry.as_deref()) {
         Ok(m) => {
             println!(
-                "weave-console: backup {}: {} Events through position {}, projection {}; \
-                 checked against {}",
+                "weave-console: backup {}: {} Events through position {}, projection {}; {}",
                 a.out.display(),
                 m.events,
                 m.position,
