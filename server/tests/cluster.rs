@@ -2,7 +2,8 @@
 //! (a throwaway one, `scripts/pg-local.sh`): every node serves and fans out in the log's one
 //! order; kill -9 of the writer under load loses nothing acknowledged and another node takes
 //! over; a writer stopped past its lease (SIGSTOP) is fenced when it resumes; a database
-//! restart under load costs clients retries, never an acknowledged Command.
+//! restart under load costs clients retries, never an acknowledged Command; only the writer
+//! sends a webhook's notice, and the next writer the next one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -2,7 +2,10 @@
 //! 127.0.0.1 see exactly one signed notice per new execution gate, each verified with the key
 //! the Organization publishes (`GET /api/registry`); a receiver that fails twice gets the same
 //! notice on the third attempt and no more; a filtered receiver gets none; a tampered body
-//! fails verification; an exact retry of the Command that opened a gate announces nothing.
+//! fails verification; an exact retry of the Command that opened a gate announces nothing. Over
+//! `https://`: a receiver with a test CA's certificate gets nothing without `--notify-ca` (the
+//! delivery counted `failed`), and the signed notice with it. The receivers and the gates are
+//! in `support::gates` (the cluster's test uses them too).
 
 #![allow(clippy::unwrap_used)]
 
