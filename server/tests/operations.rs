@@ -538,6 +538,18 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
         out.contains("the server's snapshot through position "),
         "{out}"
     );
+    // A Message before that snapshot rewritten and signed again on disk: the snapshot, written
+    // from the server's memory, no longer matches the log; the backup is refused.
+    forge_message(&data.join("authority.sqlite"), &org, 0);
+    let (ok, out, err) = cli(&[
+        os("backup"),
+        os("--data"),
+        data.as_os_str(),
+        os("--out"),
+        root.join("after-forgery.mwp").as_os_str(),
+    ]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("the server's snapshot held"), "{err}");
 
     // Restored, it serves the projection the backup recorded.
     let restored = root.join("restored");
