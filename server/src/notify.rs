@@ -616,11 +616,22 @@ async fn post(
             .await
         {
             Ok(s) => send(hyper_util::rt::TokioIo::new(s), request).await,
+            // A certificate the roots refuse stays refused: given up at once (counted
+            // `failed`) rather than retried for minutes. Other TLS errors may pass.
+            Err(e) if refused_certificate(&e) => Attempt::Fail(format!("TLS: {e}")),
             Err(e) => Attempt::Retry(format!("TLS: {e}")),
         }
     } else {
         send(hyper_util::rt::TokioIo::new(tcp), request).await
     }
+}
+
+/// Whether a TLS handshake failed on the server's certificate (untrusted, expired, for
+/// another name), as `tokio_rustls` reports it: a `rustls::Error` inside the I/O error.
+fn refused_certificate(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| matches!(r, rustls::Error::InvalidCertificate(_)))
 }
 
 fn host_header(w: &Webhook) -> String {

@@ -255,3 +255,84 @@ pub async fn serve(addr: &str, app: Router) -> Result<std::net::SocketAddr, Stri
     });
     Ok(local)
 }
+
+/// The operator's local socket in the data directory (`DATA/operator.sock`, Unix only), where
+/// `weave-console backup` asks the running authority for its live projection hash
+/// ([`crate::runtime::AuthorityHandle::checkpoint`]). A socket in the data directory rather
+/// than a route on `--metrics-addr`: reaching it takes the file-system right to the data
+/// directory (mode 0700, the socket 0600), which is what reading the log for a backup takes
+/// anyway; `backup --data DIR` finds the server of that very directory with no address to
+/// give; and it is there without `--metrics-addr`.
+pub const OPERATOR_SOCKET: &str = "operator.sock";
+
+/// The one request the socket understands (a line).
+pub const CHECKPOINT_REQUEST: &str = "checkpoint";
+
+/// Serves [`OPERATOR_SOCKET`] in `data` for `authority` until the process ends: one connection
+/// at a time, one request line of at most 64 bytes read within 5 s, one JSON line answered
+/// (`{"position","events","projection"}` or `{"error"}`). A socket file left by a server that
+/// ended is replaced; one another server answers on is left alone (an error).
+#[cfg(unix)]
+pub fn serve_local(
+    data: &std::path::Path,
+    authority: crate::runtime::AuthorityHandle,
+) -> Result<std::path::PathBuf, String> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    let path = data.join(OPERATOR_SOCKET);
+    if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+        return Err(format!(
+            "{}: another server answers there (two servers on one data directory?)",
+            path.display()
+        ));
+    }
+    let _ = std::fs::remove_file(&path);
+    let listener = tokio::net::UnixListener::bind(&path)
+        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                // Out of descriptors, say: not a busy loop.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            };
+            // One at a time: a second backup waits for the first one's answer.
+            let (read, mut write) = stream.into_split();
+            let mut line = String::new();
+            let asked = tokio::time::timeout(
+                Duration::from_secs(5),
+                tokio::io::BufReader::new(read.take(64)).read_line(&mut line),
+            )
+            .await;
+            let answer = match asked {
+                Ok(Ok(_)) if line.trim() == CHECKPOINT_REQUEST => {
+                    checkpoint_json(authority.checkpoint().await)
+                }
+                _ => checkpoint_json(Err(format!(
+                    "not a request: send {CHECKPOINT_REQUEST:?} and a newline"
+                ))),
+            };
+            let _ = write.write_all(format!("{answer}\n").as_bytes()).await;
+        }
+    });
+    Ok(path)
+}
+
+/// The socket's answer line.
+fn checkpoint_json(c: Result<crate::runtime::Checkpoint, String>) -> String {
+    use wasm_core::json::{Object, Value};
+    let mut o = Object::new();
+    match c {
+        Ok(c) => {
+            o.insert("position", Value::from(c.position));
+            o.insert("events", Value::from(c.events));
+            o.insert("projection", Value::string(c.projection));
+        }
+        Err(why) => o.insert("error", Value::string(why)),
+    }
+    wasm_core::json::to_string(&Value::Object(o))
+}

@@ -81,6 +81,31 @@ struct InboxState<T> {
     closed: bool,
     /// The owner is gone: batches are not taken any more.
     owner_gone: bool,
+    /// A checkpoint asked for ([`AuthorityHandle::checkpoint`]): one at a time.
+    checkpoint: Option<CheckpointTx>,
+}
+
+/// What the owner hands a checkpoint: its State once every batch it wrote is durable, the
+/// log position (Mark) and the number of Events that State covers. The State is a clone
+/// (rpds: a few reference counts), so the projection hash is computed off the owner thread.
+pub struct Held {
+    pub state: wasm_core::authority::state::State,
+    pub position: u64,
+    pub events: u64,
+}
+
+/// Where the owner answers a checkpoint.
+pub type CheckpointTx = tokio::sync::oneshot::Sender<Result<Held, String>>;
+
+/// The running authority's projection hash at a durable log position, computed from the
+/// State the live reducer holds (not from the log): `backup`'s witness (docs/operations.md,
+/// "The check against the live server").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The log position (row) of the last Event the State covers.
+    pub position: u64,
+    pub events: u64,
+    pub projection: String,
 }
 
 /// What the owner takes from its [`Inbox`].
@@ -90,6 +115,9 @@ pub enum Taken<T> {
     Synced,
     /// No batch will come any more.
     Closed,
+    /// A checkpoint is asked for: answered before any waiting batch is decided, so that load
+    /// cannot starve it.
+    Checkpoint(CheckpointTx),
 }
 
 impl<T> Default for Inbox<T> {
@@ -100,6 +128,7 @@ impl<T> Default for Inbox<T> {
                 synced: false,
                 closed: false,
                 owner_gone: false,
+                checkpoint: None,
             }),
             changed: std::sync::Condvar::new(),
         }
@@ -143,6 +172,9 @@ impl<T> Inbox<T> {
     pub fn take(&self, or_synced: bool) -> Taken<T> {
         let mut st = self.lock();
         loop {
+            if let Some(tx) = st.checkpoint.take() {
+                return Taken::Checkpoint(tx);
+            }
             if let Some(b) = st.batches.pop_front() {
                 drop(st);
                 // Room for the verify stage.
@@ -168,6 +200,22 @@ impl<T> Inbox<T> {
         b
     }
 
+    /// Asks the owner for a checkpoint. One waits at most: a second is refused until the
+    /// first is answered (an operator's backup asks once; nothing queues behind it).
+    pub fn ask(&self, tx: CheckpointTx) -> Result<(), String> {
+        let mut st = self.lock();
+        if st.owner_gone || st.closed {
+            return Err("the authority stopped".into());
+        }
+        if st.checkpoint.as_ref().is_some_and(|t| !t.is_closed()) {
+            return Err("a checkpoint is already being taken".into());
+        }
+        st.checkpoint = Some(tx);
+        drop(st);
+        self.changed.notify_all();
+        Ok(())
+    }
+
     /// A sync ended (the store's [`crate::store::SyncedHook`]).
     pub fn synced(&self) {
         self.lock().synced = true;
@@ -180,9 +228,14 @@ impl<T> Inbox<T> {
         self.changed.notify_all();
     }
 
-    /// The owner is gone.
+    /// The owner is gone: a checkpoint still waiting is told so.
     fn owner_gone(&self) {
-        self.lock().owner_gone = true;
+        let mut st = self.lock();
+        st.owner_gone = true;
+        if let Some(tx) = st.checkpoint.take() {
+            let _ = tx.send(Err("the authority stopped".into()));
+        }
+        drop(st);
         self.changed.notify_all();
     }
 }
@@ -346,6 +399,9 @@ pub struct AuthorityHandle {
     /// Set once the owner thread stops deciding (its store failed, or it ended): `GET
     /// /readyz` then answers 503 with it.
     health: Health,
+    /// The owner's inbox, to ask it for a checkpoint (`None`: a handle over a queue some
+    /// other thread drains, such as a cluster node's router).
+    owner: Option<std::sync::Arc<Inbox<ReplyTo>>>,
 }
 
 /// Why the authority no longer decides; empty while it does.
@@ -355,6 +411,32 @@ impl AuthorityHandle {
     /// Why this authority no longer decides, if it does not (`GET /readyz`).
     pub fn failure(&self) -> Option<String> {
         self.health.get().cloned()
+    }
+
+    /// The live State's projection hash at a durable position: the owner first waits until
+    /// every batch it wrote is durable (answering their senders), then hands over a clone of
+    /// its State, the log position and the Event count; the hash is computed here, on a
+    /// blocking thread, while the owner decides on.
+    pub async fn checkpoint(&self) -> Result<Checkpoint, String> {
+        let Some(inbox) = &self.owner else {
+            return Err("this authority's owner thread is not in this process".into());
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        inbox.ask(tx)?;
+        let held = rx.await.map_err(|_| "the authority stopped".to_owned())??;
+        let Held {
+            state,
+            position,
+            events,
+        } = held;
+        let projection = tokio::task::spawn_blocking(move || state.projection_hash())
+            .await
+            .map_err(|e| format!("the projection hash was not computed: {e}"))?;
+        Ok(Checkpoint {
+            position,
+            events,
+            projection,
+        })
     }
 
     /// The Registry Commands are verified with, shared with the binding's HELLO and the
@@ -471,6 +553,7 @@ impl AuthorityHandle {
                         .expect("an empty Registry is valid"),
                 ),
                 health: Health::default(),
+                owner: None,
             },
             rx,
         )
@@ -507,6 +590,7 @@ impl AuthorityHandle {
             public: std::sync::Arc::clone(&self.public),
             registry: self.registry.clone(),
             health: std::sync::Arc::clone(&self.health),
+            owner: self.owner.clone(),
         };
         (handle, hold)
     }
@@ -595,34 +679,53 @@ fn kind_label(
     }
 }
 
+/// What became of one Command, as `mwp_commands_*_total` counts it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Counted {
+    Accepted,
+    Duplicate,
+    /// With the wire code (§19).
+    Refused(&'static str),
+}
+
+impl Counted {
+    fn of(o: &Outcome) -> Counted {
+        match o {
+            Ok(Submitted::Appended(_)) => Counted::Accepted,
+            Ok(Submitted::Duplicate(_)) => Counted::Duplicate,
+            Err(r) => Counted::Refused(r.code.as_str()),
+        }
+    }
+}
+
+/// One released batch's outcomes summed per (kind, outcome) series, in first-seen order.
+fn tally(outcomes: &[Outcome], kinds: &[&'static str]) -> Vec<(&'static str, Counted, u64)> {
+    let mut seen: Vec<(&'static str, Counted, u64)> = Vec::new();
+    for (o, kind) in outcomes.iter().zip(kinds) {
+        let counted = Counted::of(o);
+        match seen.iter_mut().find(|s| s.0 == *kind && s.1 == counted) {
+            Some(s) => s.2 += 1,
+            None => seen.push((kind, counted, 1)),
+        }
+    }
+    seen
+}
+
 /// Counts one released batch's outcomes, summed per (kind, outcome, code) first: one counter
 /// update per distinct series instead of one per Command.
 fn count_outcomes(outcomes: &[Outcome], kinds: &[&'static str]) {
-    let mut seen: Vec<(&'static str, &'static str, &'static str, u64)> = Vec::new();
-    for (o, kind) in outcomes.iter().zip(kinds) {
-        let (outcome, code) = match o {
-            Ok(Submitted::Appended(_)) => ("accepted", ""),
-            Ok(Submitted::Duplicate(_)) => ("duplicate", ""),
-            Err(r) => ("refused", r.code.as_str()),
-        };
-        match seen
-            .iter_mut()
-            .find(|s| s.0 == *kind && s.1 == outcome && s.2 == code)
-        {
-            Some(s) => s.3 += 1,
-            None => seen.push((kind, outcome, code, 1)),
-        }
-    }
-    for (kind, outcome, code, n) in seen {
-        match outcome {
-            "refused" => {
+    for (kind, counted, n) in tally(outcomes, kinds) {
+        match counted {
+            Counted::Refused(code) => {
                 metrics::counter!("mwp_commands_refused_total", "kind" => kind, "code" => code)
                     .increment(n);
             }
-            "duplicate" => {
+            Counted::Duplicate => {
                 metrics::counter!("mwp_commands_duplicate_total", "kind" => kind).increment(n);
             }
-            _ => metrics::counter!("mwp_commands_accepted_total", "kind" => kind).increment(n),
+            Counted::Accepted => {
+                metrics::counter!("mwp_commands_accepted_total", "kind" => kind).increment(n);
+            }
         }
     }
 }
@@ -683,27 +786,31 @@ fn receipt_events(svc: &AuthorityService, receipt: &wasm_core::authority::Receip
     out
 }
 
-/// An acceptance in lines ([`AuthorityHandle::submit_lines`]).
+/// An acceptance in lines ([`AuthorityHandle::submit_lines`]): the status first, then each
+/// Event's canonical bytes after a newline (written in order, nothing shifted afterwards).
 fn reply_lines(svc: &AuthorityService, submitted: Submitted) -> Reply {
-    let mut out = String::new();
-    let mut line = |jcs: &[u8]| {
+    fn push_line(out: &mut String, jcs: &[u8]) {
         out.push('\n');
         out.push_str(&String::from_utf8_lossy(jcs));
-    };
-    match submitted {
+    }
+    let out = match submitted {
         Submitted::Appended(events) => {
+            let size = events.iter().map(|e| e.jcs.len() + 1).sum::<usize>();
+            let mut out = String::with_capacity("accepted".len() + size);
+            out.push_str("accepted");
             for e in &events {
-                line(&e.jcs);
+                push_line(&mut out, &e.jcs);
             }
-            out.insert_str(0, "accepted");
+            out
         }
         Submitted::Duplicate(receipt) => {
+            let mut out = String::from("duplicate");
             for bytes in receipt_events(svc, &receipt) {
-                line(&bytes);
+                push_line(&mut out, &bytes);
             }
-            out.insert_str(0, "duplicate");
+            out
         }
-    }
+    };
     Reply::Done(out)
 }
 
@@ -783,7 +890,7 @@ pub fn start_full(
     }
     let live = svc.live_registry();
     let health = Health::default();
-    let (tx, _owner) = spawn_owner_reporting(
+    let (tx, _owner, inbox) = spawn_owner_with_inbox(
         svc,
         clock,
         publisher,
@@ -796,6 +903,7 @@ pub fn start_full(
         public,
         registry: live,
         health,
+        owner: Some(inbox),
     })
 }
 
@@ -819,7 +927,7 @@ pub fn spawn_owner(
     hook: Option<EventHook>,
     stop_on_failure: bool,
 ) -> Result<(mpsc::SyncSender<Request>, std::thread::JoinHandle<()>), String> {
-    spawn_owner_reporting(
+    spawn_owner_with_inbox(
         svc,
         clock,
         publisher,
@@ -827,17 +935,25 @@ pub fn spawn_owner(
         stop_on_failure,
         Health::default(),
     )
+    .map(|(tx, owner, _)| (tx, owner))
 }
 
+/// The queue into the owner, its thread and its inbox (for checkpoints).
+type Spawned = (
+    mpsc::SyncSender<Request>,
+    std::thread::JoinHandle<()>,
+    std::sync::Arc<Inbox<ReplyTo>>,
+);
+
 /// [`spawn_owner`], the owner setting `health` once it stops deciding.
-pub fn spawn_owner_reporting(
+fn spawn_owner_with_inbox(
     mut svc: AuthorityService,
     clock: Clock,
     publisher: Option<std::sync::Arc<dyn Publish>>,
     hook: Option<EventHook>,
     stop_on_failure: bool,
     health: Health,
-) -> Result<(mpsc::SyncSender<Request>, std::thread::JoinHandle<()>), String> {
+) -> Result<Spawned, String> {
     let (verify_threads, sign_threads) = split_threads(available_threads());
     svc.set_threads(sign_threads);
     let verifier = svc.verifier(verify_threads);
@@ -847,6 +963,7 @@ pub fn spawn_owner_reporting(
     svc.store()
         .on_synced(std::sync::Arc::new(move || woken.synced()));
     let verified = std::sync::Arc::clone(&inbox);
+    let asked = std::sync::Arc::clone(&inbox);
     std::thread::Builder::new()
         .name("authority-verify".into())
         .spawn(move || verify_stage(&rx, &verifier, &verified))
@@ -869,7 +986,7 @@ pub fn spawn_owner_reporting(
             );
         })
         .map_err(|e| format!("cannot start the authority thread: {e}"))?;
-    Ok((tx, owner))
+    Ok((tx, owner, asked))
 }
 
 impl AuthorityHandle {
@@ -884,6 +1001,7 @@ impl AuthorityHandle {
             public,
             registry,
             health: Health::default(),
+            owner: None,
         }
     }
 }
@@ -958,6 +1076,23 @@ fn run(
                     answer(svc, done);
                 }
                 answer_if_failed(svc, &mut pipeline, &answer);
+                continue;
+            }
+            Taken::Checkpoint(tx) => {
+                // Everything written made durable (and answered) first: the State then covers
+                // exactly the log up to its last Mark, all of it on disk.
+                while let Some(done) = pipeline.finish_oldest(svc) {
+                    answer(svc, done);
+                }
+                let held = match svc.failure() {
+                    Some(why) => Err(why),
+                    None => Ok(Held {
+                        state: svc.authority.state.clone(),
+                        position: svc.store().last_mark().0,
+                        events: svc.events(),
+                    }),
+                };
+                let _ = tx.send(held);
                 continue;
             }
             Taken::Closed => {
@@ -1074,7 +1209,7 @@ mod inbox_tests {
     fn id(t: Taken<u8>) -> Option<u8> {
         match t {
             Taken::Batch(b) => b.replies.first().copied(),
-            Taken::Synced | Taken::Closed => None,
+            Taken::Synced | Taken::Closed | Taken::Checkpoint(_) => None,
         }
     }
 
@@ -1094,6 +1229,27 @@ mod inbox_tests {
         inbox.close();
         assert!(matches!(inbox.take(false), Taken::Closed));
         assert!(matches!(inbox.take(true), Taken::Closed));
+    }
+
+    #[test]
+    fn a_checkpoint_comes_before_waiting_batches_and_one_waits_at_most() {
+        let inbox = Inbox::<u8>::default();
+        assert!(inbox.put(batch(1)));
+        let (first, _keep) = tokio::sync::oneshot::channel();
+        assert!(inbox.ask(first).is_ok());
+        // A second one while the first waits: refused, nothing queues behind it.
+        let (second, _keep2) = tokio::sync::oneshot::channel();
+        assert!(inbox.ask(second).is_err());
+        // Under load batches are always waiting: the checkpoint is still taken first.
+        assert!(matches!(inbox.take(false), Taken::Checkpoint(_)));
+        assert_eq!(id(inbox.take(false)), Some(1));
+        // The owner gone: a waiting checkpoint hears so, and a new one is refused.
+        let (third, mut told) = tokio::sync::oneshot::channel();
+        assert!(inbox.ask(third).is_ok());
+        inbox.owner_gone();
+        assert!(matches!(told.try_recv(), Ok(Err(_))));
+        let (fourth, _keep4) = tokio::sync::oneshot::channel();
+        assert!(inbox.ask(fourth).is_err());
     }
 
     #[test]
@@ -1165,5 +1321,35 @@ mod merge_tests {
         alone.append(batch(&[]));
         assert_eq!(alone.replies, vec![7]);
         assert_ne!(alone.replies, first.replies);
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::{Counted, tally};
+    use wasm_core::authority::Rejection;
+    use wasm_core::model::error::ErrorCode;
+
+    #[test]
+    fn outcomes_are_summed_per_kind_outcome_and_code() {
+        let refused = |c: ErrorCode| Err(Rejection::new(c, "test"));
+        let outcomes = vec![
+            refused(ErrorCode::Backpressure),
+            refused(ErrorCode::InternalError),
+            refused(ErrorCode::Backpressure),
+            refused(ErrorCode::Backpressure),
+        ];
+        let kinds = ["message.post", "message.post", "message.post", "work.claim"];
+        let t = tally(&outcomes, &kinds);
+        let bp = ErrorCode::Backpressure.as_str();
+        let ie = ErrorCode::InternalError.as_str();
+        assert_eq!(
+            t,
+            vec![
+                ("message.post", Counted::Refused(bp), 2),
+                ("message.post", Counted::Refused(ie), 1),
+                ("work.claim", Counted::Refused(bp), 1),
+            ]
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! (a throwaway one, `scripts/pg-local.sh`): every node serves and fans out in the log's one
 //! order; kill -9 of the writer under load loses nothing acknowledged and another node takes
 //! over; a writer stopped past its lease (SIGSTOP) is fenced when it resumes; a database
-//! restart under load costs clients retries, never an acknowledged Command.
+//! restart under load costs clients retries, never an acknowledged Command; only the writer
+//! sends a webhook's notice, and the next writer the next one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -851,4 +852,61 @@ fn nodes_serving_tls_forward_over_tls() {
     println!(
         "tls: a Command sent to node-b over HTTPS was forwarded to node-a over TLS and accepted"
     );
+}
+
+#[test]
+fn only_the_writer_announces_a_gate_and_the_next_writer_announces_the_next() {
+    use support::gates::{Gates, receiver, registry_of, s, until, verifies};
+    let _alone = alone();
+    let pg = Postgres::start("notify");
+    let root = support::temp("cluster", "notify");
+    let data = root.join("data");
+    let (hook, seen) = receiver(vec![]);
+    let url = format!("http://{hook}/hook");
+    // Both nodes are given the same webhook: a notice sent by each would reach it twice.
+    let flags = ["--notify-webhook", url.as_str()];
+    let a = Node::start_with(&pg, &data, "node-a", &flags);
+    a.wait_for("is the writer", Duration::from_secs(30));
+    let b = Node::start_with(&pg, &data, "node-b", &flags);
+    assert!(!b.is_writer());
+    // One gate, its Commands sent to the follower (forwarded to the writer).
+    let mut gates = Gates::open(&b.addr, &data, &root, 1);
+    until("the first notice", Duration::from_secs(30), || {
+        !seen.lock().unwrap().is_empty()
+    });
+    // Time for a second copy to arrive, if any node but the writer sent one.
+    std::thread::sleep(Duration::from_secs(3));
+    let first = seen.lock().unwrap().clone();
+    assert_eq!(first.len(), 1, "exactly one notice per gate: {first:?}");
+    let registry = registry_of(&a.addr);
+    assert!(verifies(&registry, &first[0], &first[0].body));
+
+    // The writer killed: node-b takes the lease, and announces the next gate (and only it).
+    let mut a = a;
+    a.child.kill().unwrap(); // SIGKILL
+    let _ = a.child.wait();
+    b.wait_for("is the writer", Duration::from_secs(30));
+    gates.addr = b.addr.clone();
+    gates.gate(2);
+    until("the second notice", Duration::from_secs(30), || {
+        seen.lock().unwrap().len() >= 2
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let all = seen.lock().unwrap().clone();
+    assert_eq!(
+        all.len(),
+        2,
+        "one notice for the new gate, none again: {all:?}"
+    );
+    let goals: Vec<String> = all
+        .iter()
+        .map(|n| {
+            let v: serde_json::Value = serde_json::from_slice(&n.body).unwrap();
+            assert!(verifies(&registry, n, &n.body));
+            s(&v, "/workItem/goal").to_owned()
+        })
+        .collect();
+    assert_eq!(goals, ["Deploy part 1", "Deploy part 2"]);
+    drop(b);
+    let _ = std::fs::remove_dir_all(&root);
 }

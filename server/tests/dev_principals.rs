@@ -11,7 +11,7 @@ use serde_json::Value as J;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 use wasm_core::authority::{State, evolve};
 use wasm_core::crypto::registry::RegistryEvidence;
@@ -20,7 +20,7 @@ use wasm_core::encoding::{b64url_decode, b64url_encode};
 use wasm_core::json::{self, Object, Value};
 
 mod support;
-use support::{BIN, Server};
+use support::{BIN, Server, dev};
 
 fn temp(name: &str) -> PathBuf {
     support::temp("devp", name)
@@ -37,17 +37,6 @@ fn serve_with(data: &Path, extra: &[&str]) -> Server {
             .arg(data)
             .args(extra);
     })
-}
-
-fn dev(args: &[&str], url: &str, data: &Path) -> Output {
-    Command::new(BIN)
-        .arg("dev")
-        .args(args)
-        .args(["--url", &format!("http://{url}")])
-        .arg("--data")
-        .arg(data)
-        .output()
-        .unwrap()
 }
 
 fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {

@@ -2,143 +2,22 @@
 //! 127.0.0.1 see exactly one signed notice per new execution gate, each verified with the key
 //! the Organization publishes (`GET /api/registry`); a receiver that fails twice gets the same
 //! notice on the third attempt and no more; a filtered receiver gets none; a tampered body
-//! fails verification; an exact retry of the Command that opened a gate announces nothing.
+//! fails verification; an exact retry of the Command that opened a gate announces nothing. Over
+//! `https://`: a receiver with a test CA's certificate gets nothing without `--notify-ca` (the
+//! delivery counted `failed`), and the signed notice with it. The receivers and the gates are
+//! in `support::gates` (the cluster's test uses them too).
 
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value as J;
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use wasm_core::crypto::ed25519::{StrictPublicKey, StrictSignature, verify};
-use wasm_core::crypto::registry::{RegistryEvidence, ValidatedRegistry};
-use wasm_core::encoding::b64url_decode;
-use wasm_core::json::{self, Value};
+use std::time::Duration;
+use wasm_core::json;
 
 mod support;
-use support::{BIN, Principal, Server};
-
-/// One request a receiver saw: its lower-cased headers, its body and the status it answered.
-#[derive(Clone, Debug)]
-struct Seen {
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-    status: u16,
-}
-
-/// A webhook receiver on 127.0.0.1 answering each request with the next of `statuses` (then
-/// 200), recording what it saw.
-fn receiver(statuses: Vec<u16>) -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    std::thread::spawn(move || {
-        let mut answers = statuses.into_iter();
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let status = answers.next().unwrap_or(200);
-            if let Some(s) = handle(stream, status) {
-                log.lock().unwrap().push(s);
-            }
-        }
-    });
-    (addr, seen)
-}
-
-fn handle(stream: TcpStream, status: u16) -> Option<Seen> {
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    if !line.starts_with("POST ") {
-        return None;
-    }
-    let mut headers = HashMap::new();
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
-    }
-    let len: usize = headers.get("content-length")?.parse().ok()?;
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    let mut stream = reader.into_inner();
-    write!(
-        stream,
-        "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    Some(Seen {
-        headers,
-        body,
-        status,
-    })
-}
-
-/// A Command of `kind` by `actor` (type, id), signed with `key` (key id, base64url seed).
-fn command(
-    actor: (&str, &str),
-    key: (&str, &str),
-    kind: &str,
-    action: &str,
-    envelope: &[(&'static str, Value)],
-    payload: Value,
-) -> Vec<u8> {
-    let Value::Object(payload) = payload else {
-        panic!("a payload is an object")
-    };
-    Principal::new(actor.0, actor.1, key.0, key.1).command(kind, action, envelope, payload)
-}
-
-fn jv(text: &str) -> Value {
-    json::parse_str(text).unwrap()
-}
-
-fn s<'a>(v: &'a J, ptr: &str) -> &'a str {
-    v.pointer(ptr)
-        .and_then(J::as_str)
-        .unwrap_or_else(|| panic!("{ptr} in {v}"))
-}
-
-/// Waits until `cond` holds (or fails after 30 s).
-fn until(what: &str, cond: impl Fn() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(t.elapsed() < Duration::from_secs(30), "never: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Whether `seen`'s signature verifies over `body` with the Registry's key of its key id.
-fn verifies(registry: &ValidatedRegistry, seen: &Seen, body: &[u8]) -> bool {
-    let Some(binding) = seen
-        .headers
-        .get("x-mwp-key-id")
-        .and_then(|k| registry.binding(k))
-    else {
-        return false;
-    };
-    let key = StrictPublicKey::from_bytes(binding.public_key.as_bytes()).unwrap();
-    let Some(sig) = seen
-        .headers
-        .get("x-mwp-signature")
-        .and_then(|s| b64url_decode(s).ok())
-        .and_then(|b| StrictSignature::from_bytes(&b).ok())
-    else {
-        return false;
-    };
-    verify(&key, &sig, body)
-}
+use support::gates::{Gates, receiver, registry_of, s, until, verifies};
+use support::{BIN, Server};
 
 #[test]
 fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
@@ -168,135 +47,31 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--notify-allow-http"));
 
-    // Principals with keys, an ACTIVE Mission.
-    let file = dir.join("principals.json");
-    let out = Command::new(BIN)
-        .args(["dev", "principals", "--out"])
-        .arg(&file)
-        .args(["--url", &format!("http://{}", server.addr), "--data"])
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let file: J = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    // Principals with keys, an ACTIVE Mission, two WorkItems whose contract needs a human's
+    // Execution Approval, each offered to and accepted by the worker: two gates.
+    let gates = Gates::open(&server.addr, &data, &dir, 2);
+    let file = &gates.file;
     let agents = &file["agents"];
-    let coordinator = s(agents, "/coordinator/agentId");
-    let worker = s(agents, "/worker/agentId");
-    let group = s(&file, "/mission/groupId");
-    let mission = s(&file, "/mission/missionId");
-    let deadline = s(&file, "/mission/deadline");
-    let org: J =
-        serde_json::from_slice(&std::fs::read(data.join("organization.json")).unwrap()).unwrap();
-    let gw = org["principals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "group-gateway")
-        .unwrap();
-    let post = |body: Vec<u8>| {
-        let (status, text) = support::post(&server.addr, &body).unwrap();
-        assert_eq!(status, 200, "{text}");
-        text
-    };
-    let session = |agent: &str, n: u32| -> u64 {
-        let text = post(command(
-            ("service", s(gw, "/actor/id")),
-            (s(gw, "/keyId"), s(gw, "/seed")),
-            "ext.missionweaveprotocol.identity.session_open",
-            &format!("urn:test:session:{n}"),
-            &[],
-            jv(&format!(r#"{{"agentId":"{agent}"}}"#)),
-        ));
-        let v: J = serde_json::from_str(&text).unwrap();
-        v["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find_map(|e| e["payload"]["sessionEpoch"].as_u64())
-            .unwrap()
-    };
-    let epoch = session(coordinator, 1);
-    let as_coordinator = |kind: &str, action: &str, payload: String| {
-        post(command(
-            ("agent", coordinator),
-            (
-                s(agents, "/coordinator/keyId"),
-                s(agents, "/coordinator/privateKey"),
-            ),
-            kind,
-            action,
-            &[
-                ("groupId", Value::string(group.to_owned())),
-                ("sessionEpoch", Value::from(epoch)),
-                ("membershipEpoch", Value::from(1u64)),
-                ("coordinatorEpoch", Value::from(1u64)),
-            ],
-            jv(&payload),
-        ))
-    };
-    as_coordinator(
-        "membership.change",
-        "urn:test:add-worker",
-        format!(r#"{{"principal":{{"type":"agent","id":"{worker}"}},"roles":["worker"]}}"#),
-    );
-    let worker_epoch = session(worker, 2);
-    let accept = |n: u32| {
-        command(
-            ("agent", worker),
-            (s(agents, "/worker/keyId"), s(agents, "/worker/privateKey")),
-            "work.accept_offer",
-            &format!("urn:test:accept:{n}"),
-            &[
-                ("groupId", Value::string(group.to_owned())),
-                ("sessionEpoch", Value::from(worker_epoch)),
-                ("membershipEpoch", Value::from(1u64)),
-            ],
-            jv(&format!(r#"{{"workItemId":"urn:test:work:{n}"}}"#)),
-        )
-    };
-    // Two WorkItems whose contract needs a human's Execution Approval, each offered to and
-    // accepted by the worker: two gates.
-    let mut accepts = Vec::new();
-    for n in 1..=2u32 {
-        as_coordinator(
-            "work.authorize",
-            &format!("urn:test:authorize:{n}"),
-            format!(
-                r#"{{"workItemId":"urn:test:work:{n}","contract":{{"goal":"Deploy part {n}",
-                   "deliverables":["a staging deployment"],"acceptanceCriteria":["smoke test"],
-                   "deadline":"{deadline}","sideEffectRisk":"external",
-                   "executionApproval":"human_required",
-                   "requiredCapabilities":[{{"id":"software.python","minimumVersion":1}}]}}}}"#
-            ),
-        );
-        as_coordinator(
-            "work.offer",
-            &format!("urn:test:offer:{n}"),
-            format!(
-                r#"{{"workItemId":"urn:test:work:{n}","candidateAgentIds":["{worker}"],"selectionBasis":{{}}}}"#
-            ),
-        );
-        let bytes = accept(n);
-        assert!(post(bytes.clone()).contains("work.offer.accepted"));
-        accepts.push(bytes);
-    }
+    let worker = gates.agent("worker");
+    let group = gates.group.as_str();
+    let mission = s(file, "/mission/missionId");
     // An exact retry of the Command that opened the first gate: the same Events, no new gate.
-    post(accepts[0].clone());
+    gates.send(gates.accepts[0].clone());
 
-    until("two notices delivered to each receiver", || {
-        ok_seen.lock().unwrap().len() >= 2
-            && flaky_seen
-                .lock()
-                .unwrap()
-                .iter()
-                .filter(|s| s.status == 200)
-                .count()
-                >= 2
-    });
+    until(
+        "two notices delivered to each receiver",
+        Duration::from_secs(30),
+        || {
+            ok_seen.lock().unwrap().len() >= 2
+                && flaky_seen
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|s| s.status == 200)
+                    .count()
+                    >= 2
+        },
+    );
     // Nothing more comes (no copy, no late retry).
     std::thread::sleep(Duration::from_secs(3));
     let ok = ok_seen.lock().unwrap().clone();
@@ -308,12 +83,7 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
     );
 
     // The Organization's published key verifies each notice; the body is as documented.
-    let (status, text) = support::get(&server.addr, "/api/registry").unwrap();
-    assert_eq!(status, 200);
-    let registry = RegistryEvidence::from_fixture_json(&jv(&text))
-        .unwrap()
-        .validate()
-        .unwrap();
+    let registry = registry_of(&server.addr);
     let mut goals = Vec::new();
     for seen in &ok {
         assert!(verifies(&registry, seen, &seen.body), "{seen:?}");
@@ -327,7 +97,7 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
         assert_eq!(s(&n, "/mission/id"), mission);
         assert_eq!(s(&n, "/mission/groupId"), group);
         assert!(!s(&n, "/mission/title").is_empty());
-        assert_eq!(s(&n, "/workItem/owner"), worker);
+        assert_eq!(s(&n, "/workItem/owner"), worker.as_str());
         assert_eq!(n["deadlineOf"], "ownership_lease");
         assert!(wasm_core::authority::clock::Micros::parse(s(&n, "/deadline")).is_some());
         let link = s(&n, "/link");
@@ -379,4 +149,82 @@ fn each_new_gate_is_one_signed_notice_delivered_once_even_after_failures() {
     }
     drop(server);
     let _ = std::fs::remove_dir_all(Path::new(&dir));
+}
+
+/// The value of `mwp_webhook_deliveries_total{outcome="OUTCOME"}` on the operator's listener
+/// (0 when absent).
+fn deliveries(operator: &str, outcome: &str) -> f64 {
+    let (status, text) = support::get(operator, "/metrics").unwrap();
+    assert_eq!(status, 200, "{text}");
+    let prefix = format!("mwp_webhook_deliveries_total{{outcome=\"{outcome}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0.0, |v| v.parse().unwrap())
+}
+
+/// `serve --no-demo` on `data` with one webhook at `url`, the operator's listener and `extra`.
+fn serve_notifying(data: &Path, url: &str, extra: &[&std::ffi::OsStr]) -> Server {
+    support::serve(|c| {
+        c.args(["--addr", "127.0.0.1:0", "--no-demo", "--data"])
+            .arg(data)
+            .args(["--metrics-addr", "127.0.0.1:0"])
+            .args(["--notify-webhook", url])
+            .args(extra);
+    })
+}
+
+#[test]
+fn an_https_webhook_is_trusted_through_notify_ca_and_refused_without_it() {
+    use support::gates::{receiver_tls, test_ca};
+    let dir = support::temp("notify", "tls");
+    let (ca_pem, tls) = test_ca();
+    let ca = dir.join("test-ca.pem");
+    std::fs::write(&ca, ca_pem).unwrap();
+
+    // The attack: a receiver whose certificate chains to no root the server trusts (the
+    // system's bundle, no --notify-ca). Nothing reaches it; the delivery is given up at once
+    // (a certificate the roots refuse does not become trusted by retrying) and counted.
+    let (addr, seen) = receiver_tls(std::sync::Arc::clone(&tls));
+    let (first, data) = (dir.join("untrusting"), dir.join("untrusting/data"));
+    let server = serve_notifying(&data, &format!("https://{addr}/hook"), &[]);
+    let operator = server.operator.clone().unwrap();
+    let _gates = Gates::open(&server.addr, &data, &first, 1);
+    until("a failed delivery counted", Duration::from_secs(30), || {
+        deliveries(&operator, "failed") >= 1.0
+    });
+    assert!(seen.lock().unwrap().is_empty());
+    assert_eq!(deliveries(&operator, "delivered"), 0.0);
+    assert_eq!(
+        deliveries(&operator, "retried"),
+        0.0,
+        "no retry of a refused certificate"
+    );
+    drop(server);
+
+    // The defence: the same kind of receiver, its CA given with --notify-ca: one notice, over
+    // TLS, whose signature the Organization's published key verifies.
+    let (addr, seen) = receiver_tls(tls);
+    let (second, data) = (dir.join("trusting"), dir.join("trusting/data"));
+    let server = serve_notifying(
+        &data,
+        &format!("https://{addr}/hook"),
+        &[std::ffi::OsStr::new("--notify-ca"), ca.as_os_str()],
+    );
+    let operator = server.operator.clone().unwrap();
+    let gates = Gates::open(&server.addr, &data, &second, 1);
+    until("a notice over TLS", Duration::from_secs(30), || {
+        !seen.lock().unwrap().is_empty()
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let notices = seen.lock().unwrap().clone();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    let registry = registry_of(&server.addr);
+    assert!(verifies(&registry, &notices[0], &notices[0].body));
+    let n: J = serde_json::from_slice(&notices[0].body).unwrap();
+    assert_eq!(n["kind"], "gate");
+    assert_eq!(s(&n, "/mission/groupId"), gates.group);
+    assert_eq!(deliveries(&operator, "delivered"), 1.0);
+    assert_eq!(deliveries(&operator, "failed"), 0.0);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,10 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::{Principal, get, post};
+use support::{Principal, Server, get, post};
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use wasm_core::json::{self, Object, Value};
 
 /// A `mission.create` by the demo's MissionOwner for Group `group`.
@@ -63,73 +62,19 @@ fn message(org: &Value, who: &str, group: &str, n: usize) -> Vec<u8> {
     )
 }
 
-/// A running `serve`: the child, its public and operator addresses and the lines it printed
-/// up to `listening on`.
-struct Served {
-    child: Child,
-    addr: String,
-    operator: Option<String>,
-    printed: Vec<String>,
+/// `serve --no-demo` on `data` with `extra` flags (the shared `support::serve`).
+fn serve(data: &std::path::Path, extra: &[&str]) -> Server {
+    serve_env(data, extra, &[])
 }
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(data: &std::path::Path, extra: &[&str], stderr: Stdio) -> Served {
-    serve_env(data, extra, stderr, &[])
-}
-
-fn serve_env(
-    data: &std::path::Path,
-    extra: &[&str],
-    stderr: Stdio,
-    env: &[(&str, &str)],
-) -> Served {
-    let public = concat!(env!("CARGO_MANIFEST_DIR"), "/../public");
-    let mut child = Command::new(support::BIN)
-        .envs(env.iter().copied())
-        .args([
-            "serve",
-            "--no-demo",
-            "--addr",
-            "127.0.0.1:0",
-            "--public",
-            public,
-        ])
-        .arg("--data")
-        .arg(data)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut operator = None;
-    let mut printed = Vec::new();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server exited before listening")
-            .unwrap();
-        if let Some(a) = line.split("operator listener on http://").nth(1) {
-            operator = a.split_whitespace().next().map(str::to_owned);
-        }
-        printed.push(line.clone());
-        if let Some(a) = line.split("listening on http://").nth(1) {
-            break a.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Served {
-        child,
-        addr,
-        operator,
-        printed,
-    }
+/// [`serve`] with `env` set.
+fn serve_env(data: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+    support::serve(|c| {
+        c.envs(env.iter().copied())
+            .args(["--no-demo", "--addr", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra);
+    })
 }
 
 /// The value of the sample of `name` whose labels include every one of `labels`.
@@ -165,7 +110,7 @@ fn org_of(data: &std::path::Path) -> Value {
 #[test]
 fn metrics_are_served_on_the_operator_address_only_and_count_commands_by_kind_and_code() {
     let data = support::temp("ops", "metrics");
-    let server = serve(&data, &["--metrics-addr", "127.0.0.1:0"], Stdio::null());
+    let server = serve(&data, &["--metrics-addr", "127.0.0.1:0"]);
     let operator = server.operator.clone().expect("an operator listener line");
     let org = org_of(&data);
     let group = "urn:ops:metrics:group";
@@ -184,12 +129,16 @@ fn metrics_are_served_on_the_operator_address_only_and_count_commands_by_kind_an
     assert_ne!(code, 200, "{body}");
     let bad_signature = error_code(&body);
     // Two accepted message.post.
-    for n in 3..5 {
-        let (code, body) = post(&server.addr, &message(&org, "mission-owner", group, n)).unwrap();
+    let sent: Vec<Vec<u8>> = (3..5)
+        .map(|n| message(&org, "mission-owner", group, n))
+        .collect();
+    for bytes in &sent {
+        let (code, body) = post(&server.addr, bytes).unwrap();
         assert_eq!(code, 200, "{body}");
     }
-    // An exact retry.
-    let (code, body) = post(&server.addr, &message(&org, "mission-owner", group, 3)).unwrap();
+    // An exact retry: the same bytes (signed again, a second later, they would be another
+    // Command under the same Action ID).
+    let (code, body) = post(&server.addr, &sent[0]).unwrap();
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("\"duplicate\""), "{body}");
 
@@ -261,7 +210,7 @@ fn metrics_are_served_on_the_operator_address_only_and_count_commands_by_kind_an
 #[test]
 fn without_the_flag_there_is_no_operator_listener() {
     let data = support::temp("ops", "nometrics");
-    let server = serve(&data, &[], Stdio::null());
+    let server = serve(&data, &[]);
     assert!(server.operator.is_none(), "{:?}", server.printed);
     assert_eq!(get(&server.addr, "/metrics").unwrap().0, 404);
     let _ = std::fs::remove_dir_all(&data);
@@ -270,7 +219,7 @@ fn without_the_flag_there_is_no_operator_listener() {
 #[test]
 fn readyz_is_ready_once_replayed_and_distinct_from_healthz() {
     let data = support::temp("ops", "readyz");
-    let server = serve(&data, &["--metrics-addr", "127.0.0.1:0"], Stdio::null());
+    let server = serve(&data, &["--metrics-addr", "127.0.0.1:0"]);
     let operator = server.operator.clone().unwrap();
     for addr in [&server.addr, &operator] {
         let (status, body) = get(addr, "/readyz").unwrap();
@@ -288,38 +237,79 @@ fn readyz_is_ready_once_replayed_and_distinct_from_healthz() {
 }
 
 #[test]
+fn readyz_answers_503_once_the_store_fails_and_healthz_still_200() {
+    let data = support::temp("ops", "storefail");
+    let server = serve(&data, &["--metrics-addr", "127.0.0.1:0"]);
+    let operator = server.operator.clone().unwrap();
+    let org = org_of(&data);
+    let (code, body) = post(
+        &server.addr,
+        &mission_create(&org, "urn:ops:fail:one", "urn:ops:fail:1"),
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{body}");
+    for addr in [&server.addr, &operator] {
+        assert_eq!(get(addr, "/readyz").unwrap().0, 200);
+    }
+    // The attack: the log's table taken away under the running server (a hand or a tool on
+    // the file; a failing disk does the like). The next write fails, so does the replay the
+    // authority then tries, and it stops deciding.
+    rusqlite::Connection::open(data.join("authority.sqlite"))
+        .and_then(|c| {
+            c.busy_timeout(std::time::Duration::from_secs(10))?;
+            c.execute_batch("ALTER TABLE log RENAME TO log_taken_away")
+        })
+        .unwrap();
+    let (code, body) = post(
+        &server.addr,
+        &mission_create(&org, "urn:ops:fail:two", "urn:ops:fail:2"),
+    )
+    .unwrap();
+    assert_ne!(code, 200, "{body}");
+    assert_eq!(error_code(&body), "INTERNAL_ERROR", "{body}");
+    // Not ready, on both listeners, with the reason; the process still answers /healthz.
+    for addr in [&server.addr, &operator] {
+        let (status, body) = get(addr, "/readyz").unwrap();
+        assert_eq!(status, 503, "{body}");
+        let v = json::parse_str(&body).unwrap();
+        assert_eq!(v.pointer("/ready"), Some(&Value::Bool(false)));
+        let reason = v.pointer("/reason").and_then(Value::as_str).unwrap();
+        assert!(reason.contains("store"), "{reason}");
+    }
+    assert_eq!(
+        get(&server.addr, "/healthz").unwrap(),
+        (200, "ok".to_owned())
+    );
+    // And it stays so: a later Command is refused as well.
+    let (code, _) = post(
+        &server.addr,
+        &mission_create(&org, "urn:ops:fail:three", "urn:ops:fail:3"),
+    )
+    .unwrap();
+    assert_ne!(code, 200);
+    assert_eq!(get(&operator, "/readyz").unwrap().0, 503);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+#[test]
 fn json_logs_carry_the_request_id_principal_and_latency_and_no_secret() {
     let data = support::temp("ops", "jsonlog");
     let log = data.join("stderr.log");
     std::fs::create_dir_all(data.join("d")).unwrap();
     let token = "opsTestToken_0123456789abcdefghijklmnop";
-    let public = concat!(env!("CARGO_MANIFEST_DIR"), "/../public");
-    let mut child = Command::new(support::BIN)
-        .args([
-            "serve",
-            "--no-demo",
-            "--addr",
-            "127.0.0.1:0",
-            "--public",
-            public,
-        ])
-        .args(["--log-format", "json"])
-        .arg("--data")
-        .arg(data.join("d"))
-        .env("WEAVE_DEV_TOKEN", token)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().unwrap().unwrap();
-        if let Some(a) = line.split("listening on http://").nth(1) {
-            break a.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let server = support::serve_logging(
+        |c| {
+            c.args(["--no-demo", "--addr", "127.0.0.1:0"])
+                .args(["--log-format", "json"])
+                .arg("--data")
+                .arg(data.join("d"))
+                .env("WEAVE_DEV_TOKEN", token)
+                .env("RUST_LOG", "info");
+        },
+        Stdio::from(std::fs::File::create(&log).unwrap()),
+    );
+    let addr = server.addr.clone();
     let org = org_of(&data.join("d"));
     let owner = Principal::of(&org, "mission-owner");
     let (code, body) = post(
@@ -351,8 +341,7 @@ fn json_logs_carry_the_request_id_principal_and_latency_and_no_secret() {
         drop(c);
     });
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let text = std::fs::read_to_string(&log).unwrap();
     let mut answered = Vec::new();
     let mut sessions = Vec::new();
@@ -427,6 +416,13 @@ fn json_logs_carry_the_request_id_principal_and_latency_and_no_secret() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
+/// The number that follows the first `after` in `text` (`None`: no such text or number).
+fn number_after(text: &str, after: &str) -> Option<i64> {
+    let rest = text.split(after).nth(1)?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
 /// Runs `weave-console ARGS`: success, stdout, stderr.
 fn cli(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
     let out = Command::new(support::BIN).args(args).output().unwrap();
@@ -450,7 +446,6 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
     let server = serve_env(
         &data,
         &["--message-rate-per-minute", "1000000"],
-        Stdio::null(),
         &[("MWP_SNAPSHOT_EVERY", "100")],
     );
     let org = org_of(&data);
@@ -510,8 +505,15 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
         after > before,
         "Commands were accepted while the backup ran ({before} → {after})"
     );
-    // The copy replayed to the snapshot's position gives the server's own projection there.
-    assert!(out.contains("the server's snapshot: through "), "{out}");
+    // The copy replayed to the position the running server answered for gives the projection
+    // the server computed from its memory there; the copy reaches at least that far.
+    assert!(
+        out.contains("checked against the running server: projection "),
+        "{out}"
+    );
+    let copied = number_after(&out, "through position ").unwrap();
+    let witnessed = number_after(&out, " at position ").unwrap();
+    assert!(witnessed > 0 && witnessed <= copied, "{out}");
     let projection = out
         .split("projection ")
         .nth(1)
@@ -519,6 +521,35 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
         .unwrap()
         .to_owned();
     drop(server);
+
+    // With the server stopped nothing answers on its socket: the backup says so and falls back
+    // on the newest snapshot the server wrote (every 100 Events here).
+    let offline = root.join("offline.mwp");
+    let (ok, out, err) = cli(&[
+        os("backup"),
+        os("--data"),
+        data.as_os_str(),
+        os("--out"),
+        offline.as_os_str(),
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("no server answered on "), "{out}");
+    assert!(
+        out.contains("the server's snapshot through position "),
+        "{out}"
+    );
+    // A Message before that snapshot rewritten and signed again on disk: the snapshot, written
+    // from the server's memory, no longer matches the log; the backup is refused.
+    forge_message(&data.join("authority.sqlite"), &org, 0);
+    let (ok, out, err) = cli(&[
+        os("backup"),
+        os("--data"),
+        data.as_os_str(),
+        os("--out"),
+        root.join("after-forgery.mwp").as_os_str(),
+    ]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("the server's snapshot held"), "{err}");
 
     // Restored, it serves the projection the backup recorded.
     let restored = root.join("restored");
@@ -530,7 +561,12 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
         restored.as_os_str(),
     ]);
     assert!(ok, "{out}{err}");
-    let again = serve(&restored, &[], Stdio::null());
+    assert!(
+        out.contains(&format!("at position {witnessed} projection "))
+            && out.contains("as the running server held it"),
+        "{out}"
+    );
+    let again = serve(&restored, &[]);
     let ready = again
         .printed
         .iter()
@@ -620,5 +656,134 @@ fn a_backup_taken_while_serving_restores_to_the_same_projection_and_a_changed_by
         .filter(|n| n.contains("restoring"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Rewrites the `nth` `message.posted` Event of the log at `db` (its content changed) and
+/// signs it again with the key it names, taken from the development Organization `org`: the
+/// forgery of someone who holds the data directory, keys included. Every signature still holds
+/// and every sequence is still gapless; only the State it replays to differs. Returns the
+/// Event's position.
+fn forge_message(db: &std::path::Path, org: &Value, nth: i64) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    let (position, jcs): (i64, Vec<u8>) = conn
+        .query_row(
+            "SELECT position, jcs FROM log WHERE kind = 'message.posted' ORDER BY position \
+             LIMIT 1 OFFSET ?1",
+            [nth],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let text = String::from_utf8(jcs).unwrap();
+    assert!(text.contains("\"note "), "{text}");
+    let mut doc = json::parse_str(&text.replace("\"note ", "\"forged ")).unwrap();
+    let key_id = doc
+        .pointer("/signature/keyId")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let Some(Value::Array(all)) = org.pointer("/principals") else {
+        panic!("no principals")
+    };
+    let signer = all
+        .iter()
+        .find(|p| p.pointer("/keyId").and_then(Value::as_str) == Some(key_id.as_str()))
+        .unwrap_or_else(|| panic!("no key {key_id} in the Organization"));
+    let seed = wasm_core::crypto::SecretSeed::from_b64url(
+        signer.pointer("/seed").and_then(Value::as_str).unwrap(),
+    )
+    .unwrap();
+    wasm_core::crypto::sign_document(
+        &mut doc,
+        wasm_core::crypto::DocumentKind::Event,
+        &key_id,
+        &seed,
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE log SET jcs = ?1 WHERE position = ?2",
+        rusqlite::params![json::canonicalize(&doc).unwrap(), position],
+    )
+    .unwrap();
+    position
+}
+
+#[test]
+fn a_log_rewritten_and_signed_again_is_caught_by_the_running_servers_projection() {
+    let root = support::temp("ops", "witness");
+    let data = root.join("live");
+    let server = serve(&data, &[]);
+    let org = org_of(&data);
+    let group = "urn:ops:witness:group";
+    let (code, body) = post(
+        &server.addr,
+        &mission_create(&org, group, "urn:ops:w:create"),
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{body}");
+    for n in 0..4 {
+        let (code, body) = post(&server.addr, &message(&org, "mission-owner", group, n)).unwrap();
+        assert_eq!(code, 200, "{body}");
+    }
+    let backup = |out: &std::path::Path| {
+        cli(&[
+            os("backup"),
+            os("--data"),
+            data.as_os_str(),
+            os("--out"),
+            out.as_os_str(),
+        ])
+    };
+    // A backup of the untouched log: checked against the running server's memory.
+    let good = root.join("good.mwp");
+    let (ok, out, err) = backup(&good);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("checked against the running server"), "{out}");
+    let witnessed = number_after(&out, " at position ").unwrap();
+
+    // The attack on a backup: an Event before the witness's position rewritten and signed
+    // again. Signatures and sequences hold; the projection at the witness's position does not.
+    let forged = root.join("forged.mwp");
+    std::fs::copy(&good, &forged).unwrap();
+    let at = forge_message(&forged, &org, 1);
+    assert!(at < witnessed, "{at} {witnessed}");
+    let target = root.join("from-forged");
+    let (ok, out, err) = cli(&[
+        os("restore"),
+        os("--from"),
+        forged.as_os_str(),
+        os("--data"),
+        target.as_os_str(),
+    ]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains(&format!("replayed to position {witnessed}"))
+            && err.contains("the running server held"),
+        "{err}"
+    );
+    assert!(!target.exists(), "nothing half-restored");
+
+    // The attack on the live log: the same forgery in the server's own file, under it. The
+    // log alone cannot tell; the server's memory can: the backup is refused, no file left.
+    forge_message(&data.join("authority.sqlite"), &org, 2);
+    let refused = root.join("refused.mwp");
+    let (ok, out, err) = backup(&refused);
+    assert!(!ok, "{out}");
+    assert!(err.contains("the running server held"), "{err}");
+    assert!(!refused.exists() && !root.join("refused.partial").exists());
+
+    // Without the server, nothing but the log speaks: the forged log passes every check the
+    // log allows, and the backup says its projection is checked against nothing else.
+    drop(server);
+    let unwitnessed = root.join("unwitnessed.mwp");
+    let (ok, out, err) = backup(&unwitnessed);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("no server answered on ")
+            && out.contains("checked against nothing the server computed"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&root);
 }

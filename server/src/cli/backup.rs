@@ -4,14 +4,22 @@
 //! online backup API in a single step, so under one read transaction: a consistent cut of the
 //! log at one position while the server goes on writing (WAL readers never block the writer).
 //! Two tables are added to the copy: `mwp_backup` (the manifest: the position, the number of
-//! Events, the projection hash of the State the copy replays to, and the check against the
-//! server's own snapshot) and `mwp_backup_files` (the data directory's other files: the
+//! Events, the projection hash of the State the copy replays to, and the witness: a projection
+//! hash the server computed from its own memory at a position inside the copy) and `mwp_backup_files` (the data directory's other files: the
 //! Organization's keys and Registry, enrolments, the TLS certificate, Artifacts, the ACK
 //! Cursors). It holds private keys: keep it as the data directory is kept.
 //!
+//! The witness: with a server running on the data directory, `backup` first asks it over the
+//! operator's socket (`DATA/operator.sock`, [`crate::ops::serve_local`]) for its projection
+//! hash at its last durable position, computed from the State its reducer holds, then copies:
+//! the copy covers that position, and replayed to it must give that hash. With no server,
+//! the newest snapshot the copy covers (written from the server's memory too) is the witness,
+//! and failing that there is none: the manifest says so.
+//!
 //! Restore checks the copy before anything is put in place: every Event's signature (the six
 //! §6.4 stages against the Organization's Registry), every Group's sequences gapless from 1,
-//! and the projection hash of the State the Events replay to equal to the manifest's. It
+//! the projection hash at the witness's position equal to the witness's, and the projection
+//! hash of the State the Events replay to equal to the manifest's. It
 //! unpacks into a new directory beside the target and renames it into place only once every
 //! check passed: a refused or interrupted restore leaves no half-restored directory.
 
@@ -71,10 +79,30 @@ pub struct Manifest {
     pub events: u64,
     /// `State::projection_hash` after replaying the copy's Events.
     pub projection: String,
-    /// The server's newest snapshot checked against the copy: `through position: hash`, or
-    /// why it was not.
-    pub snapshot_check: String,
+    /// The projection the server held at a position inside the copy, if one was had.
+    pub witness: Option<Witness>,
+    /// What the copy was checked against, in words (printed, and kept in the manifest).
+    pub check: String,
 }
+
+/// A projection hash at a log position that did not come from replaying the copy: the running
+/// server's State (its reducer's, in memory), or a snapshot it wrote from that State.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Witness {
+    pub position: i64,
+    pub projection: String,
+    /// Who computed it: [`LIVE`] or [`SNAPSHOT`].
+    pub source: String,
+}
+
+/// [`Witness::source`] of a running server's answer.
+pub const LIVE: &str = "the running server";
+/// [`Witness::source`] of the server's snapshot.
+pub const SNAPSHOT: &str = "the server's snapshot";
+
+/// How long the running server may take to answer a checkpoint: it makes what it wrote
+/// durable, then hashes its whole State (linear in the State; seconds at millions of Events).
+const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 fn e(e: rusqlite::Error) -> String {
     e.to_string()
@@ -110,22 +138,41 @@ fn registry_of(
 /// Replays the Events of the log at `db` (read-only): their count, the last position and the
 /// projection hash; with `registry`, each Event's signature is checked first, and each Group's
 /// sequences must run from 1 without a gap. An Event that fails is named.
+///
+/// With `witness`, the State replayed to the witness's position must have the witness's
+/// projection hash, and the copy must hold an Event at that position.
 fn check_log(
     db: &Path,
     registry: Option<&wasm_core::crypto::ValidatedRegistry>,
-    through: Option<i64>,
+    witness: Option<&Witness>,
 ) -> Result<(u64, i64, String), String> {
+    let compare = |state: &wasm_core::authority::state::State, w: &Witness| {
+        let replayed = state.projection_hash();
+        if replayed == w.projection {
+            Ok(replayed)
+        } else {
+            Err(format!(
+                "the Events replayed to position {} give projection {replayed}; {} held {} \
+                 there",
+                w.position, w.source, w.projection
+            ))
+        }
+    };
+    // The witness's position and hash once checked (a hash is a pass over the whole State:
+    // at the copy's end, often the witness's position, it is not computed twice).
+    let mut witnessed: Option<(i64, String)> = None;
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(e)?;
     let mut stmt = conn
         .prepare(
             "SELECT position, group_id, sequence, jcs FROM log WHERE kind IS NOT NULL \
-             AND position <= ?1 ORDER BY position",
+             ORDER BY position",
         )
         .map_err(e)?;
-    let mut rows = stmt
-        .query(params![through.unwrap_or(i64::MAX)])
-        .map_err(e)?;
+    let mut rows = stmt.query([]).map_err(e)?;
     let mut state = wasm_core::authority::state::State::default();
+    if let Some(w) = witness.filter(|w| w.position == 0) {
+        witnessed = Some((0, compare(&state, w)?));
+    }
     let mut next: std::collections::HashMap<String, i64> = Default::default();
     let (mut n, mut last) = (0u64, 0i64);
     // Read and verified in chunks: one batch verification per chunk (§6.4's stages, with the
@@ -187,47 +234,128 @@ fn check_log(
                 .map_err(|err| named(format!("does not apply: {err}")))?;
             n += 1;
             last = *position;
+            if let Some(w) = witness.filter(|_| witnessed.is_none()) {
+                if *position == w.position {
+                    witnessed = Some((*position, compare(&state, w)?));
+                } else if *position > w.position {
+                    return Err(format!(
+                        "the copy holds no Event at position {}, where {} held projection {}",
+                        w.position, w.source, w.projection
+                    ));
+                }
+            }
         }
     }
-    Ok((n, last, state.projection_hash()))
+    if let Some(w) = witness.filter(|_| witnessed.is_none()) {
+        return Err(format!(
+            "the copy ends at position {last}, before position {} where {} held projection {}",
+            w.position, w.source, w.projection
+        ));
+    }
+    let projection = match witnessed {
+        Some((at, hash)) if at == last => hash,
+        _ => state.projection_hash(),
+    };
+    Ok((n, last, projection))
 }
 
-/// The server's newest snapshot (its own State, written from its memory) against the copy
-/// replayed to the same position: a check of the copy against the live server, not only
-/// against itself.
-fn snapshot_check(data: &Path, copy: &Path, position: i64) -> Result<String, String> {
+/// The server's newest snapshot the copy covers (up to `position`), as a witness: the hash of
+/// the State it decodes to, which the server wrote from its memory. `Err` with why there is
+/// none.
+fn snapshot_witness(data: &Path, position: i64) -> Result<Result<Witness, String>, String> {
     let path = data.join(SNAPSHOTS);
     if !path.is_file() {
-        return Ok("no snapshot yet".into());
+        return Ok(Err("no snapshot yet".into()));
     }
     let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(e)?;
     let row: Option<(i64, Vec<u8>)> = conn
         .query_row(
-            "SELECT through, bytes FROM snapshot ORDER BY through DESC LIMIT 1",
-            [],
+            "SELECT through, bytes FROM snapshot WHERE through <= ?1 ORDER BY through DESC \
+             LIMIT 1",
+            params![position],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()
         .map_err(e)?;
     let Some((through, bytes)) = row else {
-        return Ok("no snapshot yet".into());
+        return Ok(Err(format!(
+            "no snapshot covered by the copy (position {position})"
+        )));
     };
-    if through > position {
-        return Ok(format!(
-            "the newest snapshot (through {through}) is past the copy (position {position})"
-        ));
-    }
     let state = wasm_core::authority::snapshot::decode(&bytes)
         .map_err(|err| format!("the server's snapshot through {through} does not decode: {err}"))?;
-    let live = state.projection_hash();
-    let (_, _, replayed) = check_log(copy, None, Some(through))?;
-    if replayed != live {
+    Ok(Ok(Witness {
+        position: through,
+        projection: state.projection_hash(),
+        source: SNAPSHOT.into(),
+    }))
+}
+
+/// Asks the server running on `data`, if any, for its live projection over the operator's
+/// socket. `Ok(Err(why))`: no server answers there (none runs, or it predates the socket);
+/// `Err`: one answered and could not give it (its store failed, say): the backup is refused.
+#[cfg(unix)]
+fn ask_server(data: &Path) -> Result<Result<Witness, String>, String> {
+    use std::io::{BufRead, Write};
+    let path = data.join(crate::ops::OPERATOR_SOCKET);
+    let mut stream = match std::os::unix::net::UnixStream::connect(&path) {
+        Ok(s) => s,
+        Err(err) => {
+            return Ok(Err(format!(
+                "no server answered on {} ({err})",
+                path.display()
+            )));
+        }
+    };
+    let io = |err: std::io::Error| format!("{}: {err}", path.display());
+    stream.set_read_timeout(Some(ASK_TIMEOUT)).map_err(io)?;
+    stream
+        .write_all(format!("{}\n", crate::ops::CHECKPOINT_REQUEST).as_bytes())
+        .map_err(io)?;
+    let mut line = String::new();
+    // At most 4 KiB of answer (a checkpoint's is under 200 bytes).
+    std::io::BufReader::new(std::io::Read::take(stream, 4096))
+        .read_line(&mut line)
+        .map_err(io)?;
+    let v = json::parse_str(line.trim())
+        .map_err(|err| format!("{}: not an answer ({err}): {line:?}", path.display()))?;
+    if let Some(why) = v.pointer("/error").and_then(Value::as_str) {
         return Err(format!(
-            "the copy replayed to position {through} gives projection {replayed}, the server's \
-             snapshot there {live}"
+            "the running server could not give its projection: {why}"
         ));
     }
-    Ok(format!("through {through}: {live}"))
+    let position = v
+        .pointer("/position")
+        .and_then(|v| match v {
+            Value::Number(n) => n.as_safe_u64(),
+            _ => None,
+        })
+        .and_then(|p| i64::try_from(p).ok());
+    let projection = v.pointer("/projection").and_then(Value::as_str);
+    match (position, projection) {
+        (Some(position), Some(projection)) => Ok(Ok(Witness {
+            position,
+            projection: projection.to_owned(),
+            source: LIVE.into(),
+        })),
+        _ => Err(format!("{}: not an answer: {line:?}", path.display())),
+    }
+}
+
+#[cfg(not(unix))]
+fn ask_server(_: &Path) -> Result<Result<Witness, String>, String> {
+    Ok(Err("the operator's socket is Unix only".into()))
+}
+
+/// The position of the last Event in the log at `db`.
+fn last_position(db: &Path) -> Result<i64, String> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(e)?;
+    conn.query_row(
+        "SELECT coalesce(max(position), 0) FROM log WHERE kind IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )
+    .map_err(e)
 }
 
 /// Regular files of `dir` (relative paths), but the databases copied otherwise.
@@ -305,16 +433,44 @@ pub fn backup(data: &Path, out: &Path, registry: Option<&Path>) -> Result<Manife
     }
     // The registry is read first: a backup that could not be checked at restore is refused now.
     registry_of(data, registry)?;
+    // The running server's projection before the copy: the copy then covers its position.
+    let live = ask_server(data)?;
     let partial = out.with_extension("partial");
     let _ = std::fs::remove_file(&partial);
     let result = (|| {
         let mut dst = Connection::open(&partial).map_err(e)?;
         set_mode(&partial, 0o600)?;
         copy_db(&log, &mut dst)?;
-        // Checked on the copy: its Events, signatures included, and the server's snapshot.
+        let (witness, check) = match &live {
+            Ok(w) => (
+                Some(w.clone()),
+                format!(
+                    "checked against {LIVE}: projection {} at position {}, from its memory",
+                    w.projection, w.position
+                ),
+            ),
+            Err(no_server) => match snapshot_witness(data, last_position(&partial)?)? {
+                Ok(w) => {
+                    let check = format!(
+                        "{no_server}; checked against {SNAPSHOT} through position {}: \
+                         projection {}",
+                        w.position, w.projection
+                    );
+                    (Some(w), check)
+                }
+                Err(no_snapshot) => (
+                    None,
+                    format!(
+                        "{no_server}; {no_snapshot}: the projection is the backup's own, \
+                         checked against nothing the server computed"
+                    ),
+                ),
+            },
+        };
+        // Checked on the copy: its Events, signatures included, and the witness.
         let registry = registry_of(data, registry)?;
-        let (events, position, projection) = check_log(&partial, Some(&registry), None)?;
-        let snapshot_check = snapshot_check(data, &partial, position)?;
+        let (events, position, projection) =
+            check_log(&partial, Some(&registry), witness.as_ref())?;
         dst.execute_batch(
             "CREATE TABLE mwp_backup (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE mwp_backup_files (path TEXT PRIMARY KEY, mode INTEGER NOT NULL,
@@ -325,15 +481,22 @@ pub fn backup(data: &Path, out: &Path, registry: Option<&Path>) -> Result<Manife
             position,
             events,
             projection,
-            snapshot_check,
+            witness,
+            check,
         };
-        for (k, v) in [
+        let mut keys = vec![
             ("format", FORMAT.to_owned()),
             ("position", manifest.position.to_string()),
             ("events", manifest.events.to_string()),
             ("projection", manifest.projection.clone()),
-            ("snapshot_check", manifest.snapshot_check.clone()),
-        ] {
+            ("check", manifest.check.clone()),
+        ];
+        if let Some(w) = &manifest.witness {
+            keys.push(("witness_position", w.position.to_string()));
+            keys.push(("witness_projection", w.projection.clone()));
+            keys.push(("witness_source", w.source.clone()));
+        }
+        for (k, v) in keys {
             dst.execute(
                 "INSERT INTO mwp_backup (key, value) VALUES (?1, ?2)",
                 params![k, v],
@@ -406,9 +569,33 @@ fn read_manifest(conn: &Connection) -> Result<Manifest, String> {
         )
         .map_err(|err| format!("not a backup of weave-console (manifest `{k}`: {err})"))
     };
+    let optional = |k: &str| -> Result<Option<String>, String> {
+        conn.query_row(
+            "SELECT value FROM mwp_backup WHERE key = ?1",
+            params![k],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|err| format!("the manifest's `{k}`: {err}"))
+    };
     if get("format")? != FORMAT {
         return Err(format!("not a {FORMAT} backup"));
     }
+    let witness = match (
+        optional("witness_position")?,
+        optional("witness_projection")?,
+        optional("witness_source")?,
+    ) {
+        (None, None, None) => None,
+        (Some(position), Some(projection), Some(source)) => Some(Witness {
+            position: position
+                .parse()
+                .map_err(|_| "the manifest's witness position is not a number")?,
+            projection,
+            source,
+        }),
+        _ => return Err("the manifest's witness is incomplete".into()),
+    };
     Ok(Manifest {
         position: get("position")?
             .parse()
@@ -417,7 +604,12 @@ fn read_manifest(conn: &Connection) -> Result<Manifest, String> {
             .parse()
             .map_err(|_| "the manifest's count is not a number")?,
         projection: get("projection")?,
-        snapshot_check: get("snapshot_check")?,
+        witness,
+        // A backup written before witnesses had `snapshot_check`.
+        check: match optional("check")? {
+            Some(c) => c,
+            None => get("snapshot_check")?,
+        },
     })
 }
 
@@ -484,7 +676,8 @@ pub fn restore(
             .map_err(e)?;
         }
         let registry = registry_of(&staging, registry)?;
-        let (events, position, projection) = check_log(&log, Some(&registry), None)?;
+        let (events, position, projection) =
+            check_log(&log, Some(&registry), manifest.witness.as_ref())?;
         if (events, position) != (manifest.events, manifest.position) {
             return Err(format!(
                 "the backup holds {events} Events through position {position}; its manifest \
@@ -521,13 +714,12 @@ pub fn run_backup(a: &BackupArgs) -> ExitCode {
     match backup(&a.data, &a.out, a.registry.as_deref()) {
         Ok(m) => {
             println!(
-                "weave-console: backup {}: {} Events through position {}, projection {}; \
-                 the server's snapshot: {}",
+                "weave-console: backup {}: {} Events through position {}, projection {}; {}",
                 a.out.display(),
                 m.events,
                 m.position,
                 m.projection,
-                m.snapshot_check
+                m.check
             );
             ExitCode::SUCCESS
         }
@@ -541,9 +733,18 @@ pub fn run_backup(a: &BackupArgs) -> ExitCode {
 pub fn run_restore(a: &RestoreArgs) -> ExitCode {
     match restore(&a.from, &a.data, a.force, a.registry.as_deref()) {
         Ok(m) => {
+            let witness = m.witness.as_ref().map_or_else(
+                || "no witness recorded".to_owned(),
+                |w| {
+                    format!(
+                        "at position {} projection {} as {} held it",
+                        w.position, w.projection, w.source
+                    )
+                },
+            );
             println!(
                 "weave-console: restored {} into {}: {} Events verified through position {}, \
-                 projection {} as recorded",
+                 projection {} as recorded; {witness}",
                 a.from.display(),
                 a.data.display(),
                 m.events,

@@ -817,6 +817,22 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The operator's local socket: `backup` asks the live authority for its projection hash
+    // (a single node only: a cluster's nodes share the data directory; docs/operations.md).
+    #[cfg(unix)]
+    if opts.store.is_none() {
+        let _guard = runtime.enter();
+        match crate::ops::serve_local(&opts.data, authority.clone()) {
+            Ok(path) => say!(
+                "weave-console: operator socket {} (weave-console backup asks it)",
+                path.display()
+            ),
+            Err(e) => eprintln!(
+                "weave-console: warning: no operator socket ({e}); a backup of this data \
+                 directory will not be checked against the running server"
+            ),
+        }
+    }
     let gateway_config = GatewayConfig {
         sessions_per_principal: usize::try_from(opts.sessions_per_principal).unwrap_or(usize::MAX),
         ..GatewayConfig::default()
@@ -927,6 +943,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             let g = hub.gauges();
             metrics::gauge!("mwp_sockets_open", "profile" => "human").set(g.humans as f64);
             metrics::gauge!("mwp_sockets_open", "profile" => "agent").set(g.agents as f64);
+            metrics::gauge!("mwp_sockets_open", "profile" => "service").set(g.services as f64);
             metrics::gauge!("mwp_subscriptions").set(g.subscriptions as f64);
             metrics::gauge!("mwp_outbound_queued_frames").set(g.queued_frames as f64);
             metrics::gauge!("mwp_outbound_queued_bytes").set(g.queued_bytes as f64);

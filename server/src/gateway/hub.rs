@@ -590,9 +590,11 @@ pub enum Access {
 /// [`Hub::gauges`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HubGauges {
-    /// Open sessions by profile (binding.md: the human and the Agent profile).
+    /// Open sessions by profile (binding.md: the human and the Agent profile), and those of
+    /// service Principals (an Organization's own services), counted apart from the Agents.
     pub humans: u64,
     pub agents: u64,
+    pub services: u64,
     pub subscriptions: u64,
     /// Frames queued to sessions (Group queues, own Events, replies), and the Group queues'
     /// bytes.
@@ -740,7 +742,8 @@ impl Hub {
         for c in &conns {
             match c.principal.kind {
                 ActorType::Human => g.humans += 1,
-                _ => g.agents += 1,
+                ActorType::Agent => g.agents += 1,
+                ActorType::Service => g.services += 1,
             }
             let inner = lock(&c.inner);
             g.subscriptions += inner.subs.len() as u64;
@@ -1217,5 +1220,41 @@ impl Publish for Hub {
             c.wake.notify_one();
         }
         self.release_pending_own();
+    }
+}
+
+#[cfg(test)]
+mod gauge_tests {
+    use super::{Conn, Hub, Principal};
+    use std::sync::Arc;
+    use wasm_core::model::common::ActorType;
+
+    fn conn(id: u64, kind: ActorType) -> Arc<Conn> {
+        let principal = Principal {
+            id: format!("urn:test:{id}"),
+            kind,
+            session_epoch: None,
+        };
+        Arc::new(Conn::new(
+            id,
+            principal,
+            &crate::gateway::GatewayConfig::default(),
+        ))
+    }
+
+    #[test]
+    fn sessions_are_counted_by_profile_and_a_service_is_not_an_agent() {
+        let hub = Hub::new();
+        for (id, kind) in [
+            (1, ActorType::Human),
+            (2, ActorType::Agent),
+            (3, ActorType::Agent),
+            (4, ActorType::Service),
+        ] {
+            hub.register(conn(id, kind));
+        }
+        let g = hub.gauges();
+        assert_eq!((g.humans, g.agents, g.services), (1, 2, 1));
+        assert_eq!(g.subscriptions, 0);
     }
 }

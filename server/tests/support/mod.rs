@@ -4,6 +4,8 @@
 //! file uses part of it.
 #![allow(dead_code)]
 
+pub mod gates;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -16,6 +18,8 @@ pub struct Server {
     pub addr: String,
     /// The operator's listener (`--metrics-addr`), when the server printed one.
     pub operator: Option<String>,
+    /// What it printed up to its `listening on` line (the `authority ready` line among them).
+    pub printed: Vec<String>,
 }
 
 impl Drop for Server {
@@ -37,6 +41,11 @@ pub fn temp(prefix: &str, name: &str) -> PathBuf {
 /// (flags, environment), and waits for its `listening on http://ADDR` (or `https://`) line.
 /// Its stdout is drained from then on, so the server never blocks on a full pipe.
 pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
+    serve_logging(configure, Stdio::null())
+}
+
+/// [`serve`] with the server's stderr (its log) sent to `stderr`.
+pub fn serve_logging(configure: impl FnOnce(&mut Command), stderr: Stdio) -> Server {
     let mut command = Command::new(BIN);
     command.arg("serve").args([
         "--public",
@@ -45,7 +54,7 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
     configure(&mut command);
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap_or_else(|e| panic!("{BIN} does not start: {e}"));
     let Some(stdout) = child.stdout.take() else {
@@ -53,6 +62,7 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
     };
     let mut lines = BufReader::new(stdout).lines();
     let mut operator = None;
+    let mut printed = Vec::new();
     let addr = loop {
         let line = match lines.next() {
             Some(Ok(line)) => line,
@@ -61,6 +71,7 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
         if let Some(a) = line.split("operator listener on http://").nth(1) {
             operator = a.split_whitespace().next().map(str::to_owned);
         }
+        printed.push(line.clone());
         if let Some(a) = line
             .split("listening on http://")
             .nth(1)
@@ -74,7 +85,40 @@ pub fn serve(configure: impl FnOnce(&mut Command)) -> Server {
         child,
         addr,
         operator,
+        printed,
     }
+}
+
+/// `weave-console dev ARGS --url http://URL --data DATA`.
+pub fn dev(args: &[&str], url: &str, data: &std::path::Path) -> std::process::Output {
+    Command::new(BIN)
+        .arg("dev")
+        .args(args)
+        .args(["--url", &format!("http://{url}")])
+        .arg("--data")
+        .arg(data)
+        .output()
+        .unwrap_or_else(|e| panic!("{BIN} dev: {e}"))
+}
+
+/// `weave-console dev principals --out OUT` against the server at `url` serving `data`: the
+/// file it wrote (the development Agents' keys and an ACTIVE Mission), parsed.
+pub fn dev_principals(
+    url: &str,
+    data: &std::path::Path,
+    out: &std::path::Path,
+) -> serde_json::Value {
+    let mut args = vec!["principals", "--out"];
+    let path = out.to_string_lossy().into_owned();
+    args.push(&path);
+    let run = dev(&args, url, data);
+    assert!(
+        run.status.success(),
+        "dev principals: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let bytes = std::fs::read(out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", out.display()))
 }
 
 /// `POST /api/commands` with `body` over a minimal HTTP/1.1 client (the tests need no HTTP
