@@ -152,17 +152,20 @@ impl Summary {
         let human = self.decisions.iter().filter(|d| d.human).count();
         let missing = self.missing_commands();
         if human > 0 {
-            out.push(format!(
+            let mut s = format!(
                 "human decisions: {human}, {} with their signed Command verified, {missing} \
-                 without ({})",
-                human - missing,
-                if self.seal.is_some() {
-                    "Command not recorded: the store kept no Command before it kept humans' \
-                     Commands"
+                 without",
+                human - missing
+            );
+            if missing > 0 {
+                s.push_str(if self.seal.is_some() {
+                    " (Command not recorded: the store kept no Command before it kept humans' \
+                     Commands)"
                 } else {
-                    "Command not in the bundle: an unsealed export may leave it out"
-                }
-            ));
+                    " (Command not in the bundle: an unsealed export leaves them out)"
+                });
+            }
+            out.push(s);
         }
         for k in &self.event_keys {
             out.push(format!(
