@@ -999,6 +999,63 @@ mod tests {
     }
 
     #[test]
+    fn a_humans_command_is_kept_beside_its_record_and_an_old_log_gains_the_column() {
+        let path = temp_db("command");
+        {
+            // The log as written before Commands were kept: no `command` column.
+            let c = Connection::open(&path).expect("db");
+            c.execute_batch(
+                "CREATE TABLE log (position INTEGER PRIMARY KEY, group_id TEXT, sequence INTEGER,
+                     kind TEXT, organization_id TEXT, signing_hash TEXT, jcs BLOB NOT NULL);
+                 INSERT INTO log (organization_id, signing_hash, jcs) VALUES
+                     ('urn:o', 'sha256:01', CAST('{\"r\":1}' AS BLOB));",
+            )
+            .expect("old log");
+        }
+        // Read before the server opened it (read-only: the column is not added): no Command.
+        let mut all = |_: &[(Option<String>, Vec<u8>)]| {
+            ["sha256:01", "sha256:02", "sha256:03"]
+                .iter()
+                .map(|h| ("urn:o".to_owned(), (*h).to_owned()))
+                .collect()
+        };
+        let read = super::super::reader::read_for_export(&path, &mut all).expect("read");
+        assert_eq!(read.admissions.len(), 1);
+        assert!(read.commands.is_empty());
+        let mut s = SqliteStore::open(&path).expect("opened");
+        assert!(has_command_column(&s.conn).expect("columns"));
+        let rec = |hash: &str, command: Option<&[u8]>| StoredAdmission {
+            organization_id: "urn:o".into(),
+            signing_hash: hash.into(),
+            record: b"{}".to_vec(),
+            command: command.map(<[u8]>::to_vec),
+        };
+        append(
+            &mut s,
+            &[],
+            &[
+                rec("sha256:02", Some(b"{\"kind\":\"mission.approve\"}")),
+                rec("sha256:03", None),
+            ],
+        )
+        .expect("append");
+        drop(s);
+        let read = super::super::reader::read_for_export(&path, &mut all).expect("read");
+        assert_eq!(read.admissions.len(), 3);
+        let key = ("urn:o".to_owned(), "sha256:02".to_owned());
+        assert_eq!(
+            read.commands.get(&key).map(Vec::as_slice),
+            Some(&b"{\"kind\":\"mission.approve\"}"[..])
+        );
+        assert_eq!(read.commands.len(), 1, "the old record and the Agent's have none");
+        // Reopened (the column is there already) and the index rebuilt.
+        let s = SqliteStore::open(&path).expect("reopen");
+        assert!(s.admission("urn:o", "sha256:02").expect("get").is_some());
+        drop(s);
+        remove_db(&path);
+    }
+
+    #[test]
     fn the_admission_index_is_rebuilt_on_reopen() {
         let path = temp_db("adm");
         {
