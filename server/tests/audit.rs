@@ -276,9 +276,16 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     // CLI fail naming the Command (line and id); a Command of the same human swapped in for it
     // (the creation's, validly signed) fails too; cut out of the sealed bundle, refused.
     let (cmd_start, cmd_line) = all[approval.line - 1];
-    assert!(std::str::from_utf8(cmd_line).unwrap().contains(&approval.action_id));
+    assert!(
+        std::str::from_utf8(cmd_line)
+            .unwrap()
+            .contains(&approval.action_id)
+    );
     let sig = value_span(cmd_line, "value").unwrap();
-    let payload = cmd_line.windows(10).position(|w| w == b"\"payload\":").unwrap();
+    let payload = cmd_line
+        .windows(10)
+        .position(|w| w == b"\"payload\":")
+        .unwrap();
     for pos in [cmd_start + sig.start + 5, cmd_start + payload + 12] {
         let mut t = bytes.clone();
         t[pos] ^= 0x01;
@@ -298,7 +305,11 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     // correlationId): a valid signature of that human, but not the Command the authority
     // accepted (its signing hash is not the Events' commandHash).
     let mut doc = json::parse(cmd_line.strip_suffix(b"\n").unwrap()).unwrap();
-    let signer_id = doc.pointer("/actor/id").and_then(Value::as_str).unwrap().to_owned();
+    let signer_id = doc
+        .pointer("/actor/id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
     let org = json::parse(&std::fs::read(data.join("organization.json")).unwrap()).unwrap();
     let Some(Value::Array(principals)) = org.pointer("/principals") else {
         panic!("no principals")
@@ -311,7 +322,10 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     let human = support::Principal::of(&org, name);
     if let Value::Object(o) = &mut doc {
         o.remove("signature");
-        o.insert("correlationId", Value::string("urn:uuid:another-correlation"));
+        o.insert(
+            "correlationId",
+            Value::string("urn:uuid:another-correlation"),
+        );
     }
     wasm_core::crypto::sign_document(
         &mut doc,
@@ -331,8 +345,10 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     assert_eq!(v.status.code(), Some(1));
     let err = String::from_utf8_lossy(&v.stderr);
     assert!(
-        err.contains(&format!("line {} (the Command {})", approval.line, approval.action_id))
-            && err.contains("is the commandHash of no Event"),
+        err.contains(&format!(
+            "line {} (the Command {})",
+            approval.line, approval.action_id
+        )) && err.contains("is the commandHash of no Event"),
         "{err}"
     );
 
@@ -526,7 +542,8 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     // that its Command was not recorded.
     {
         let conn = rusqlite::Connection::open(data.join("authority.sqlite")).unwrap();
-        conn.execute_batch("ALTER TABLE log DROP COLUMN command").unwrap();
+        conn.execute_batch("ALTER TABLE log DROP COLUMN command")
+            .unwrap();
     }
     let old = dir.join("old.jsonl");
     let o = export(&data, &mission, &old);

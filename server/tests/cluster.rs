@@ -936,7 +936,10 @@ fn an_export_from_the_cluster_verifies_and_matches_the_sqlite_export() {
         std::fs::read(&from_pg).unwrap(),
         std::fs::read(&from_sqlite).unwrap(),
     );
-    let (a, b) = (wasm_core::audit::verify(&a).unwrap(), wasm_core::audit::verify(&b).unwrap());
+    let (a, b) = (
+        wasm_core::audit::verify(&a).unwrap(),
+        wasm_core::audit::verify(&b).unwrap(),
+    );
     assert_eq!(a.events, b.events);
     assert_eq!(a.commands, b.commands);
     let facts = |bytes: &[u8]| -> (Vec<String>, Vec<Vec<u8>>) {
@@ -951,11 +954,7 @@ fn an_export_from_the_cluster_verifies_and_matches_the_sqlite_export() {
             .iter()
             .map(|l| {
                 let v = json::parse(l).unwrap();
-                let s = |p: &str| {
-                    v.pointer(p)
-                        .map(|x| json::to_string(x))
-                        .unwrap_or_default()
-                };
+                let s = |p: &str| v.pointer(p).map(json::to_string).unwrap_or_default();
                 format!(
                     "{} {} {} {} {}",
                     s("/groupId"),

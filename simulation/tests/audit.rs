@@ -90,8 +90,8 @@ impl History {
         let h = Harness::new(&[("owner", ActorType::Human), ("coord", ActorType::Agent)]);
         let bindings: Vec<BindingRecord> = h
             .principals
-            .iter()
-            .map(|(_, p)| BindingRecord {
+            .values()
+            .map(|p| BindingRecord {
                 key_id: p.key_id.clone(),
                 principal_type: p.actor.actor_type.as_str().into(),
                 principal_id: p.actor.id.0.clone(),
@@ -192,7 +192,10 @@ fn a_humans_signed_commands_verify_and_name_their_decisions() {
     let humans: Vec<_> = s.decisions.iter().filter(|d| d.human).collect();
     assert!(!humans.is_empty());
     for d in &humans {
-        let c = d.command.as_ref().expect("every human decision has its Command");
+        let c = d
+            .command
+            .as_ref()
+            .expect("every human decision has its Command");
         assert_eq!(c.key_id, "urn:missionweaveprotocol:key:owner");
     }
     let created = humans
@@ -208,7 +211,8 @@ fn a_humans_signed_commands_verify_and_name_their_decisions() {
     assert!(
         text.contains(
             "mission.created by human:urn:missionweaveprotocol:human:owner (Group urn:x:group:root"
-        ) && text.contains("; Command urn:missionweaveprotocol:action:900 (mission.create) signed at ")
+        ) && text
+            .contains("; Command urn:missionweaveprotocol:action:900 (mission.create) signed at ")
             && text.contains(", verified"),
         "{text}"
     );
@@ -283,8 +287,8 @@ fn a_removed_command_is_refused_in_a_sealed_bundle_and_reported_otherwise() {
     );
     // An unsealed bundle without it (the console's export holds no Command): it verifies,
     // and the decision says its Command is not in the bundle.
-    let unsealed =
-        audit::assemble(&w.assembly(w.commands[1..].to_vec()), None).unwrap_or_else(|e| panic!("{e}"));
+    let unsealed = audit::assemble(&w.assembly(w.commands[1..].to_vec()), None)
+        .unwrap_or_else(|e| panic!("{e}"));
     let s = audit::verify(&unsealed).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.missing_commands(), 1);
     let text = s.lines().join("\n");
@@ -296,6 +300,9 @@ fn a_removed_command_is_refused_in_a_sealed_bundle_and_reported_otherwise() {
     // verified, every human decision "Command not recorded".
     let old = w.sealed(vec![]);
     let s = audit::verify(&old).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.missing_commands(), s.decisions.iter().filter(|d| d.human).count());
+    assert_eq!(
+        s.missing_commands(),
+        s.decisions.iter().filter(|d| d.human).count()
+    );
     assert!(s.lines().join("\n").contains("; Command not recorded"));
 }

@@ -318,7 +318,7 @@ impl Committer {
                 &self.append_admissions,
                 &[&orgs, &hashes, &records, &at, &commands],
             )
-                .map_err(err)?;
+            .map_err(err)?;
         }
         tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &last.to_string()])
             .map_err(err)?;
@@ -905,7 +905,11 @@ pub fn read_for_export(
     let sql = format!(
         "SELECT organization_id, signing_hash, record, {} FROM mwp_admissions
          WHERE signing_hash = ANY($1::text[])",
-        if has_command { "command" } else { "NULL::bytea" }
+        if has_command {
+            "command"
+        } else {
+            "NULL::bytea"
+        }
     );
     for row in tx.query(&sql, &[&hashes]).map_err(err)? {
         let key: (String, String) = (row.get(0), row.get(1));

@@ -515,8 +515,13 @@ impl Store for SqliteStore {
                 )
                 .map_err(err)?;
             for a in admissions {
-                adm.execute(params![a.organization_id, a.signing_hash, a.record, a.command])
-                    .map_err(err)?;
+                adm.execute(params![
+                    a.organization_id,
+                    a.signing_hash,
+                    a.record,
+                    a.command
+                ])
+                .map_err(err)?;
                 new_rows.push((a, tx.last_insert_rowid()));
             }
         }
@@ -1047,7 +1052,11 @@ mod tests {
             read.commands.get(&key).map(Vec::as_slice),
             Some(&b"{\"kind\":\"mission.approve\"}"[..])
         );
-        assert_eq!(read.commands.len(), 1, "the old record and the Agent's have none");
+        assert_eq!(
+            read.commands.len(),
+            1,
+            "the old record and the Agent's have none"
+        );
         // Reopened (the column is there already) and the index rebuilt.
         let s = SqliteStore::open(&path).expect("reopen");
         assert!(s.admission("urn:o", "sha256:02").expect("get").is_some());

@@ -69,9 +69,15 @@ fn version_2_counts_its_commands_and_version_1_has_none() {
     // Version 2 without the count, version 1 with one, an unknown version: the header is
     // refused. A well-formed header of either version passes on to the Registry line.
     let r = header_refusal(&header_line(2, None));
-    assert!(r.as_deref().is_some_and(|r| r.contains("commands")), "{r:?}");
+    assert!(
+        r.as_deref().is_some_and(|r| r.contains("commands")),
+        "{r:?}"
+    );
     let r = header_refusal(&header_line(1, Some(0)));
-    assert!(r.as_deref().is_some_and(|r| r.contains("version 1")), "{r:?}");
+    assert!(
+        r.as_deref().is_some_and(|r| r.contains("version 1")),
+        "{r:?}"
+    );
     let r = header_refusal(&header_line(3, Some(0)));
     assert!(r.as_deref().is_some_and(|r| r.contains("version")), "{r:?}");
     for ok in [header_line(2, Some(0)), header_line(1, None)] {
@@ -91,7 +97,8 @@ fn version_2_counts_its_commands_and_version_1_has_none() {
 
 #[test]
 fn a_damaged_command_line_is_named_by_its_action_id() {
-    let raw = br#"{"actionId":"urn:a:9","actor":{"id":"urn:h","type":"human"},"kind":"mission.appr"#;
+    let raw =
+        br#"{"actionId":"urn:a:9","actor":{"id":"urn:h","type":"human"},"kind":"mission.appr"#;
     assert_eq!(lenient_member(raw, "actionId"), "urn:a:9");
     assert_eq!(lenient_member(b"{", "actionId"), "?");
     let e = AuditError::Command {

@@ -517,7 +517,8 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
         if let Some(r) = reason {
             return Err(line_err(i, Section::Admission, r));
         }
-        seen.admitted_keys.insert(hash.clone(), rec.key_id.0.clone());
+        seen.admitted_keys
+            .insert(hash.clone(), rec.key_id.0.clone());
         for (d, _) in seen.awaiting.remove(&hash).unwrap_or_default() {
             if let Some(dec) = decisions.get_mut(d) {
                 let dec: &mut Decision = dec;
