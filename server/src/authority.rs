@@ -335,6 +335,7 @@ impl AdmissionLog for StagedLog<'_> {
             organization_id: organization_id.to_owned(),
             signing_hash: signing_hash.to_owned(),
             record: candidate.to_vec(),
+            command: None,
         });
         AppendOutcome::Committed {
             record: candidate.to_vec(),
@@ -542,14 +543,17 @@ impl AuthorityService {
         let t = std::time::Instant::now();
         let verified = self.verifier(self.threads).verify(commands);
         self.times.verify += t.elapsed();
-        self.begin_verified(verified, now)
+        self.begin_verified(verified, commands, now)
     }
 
     /// [`AuthorityService::begin_batch`] for a batch already verified (by a [`Verifier`] of
-    /// this service, so with the same Registry), in the batch's order.
+    /// this service, so with the same Registry), in the batch's order; `commands` are the
+    /// bytes that were verified, in the same order (a human's are stored with its admission
+    /// record, for the audit export: docs/audit.md).
     pub fn begin_verified(
         &mut self,
         verified: Vec<Result<Verified, VerifyError>>,
+        commands: &[Vec<u8>],
         now: Micros,
     ) -> PendingBatch {
         if let Some(why) = &self.failed {
@@ -565,7 +569,11 @@ impl AuthorityService {
         let mut admissions: Vec<StoredAdmission> = Vec::new();
         let decided: Vec<Result<Accepted, Rejection>> = verified
             .into_iter()
-            .map(|v| self.accept_one(v, now, &mut admissions))
+            .enumerate()
+            .map(|(i, v)| {
+                let raw = commands.get(i).map(Vec::as_slice);
+                self.accept_one(v, raw, now, &mut admissions)
+            })
             .collect();
         let t = std::time::Instant::now();
         // Rejections keep their place; accepted Commands are signed together.
@@ -678,11 +686,12 @@ impl AuthorityService {
     }
 
     /// First admission of a verified Command (its record staged in `admissions` only if the
-    /// Command is accepted), then decide, seal and apply (signatures come later, for the whole
-    /// batch).
+    /// Command is accepted, with `raw`, the Command's bytes as received, when a human signed
+    /// it), then decide, seal and apply (signatures come later, for the whole batch).
     fn accept_one(
         &mut self,
         verified: Result<Verified, VerifyError>,
+        raw: Option<&[u8]>,
         now: Micros,
         admissions: &mut Vec<StoredAdmission>,
     ) -> Result<Accepted, Rejection> {
@@ -718,7 +727,14 @@ impl AuthorityService {
         };
         first_admission(&verified, &mut log, &mut trusted)
             .map_err(|e| Rejection::new(e.wire_code(), wire_message(e.wire_code())))?;
-        let tentative = log.tentative.take();
+        let mut tentative = log.tentative.take();
+        // A human's decision keeps its signed bytes (one copy, of a rare Command); an Agent's
+        // does not (docs/audit.md).
+        if verified.principal.actor_type == wasm_core::model::common::ActorType::Human
+            && let Some(a) = &mut tentative
+        {
+            a.command = raw.map(<[u8]>::to_vec);
+        }
         self.times.admission += t.elapsed();
         let t = std::time::Instant::now();
         let outcome = self.authority.accept(verified, now);

@@ -1122,7 +1122,7 @@ fn run(
             }
         }
         let kinds: Vec<&'static str> = batch.verified.iter().map(kind_label).collect();
-        let begun = svc.begin_verified(batch.verified, clock());
+        let begun = svc.begin_verified(batch.verified, &batch.commands, clock());
         let senders: Senders = (
             batch.replies.into_iter().zip(batch.commands).collect(),
             kinds,

@@ -60,6 +60,37 @@ fn root_missions(data: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The WorkItems whose execution the human must approve (`human_required`), read from the
+/// store's `work.authorized` Events (read-only).
+fn gated_work_items(data: &Path) -> Vec<String> {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(
+        data.join("authority.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    ) else {
+        return Vec::new();
+    };
+    let Ok(mut stmt) = conn.prepare("SELECT jcs FROM log WHERE kind = 'work.authorized'") else {
+        return Vec::new();
+    };
+    let rows: Vec<Vec<u8>> = stmt
+        .query_map([], |r| r.get(0))
+        .map(|rows| rows.filter_map(Result::ok).collect())
+        .unwrap_or_default();
+    rows.iter()
+        .filter(|b| {
+            b.windows(36)
+                .any(|w| w == b"\"executionApproval\":\"human_required\"")
+        })
+        .filter_map(|b| json::parse(b).ok())
+        .filter_map(|v| {
+            v.pointer("/payload/workItem/id")
+                .or_else(|| v.pointer("/workItemId"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
 /// The lines of a bundle, each with its `\n`, and the byte offset each starts at.
 fn lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
     let mut out = Vec::new();
@@ -140,12 +171,34 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
         c.args(["--addr", "127.0.0.1:0", "--data"]).arg(&data);
     });
     // The demo runs until the child Mission is approved by its owner (an Approval on two
-    // Artifacts); the export is taken meanwhile, from the store the server is writing.
+    // Artifacts) and the development human has granted the first execution gate (`dev
+    // approve execution`, as the demo asks); the export is taken meanwhile, from the store
+    // the server is writing.
     let out = dir.join("bundle.jsonl");
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let mut granted = false;
     let (mission, summary) = 'wait: loop {
         assert!(Instant::now() < deadline, "the demo reached no approval");
         std::thread::sleep(Duration::from_millis(500));
+        let gated = if granted {
+            Vec::new()
+        } else {
+            gated_work_items(&data)
+        };
+        for w in &gated {
+            let o = Command::new(BIN)
+                .args(["dev", "approve", "execution", "--work-item", w])
+                .args(["--operations", "deploy", "--url"])
+                .arg(format!("http://{}", server.addr))
+                .arg("--data")
+                .arg(&data)
+                .output()
+                .unwrap();
+            if o.status.success() {
+                granted = true;
+                break;
+            }
+        }
         for mission in root_missions(&data) {
             let o = export(&data, &mission, &out);
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -156,7 +209,9 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
                 String::from_utf8_lossy(&v.stderr)
             );
             let text = String::from_utf8_lossy(&v.stdout).into_owned();
-            if text.contains(" mission.approved by ") {
+            if text.contains(" mission.approved by ")
+                && text.contains(" approval.execution.granted by human:")
+            {
                 break 'wait (mission, text);
             }
         }
@@ -167,6 +222,19 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     assert!(summary.contains("sealed by service:"));
     assert!(summary.contains("mission.created by human:"), "{summary}");
     assert!(summary.contains("; admitted at "), "{summary}");
+    // The humans' decisions with their own signed Commands, verified: the creation and the
+    // approval, each with the Command's id.
+    for kind in ["mission.created", "approval.execution.granted"] {
+        let line = summary
+            .lines()
+            .find(|l| l.contains(&format!(" {kind} by human:")))
+            .unwrap_or_else(|| panic!("no {kind} in {summary}"));
+        assert!(
+            line.contains("; Command urn:") && line.contains(", verified"),
+            "{line}"
+        );
+    }
+    assert!(!summary.contains("Command not recorded"), "{summary}");
     assert!(summary.contains(", on Artifacts sha256:"), "{summary}");
     assert!(
         summary.contains(&format!("(Mission {mission} ")),
@@ -176,6 +244,13 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     let bytes = std::fs::read(&out).unwrap();
     let s = audit::verify(&bytes).unwrap();
     assert!(s.groups.len() >= 2, "the child Mission's Group is exported");
+    assert!(s.commands >= 2 && s.missing_commands() == 0, "{s:?}");
+    let approval = s
+        .decisions
+        .iter()
+        .find(|d| d.kind == "approval.execution.granted" && d.human)
+        .and_then(|d| d.command.clone())
+        .expect("the approval's Command");
     assert!(s.artifacts > 0 && s.artifact_contents == s.artifacts);
     let all = lines(&bytes);
     let events = event_lines(&bytes);
@@ -194,6 +269,86 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     let id = std::str::from_utf8(&line[value_span(line, "eventId").unwrap()]).unwrap();
     assert!(
         err.contains(&format!("line {}", target + 1)) && err.contains(id),
+        "{err}"
+    );
+
+    // The approval's Command: one byte changed (in its signature, in its payload) makes the
+    // CLI fail naming the Command (line and id); a Command of the same human swapped in for it
+    // (the creation's, validly signed) fails too; cut out of the sealed bundle, refused.
+    let (cmd_start, cmd_line) = all[approval.line - 1];
+    assert!(
+        std::str::from_utf8(cmd_line)
+            .unwrap()
+            .contains(&approval.action_id)
+    );
+    let sig = value_span(cmd_line, "value").unwrap();
+    let payload = cmd_line
+        .windows(10)
+        .position(|w| w == b"\"payload\":")
+        .unwrap();
+    for pos in [cmd_start + sig.start + 5, cmd_start + payload + 12] {
+        let mut t = bytes.clone();
+        t[pos] ^= 0x01;
+        std::fs::write(&bad, &t).unwrap();
+        let v = verify_cli(&bad);
+        assert_eq!(v.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&v.stderr);
+        assert!(
+            err.contains(&format!(
+                "line {} (the Command {})",
+                approval.line, approval.action_id
+            )),
+            "{err}"
+        );
+    }
+    // The same decision signed again by the same human with one member changed (its
+    // correlationId): a valid signature of that human, but not the Command the authority
+    // accepted (its signing hash is not the Events' commandHash).
+    let mut doc = json::parse(cmd_line.strip_suffix(b"\n").unwrap()).unwrap();
+    let signer_id = doc
+        .pointer("/actor/id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let org = json::parse(&std::fs::read(data.join("organization.json")).unwrap()).unwrap();
+    let Some(Value::Array(principals)) = org.pointer("/principals") else {
+        panic!("no principals")
+    };
+    let name = principals
+        .iter()
+        .find(|p| p.pointer("/actor/id").and_then(Value::as_str) == Some(signer_id.as_str()))
+        .and_then(|p| p.pointer("/name").and_then(Value::as_str))
+        .expect("the approver is a development Principal");
+    let human = support::Principal::of(&org, name);
+    if let Value::Object(o) = &mut doc {
+        o.remove("signature");
+        o.insert(
+            "correlationId",
+            Value::string("urn:uuid:another-correlation"),
+        );
+    }
+    wasm_core::crypto::sign_document(
+        &mut doc,
+        wasm_core::crypto::DocumentKind::Command,
+        &human.key_id,
+        &human.seed,
+    )
+    .unwrap();
+    let mut swapped = json::canonicalize(&doc).unwrap();
+    swapped.push(b'\n');
+    let mut t = Vec::new();
+    for (i, (_, l)) in all.iter().enumerate() {
+        t.extend_from_slice(if i + 1 == approval.line { &swapped } else { l });
+    }
+    std::fs::write(&bad, &t).unwrap();
+    let v = verify_cli(&bad);
+    assert_eq!(v.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&v.stderr);
+    assert!(
+        err.contains(&format!(
+            "line {} (the Command {})",
+            approval.line, approval.action_id
+        )) && err.contains("is the commandHash of no Event"),
         "{err}"
     );
 
@@ -356,6 +511,7 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
             agent_cards: vec![],
             events: first,
             admissions,
+            commands: vec![],
             artifacts: vec![],
         },
         Some(&Sealer {
@@ -380,4 +536,25 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
         small.len(),
         started.elapsed().as_millis()
     );
+
+    // A data directory written before Commands were kept (its log has no `command` column,
+    // as an older server left it): the export still verifies, and says of each human decision
+    // that its Command was not recorded.
+    {
+        let conn = rusqlite::Connection::open(data.join("authority.sqlite")).unwrap();
+        conn.execute_batch("ALTER TABLE log DROP COLUMN command")
+            .unwrap();
+    }
+    let old = dir.join("old.jsonl");
+    let o = export(&data, &mission, &old);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = verify_cli(&old);
+    let text = String::from_utf8_lossy(&v.stdout);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    assert!(
+        text.contains(" approval.execution.granted by human:")
+            && text.contains("; Command not recorded"),
+        "{text}"
+    );
+    assert!(text.contains("0 signed Commands"), "{text}");
 }

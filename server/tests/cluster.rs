@@ -910,3 +910,133 @@ fn only_the_writer_announces_a_gate_and_the_next_writer_announces_the_next() {
     drop(b);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// `weave-console export --store postgres://…` while a node runs (one REPEATABLE READ
+/// transaction): the bundle verifies offline with the human's signed Commands, and holds the
+/// same Events (Group, sequence, kind, actor, Command hash) and the same Command bytes as the
+/// export of a single SQLite server that accepted the same signed Commands.
+#[test]
+fn an_export_from_the_cluster_verifies_and_matches_the_sqlite_export() {
+    let _alone = alone();
+    let pg = Postgres::start("export");
+    let data = support::temp("cluster", "export");
+    let node = Node::start(&pg, &data, "a");
+    let addrs = vec![node.addr.clone()];
+    let owner = Principal::in_data(&data, "mission-owner");
+    let mut sent = vec![mission_create(&data, "load", GROUP)];
+    post_until_accepted(&addrs, 0, &sent[0], Duration::from_secs(20));
+    for i in 0..3 {
+        let (_, bytes) = message(&owner, "owner", i, false);
+        post_until_accepted(&addrs, 0, &bytes, Duration::from_secs(20));
+        sent.push(bytes);
+    }
+    let export = |store: Option<&str>, data: &Path, out: &Path| {
+        let mut c = Command::new(support::BIN);
+        c.arg("export").arg("--data").arg(data);
+        if let Some(url) = store {
+            c.args(["--store", url]);
+        }
+        let o = c
+            .args(["--group", GROUP, "--out"])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let verify = |file: &Path| {
+        let o = Command::new(support::BIN)
+            .arg("verify-export")
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let from_pg = data.join("pg.jsonl");
+    let said = export(Some(&pg.url), &data, &from_pg);
+    println!("{said}");
+    let summary = verify(&from_pg);
+    println!("{summary}");
+    assert!(
+        summary.contains("; Command urn:cluster:load:create (mission.create) signed at "),
+        "{summary}"
+    );
+    assert!(summary.contains(" 4 signed Commands"), "{summary}");
+    assert!(summary.contains("0 without"), "{summary}");
+    drop(node);
+
+    // The same signed Commands to a single server on SQLite with the same Organization.
+    let solo = support::temp("cluster", "export-sqlite");
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() && entry.file_name() != "pg.jsonl" {
+            std::fs::copy(entry.path(), solo.join(entry.file_name())).unwrap();
+        }
+    }
+    let server = support::serve(|c| {
+        c.args(["--no-demo", "--addr", "127.0.0.1:0", "--data"])
+            .arg(&solo);
+    });
+    for bytes in &sent {
+        post_until_accepted(
+            std::slice::from_ref(&server.addr),
+            0,
+            bytes,
+            Duration::from_secs(20),
+        );
+    }
+    let from_sqlite = solo.join("sqlite.jsonl");
+    export(None, &solo, &from_sqlite);
+    verify(&from_sqlite);
+    drop(server);
+    let (a, b) = (
+        std::fs::read(&from_pg).unwrap(),
+        std::fs::read(&from_sqlite).unwrap(),
+    );
+    let (a, b) = (
+        wasm_core::audit::verify(&a).unwrap(),
+        wasm_core::audit::verify(&b).unwrap(),
+    );
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.commands, b.commands);
+    let facts = |bytes: &[u8]| -> (Vec<String>, Vec<Vec<u8>>) {
+        let h = json::parse(bytes.split(|c| *c == b'\n').next().unwrap()).unwrap();
+        let n = |k: &str| match h.pointer(&format!("/{k}")) {
+            Some(Value::Number(n)) => n.as_safe_u64().unwrap() as usize,
+            _ => panic!("{k}"),
+        };
+        let lines: Vec<&[u8]> = bytes.split(|c| *c == b'\n').collect();
+        let first = 2 + n("agentCards");
+        let events = lines[first..first + n("events")]
+            .iter()
+            .map(|l| {
+                let v = json::parse(l).unwrap();
+                let s = |p: &str| v.pointer(p).map(json::to_string).unwrap_or_default();
+                format!(
+                    "{} {} {} {} {}",
+                    s("/groupId"),
+                    s("/sequence"),
+                    s("/kind"),
+                    s("/actor/id"),
+                    s("/commandHash")
+                )
+            })
+            .collect();
+        let commands_at = first + n("events") + n("admissions");
+        let commands = lines[commands_at..commands_at + n("commands")]
+            .iter()
+            .map(|l| l.to_vec())
+            .collect();
+        (events, commands)
+    };
+    let (pg_events, pg_commands) = facts(&std::fs::read(&from_pg).unwrap());
+    let (sq_events, sq_commands) = facts(&std::fs::read(&from_sqlite).unwrap());
+    assert_eq!(pg_events, sq_events);
+    assert_eq!(pg_commands, sq_commands);
+    println!(
+        "export from PostgreSQL: {} Events and {} signed Commands, the same as from SQLite",
+        pg_events.len(),
+        pg_commands.len()
+    );
+}

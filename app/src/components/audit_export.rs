@@ -1,8 +1,10 @@
 //! The Events view's audit export (issue 29, "Auditors"): the Events this console verified and
 //! folded, the Registry it verified them against and the Organization's Agent Cards, written
 //! by `wasm_core::audit::assemble` as the bundle `weave-console export` writes, and offered as a
-//! download. Not sealed, and without First-Admission Records: the console holds neither the
-//! authority's key nor the records (docs/audit.md says what an unsealed bundle proves).
+//! download. Not sealed, and without First-Admission Records or signed Commands: the console
+//! holds neither the authority's key nor the records, and receives Events, not the humans'
+//! Commands; the verifier reports each human decision as "Command not in the bundle"
+//! (docs/audit.md says what an unsealed bundle proves).
 
 use crate::i18n::*;
 use crate::state::use_console;
@@ -61,6 +63,7 @@ async fn export(console: crate::state::Console) -> Result<usize, String> {
             agent_cards,
             events: bytes,
             admissions: Vec::new(),
+            commands: Vec::new(),
             artifacts: hashes.into_iter().map(|h| (h, None)).collect(),
         },
         None,

@@ -85,6 +85,7 @@ fn Verified(summary: Summary) -> impl IntoView {
     let i18n = use_i18n();
     let (events, groups, signatures) = (summary.events, summary.groups.len(), summary.signatures);
     let seal = summary.seal.clone();
+    let sealed = seal.is_some();
     view! {
         <p class="state ok" data-state="audit-verified" role="status">
             {t!(i18n, protocol.audit_verified, events = move || events, groups = move || groups, signatures = move || signatures)}
@@ -104,18 +105,31 @@ fn Verified(summary: Summary) -> impl IntoView {
                 <th scope="col">{t!(i18n, protocol.audit_decider)}</th>
                 <th scope="col">{t!(i18n, protocol.audit_event)}</th>
                 <th scope="col">{t!(i18n, protocol.audit_evidence)}</th>
+                <th scope="col">{t!(i18n, protocol.audit_command)}</th>
             </tr></thead>
             <tbody>
                 {summary.decisions.into_iter().map(|d| {
                     let evidence = d.approval.as_ref().map(|a| {
                         a.artifact_hashes.iter().chain(a.operations.iter()).cloned().collect::<Vec<_>>().join(" ")
                     }).unwrap_or_default();
+                    // The human's own signed Command, verified by its key (or why it is not
+                    // there: a sealed bundle's store did not keep it, an unsealed one left it out).
+                    let command = match (d.command, d.human) {
+                        (Some(c), _) => {
+                            let (id, kind, hash) = (c.action_id, c.kind, c.signing_hash);
+                            view! { <span title=hash>{t!(i18n, protocol.audit_command_verified, id = move || id.clone(), kind = move || kind.clone())}</span> }.into_any()
+                        }
+                        (None, true) if sealed => view! { <span data-state="command-missing">{t!(i18n, protocol.audit_command_not_recorded)}</span> }.into_any(),
+                        (None, true) => view! { <span data-state="command-missing">{t!(i18n, protocol.audit_command_absent)}</span> }.into_any(),
+                        (None, false) => ().into_any(),
+                    };
                     view! { <tr>
                         <td>{d.occurred_at}</td>
                         <td>{d.kind}</td>
                         <td>{d.decider}</td>
                         <td title=d.at.event_id.clone()>{format!("{} #{}", d.at.group_id, d.at.sequence)}</td>
                         <td>{evidence}</td>
+                        <td>{command}</td>
                     </tr> }
                 }).collect_view()}
             </tbody>

@@ -1,6 +1,7 @@
 //! `weave-console export` and `weave-console verify-export` (issue 29, "Auditors"): the audit
 //! bundle of some Groups, written from a data directory while its server runs (a read-only
-//! connection, one read transaction: WAL readers never block the writer), and verified
+//! connection, one read transaction: WAL readers never block the writer) or from a cluster's
+//! PostgreSQL while its nodes run (`--store`: one REPEATABLE READ transaction), and verified
 //! offline by `wasm_core::audit::verify`, the code the console runs in the browser.
 //! docs/audit.md describes the format and what verification proves.
 
@@ -17,9 +18,14 @@ use wasm_core::json::{self, Value};
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("selection").required(true).args(["group", "mission"])))]
 pub struct ExportArgs {
-    /// The server's data directory (its `authority.sqlite` and Organization).
+    /// The server's data directory (its `authority.sqlite` and Organization; with `--store`,
+    /// the Organization and Artifact content the cluster's nodes share).
     #[arg(long, value_name = "DIR", env = "WEAVE_DATA", default_value = "data")]
     pub data: PathBuf,
+    /// A cluster's PostgreSQL (`postgres://…`, as `serve --store`): read its log instead of
+    /// DIR/authority.sqlite.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Export this Group (and the Groups of its Mission's child Missions).
     #[arg(long, value_name = "ID")]
     pub group: Option<String>,
@@ -126,7 +132,7 @@ fn export(args: &ExportArgs) -> Result<String, String> {
     let mut state = State::default();
     let mut selected: Vec<String> = Vec::new();
     let mut failure = None;
-    let log = reader::read_for_export(&args.data.join("authority.sqlite"), &mut |events| {
+    let mut wanted = |events: &[(Option<String>, Vec<u8>)]| {
         for (i, (_, bytes)) in events.iter().enumerate() {
             let applied = json::parse(bytes)
                 .map_err(|e| e.to_string())
@@ -153,13 +159,25 @@ fn export(args: &ExportArgs) -> Result<String, String> {
             }
         }
         keys
-    })
+    };
+    let log = match &args.store {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            crate::cluster::pg::read_for_export(url, &mut wanted)
+        }
+        Some(other) => {
+            return Err(format!(
+                "--store {other}: only a PostgreSQL URL (postgres://…) is read"
+            ));
+        }
+        None => reader::read_for_export(&args.data.join("authority.sqlite"), &mut wanted),
+    }
     .map_err(|e| e.to_string())?;
     if let Some(f) = failure {
         return Err(f);
     }
     let mut events = Vec::new();
     let mut admissions = Vec::new();
+    let mut commands = Vec::new();
     let mut recorded = HashSet::new();
     let mut hashes = BTreeSet::new();
     for (g, bytes) in log.events {
@@ -171,9 +189,10 @@ fn export(args: &ExportArgs) -> Result<String, String> {
         if let Some(h) = v.pointer("/commandHash").and_then(Value::as_str) {
             let key = (organization_id.clone(), h.to_owned());
             if let Some(r) = log.admissions.get(&key)
-                && recorded.insert(key)
+                && recorded.insert(key.clone())
             {
                 admissions.push(r.clone());
+                commands.extend(log.commands.get(&key).cloned());
             }
         }
         events.push(bytes);
@@ -205,6 +224,7 @@ fn export(args: &ExportArgs) -> Result<String, String> {
         agent_cards,
         events,
         admissions,
+        commands,
         artifacts,
     };
     let signer = wasm_core::crypto::ed25519::Signer::from_seed(&setup.config.seed);
@@ -230,11 +250,12 @@ fn export(args: &ExportArgs) -> Result<String, String> {
     write_file(&args.out, &bytes)?;
     let with_content = assembly.artifacts.iter().filter(|a| a.1.is_some()).count();
     let mut line = format!(
-        "export: {} Events of {} Groups, {} First-Admission Records, {} Agent Cards, {} \
-         Artifacts ({with_content} with content), sealed by {} -> {} ({} bytes)",
+        "export: {} Events of {} Groups, {} First-Admission Records, {} signed Commands, {} \
+         Agent Cards, {} Artifacts ({with_content} with content), sealed by {} -> {} ({} bytes)",
         assembly.events.len(),
         assembly.groups.len(),
         assembly.admissions.len(),
+        assembly.commands.len(),
         assembly.agent_cards.len(),
         assembly.artifacts.len(),
         setup.config.key_id,

@@ -216,13 +216,14 @@ fn submit_pipelined(
             let (tx, rx) = std::sync::mpsc::sync_channel(VERIFIED_AHEAD);
             scope.spawn(move || {
                 for (cmds, now) in batches {
-                    if tx.send((verifier.verify(&cmds), now)).is_err() {
+                    let verified = verifier.verify(&cmds);
+                    if tx.send((verified, cmds, now)).is_err() {
                         return;
                     }
                 }
             });
-            for (verified, now) in rx {
-                let begun = svc.begin_verified(verified, now);
+            for (verified, cmds, now) in rx {
+                let begun = svc.begin_verified(verified, &cmds, now);
                 for (outcomes, ()) in pipeline.push(svc, begun, ()) {
                     count(outcomes)?;
                 }

@@ -12,7 +12,10 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 /// The migrations, in order; each runs once, in one transaction (`mwp_schema` records them).
-const MIGRATIONS: [(i32, &str); 1] = [(1, include_str!("../../migrations/0001_cluster.sql"))];
+const MIGRATIONS: [(i32, &str); 2] = [
+    (1, include_str!("../../migrations/0001_cluster.sql")),
+    (2, include_str!("../../migrations/0002_commands.sql")),
+];
 
 /// The key of the advisory lock under which migrations run (one node migrates; the others
 /// wait, then find them applied).
@@ -271,6 +274,7 @@ impl Committer {
         let mut orgs: Vec<&str> = Vec::new();
         let mut hashes: Vec<&str> = Vec::new();
         let mut records: Vec<&[u8]> = Vec::new();
+        let mut commands: Vec<Option<&[u8]>> = Vec::new();
         let mut at: Vec<i64> = Vec::new();
         let mut last = 0;
         for b in batches {
@@ -291,6 +295,7 @@ impl Committer {
                 orgs.push(a.organization_id.as_str());
                 hashes.push(a.signing_hash.as_str());
                 records.push(a.record.as_slice());
+                commands.push(a.command.as_deref());
                 at.push(last);
             }
         }
@@ -309,8 +314,11 @@ impl Committer {
             .map_err(err)?;
         }
         if !orgs.is_empty() {
-            tx.execute(&self.append_admissions, &[&orgs, &hashes, &records, &at])
-                .map_err(err)?;
+            tx.execute(
+                &self.append_admissions,
+                &[&orgs, &hashes, &records, &at, &commands],
+            )
+            .map_err(err)?;
         }
         tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &last.to_string()])
             .map_err(err)?;
@@ -364,9 +372,11 @@ impl PgStore {
             .map_err(err)?;
         let append_admissions = client
             .prepare(
-                "INSERT INTO mwp_admissions (organization_id, signing_hash, record, position)
-                 SELECT o, h, r, p
-                 FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[]) AS t(o, h, r, p)",
+                "INSERT INTO mwp_admissions
+                     (organization_id, signing_hash, record, position, command)
+                 SELECT o, h, r, p, c
+                 FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::bytea[])
+                      AS t(o, h, r, p, c)",
             )
             .map_err(err)?;
         let fence_stmt = client.prepare(FENCE_SQL).map_err(err)?;
@@ -850,4 +860,67 @@ impl crate::store::reader::GroupPages for PgEvents {
         }
         Ok(())
     }
+}
+
+/// The log as `weave-console export --store postgres://…` reads it (docs/audit.md): every
+/// Event in position order, then the First-Admission Records `wanted` picks with the Commands
+/// kept beside them, in ONE `REPEATABLE READ READ ONLY` transaction: one snapshot of the
+/// database while the nodes go on writing (a reader never blocks the writer, and the writer's
+/// later commits are not seen, so the Events and their records agree).
+pub fn read_for_export(
+    url: &str,
+    wanted: &mut crate::store::reader::AdmissionKeys<'_>,
+) -> Result<crate::store::reader::LogExport, StoreError> {
+    let mut client = connect(url)?;
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(err)?;
+    let mut out = crate::store::reader::LogExport::default();
+    for row in tx
+        .query(
+            "SELECT group_key, jcs FROM mwp_events ORDER BY position",
+            &[],
+        )
+        .map_err(err)?
+    {
+        let group: String = row.get(0);
+        out.events
+            .push(((group != ORG).then_some(group), row.get::<_, Vec<u8>>(1)));
+    }
+    let keys = wanted(&out.events);
+    let hashes: Vec<&str> = keys.iter().map(|(_, h)| h.as_str()).collect();
+    // A database not yet migrated to schema 2 (no node of this version has started on it)
+    // has no `command` column: its records kept no Command.
+    let has_command: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_name = 'mwp_admissions' AND column_name = 'command')",
+            &[],
+        )
+        .map_err(err)?
+        .get(0);
+    let sql = format!(
+        "SELECT organization_id, signing_hash, record, {} FROM mwp_admissions
+         WHERE signing_hash = ANY($1::text[])",
+        if has_command {
+            "command"
+        } else {
+            "NULL::bytea"
+        }
+    );
+    for row in tx.query(&sql, &[&hashes]).map_err(err)? {
+        let key: (String, String) = (row.get(0), row.get(1));
+        if !keys.contains(&key) {
+            continue;
+        }
+        if let Some(c) = row.get::<_, Option<Vec<u8>>>(3) {
+            out.commands.insert(key.clone(), c);
+        }
+        out.admissions.insert(key, row.get(2));
+    }
+    tx.commit().map_err(err)?;
+    Ok(out)
 }

@@ -32,6 +32,11 @@ pub struct StoredAdmission {
     pub organization_id: String,
     pub signing_hash: String,
     pub record: Vec<u8>,
+    /// The signed Command itself, byte for byte as received, when its signer is a human: a
+    /// human's decision is what an audit bundle must let an auditor check (docs/audit.md).
+    /// `None` for an Agent's or a service's Command (not kept: the hot path stays cheap) and
+    /// for the records of a store written before Commands were kept.
+    pub command: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]

@@ -170,12 +170,18 @@ impl Inner {
 
 /// The log as an audit export reads it (`weave-console export`): every Event in append order
 /// (its Group, `None` for the Organization's) and the First-Admission Records `wanted` picks,
-/// read in one read transaction of a read-only connection, so the export is one consistent
-/// point of the log while the authority goes on writing (WAL: readers never block the writer).
+/// with the signed Commands kept beside them (a human's), read at one consistent point of the
+/// log while the authority goes on writing: one read transaction of a read-only connection
+/// here (WAL: readers never block the writer), one REPEATABLE READ transaction on a cluster's
+/// PostgreSQL (`cluster::pg::read_for_export`).
+#[derive(Default)]
 pub struct LogExport {
     pub events: Vec<(Option<String>, Vec<u8>)>,
     /// `(organizationId, signingHash)` → the record's bytes.
     pub admissions: HashMap<(String, String), Vec<u8>>,
+    /// `(organizationId, signingHash)` → the signed Command's bytes as received (only the
+    /// records that kept one: a human's Command admitted since Commands are kept).
+    pub commands: HashMap<(String, String), Vec<u8>>,
 }
 
 /// Picks, given the Events, the `(organizationId, signingHash)` keys of the records to read.
@@ -211,21 +217,36 @@ pub fn read_for_export(
     }
     let keys = wanted(&events);
     let mut admissions = HashMap::new();
+    let mut commands = HashMap::new();
     {
+        // A data directory the current server has not opened yet has no `command` column:
+        // its records kept no Command (read-only here, so it is not added).
+        let command = if super::sqlite::has_command_column(&tx)? {
+            "command"
+        } else {
+            "NULL"
+        };
         let mut stmt = tx
-            .prepare(
-                "SELECT organization_id, signing_hash, jcs FROM log
-                 WHERE signing_hash IS NOT NULL ORDER BY position",
-            )
+            .prepare(&format!(
+                "SELECT organization_id, signing_hash, jcs, {command} FROM log
+                 WHERE signing_hash IS NOT NULL ORDER BY position"
+            ))
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         while let Some(row) = rows.next().map_err(err)? {
             let key: (String, String) = (row.get(0).map_err(err)?, row.get(1).map_err(err)?);
             if keys.contains(&key) {
+                if let Some(c) = row.get::<_, Option<Vec<u8>>>(3).map_err(err)? {
+                    commands.insert(key.clone(), c);
+                }
                 admissions.insert(key, row.get(2).map_err(err)?);
             }
         }
     }
     tx.commit().map_err(err)?;
-    Ok(LogExport { events, admissions })
+    Ok(LogExport {
+        events,
+        admissions,
+        commands,
+    })
 }

@@ -338,8 +338,31 @@ const LOG_TABLE: &str = "CREATE TABLE IF NOT EXISTS log (
      kind            TEXT,    -- an Event's kind
      organization_id TEXT,    -- an admission record's key; NULL for an Event
      signing_hash    TEXT,
-     jcs             BLOB NOT NULL
+     jcs             BLOB NOT NULL,
+     command         BLOB     -- an admission record's signed Command (a human's); else NULL
  )";
+
+/// Adds the `command` column to a log written before Commands were kept: SQLite adds a
+/// nullable column without rewriting a row, so the old records simply have none.
+fn add_command_column(conn: &Connection) -> Result<(), StoreError> {
+    if has_command_column(conn)? {
+        return Ok(());
+    }
+    conn.execute_batch("ALTER TABLE log ADD COLUMN command BLOB")
+        .map_err(|e| StoreError(format!("adding the log's command column: {e}")))
+}
+
+/// Whether the log has the `command` column (a read-only export of a data directory the
+/// current server has not opened yet may not).
+pub(crate) fn has_command_column(conn: &Connection) -> Result<bool, StoreError> {
+    let mut stmt = conn.prepare("PRAGMA table_info(log)").map_err(err)?;
+    let names: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(1))
+        .map_err(err)?
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    Ok(names.iter().any(|n| n == "command"))
+}
 
 /// Creates the log table, moving a store of the earlier layout (an `events` table with a
 /// `(group_id, sequence)` index and an `admissions` table) into it in one transaction: Events
@@ -353,7 +376,8 @@ fn create_or_migrate(conn: &Connection) -> Result<(), StoreError> {
         )
         .map_err(err)?;
     if old == 0 {
-        return conn.execute_batch(LOG_TABLE).map_err(err);
+        conn.execute_batch(LOG_TABLE).map_err(err)?;
+        return add_command_column(conn);
     }
     // A large store takes a while to copy: say what is happening.
     let count = |table: &str| -> i64 {
@@ -380,7 +404,8 @@ fn create_or_migrate(conn: &Connection) -> Result<(), StoreError> {
          DROP TABLE admissions;
          COMMIT;"
     ))
-    .map_err(|e| StoreError(format!("moving the store to the one-table log: {e}")))
+    .map_err(|e| StoreError(format!("moving the store to the one-table log: {e}")))?;
+    add_command_column(conn)
 }
 
 /// The WAL file of the database at `path`, for the sync thread. SQLite keeps it (the same
@@ -485,12 +510,18 @@ impl Store for SqliteStore {
             }
             let mut adm = tx
                 .prepare_cached(
-                    "INSERT INTO log (organization_id, signing_hash, jcs) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO log (organization_id, signing_hash, jcs, command)
+                     VALUES (?1, ?2, ?3, ?4)",
                 )
                 .map_err(err)?;
             for a in admissions {
-                adm.execute(params![a.organization_id, a.signing_hash, a.record])
-                    .map_err(err)?;
+                adm.execute(params![
+                    a.organization_id,
+                    a.signing_hash,
+                    a.record,
+                    a.command
+                ])
+                .map_err(err)?;
                 new_rows.push((a, tx.last_insert_rowid()));
             }
         }
@@ -500,7 +531,10 @@ impl Store for SqliteStore {
         metrics::histogram!("mwp_commit_batch_events", "store" => "sqlite")
             .record(events.len() as f64);
         self.unchecked_bytes += events.iter().map(|e| e.jcs.len()).sum::<usize>()
-            + admissions.iter().map(|a| a.record.len()).sum::<usize>();
+            + admissions
+                .iter()
+                .map(|a| a.record.len() + a.command.as_ref().map_or(0, Vec::len))
+                .sum::<usize>();
         if self.unchecked_bytes >= CHECKPOINT_BYTES
             && let Some(c) = &self.checkpointer
         {
@@ -771,6 +805,7 @@ mod tests {
             organization_id: "urn:o".into(),
             signing_hash: "sha256:00".into(),
             record: b"{}".to_vec(),
+            command: None,
         };
         append(&mut s, &[], std::slice::from_ref(&a)).expect("append");
         assert_eq!(
@@ -792,6 +827,7 @@ mod tests {
             organization_id: org.into(),
             signing_hash: hash,
             record: b"{}".to_vec(),
+            command: None,
         };
         append(&mut s, &[], &[rec("urn:o", h('a')), rec("urn:o", h('b'))]).expect("append");
         assert!(matches!(HashKey::of(&h('a')), HashKey::Sha256(_)));
@@ -817,6 +853,7 @@ mod tests {
             organization_id: org.into(),
             signing_hash: format!("sha256:{}", "d".repeat(64)),
             record: org.as_bytes().to_vec(),
+            command: None,
         };
         append(&mut s, &[], &[rec("urn:x"), rec("urn:y")]).expect("two Organizations");
         let h = format!("sha256:{}", "d".repeat(64));
@@ -967,6 +1004,67 @@ mod tests {
     }
 
     #[test]
+    fn a_humans_command_is_kept_beside_its_record_and_an_old_log_gains_the_column() {
+        let path = temp_db("command");
+        {
+            // The log as written before Commands were kept: no `command` column.
+            let c = Connection::open(&path).expect("db");
+            c.execute_batch(
+                "CREATE TABLE log (position INTEGER PRIMARY KEY, group_id TEXT, sequence INTEGER,
+                     kind TEXT, organization_id TEXT, signing_hash TEXT, jcs BLOB NOT NULL);
+                 INSERT INTO log (organization_id, signing_hash, jcs) VALUES
+                     ('urn:o', 'sha256:01', CAST('{\"r\":1}' AS BLOB));",
+            )
+            .expect("old log");
+        }
+        // Read before the server opened it (read-only: the column is not added): no Command.
+        let mut all = |_: &[(Option<String>, Vec<u8>)]| {
+            ["sha256:01", "sha256:02", "sha256:03"]
+                .iter()
+                .map(|h| ("urn:o".to_owned(), (*h).to_owned()))
+                .collect()
+        };
+        let read = super::super::reader::read_for_export(&path, &mut all).expect("read");
+        assert_eq!(read.admissions.len(), 1);
+        assert!(read.commands.is_empty());
+        let mut s = SqliteStore::open(&path).expect("opened");
+        assert!(has_command_column(&s.conn).expect("columns"));
+        let rec = |hash: &str, command: Option<&[u8]>| StoredAdmission {
+            organization_id: "urn:o".into(),
+            signing_hash: hash.into(),
+            record: b"{}".to_vec(),
+            command: command.map(<[u8]>::to_vec),
+        };
+        append(
+            &mut s,
+            &[],
+            &[
+                rec("sha256:02", Some(b"{\"kind\":\"mission.approve\"}")),
+                rec("sha256:03", None),
+            ],
+        )
+        .expect("append");
+        drop(s);
+        let read = super::super::reader::read_for_export(&path, &mut all).expect("read");
+        assert_eq!(read.admissions.len(), 3);
+        let key = ("urn:o".to_owned(), "sha256:02".to_owned());
+        assert_eq!(
+            read.commands.get(&key).map(Vec::as_slice),
+            Some(&b"{\"kind\":\"mission.approve\"}"[..])
+        );
+        assert_eq!(
+            read.commands.len(),
+            1,
+            "the old record and the Agent's have none"
+        );
+        // Reopened (the column is there already) and the index rebuilt.
+        let s = SqliteStore::open(&path).expect("reopen");
+        assert!(s.admission("urn:o", "sha256:02").expect("get").is_some());
+        drop(s);
+        remove_db(&path);
+    }
+
+    #[test]
     fn the_admission_index_is_rebuilt_on_reopen() {
         let path = temp_db("adm");
         {
@@ -975,6 +1073,7 @@ mod tests {
                 organization_id: "urn:o".into(),
                 signing_hash: "sha256:01".into(),
                 record: b"{\"r\":1}".to_vec(),
+                command: None,
             };
             append(&mut s, &[], &[a]).expect("append");
         }

@@ -6,15 +6,20 @@
 //!
 //! ```text
 //!  1        header      {"format","version","organizationId","exportedAt","groups":[{groupId,head}],
-//!                        "agentCards","events","admissions","artifacts"}   (the four counts)
+//!                        "agentCards","events","admissions","commands","artifacts"}   (the counts)
 //!  2        registry    the Registry evidence (the `GET /api/registry` shape)
 //!  a lines  Agent Cards in force, signed by the Organization's service (§6.1)
 //!  e lines  Events of the selected Groups, in the authority's append order, each exactly as
 //!           stored (the signed Event's JCS bytes, §15.2)
 //!  d lines  First-Admission Records (§6.4) of the Commands that caused those Events
+//!  c lines  the signed Commands of the humans' decisions among them, in JCS (§15.1): each
+//!           verified by its signer's key and tied to its Events by `commandHash` and `cause`
 //!  f lines  {"hash"[, "content"]}: Artifact hashes the Events name, content optional
 //!  last     {"seal":{keyId, signer, value}} (optional): Ed25519 over the bytes before it
 //! ```
+//!
+//! Version 1 (before Commands were kept) has no `commands` count and no Command lines; it is
+//! still read.
 //!
 //! Every line must be canonical: parsed strictly and serialized again it gives the same bytes,
 //! so no whitespace, member order or escape can change without the verifier noticing. Every
@@ -27,7 +32,8 @@ mod verify;
 mod write;
 
 pub use verify::{
-    ApprovalSummary, Decision, GroupSummary, SealSummary, SignerKey, Summary, verify,
+    ApprovalSummary, CommandSummary, Decision, GroupSummary, SealSummary, SignerKey, Summary,
+    verify,
 };
 pub use write::{Assembly, Sealer, artifact_hashes, assemble};
 
@@ -37,8 +43,8 @@ use std::fmt;
 
 /// The header's `format`.
 pub const FORMAT: &str = "mwp-audit-bundle";
-/// The header's `version`.
-pub const VERSION: u64 = 1;
+/// The header's `version` (2: with the humans' signed Commands; 1 is still verified).
+pub const VERSION: u64 = 2;
 /// The most bytes a bundle may have: it is untrusted input, read whole in a browser tab.
 pub const MAX_BUNDLE_BYTES: usize = 64 * 1024 * 1024;
 /// The most lines a bundle may have.
@@ -114,6 +120,7 @@ pub enum Section {
     Registry,
     AgentCard,
     Admission,
+    Command,
     Artifact,
     Seal,
 }
@@ -125,6 +132,7 @@ impl fmt::Display for Section {
             Section::Registry => "Registry",
             Section::AgentCard => "Agent Card",
             Section::Admission => "First-Admission Record",
+            Section::Command => "Command",
             Section::Artifact => "Artifact",
             Section::Seal => "seal",
         })
@@ -158,6 +166,14 @@ pub enum AuditError {
         head: u64,
         found: u64,
     },
+    /// A Command line: unreadable, its signature or key refused, or not the Command of the
+    /// Events that name it (named by its line and `actionId`, read from the line as well as
+    /// it can be).
+    Command {
+        line: usize,
+        action_id: String,
+        reason: String,
+    },
     /// The seal does not verify.
     Seal { line: usize, reason: String },
     /// An exporter that could not write the bundle (a value that has no JCS form).
@@ -188,6 +204,11 @@ impl fmt::Display for AuditError {
                 "Group {group_id}: the header says its last sequence is {head}, the bundle \
                  holds Events up to {found}"
             ),
+            AuditError::Command {
+                line,
+                action_id,
+                reason,
+            } => write!(f, "line {line} (the Command {action_id}): {reason}"),
             AuditError::Seal { line, reason } => write!(f, "line {line} (seal): {reason}"),
             AuditError::Write(r) => write!(f, "the bundle cannot be written: {r}"),
         }
@@ -199,6 +220,17 @@ impl std::error::Error for AuditError {}
 /// The sequence number, Group and Event id of an Event line, read without parsing (the line
 /// may not parse): what an error names when the line itself is damaged.
 fn lenient_event_at(line_no: usize, raw: &[u8]) -> EventAt {
+    EventAt {
+        line: line_no,
+        group_id: lenient_member(raw, "groupId"),
+        sequence: lenient_member(raw, "sequence"),
+        event_id: lenient_member(raw, "eventId"),
+    }
+}
+
+/// The first member `name`'s string or number, read from a line without parsing it (`?`
+/// when it cannot be read).
+fn lenient_member(raw: &[u8], name: &str) -> String {
     fn member<'a>(raw: &'a [u8], name: &str) -> Option<&'a [u8]> {
         let key = format!("\"{name}\":");
         let start = raw.windows(key.len()).position(|w| w == key.as_bytes())? + key.len();
@@ -214,18 +246,10 @@ fn lenient_event_at(line_no: usize, raw: &[u8]) -> EventAt {
             rest.get(..end)
         }
     }
-    let text = |name| {
-        member(raw, name).map_or_else(
-            || "?".to_owned(),
-            |b| String::from_utf8_lossy(b).into_owned(),
-        )
-    };
-    EventAt {
-        line: line_no,
-        group_id: text("groupId"),
-        sequence: text("sequence"),
-        event_id: text("eventId"),
-    }
+    member(raw, name).map_or_else(
+        || "?".to_owned(),
+        |b| String::from_utf8_lossy(b).into_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! Verifying a bundle offline: every line strict and canonical, every signature by its key's
 //! validity window (§6.4, the six stages), every Group's sequence gapless and every transition
 //! replayed by the authority's own reducer (`evolve::apply`), the admission records bound to
-//! the Events they admitted, the Artifacts' content to their hashes, and the seal. Then the
-//! summary: who decided what, when, on which evidence.
+//! the Events they admitted, the humans' signed Commands verified and bound to the Events they
+//! caused, the Artifacts' content to their hashes, and the seal. Then the summary: who decided
+//! what, when, on which evidence, with which signed Command.
 
 use super::write::seal_message;
 use super::{AuditError, EventAt, EventFailure, FORMAT, MAX_BUNDLE_BYTES, MAX_LINES, Section};
@@ -59,6 +60,23 @@ pub struct ApprovalSummary {
     pub command_signature: String,
 }
 
+/// The signed Command behind a decision, verified in the bundle: its signature by its
+/// signer's key valid at its signed time, and its signing hash the Event's `commandHash`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandSummary {
+    /// Its line in the bundle.
+    pub line: usize,
+    /// The Command's `actionId` (the Events' `cause.id`).
+    pub action_id: String,
+    /// The Command kind (`mission.approve`, …).
+    pub kind: String,
+    /// The key that signed it and its signed time (§6.4 stage 4).
+    pub key_id: String,
+    pub signed_at: String,
+    /// Its signing hash (the Events' `commandHash`).
+    pub signing_hash: String,
+}
+
 /// A decision: an Event a human caused, or one that carries a signed Approval.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
@@ -72,6 +90,11 @@ pub struct Decision {
     pub admitted_key: Option<String>,
     pub admitted_at: Option<String>,
     pub approval: Option<ApprovalSummary>,
+    /// Whether a human caused it (a human's decision should have its signed Command).
+    pub human: bool,
+    /// The signed Command that caused it, verified; `None` when the bundle does not hold it
+    /// (a store that did not keep it, an Agent's Command, or the console's export).
+    pub command: Option<CommandSummary>,
 }
 
 /// What a verified bundle says.
@@ -86,6 +109,8 @@ pub struct Summary {
     /// Signatures checked: Events, Artifact manifests, Agent Cards, the seal.
     pub signatures: usize,
     pub admissions: usize,
+    /// Signed Commands verified.
+    pub commands: usize,
     pub decisions: Vec<Decision>,
     pub artifacts: usize,
     pub artifact_contents: usize,
@@ -107,21 +132,41 @@ impl Summary {
                     s.signer, s.key.key_id, s.key.public_key
                 ),
                 None => "not sealed: the header, Registry, admission records and Artifact list \
-                         are as the exporter states them (every Event is still signed)"
+                         are as the exporter states them, and Commands may have been left out \
+                         (every Event and every Command present is still signed)"
                     .to_owned(),
             },
             format!(
                 "verified: {} Events in {} Groups, {} signatures, {} Agent Cards, {} \
-                 First-Admission Records, {} Artifacts ({} with content)",
+                 First-Admission Records, {} signed Commands, {} Artifacts ({} with content)",
                 self.events,
                 self.groups.len(),
                 self.signatures,
                 self.agent_cards,
                 self.admissions,
+                self.commands,
                 self.artifacts,
                 self.artifact_contents
             ),
         ];
+        let human = self.decisions.iter().filter(|d| d.human).count();
+        let missing = self.missing_commands();
+        if human > 0 {
+            let mut s = format!(
+                "human decisions: {human}, {} with their signed Command verified, {missing} \
+                 without",
+                human - missing
+            );
+            if missing > 0 {
+                s.push_str(if self.seal.is_some() {
+                    " (Command not recorded: the store kept no Command before it kept humans' \
+                     Commands)"
+                } else {
+                    " (Command not in the bundle: an unsealed export leaves them out)"
+                });
+            }
+            out.push(s);
+        }
         for k in &self.event_keys {
             out.push(format!(
                 "Events signed by {} with key {} ({})",
@@ -148,6 +193,18 @@ impl Summary {
             if let (Some(k), Some(t)) = (&d.admitted_key, &d.admitted_at) {
                 s.push_str(&format!("; admitted at {t} under key {k}"));
             }
+            match &d.command {
+                Some(c) => s.push_str(&format!(
+                    "; Command {} ({}) signed at {} under key {}, verified",
+                    c.action_id, c.kind, c.signed_at, c.key_id
+                )),
+                None if d.human => s.push_str(if self.seal.is_some() {
+                    "; Command not recorded"
+                } else {
+                    "; Command not in the bundle"
+                }),
+                None => {}
+            }
             if let Some(a) = &d.approval {
                 s.push_str(&format!(
                     "; Approval {} by {} at {}",
@@ -169,6 +226,16 @@ impl Summary {
             out.push(s);
         }
         out
+    }
+}
+
+impl Summary {
+    /// How many human decisions have no signed Command in the bundle.
+    pub fn missing_commands(&self) -> usize {
+        self.decisions
+            .iter()
+            .filter(|d| d.human && d.command.is_none())
+            .count()
     }
 }
 
@@ -217,6 +284,7 @@ struct Header {
     agent_cards: usize,
     events: usize,
     admissions: usize,
+    commands: usize,
     artifacts: usize,
 }
 
@@ -233,15 +301,20 @@ fn header(v: &Value) -> Result<Header, String> {
             "agentCards",
             "events",
             "admissions",
+            "commands",
             "artifacts",
         ],
     )?;
     if text(o, "format")? != FORMAT {
         return Err(format!("format is not {FORMAT:?}"));
     }
-    if count(o, "version")? != usize::try_from(super::VERSION).unwrap_or(0) {
-        return Err(format!("version is not {}", super::VERSION));
-    }
+    // Version 1 holds no Commands (and has no count for them); version 2 counts them.
+    let commands = match count(o, "version")? {
+        1 if o.get("commands").is_none() => 0,
+        1 => return Err("a version 1 bundle has no commands".into()),
+        2 => count(o, "commands")?,
+        _ => return Err(format!("version is not 1 or {}", super::VERSION)),
+    };
     let exported_at =
         Timestamp::parse_profile(text(o, "exportedAt")?).map_err(|e| format!("exportedAt: {e}"))?;
     let Some(Value::Array(gs)) = o.get("groups") else {
@@ -266,6 +339,7 @@ fn header(v: &Value) -> Result<Header, String> {
         agent_cards: count(o, "agentCards")?,
         events: count(o, "events")?,
         admissions: count(o, "admissions")?,
+        commands,
         artifacts: count(o, "artifacts")?,
     })
 }
@@ -306,8 +380,12 @@ fn split_lines(bytes: &[u8]) -> Result<Vec<&[u8]>, AuditError> {
 #[derive(Default)]
 struct Seen {
     event_ids: HashSet<String>,
-    /// Command hash → the actor (`type:id`) of its Events.
-    commands: BTreeMap<String, String>,
+    /// Command hash → the actor (`type:id`) of its Events and the `cause.id`s they name.
+    commands: BTreeMap<String, Caused>,
+    /// Command hash → the decisions its Events are (for the Command lines).
+    decided_by: BTreeMap<String, Vec<usize>>,
+    /// Command hash → the key its First-Admission Record names.
+    admitted_keys: BTreeMap<String, String>,
     /// Decisions waiting for their admission record: command hash → (decision index, whether
     /// a human decided: a human's decision must have one).
     awaiting: BTreeMap<String, Vec<(usize, bool)>>,
@@ -315,6 +393,14 @@ struct Seen {
     last: BTreeMap<String, u64>,
     event_keys: BTreeMap<String, SignerKey>,
     cards: CardKeys,
+}
+
+/// What the Events caused by one Command say of it.
+struct Caused {
+    /// `type:id`.
+    actor: String,
+    /// The `cause.id` of those whose cause is a Command: its `actionId`.
+    action_ids: BTreeSet<String>,
 }
 
 /// Verifies a bundle; the first failure, in file order, is the error.
@@ -348,7 +434,8 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
     let cards_at = 2;
     let events_at = cards_at + h.agent_cards;
     let admissions_at = events_at.saturating_add(h.events);
-    let artifacts_at = admissions_at.saturating_add(h.admissions);
+    let commands_at = admissions_at.saturating_add(h.admissions);
+    let artifacts_at = commands_at.saturating_add(h.commands);
     let end = artifacts_at.saturating_add(h.artifacts);
     let sealed = lines.len() == end + 1;
     let mut signatures = 0usize;
@@ -392,7 +479,7 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
         }
     }
     let mut admitted = BTreeSet::new();
-    for i in admissions_at..artifacts_at {
+    for i in admissions_at..commands_at {
         let raw = lines.get(i).copied().unwrap_or_default();
         let rec = canonical_line(raw)
             .and_then(|r| {
@@ -415,7 +502,7 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
         } else if !admitted.insert(hash.clone()) {
             Some(format!("{hash} is recorded twice"))
         } else {
-            match seen.commands.get(&hash) {
+            match seen.commands.get(&hash).map(|c| &c.actor) {
                 None => Some(format!("no Event of the bundle was caused by {hash}")),
                 Some(actor) if *actor != principal => Some(format!(
                     "it admits {principal}, the Events name {actor} as their actor"
@@ -430,6 +517,8 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
         if let Some(r) = reason {
             return Err(line_err(i, Section::Admission, r));
         }
+        seen.admitted_keys
+            .insert(hash.clone(), rec.key_id.0.clone());
         for (d, _) in seen.awaiting.remove(&hash).unwrap_or_default() {
             if let Some(dec) = decisions.get_mut(d) {
                 let dec: &mut Decision = dec;
@@ -450,6 +539,11 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
             at: Box::new(d.at.clone()),
             failure: Box::new(EventFailure::NoAdmission(hash.clone())),
         });
+    }
+    let mut commanded = BTreeSet::new();
+    for i in commands_at..artifacts_at {
+        let raw = lines.get(i).copied().unwrap_or_default();
+        signatures += command(i, raw, &registry, &seen, &mut commanded, &mut decisions)?;
     }
     let mut artifact_contents = 0;
     let mut previous: Option<String> = None;
@@ -489,6 +583,7 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
         events: h.events,
         signatures,
         admissions: h.admissions,
+        commands: h.commands,
         decisions,
         artifacts: h.artifacts,
         artifact_contents,
@@ -498,9 +593,8 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
 
 /// The Approval an Event records (`mission.approved`, `approval.execution.granted`): the
 /// authority's projection of the approving Command, whose `signature` is that Command's
-/// `signature.value`. The Command's bytes are not stored (only its signing hash, as the
-/// Event's `commandHash` and its First-Admission Record), so the human's signature itself is
-/// not checked here: the authority's signature on the Event attests it (docs/audit.md).
+/// `signature.value`. The human's signature itself is checked on the Command's own line
+/// (kept since version 2 of the format; docs/audit.md).
 fn approval_of(kind: &str, doc: &Value) -> Option<ApprovalSummary> {
     if !matches!(kind, "mission.approved" | "approval.execution.granted") {
         return None;
@@ -678,18 +772,23 @@ fn event(
         .and_then(Value::as_str)
         .map(str::to_owned);
     if let Some(c) = &command_hash {
-        match seen.commands.get(c) {
-            Some(a) if *a != actor => {
-                return Err(fail(
-                    at,
-                    EventFailure::AdmissionMismatch(format!(
-                        "its Command {c} caused Events of {a} and of {actor}"
-                    )),
-                ));
-            }
-            _ => {
-                seen.commands.insert(c.clone(), actor.clone());
-            }
+        let caused = seen.commands.entry(c.clone()).or_insert_with(|| Caused {
+            actor: actor.clone(),
+            action_ids: BTreeSet::new(),
+        });
+        if caused.actor != actor {
+            return Err(fail(
+                at,
+                EventFailure::AdmissionMismatch(format!(
+                    "its Command {c} caused Events of {} and of {actor}",
+                    caused.actor
+                )),
+            ));
+        }
+        if doc.pointer("/cause/type").and_then(Value::as_str) == Some("command")
+            && let Some(id) = doc.pointer("/cause/id").and_then(Value::as_str)
+        {
+            caused.action_ids.insert(id.to_owned());
         }
     }
     let human = actor_type == Some(ActorType::Human.as_str());
@@ -699,6 +798,10 @@ fn event(
                 .entry(c.clone())
                 .or_default()
                 .push((decisions.len(), human));
+            seen.decided_by
+                .entry(c.clone())
+                .or_default()
+                .push(decisions.len());
         }
         decisions.push(Decision {
             at,
@@ -712,9 +815,92 @@ fn event(
             admitted_key: None,
             admitted_at: None,
             approval,
+            human,
+            command: None,
         });
     }
     Ok(signatures)
+}
+
+/// One Command line: canonical; the six stages of §6.4 (its signature by the key bound to its
+/// actor, valid at its signed time, in the bundle's Registry); its signing hash the
+/// `commandHash` of Events of the bundle, whose actor it is and whose `cause.id` is its
+/// `actionId`; once; and signed with the key its First-Admission Record names. Returns how
+/// many signatures it held.
+fn command(
+    i: usize,
+    raw: &[u8],
+    registry: &ValidatedRegistry,
+    seen: &Seen,
+    commanded: &mut BTreeSet<String>,
+    decisions: &mut [Decision],
+) -> Result<usize, AuditError> {
+    let fail = |reason: String| AuditError::Command {
+        line: i + 1,
+        action_id: super::lenient_member(raw, "actionId"),
+        reason,
+    };
+    let doc = canonical_line(raw).map_err(|r| fail(format!("unreadable: {r}")))?;
+    let verified = v::verify_value(doc, DocumentKind::Command, registry)
+        .map_err(|e| fail(format!("signature: {e}")))?;
+    let hash = &verified.signing_hash;
+    let principal = format!(
+        "{}:{}",
+        verified.principal.actor_type.as_str(),
+        verified.principal.id.0
+    );
+    let action_id = verified
+        .document
+        .pointer("/actionId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let caused = seen.commands.get(hash).ok_or_else(|| {
+        fail(format!(
+            "its signing hash {hash} is the commandHash of no Event in the bundle"
+        ))
+    })?;
+    if caused.actor != principal {
+        return Err(fail(format!(
+            "signed by {principal}, its Events name {} as their actor",
+            caused.actor
+        )));
+    }
+    if let Some(other) = caused.action_ids.iter().find(|a| **a != action_id) {
+        return Err(fail(format!(
+            "its actionId is {action_id}, its Events name {other} as their cause"
+        )));
+    }
+    if !commanded.insert(hash.clone()) {
+        return Err(fail(format!("{hash} appears twice")));
+    }
+    if let Some(k) = seen.admitted_keys.get(hash)
+        && *k != verified.key_id
+    {
+        return Err(fail(format!(
+            "signed with key {}, its First-Admission Record admitted key {k}",
+            verified.key_id
+        )));
+    }
+    let summary = CommandSummary {
+        line: i + 1,
+        action_id,
+        kind: verified
+            .document
+            .pointer("/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        key_id: verified.key_id.clone(),
+        signed_at: verified.protected_time.as_str().to_owned(),
+        signing_hash: hash.clone(),
+    };
+    for d in seen.decided_by.get(hash).into_iter().flatten() {
+        if let Some(dec) = decisions.get_mut(*d) {
+            dec.command = Some(summary.clone());
+        }
+    }
+    Ok(1)
 }
 
 /// One Artifact line: its hash (named by an Event, in ascending order) and whether it carries

@@ -26,6 +26,9 @@ pub struct Assembly {
     pub events: Vec<Vec<u8>>,
     /// The First-Admission Records of the Commands behind those Events (JCS bytes).
     pub admissions: Vec<Vec<u8>>,
+    /// The signed Commands of the humans' decisions among them, as the store kept them
+    /// (written in JCS: the signature covers the JCS form, so it still verifies).
+    pub commands: Vec<Vec<u8>>,
     /// Artifact hashes with their content when exported.
     pub artifacts: Vec<(String, Option<Vec<u8>>)>,
 }
@@ -47,7 +50,9 @@ fn line(out: &mut Vec<u8>, v: &Value) -> Result<(), AuditError> {
 /// A stored document as one line: parsed and written again in canonical form. A stored Event
 /// is canonical already (its bytes are the authority's, byte for byte); one that is not is
 /// refused here rather than by the auditor. A First-Admission Record is unsigned: its stored
-/// bytes are strict JSON, written here in JCS.
+/// bytes are strict JSON, written here in JCS. A Command is stored as its sender sent it
+/// (any spacing and member order): written here in JCS, which its signature covers (§6.4
+/// stage 5), so its signature and signing hash are unchanged.
 fn raw_line(out: &mut Vec<u8>, bytes: &[u8], what: &str) -> Result<(), AuditError> {
     let v = json::parse(bytes).map_err(|e| AuditError::Write(format!("{what}: {e}")))?;
     let start = out.len();
@@ -67,8 +72,8 @@ pub(super) fn seal_message(before: &[u8]) -> Vec<u8> {
     m
 }
 
-/// Writes the bundle: header, Registry, Agent Cards, Events, admission records, Artifacts,
-/// and the seal when `sealer` is given. Artifacts are sorted by hash and deduplicated.
+/// Writes the bundle: header, Registry, Agent Cards, Events, admission records, Commands,
+/// Artifacts, and the seal when `sealer` is given. Artifacts are sorted by hash and deduplicated.
 pub fn assemble(a: &Assembly, sealer: Option<&Sealer<'_>>) -> Result<Vec<u8>, AuditError> {
     let mut artifacts = a.artifacts.clone();
     artifacts.sort_by(|x, y| x.0.cmp(&y.0));
@@ -92,6 +97,7 @@ pub fn assemble(a: &Assembly, sealer: Option<&Sealer<'_>>) -> Result<Vec<u8>, Au
         ("agentCards", Value::from(a.agent_cards.len() as u64)),
         ("events", Value::from(a.events.len() as u64)),
         ("admissions", Value::from(a.admissions.len() as u64)),
+        ("commands", Value::from(a.commands.len() as u64)),
         ("artifacts", Value::from(artifacts.len() as u64)),
     ]);
     let mut out = Vec::new();
@@ -105,6 +111,9 @@ pub fn assemble(a: &Assembly, sealer: Option<&Sealer<'_>>) -> Result<Vec<u8>, Au
     }
     for r in &a.admissions {
         raw_line(&mut out, r, "a First-Admission Record")?;
+    }
+    for c in &a.commands {
+        raw_line(&mut out, c, "a Command")?;
     }
     for (hash, content) in &artifacts {
         let mut o = Object::from_iter([("hash", Value::string(hash.clone()))]);
