@@ -1,0 +1,512 @@
+//! A console-like client against the in-memory node, with nothing but the `/ws` frames: it signs
+//! in as the demo's human (the HELLO challenge signed with the demo key), subscribes to every
+//! Group it may read, verifies each Event against the Registry the node publishes and folds it
+//! with the authority's own reducer (as the console does), waits for the demo's first
+//! execution gate, sends a signed grant, and sees the Mission continue. The attacks come first:
+//! a forged HELLO, a Command before HELLO, a Command in another's name, a tampered grant, an
+//! unknown Group, too many connections.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use demo_node::{DemoHuman, HumanGate, MAX_CONNECTIONS, Node, NodeConfig, Pace};
+use simulation::harness::{Envelope, signed_command};
+use wasm_core::authority::{Micros, State, evolve};
+use wasm_core::crypto::ed25519::Signer;
+use wasm_core::crypto::registry::{RegistryEvidence, ValidatedRegistry};
+use wasm_core::crypto::{DocumentKind, verify::verify_value};
+use wasm_core::encoding::{b64url_decode, b64url_encode};
+use wasm_core::json::{self, Object, Value};
+use wasm_core::model::common::{Actor, ActorType};
+
+fn start() -> Micros {
+    Micros::parse("2026-07-15T08:00:00Z").unwrap()
+}
+
+fn node() -> Node {
+    Node::new(NodeConfig {
+        entropy: [7; 32],
+        start: start(),
+        pace: Pace::default(),
+        duplicate_every: 5,
+    })
+    .unwrap()
+}
+
+fn s(v: &str) -> Value {
+    Value::string(v.to_owned())
+}
+
+fn at<'v>(v: &'v Value, p: &str) -> &'v str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn num(v: &Value, p: &str) -> u64 {
+    match v.pointer(p) {
+        Some(Value::Number(n)) => n.as_safe_u64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn frame(frame_type: &str, n: u64) -> Object {
+    let mut o = Object::new();
+    o.insert("protocolVersion", s("0.1"));
+    o.insert(
+        "frameId",
+        Value::string(format!("urn:missionweaveprotocol:frame:test:{n}")),
+    );
+    o.insert("frameType", s(frame_type));
+    o
+}
+
+/// The console's side: one connection, what it has verified and folded.
+struct Client {
+    conn: u64,
+    human: DemoHuman,
+    signer: Signer,
+    registry: ValidatedRegistry,
+    state: State,
+    /// Every Event received, verified, in arrival order.
+    events: Vec<Value>,
+    errors: Vec<Value>,
+    /// Events received again (an exact retry's receipt).
+    duplicates: Vec<Value>,
+    subscribed: Vec<String>,
+    next: u64,
+}
+
+impl Client {
+    fn new(node: &mut Node) -> Client {
+        let human = node.demo_human();
+        let signer = Signer::from_seed(&human.seed);
+        let evidence =
+            RegistryEvidence::from_fixture_json(&json::parse_str(&node.registry_json()).unwrap())
+                .unwrap();
+        Client {
+            conn: node.connect().unwrap(),
+            human,
+            signer,
+            registry: evidence.validate().unwrap(),
+            state: State::default(),
+            events: Vec::new(),
+            errors: Vec::new(),
+            duplicates: Vec::new(),
+            subscribed: Vec::new(),
+            next: 0,
+        }
+    }
+
+    fn send(&mut self, node: &mut Node, f: Object) {
+        node.receive(self.conn, &json::to_string(&Value::Object(f)), node.now());
+    }
+
+    fn id(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+
+    /// Takes this connection's frames: EVENTs are verified (six stages, the Group Authority's
+    /// signature) and folded; anything else is returned.
+    fn take(&mut self, node: &mut Node) -> Vec<Value> {
+        let mut other = Vec::new();
+        for (conn, text) in node.take_frames() {
+            assert_eq!(
+                conn, self.conn,
+                "a frame for a connection the test did not open"
+            );
+            let v = json::parse_str(&text).unwrap();
+            wasm_core::frame::decode_value(&v)
+                .unwrap_or_else(|e| panic!("the node sent a schema-invalid frame: {e:?}\n{text}"));
+            match at(&v, "/frameType") {
+                "EVENT" => {
+                    let e = v.pointer("/event").unwrap().clone();
+                    verify_value(e.clone(), DocumentKind::Event, &self.registry)
+                        .unwrap_or_else(|err| panic!("an EVENT does not verify: {err}"));
+                    // At-least-once: a sequence already folded is a duplicate (the
+                    // console's machine drops it the same way).
+                    let last = self
+                        .state
+                        .group(at(&e, "/groupId"))
+                        .map_or(0, |g| g.last_sequence);
+                    if num(&e, "/sequence") <= last {
+                        self.duplicates.push(e);
+                        continue;
+                    }
+                    evolve::apply(&mut self.state, &e).unwrap_or_else(|err| {
+                        panic!("an EVENT does not fold in order: {err:?}\n{text}")
+                    });
+                    self.events.push(e);
+                }
+                "ERROR" => {
+                    self.errors.push(v.clone());
+                    other.push(v);
+                }
+                _ => other.push(v),
+            }
+        }
+        other
+    }
+
+    fn hello(&mut self, node: &mut Node, forge: bool) -> Vec<Value> {
+        let n = self.id();
+        let mut f = frame("HELLO", n);
+        f.insert("phase", s("client_init"));
+        f.insert("agentId", s(&self.human.principal_id));
+        f.insert("keyId", s(&self.human.key_id));
+        f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
+        f.insert("supportedVersions", Value::Array(vec![s("0.1")]));
+        self.send(node, f);
+        let got = self.take(node);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(at(&got[0], "/phase"), "server_challenge");
+        let challenge = b64url_decode(at(&got[0], "/challenge")).unwrap();
+        let mut sig = self.signer.sign(&challenge);
+        if forge {
+            sig[0] ^= 1;
+        }
+        let n = self.id();
+        let mut f = frame("HELLO", n);
+        f.insert("phase", s("client_response"));
+        f.insert("agentId", s(&self.human.principal_id));
+        f.insert("keyId", s(&self.human.key_id));
+        f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
+        f.insert("serverNonce", s(at(&got[0], "/serverNonce")));
+        f.insert("challengeSignature", Value::string(b64url_encode(&sig)));
+        self.send(node, f);
+        self.take(node)
+    }
+
+    /// SUBSCRIBE to the Groups the node says it may read and it does not follow yet.
+    fn follow(&mut self, node: &mut Node) {
+        let new: Vec<String> = node
+            .groups_of(&self.human.principal_id)
+            .into_iter()
+            .filter(|g| !self.subscribed.contains(g))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        let n = self.id();
+        let mut f = frame("SUBSCRIBE", n);
+        f.insert(
+            "subscriptionId",
+            Value::string(format!("urn:missionweaveprotocol:subscription:test:{n}")),
+        );
+        let groups = new
+            .iter()
+            .map(|g| {
+                let mut o = Object::new();
+                o.insert("groupId", s(g));
+                o.insert("afterSequence", Value::from(0u64));
+                Value::Object(o)
+            })
+            .collect();
+        f.insert("groups", Value::Array(groups));
+        self.send(node, f);
+        self.subscribed.extend(new);
+        let other = self.take(node);
+        assert!(other.is_empty(), "{other:?}");
+    }
+
+    /// The grant of an execution gate, signed as the console signs it (the Membership Epoch
+    /// read from the state it folded).
+    fn grant(&mut self, gate: &HumanGate, now: Micros) -> Vec<u8> {
+        let HumanGate::ExecutionApproval {
+            group_id,
+            work_item_id,
+            ownership_epoch,
+            operations,
+            ..
+        } = gate
+        else {
+            panic!("not an execution gate: {gate:?}");
+        };
+        let mut p = Object::new();
+        p.insert(
+            "approvalId",
+            Value::string(format!(
+                "{work_item_id}:execution-approval:{ownership_epoch}"
+            )),
+        );
+        p.insert("workItemId", s(work_item_id));
+        p.insert("ownershipEpoch", Value::from(*ownership_epoch));
+        p.insert(
+            "operations",
+            Value::Array(operations.iter().map(|o| s(o)).collect()),
+        );
+        p.insert("expiresInSeconds", Value::from(3_600u64));
+        p.insert("comments", s("Staging deployment approved"));
+        let env = Envelope {
+            group_id: Some(group_id.clone()),
+            membership_epoch: self
+                .state
+                .membership(group_id, &self.human.principal_id)
+                .map(|m| m.epoch),
+            ..Envelope::default()
+        };
+        let n = self.id();
+        signed_command(
+            &Actor::new(ActorType::Human, &self.human.principal_id),
+            &self.human.key_id,
+            &self.signer,
+            &format!("urn:missionweaveprotocol:action:console-{n}"),
+            "approval.grant_execution",
+            &env,
+            p,
+            now,
+        )
+        .unwrap()
+    }
+
+    fn command(&mut self, node: &mut Node, bytes: &[u8]) -> Vec<Value> {
+        let n = self.id();
+        let mut f = frame("COMMAND", n);
+        f.insert("command", json::parse(bytes).unwrap());
+        self.send(node, f);
+        self.take(node)
+    }
+}
+
+/// Advances the node's clock wake by wake until `until` holds (or the demo waits for nobody).
+fn run_until(node: &mut Node, c: &mut Client, until: impl Fn(&Node, &Client) -> bool) {
+    let mut now = node.now();
+    for _ in 0..20_000 {
+        node.tick(now);
+        c.follow(node);
+        let other = c.take(node);
+        assert!(other.is_empty(), "unexpected frames: {other:?}");
+        if until(node, c) {
+            return;
+        }
+        match node.next_wake() {
+            Some(t) if t > now => now = t,
+            Some(_) => now = now.plus_micros(Micros(1_000)),
+            None => panic!("the demo stopped:\n{}", node.take_lines().join("\n")),
+        }
+    }
+    panic!("never reached:\n{}", node.take_lines().join("\n"));
+}
+
+fn first_execution_gate(node: &Node) -> Option<HumanGate> {
+    node.gates()
+        .into_iter()
+        .find(|g| matches!(g, HumanGate::ExecutionApproval { .. }))
+}
+
+fn granted_again<'e>(events: &'e [Value], action: &str) -> &'e Value {
+    events
+        .iter()
+        .find(|e| at(e, "/cause/id") == action)
+        .unwrap()
+}
+
+/// The ERRORs the ACKs drew: the one past the head, and the one in an inspected Group.
+fn codes_len(acks: &[(String, u64)]) -> usize {
+    acks.len() - 1
+}
+
+fn code(v: &Value) -> &str {
+    at(v, "/error/code")
+}
+
+#[test]
+fn a_forged_hello_is_refused_and_the_connection_closes() {
+    let mut node = node();
+    let mut c = Client::new(&mut node);
+    let got = c.hello(&mut node, true);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(code(&got[0]), "AUTH_INVALID_SIGNATURE");
+    assert_eq!(got[0].pointer("/error/fatal"), Some(&Value::Bool(true)));
+    assert!(node.is_closed(c.conn));
+    // Nothing more is read on a closed connection, and nothing is answered.
+    c.follow(&mut node);
+    assert!(c.take(&mut node).is_empty());
+}
+
+#[test]
+fn frames_before_hello_and_a_stranger_key_are_refused() {
+    let mut node = node();
+    let mut c = Client::new(&mut node);
+    let mut f = frame("PING", 1);
+    f.insert("nonce", Value::string(b64url_encode(&[1u8; 12])));
+    f.insert("sentAt", s("2026-07-15T08:00:00Z"));
+    c.send(&mut node, f);
+    let got = c.take(&mut node);
+    assert_eq!(code(&got[0]), "AUTH_REQUIRED");
+    assert!(node.is_closed(c.conn));
+    // A key the Registry does not bind to that principal (an Agent's key for the human).
+    let mut c = Client::new(&mut node);
+    let mut f = frame("HELLO", 1);
+    f.insert("phase", s("client_init"));
+    f.insert("agentId", s(&c.human.principal_id));
+    f.insert("keyId", s("urn:missionweaveprotocol:key:developer"));
+    f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
+    f.insert("supportedVersions", Value::Array(vec![s("0.1")]));
+    c.send(&mut node, f);
+    let got = c.take(&mut node);
+    assert_eq!(code(&got[0]), "AUTH_INVALID_SIGNATURE");
+    assert_eq!(
+        at(&got[0], "/error/message"),
+        "unknown key ID for this principal"
+    );
+}
+
+#[test]
+fn connections_are_bounded() {
+    let mut node = node();
+    let conns: Vec<_> = (0..MAX_CONNECTIONS).map(|_| node.connect()).collect();
+    assert!(conns.iter().all(Option::is_some));
+    assert_eq!(node.connect(), None);
+    node.disconnect(conns[0].unwrap());
+    assert!(node.connect().is_some());
+}
+
+#[test]
+fn a_console_signs_in_follows_the_demo_and_grants_the_first_execution_gate() {
+    let mut node = node();
+    let mut c = Client::new(&mut node);
+    let got = c.hello(&mut node, false);
+    assert_eq!(at(&got[0], "/phase"), "server_accept", "{got:?}");
+
+    // An unknown Group and one that does not exist look the same.
+    let mut f = frame("SUBSCRIBE", 90);
+    f.insert(
+        "subscriptionId",
+        s("urn:missionweaveprotocol:subscription:x"),
+    );
+    let mut g = Object::new();
+    g.insert("groupId", s("urn:missionweaveprotocol:group:nowhere"));
+    g.insert("afterSequence", Value::from(0u64));
+    f.insert("groups", Value::Array(vec![Value::Object(g)]));
+    c.send(&mut node, f);
+    let got = c.take(&mut node);
+    assert_eq!(code(&got[0]), "GROUP_NOT_FOUND");
+    assert!(!node.is_closed(c.conn));
+
+    run_until(&mut node, &mut c, |n, _| first_execution_gate(n).is_some());
+    let gate = first_execution_gate(&node).unwrap();
+    let HumanGate::ExecutionApproval {
+        work_item_id,
+        group_id,
+        ..
+    } = gate.clone()
+    else {
+        unreachable!()
+    };
+    // The console saw the demo fill the board: both root Missions and the gated WorkItem,
+    // from verified Events only.
+    assert!(c.state.missions.len() >= 2, "{}", c.state.missions.len());
+    assert!(c.state.work_items.contains_key(&work_item_id));
+    assert!(
+        !c.events
+            .iter()
+            .any(|e| at(e, "/kind") == "work.started" && at(e, "/workItemId") == work_item_id),
+        "the gated work started before its grant"
+    );
+
+    // Attacks first. A grant in another principal's name (signed by the human, but its
+    // actor names another human).
+    let mut forged = json::parse(&c.grant(&gate, node.now())).unwrap();
+    if let Value::Object(o) = &mut forged
+        && let Some(Value::Object(a)) = o.get_mut("actor")
+    {
+        a.insert("id", s("urn:missionweaveprotocol:human:someone-else"));
+    }
+    let got = c.command(&mut node, json::to_string(&forged).as_bytes());
+    assert_eq!(code(&got[0]), "AUTH_FORBIDDEN", "{got:?}");
+    // A grant whose payload was changed after signing: the six stages refuse it.
+    let mut tampered = json::parse(&c.grant(&gate, node.now())).unwrap();
+    if let Value::Object(o) = &mut tampered
+        && let Some(Value::Object(p)) = o.get_mut("payload")
+    {
+        p.insert("expiresInSeconds", Value::from(86_400u64));
+    }
+    let got = c.command(&mut node, json::to_string(&tampered).as_bytes());
+    assert_eq!(code(&got[0]), "AUTH_INVALID_SIGNATURE", "{got:?}");
+    assert!(
+        !node.is_closed(c.conn),
+        "a refused Command keeps the session"
+    );
+    assert_eq!(first_execution_gate(&node), Some(gate.clone()));
+
+    // The real grant: accepted, its Events come back to the sender.
+    let bytes = c.grant(&gate, node.now());
+    let action = at(&json::parse(&bytes).unwrap(), "/actionId").to_owned();
+    let before = c.events.len();
+    let other = c.command(&mut node, &bytes);
+    assert!(other.is_empty(), "{other:?}");
+    let granted: Vec<&Value> = c.events[before..]
+        .iter()
+        .filter(|e| at(e, "/kind") == "approval.execution.granted")
+        .collect();
+    assert_eq!(
+        granted.len(),
+        1,
+        "the grant's Event reached the console once"
+    );
+    assert_eq!(at(granted[0], "/cause/id"), action);
+    assert_eq!(at(granted[0], "/groupId"), group_id);
+
+    // An exact retry: the original Events again, nothing new in the log.
+    let head = node.heads();
+    c.command(&mut node, &bytes);
+    assert_eq!(node.heads(), head);
+    assert_eq!(c.duplicates.len(), 1);
+    assert_eq!(c.duplicates[0], *granted_again(&c.events, &action));
+
+    // The Mission continues: the granted work starts and is submitted, seen live.
+    run_until(&mut node, &mut c, |_, c| {
+        c.events
+            .iter()
+            .any(|e| at(e, "/kind") == "work.submitted" && at(e, "/workItemId") == work_item_id)
+    });
+    assert!(
+        c.events
+            .iter()
+            .any(|e| at(e, "/kind") == "work.started" && at(e, "/workItemId") == work_item_id)
+    );
+
+    // ACK: a Cursor within the head is kept; one past it is refused; one in a Group where the
+    // human only inspects (no Membership) is answered as an unknown Group.
+    let member_of = |c: &Client, g: &String| {
+        c.state
+            .membership(g, &c.human.principal_id)
+            .is_some_and(|m| m.is_active())
+    };
+    let g = c
+        .subscribed
+        .iter()
+        .find(|g| member_of(&c, g))
+        .unwrap()
+        .clone();
+    let seq = c.state.group(&g).unwrap().last_sequence;
+    let mut acks = vec![(g.clone(), seq), (g.clone(), seq + 1_000)];
+    if let Some(inspected) = c.subscribed.iter().find(|g| !member_of(&c, g)) {
+        acks.push((inspected.clone(), 1));
+    }
+    for (n, (group, sequence)) in acks.iter().enumerate() {
+        let mut f = frame("ACK", 200 + n as u64);
+        let mut item = Object::new();
+        item.insert("groupId", s(group));
+        item.insert("sequence", Value::from(*sequence));
+        f.insert("acknowledgements", Value::Array(vec![Value::Object(item)]));
+        f.insert("sentAt", s("2026-07-15T08:00:00Z"));
+        c.send(&mut node, f);
+    }
+    let got = c.take(&mut node);
+    let codes: Vec<&str> = got.iter().map(code).collect();
+    let mut want = vec!["PROTOCOL_VIOLATION"];
+    if acks.len() == 3 {
+        want.push("GROUP_NOT_FOUND");
+    }
+    assert_eq!(codes, want);
+    assert_eq!(node.cursor(&c.human.principal_id, &g), Some(seq));
+
+    // The console's view equals the node's: every Event of every Group it follows, in order.
+    for (group, head) in node.heads() {
+        if c.subscribed.contains(&group) {
+            let got = c.state.group(&group).map_or(0, |g| g.last_sequence);
+            assert_eq!(got, head, "{group}");
+        }
+    }
+    assert_eq!(c.errors.len(), 3 + codes_len(&acks), "{:?}", c.errors);
+}
