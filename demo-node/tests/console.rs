@@ -209,6 +209,64 @@ impl Client {
 
     /// The grant of an execution gate, signed as the console signs it (the Membership Epoch
     /// read from the state it folded).
+    /// A final-approval decision, signed as the console signs it: changes requested once for
+    /// the first Mission, then approval (the storyline of simulation/tests/agents_demo.rs).
+    fn decide_mission(&mut self, gate: &HumanGate, request_changes: bool, now: Micros) -> Vec<u8> {
+        let HumanGate::MissionApproval {
+            mission_id,
+            group_id,
+            revision,
+            artifact_hashes,
+            ..
+        } = gate
+        else {
+            panic!("not a final approval: {gate:?}");
+        };
+        let mut p = Object::new();
+        let kind = if request_changes {
+            p.insert("missionRevision", Value::from(*revision));
+            p.insert("feedback", s("Add a rollback plan to the release notes"));
+            "mission.request_changes"
+        } else {
+            p.insert(
+                "approvalId",
+                Value::string(format!("{mission_id}:approval:{revision}")),
+            );
+            p.insert("missionRevision", Value::from(*revision));
+            p.insert(
+                "artifactHashes",
+                Value::Array(artifact_hashes.iter().map(|h| s(h)).collect()),
+            );
+            p.insert("acceptancePolicyVersion", s("1.0.0"));
+            p.insert("comments", s("Approved"));
+            "mission.approve"
+        };
+        self.sign(group_id, kind, p, now)
+    }
+
+    fn sign(&mut self, group_id: &str, kind: &str, p: Object, now: Micros) -> Vec<u8> {
+        let env = Envelope {
+            group_id: Some(group_id.to_owned()),
+            membership_epoch: self
+                .state
+                .membership(group_id, &self.human.principal_id)
+                .map(|m| m.epoch),
+            ..Envelope::default()
+        };
+        let n = self.id();
+        signed_command(
+            &Actor::new(ActorType::Human, &self.human.principal_id),
+            &self.human.key_id,
+            &self.signer,
+            &format!("urn:missionweaveprotocol:action:console-{n}"),
+            kind,
+            &env,
+            p,
+            now,
+        )
+        .unwrap()
+    }
+
     fn grant(&mut self, gate: &HumanGate, now: Micros) -> Vec<u8> {
         let HumanGate::ExecutionApproval {
             group_id,
@@ -235,26 +293,7 @@ impl Client {
         );
         p.insert("expiresInSeconds", Value::from(3_600u64));
         p.insert("comments", s("Staging deployment approved"));
-        let env = Envelope {
-            group_id: Some(group_id.clone()),
-            membership_epoch: self
-                .state
-                .membership(group_id, &self.human.principal_id)
-                .map(|m| m.epoch),
-            ..Envelope::default()
-        };
-        let n = self.id();
-        signed_command(
-            &Actor::new(ActorType::Human, &self.human.principal_id),
-            &self.human.key_id,
-            &self.signer,
-            &format!("urn:missionweaveprotocol:action:console-{n}"),
-            "approval.grant_execution",
-            &env,
-            p,
-            now,
-        )
-        .unwrap()
+        self.sign(group_id, "approval.grant_execution", p, now)
     }
 
     fn command(&mut self, node: &mut Node, bytes: &[u8]) -> Vec<Value> {
@@ -509,4 +548,58 @@ fn a_console_signs_in_follows_the_demo_and_grants_the_first_execution_gate() {
         }
     }
     assert_eq!(c.errors.len(), 3 + codes_len(&acks), "{:?}", c.errors);
+}
+
+#[test]
+fn the_whole_demo_runs_to_both_final_approvals_through_the_frames_alone() {
+    let mut node = node();
+    let mut c = Client::new(&mut node);
+    let got = c.hello(&mut node, false);
+    assert_eq!(at(&got[0], "/phase"), "server_accept", "{got:?}");
+    let mut decided = Vec::new();
+    let mut changes_requested = false;
+    for _ in 0..64 {
+        run_until(&mut node, &mut c, |n, _| {
+            n.finished() || n.gates().iter().any(|g| !decided.contains(&g.key()))
+        });
+        if node.finished() {
+            break;
+        }
+        let gate = node
+            .gates()
+            .into_iter()
+            .find(|g| !decided.contains(&g.key()))
+            .unwrap();
+        let bytes = match &gate {
+            HumanGate::ExecutionApproval { .. } => c.grant(&gate, node.now()),
+            HumanGate::MissionApproval { .. } => {
+                let first = !changes_requested;
+                changes_requested = true;
+                c.decide_mission(&gate, first, node.now())
+            }
+        };
+        let other = c.command(&mut node, &bytes);
+        assert!(other.is_empty(), "{} refused: {other:?}", gate.key());
+        decided.push(gate.key());
+    }
+    assert!(
+        node.finished(),
+        "the demo did not finish:\n{}",
+        node.take_lines().join("\n")
+    );
+    let kinds = |k: &str| c.events.iter().filter(|e| at(e, "/kind") == k).count();
+    assert!(kinds("approval.execution.granted") >= 1);
+    assert_eq!(kinds("mission.changes_requested"), 1);
+    assert!(
+        kinds("mission.approved") >= 2,
+        "{}",
+        kinds("mission.approved")
+    );
+    // Every Group the console follows is whole and in order on its side.
+    for (group, head) in node.heads() {
+        if c.subscribed.contains(&group) {
+            assert_eq!(c.state.group(&group).map_or(0, |g| g.last_sequence), head);
+        }
+    }
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
 }
