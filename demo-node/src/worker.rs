@@ -91,16 +91,18 @@ impl DemoNode {
         self.node.registry_json()
     }
 
-    /// The Groups the demo's human may read (`GET /api/groups/{principal}`'s list), as JSON.
-    pub fn groups_json(&self) -> String {
-        let human = self.node.demo_human();
+    /// `GET /api/groups/{principal}`'s body, `{"groups": [...]}`: the Groups `principal` may
+    /// read now (an active Membership, or an owner up the Mission tree).
+    pub fn groups_json(&self, principal: &str) -> String {
         let groups = self
             .node
-            .groups_of(&human.principal_id)
+            .groups_of(principal)
             .into_iter()
             .map(Value::string)
             .collect();
-        json::to_string(&Value::Array(groups))
+        let mut o = Object::new();
+        o.insert("groups", Value::Array(groups));
+        json::to_string(&Value::Object(o))
     }
 
     /// The one-click demo key: `{principalId, keyId, seed}` (base64url). It is a demonstration

@@ -69,7 +69,11 @@ function step() {
 
 function get(path) {
   if (path === '/api/registry') return [200, node.registry_json()];
-  if (path === '/api/demo/groups') return [200, node.groups_json()];
+  // The page's own reads: the server's signature on these (a signed console read) guards a
+  // socket others can reach; a dedicated Worker answers its own page only.
+  if (path.startsWith('/api/groups/')) {
+    return [200, node.groups_json(decodeURIComponent(path.slice('/api/groups/'.length)))];
+  }
   if (path === '/api/demo/key') return [200, node.demo_key_json()];
   return [404, JSON.stringify({ message: 'not served by the in-browser authority' })];
 }
