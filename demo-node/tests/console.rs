@@ -603,3 +603,62 @@ fn the_whole_demo_runs_to_both_final_approvals_through_the_frames_alone() {
     }
     assert!(c.errors.is_empty(), "{:?}", c.errors);
 }
+
+#[test]
+fn the_sender_gets_its_own_events_without_subscribing_and_subscribers_see_them_too() {
+    let mut node = node();
+    let mut watcher = Client::new(&mut node);
+    assert_eq!(
+        at(&watcher.hello(&mut node, false)[0], "/phase"),
+        "server_accept"
+    );
+    run_until(&mut node, &mut watcher, |n, _| {
+        first_execution_gate(n).is_some()
+    });
+    let gate = first_execution_gate(&node).unwrap();
+    let HumanGate::ExecutionApproval { group_id, .. } = gate.clone() else {
+        unreachable!()
+    };
+    // A second session of the same human (another tab) that subscribes to nothing.
+    let mut sender = Client::new(&mut node);
+    let conn = sender.conn;
+    let got = sender.hello(&mut node, false);
+    assert_eq!(at(&got[0], "/phase"), "server_accept");
+    // It signs with the Membership Epoch the watcher folded (its own view is empty).
+    let bytes = watcher.grant(&gate, node.now());
+    let action = at(&json::parse(&bytes).unwrap(), "/actionId").to_owned();
+    let mut f = frame("COMMAND", 77);
+    f.insert("command", json::parse(&bytes).unwrap());
+    node.receive(conn, &json::to_string(&Value::Object(f)), node.now());
+    let frames = node.take_frames();
+    let own: Vec<Value> = frames
+        .iter()
+        .filter(|(c, _)| *c == conn)
+        .map(|(_, t)| json::parse_str(t).unwrap())
+        .collect();
+    assert!(!own.is_empty(), "the sender got nothing");
+    for f in &own {
+        assert_eq!(at(f, "/frameType"), "EVENT", "{f:?}");
+        // Only Groups where it holds a Membership after the Command.
+        let g = at(f, "/event/groupId");
+        assert!(
+            node.groups_of(&sender.human.principal_id)
+                .contains(&g.to_owned())
+        );
+    }
+    assert!(
+        own.iter()
+            .any(|f| at(f, "/event/kind") == "approval.execution.granted"
+                && at(f, "/event/cause/id") == action
+                && at(f, "/event/groupId") == group_id)
+    );
+    // The watcher, subscribed live, got the same Event by fan-out.
+    let watched = frames
+        .iter()
+        .filter(|(c, _)| *c == watcher.conn)
+        .any(|(_, t)| {
+            let v = json::parse_str(t).unwrap();
+            at(&v, "/event/cause/id") == action
+        });
+    assert!(watched);
+}
