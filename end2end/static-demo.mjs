@@ -9,6 +9,8 @@
 // (real time) and at the fastest, and `end2end static-demo: N passed, N failed`.
 //
 // DIST (default dist-demo) is the folder to serve; build it first with scripts/build-web.sh demo.
+// With BASE_URL the folder is already served there (e.g. `python3 -m http.server -d dist-demo`)
+// and this file starts no server.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
@@ -132,7 +134,7 @@ test('French and Traditional Chinese; axe finds no serious or critical violation
   check(found.length === 0, found.join('\n  '));
 });
 
-const server = await staticServer();
+const server = process.env.BASE_URL ? { base: process.env.BASE_URL, stop: () => {} } : await staticServer();
 const browser = await chromium.launch({
   executablePath,
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
