@@ -44,6 +44,11 @@ pub const MAX_CONNECTIONS: usize = 16;
 /// The largest client text read (the server's `MAX_FRAME_BYTES`: a `COMMAND` around the
 /// largest Command the HTTP edge takes, plus the frame's members).
 pub const MAX_FRAME_BYTES: usize = 100_000 * 12 + 64 * 1024 + 4096;
+/// The largest body `POST /api/commands` takes (the server's `MAX_COMMAND_BYTES`).
+pub const MAX_COMMAND_BYTES: usize = 100_000 * 12 + 64 * 1024;
+/// Bytes of Artifact contents the node keeps, at most: past it a new content is dropped (the
+/// demo's Workers produce a few small ones; the bound keeps a runaway from filling the tab).
+pub const MAX_ARTIFACT_BYTES: usize = 16 << 20;
 /// Groups one `SUBSCRIBE` or `ACK` may list (the gateway's `MAX_FRAME_ITEMS`).
 pub const MAX_FRAME_ITEMS: usize = 256;
 /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
@@ -172,6 +177,9 @@ pub struct Node {
     out: VecDeque<(ConnId, String)>,
     human: DemoHuman,
     lines: Vec<String>,
+    /// Artifact contents by `contentHash` (§13, E-1: outside the log): media type and bytes.
+    artifacts: BTreeMap<String, (String, Vec<u8>)>,
+    artifact_bytes: usize,
 }
 
 impl Node {
@@ -223,6 +231,8 @@ impl Node {
             out: VecDeque::new(),
             human,
             lines: Vec::new(),
+            artifacts: BTreeMap::new(),
+            artifact_bytes: 0,
         })
     }
 
@@ -309,15 +319,102 @@ impl Node {
             let requests = self.demo.requests(self.now);
             let lines = self.demo.take_log();
             self.lines.extend(lines);
-            // Artifact contents are kept by the demo's driver on a server (`GET /api/artifacts`);
-            // the in-page store of them is not built yet (docs/static-demo.md).
-            drop(self.demo.take_artifacts());
+            // Content before the Commands that name it, as the server's driver stores it.
+            for a in self.demo.take_artifacts() {
+                self.keep_artifact(a);
+            }
             if requests.is_empty() {
                 return;
             }
             for r in requests {
                 self.serve(r);
             }
+        }
+    }
+
+    /// Keeps an Artifact's content if its hash is right and the bound allows.
+    fn keep_artifact(&mut self, a: simulation::agents::ArtifactContent) {
+        if wasm_core::encoding::sha256_hash(&a.bytes) != a.content_hash {
+            self.lines
+                .push("demo: an Artifact whose content does not match its hash".into());
+            return;
+        }
+        if self.artifacts.contains_key(&a.content_hash) {
+            return;
+        }
+        if self.artifact_bytes + a.bytes.len() > MAX_ARTIFACT_BYTES {
+            self.lines.push(format!(
+                "demo: Artifact {} not kept: the page keeps at most {MAX_ARTIFACT_BYTES} bytes",
+                a.content_hash
+            ));
+            return;
+        }
+        self.artifact_bytes += a.bytes.len();
+        self.artifacts
+            .insert(a.content_hash, (a.media_type, a.bytes));
+    }
+
+    /// An Artifact's media type and content by its `contentHash` (`GET /api/artifacts/{hash}`).
+    pub fn artifact(&self, content_hash: &str) -> Option<(&str, &[u8])> {
+        self.artifacts
+            .get(content_hash)
+            .map(|(m, b)| (m.as_str(), b.as_slice()))
+    }
+
+    /// `POST /api/commands` (server/src/http.rs): one signed Command; `(200, {"status":
+    /// "accepted" | "duplicate", "events": […]})`, or the §19 document with the server's
+    /// status (413 past [`MAX_COMMAND_BYTES`], 500, 503, else 422). Its Events fan out to the
+    /// subscribers as a socket Command's do; the demo then runs.
+    pub fn post_command(&mut self, body: &[u8], now: Micros) -> (u16, String) {
+        self.at(now);
+        if body.len() > MAX_COMMAND_BYTES {
+            let e = R::new(
+                ErrorCode::ProtocolViolation,
+                format!(
+                    "the request body is larger than {MAX_COMMAND_BYTES} bytes, the most a \
+                     Command may take"
+                ),
+            );
+            return (413, json::to_string(&e.document(self.now)));
+        }
+        let result = self.h.submit_bytes(body, self.now);
+        let answer = match &result {
+            Ok(Submitted::Appended(events)) => {
+                let events = events.iter().map(|e| e.value.clone()).collect();
+                Ok(("accepted", Value::Array(events)))
+            }
+            Ok(Submitted::Duplicate(receipt)) => {
+                let events = receipt
+                    .events
+                    .iter()
+                    .filter_map(|at| self.event(at.group_id.as_deref()?, at.sequence))
+                    .filter_map(|t| json::parse_str(t).ok())
+                    .collect();
+                Ok(("duplicate", Value::Array(events)))
+            }
+            Err(r) => {
+                let mut e = R::from_rejection(r.clone());
+                if let Ok(v) = json::parse(body) {
+                    e = e.about_command(&v);
+                }
+                let status = match r.code {
+                    ErrorCode::InternalError => 500,
+                    ErrorCode::Backpressure => 503,
+                    _ => 422,
+                };
+                Err((status, json::to_string(&e.document(self.now))))
+            }
+        };
+        self.settle(result, None);
+        self.tick(self.now);
+        match answer {
+            Ok((status, events)) => {
+                let mut o = Object::new();
+                o.insert("status", Value::string(status));
+                o.insert("events", events);
+                (200, json::to_string(&Value::Object(o)))
+            }
+            Err(refused) => refused,
         }
     }
 

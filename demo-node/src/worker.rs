@@ -86,6 +86,28 @@ impl DemoNode {
         json::to_string(&Value::Array(frames))
     }
 
+    /// `POST /api/commands` with `body`: `{"status": <HTTP status>, "body": <answer text>}`.
+    pub fn post_command(&mut self, body: &str, now_ms: f64) -> String {
+        let (status, answer) = self.node.post_command(body.as_bytes(), micros(now_ms));
+        let mut o = Object::new();
+        o.insert("status", Value::from(u64::from(status)));
+        o.insert("body", Value::string(answer));
+        json::to_string(&Value::Object(o))
+    }
+
+    /// `GET /api/artifacts/{hash}`: `{"mediaType", "content"}` (base64url), if the node keeps
+    /// that content.
+    pub fn artifact_json(&self, content_hash: &str) -> Option<String> {
+        let (media_type, bytes) = self.node.artifact(content_hash)?;
+        let mut o = Object::new();
+        o.insert("mediaType", Value::string(media_type.to_owned()));
+        o.insert(
+            "content",
+            Value::string(wasm_core::encoding::b64url_encode(bytes)),
+        );
+        Some(json::to_string(&Value::Object(o)))
+    }
+
     /// `GET /api/registry`'s body.
     pub fn registry_json(&self) -> String {
         self.node.registry_json()

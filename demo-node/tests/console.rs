@@ -572,7 +572,18 @@ fn the_whole_demo_runs_to_both_final_approvals_through_the_frames_alone() {
             .unwrap();
         let bytes = match &gate {
             HumanGate::ExecutionApproval { .. } => c.grant(&gate, node.now()),
-            HumanGate::MissionApproval { .. } => {
+            HumanGate::MissionApproval {
+                artifact_hashes, ..
+            } => {
+                // What the human approves is readable: each Artifact's content is kept and
+                // matches its hash (GET /api/artifacts/{hash} on a server).
+                assert!(!artifact_hashes.is_empty());
+                for h in artifact_hashes {
+                    let (_, bytes) = node
+                        .artifact(h)
+                        .unwrap_or_else(|| panic!("no content for {h}"));
+                    assert_eq!(wasm_core::encoding::sha256_hash(bytes), *h);
+                }
                 let first = !changes_requested;
                 changes_requested = true;
                 c.decide_mission(&gate, first, node.now())
@@ -661,4 +672,64 @@ fn the_sender_gets_its_own_events_without_subscribing_and_subscribers_see_them_t
             at(&v, "/event/cause/id") == action
         });
     assert!(watched);
+}
+
+#[test]
+fn post_commands_refuses_before_it_accepts_and_answers_as_the_server() {
+    let mut node = node();
+    let mut watcher = Client::new(&mut node);
+    assert_eq!(
+        at(&watcher.hello(&mut node, false)[0], "/phase"),
+        "server_accept"
+    );
+    run_until(&mut node, &mut watcher, |n, _| {
+        first_execution_gate(n).is_some()
+    });
+    let gate = first_execution_gate(&node).unwrap();
+    let now = node.now();
+    // Past the body bound: 413, nothing submitted.
+    let head = node.heads();
+    let (status, body) = node.post_command(&vec![b' '; demo_node::MAX_COMMAND_BYTES + 1], now);
+    assert_eq!(status, 413);
+    assert_eq!(
+        at(&json::parse_str(&body).unwrap(), "/code"),
+        "PROTOCOL_VIOLATION"
+    );
+    // Not JSON, and a grant changed after signing: 422 with the authority's codes.
+    let (status, _) = node.post_command(b"{\"kind\":", now);
+    assert_eq!(status, 422);
+    let mut tampered = json::parse(&watcher.grant(&gate, now)).unwrap();
+    if let Value::Object(o) = &mut tampered
+        && let Some(Value::Object(p)) = o.get_mut("payload")
+    {
+        p.insert("comments", s("Granted to everything"));
+    }
+    let (status, body) = node.post_command(json::to_string(&tampered).as_bytes(), now);
+    assert_eq!(status, 422);
+    let doc = json::parse_str(&body).unwrap();
+    assert_eq!(at(&doc, "/code"), "AUTH_INVALID_SIGNATURE");
+    assert_eq!(at(&doc, "/relatedActionId"), at(&tampered, "/actionId"));
+    assert_eq!(node.heads(), head);
+    let _ = node.take_frames();
+
+    // The grant: accepted with its Events; subscribers get them by fan-out.
+    let bytes = watcher.grant(&gate, now);
+    let action = at(&json::parse(&bytes).unwrap(), "/actionId").to_owned();
+    let (status, body) = node.post_command(&bytes, now);
+    assert_eq!(status, 200, "{body}");
+    let answer = json::parse_str(&body).unwrap();
+    assert_eq!(at(&answer, "/status"), "accepted");
+    let Some(Value::Array(events)) = answer.pointer("/events") else {
+        panic!("no events: {body}")
+    };
+    assert!(events.iter().any(|e| at(e, "/kind") == "approval.execution.granted"
+        && at(e, "/cause/id") == action));
+    watcher.take(&mut node);
+    assert!(watcher.events.iter().any(|e| at(e, "/cause/id") == action));
+    // The same bytes again: the original Events, as a duplicate.
+    let (status, again) = node.post_command(&bytes, node.now());
+    assert_eq!(status, 200);
+    let again = json::parse_str(&again).unwrap();
+    assert_eq!(at(&again, "/status"), "duplicate");
+    assert_eq!(again.pointer("/events"), answer.pointer("/events"));
 }

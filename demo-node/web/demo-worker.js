@@ -4,6 +4,7 @@
 //   page → worker  {type:'connect'} | {type:'send', conn, text} | {type:'close', conn}
 //                  {type:'pace', factor}   (0 pauses; 'max' jumps to each next wake-up)
 //                  {type:'get', id, path}  (the few reads a console makes over HTTP)
+//                  {type:'post', id, path:'/api/commands', body}
 //   worker → page  {type:'ready'} | {type:'connected', conn} | {type:'refused'}
 //                  {type:'frame', conn, text} | {type:'closed', conn}
 //                  {type:'response', id, status, body} | {type:'status', …} | {type:'error', message}
@@ -75,6 +76,10 @@ function get(path) {
     return [200, node.groups_json(decodeURIComponent(path.slice('/api/groups/'.length)))];
   }
   if (path === '/api/demo/key') return [200, node.demo_key_json()];
+  if (path.startsWith('/api/artifacts/')) {
+    const a = node.artifact_json(decodeURIComponent(path.slice('/api/artifacts/'.length)));
+    return a === undefined ? [404, JSON.stringify({ message: 'no such Artifact' })] : [200, a];
+  }
   return [404, JSON.stringify({ message: 'not served by the in-browser authority' })];
 }
 
@@ -106,6 +111,19 @@ function handle(m) {
     case 'get': {
       const [status, body] = get(String(m.path));
       self.postMessage({ type: 'response', id: m.id, status, body });
+      return;
+    }
+    case 'post': {
+      // POST /api/commands only: the same path as a COMMAND frame, answered as the server does.
+      if (m.path !== '/api/commands' || typeof m.body !== 'string') {
+        self.postMessage({ type: 'response', id: m.id, status: 404, body: '{}' });
+        return;
+      }
+      const answer = JSON.parse(node.post_command(m.body, now()));
+      flush();
+      status();
+      schedule();
+      self.postMessage({ type: 'response', id: m.id, status: answer.status, body: answer.body });
       return;
     }
     default:
