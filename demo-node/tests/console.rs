@@ -733,3 +733,85 @@ fn post_commands_refuses_before_it_accepts_and_answers_as_the_server() {
     assert_eq!(at(&again, "/status"), "duplicate");
     assert_eq!(again.pointer("/events"), answer.pointer("/events"));
 }
+
+#[test]
+fn late_or_replayed_challenges_an_expired_session_and_oversized_lists_are_refused() {
+    // A challenge answered after its 30 s.
+    let mut node = node();
+    let mut c = Client::new(&mut node);
+    let mut f = frame("HELLO", 1);
+    f.insert("phase", s("client_init"));
+    f.insert("agentId", s(&c.human.principal_id));
+    f.insert("keyId", s(&c.human.key_id));
+    f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
+    f.insert("supportedVersions", Value::Array(vec![s("0.1")]));
+    c.send(&mut node, f.clone());
+    let challenge = c.take(&mut node).remove(0);
+    let sig = c
+        .signer
+        .sign(&b64url_decode(at(&challenge, "/challenge")).unwrap());
+    let mut r = frame("HELLO", 2);
+    r.insert("phase", s("client_response"));
+    r.insert("agentId", s(&c.human.principal_id));
+    r.insert("keyId", s(&c.human.key_id));
+    r.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
+    r.insert("serverNonce", s(at(&challenge, "/serverNonce")));
+    r.insert("challengeSignature", Value::string(b64url_encode(&sig)));
+    let late = node.now().plus_seconds(31);
+    node.receive(c.conn, &json::to_string(&Value::Object(r.clone())), late);
+    let got = c.take(&mut node);
+    assert_eq!(at(&got[0], "/error/message"), "challenge expired");
+    assert!(node.is_closed(c.conn));
+    // The same (valid-looking) response on another connection: its challenge is not this one's.
+    let mut other = Client::new(&mut node);
+    other.send(&mut node, f);
+    other.take(&mut node);
+    other.send(&mut node, r);
+    let got = other.take(&mut node);
+    assert_eq!(
+        at(&got[0], "/error/message"),
+        "HELLO challenge transcript does not match"
+    );
+
+    // A session past its 12 hours: the next frame ends it.
+    let mut node = self::node();
+    let mut c = Client::new(&mut node);
+    assert_eq!(at(&c.hello(&mut node, false)[0], "/phase"), "server_accept");
+    // 257 Groups in one SUBSCRIBE: refused as a whole, the session stays.
+    let mut f = frame("SUBSCRIBE", 10);
+    f.insert(
+        "subscriptionId",
+        s("urn:missionweaveprotocol:subscription:many"),
+    );
+    let groups = (0..257)
+        .map(|i| {
+            let mut o = Object::new();
+            o.insert(
+                "groupId",
+                Value::string(format!("urn:missionweaveprotocol:group:g{i}")),
+            );
+            o.insert("afterSequence", Value::from(0u64));
+            Value::Object(o)
+        })
+        .collect();
+    f.insert("groups", Value::Array(groups));
+    c.send(&mut node, f);
+    let got = c.take(&mut node);
+    assert_eq!(got.len(), 1, "one refusal, not one per Group");
+    assert_eq!(code(&got[0]), "PROTOCOL_VIOLATION");
+    assert!(!node.is_closed(c.conn));
+    let mut p = frame("PING", 11);
+    p.insert("nonce", Value::string(b64url_encode(&[1u8; 12])));
+    p.insert("sentAt", s("2026-07-15T08:00:00Z"));
+    let text = json::to_string(&Value::Object(p));
+    node.receive(c.conn, &text, node.now());
+    assert_eq!(at(&c.take(&mut node)[0], "/frameType"), "PING");
+    node.receive(c.conn, &text, node.now().plus_seconds(12 * 3600 + 1));
+    let got = c.take(&mut node);
+    assert_eq!(code(&got[0]), "AUTH_REQUIRED");
+    assert_eq!(
+        at(&got[0], "/error/message"),
+        "the session has expired; HELLO again"
+    );
+    assert!(node.is_closed(c.conn));
+}
