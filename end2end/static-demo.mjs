@@ -3,7 +3,10 @@
 // MIME types, nothing of weave-console), opened in Debian's Chromium through playwright-core.
 // The page starts the in-memory authority node in a module Web Worker under the console's CSP
 // (a meta tag: no inline script, WebAssembly under 'wasm-unsafe-eval' only); the demo runs to
-// its first execution gate and waits there; the pace control pauses the demo's clock; the page
+// its first execution gate and waits there; the page's own key (the demo key, imported into
+// WebCrypto) signs in over postMessage with the /ws frames, signs the gate's grant, and the work
+// starts (the in-page transport's frame path, before the console uses it); the pace control
+// pauses the demo's clock; the page
 // says it is an in-browser authority, in the three languages; axe finds no serious or critical
 // violation. Prints the time from navigation to the first execution gate at the default pace
 // (real time) and at the fastest, and `end2end static-demo: N passed, N failed`.
@@ -100,6 +103,138 @@ test('at the fastest pace the gate comes sooner, and the demo still waits for th
   await page.waitForTimeout(1500);
   const keys = await page.locator('#gates li').evaluateAll((ls) => ls.map((l) => l.dataset.key));
   check(keys.includes(key), `the gate ${key} went away without a decision: ${keys}`);
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+// The frame path of the in-page transport, before the console uses it: a second Worker of the
+// page's own script; the page imports the demo key into WebCrypto (Ed25519), signs the HELLO
+// challenge, subscribes, and signs the grant of the first execution gate itself (JCS: sorted
+// members, no whitespace); the Worker's authority accepts it and the gated work starts.
+test('the page signs in over postMessage with its own key, grants the first gate, and the work starts', async (browser, base) => {
+  const { context, page } = await open(browser, base);
+  const out = await page.evaluate(async () => {
+    const w = new Worker(document.querySelector('meta[name="mwp-demo-worker"]').content, { type: 'module' });
+    const inbox = [];
+    let wake = null;
+    w.onmessage = (e) => {
+      inbox.push(e.data);
+      if (wake) wake();
+    };
+    // The first message from index `from` on that `pred` accepts.
+    const next = async (pred, from = 0, ms = 30000) => {
+      const t0 = Date.now();
+      for (;;) {
+        const m = inbox.slice(from).find(pred);
+        if (m) return m;
+        if (Date.now() - t0 > ms) throw new Error(`timed out waiting in the page (${inbox.length} messages)`);
+        await new Promise((r) => {
+          wake = r;
+          setTimeout(r, 200);
+        });
+      }
+    };
+    const frame = (pred) => (m) => m.type === 'frame' && pred(JSON.parse(m.text));
+    const parsed = (m) => JSON.parse(m.text);
+    let ids = 0;
+    const request = async (path) => {
+      const id = ++ids;
+      w.postMessage({ type: 'get', id, path });
+      return JSON.parse((await next((m) => m.type === 'response' && m.id === id)).body);
+    };
+    const b64u = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)))
+      .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    const unb64u = (t) => Uint8Array.from(atob(t.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+    // JCS for what this test signs: strings, integers, arrays and objects (RFC 8785).
+    const jcs = (v) => (Array.isArray(v) ? `[${v.map(jcs).join(',')}]`
+      : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`).join(',')}}`
+        : JSON.stringify(v));
+    let n = 0;
+    const head = (frameType) => ({ protocolVersion: '0.1', frameId: `urn:missionweaveprotocol:frame:page:${++n}`, frameType });
+
+    await next((m) => m.type === 'ready');
+    const key = await request('/api/demo/key');
+    const pkcs8 = new Uint8Array([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70,
+      0x04, 0x22, 0x04, 0x20, ...unb64u(key.seed)]);
+    const priv = await crypto.subtle.importKey('pkcs8', pkcs8, { name: 'Ed25519' }, false, ['sign']);
+    const sign = async (bytes) => b64u(await crypto.subtle.sign('Ed25519', priv, bytes));
+
+    w.postMessage({ type: 'connect' });
+    const { conn } = await next((m) => m.type === 'connected');
+    const send = (f) => w.postMessage({ type: 'send', conn, text: JSON.stringify(f) });
+    const clientNonce = b64u(crypto.getRandomValues(new Uint8Array(16)));
+    send({ ...head('HELLO'), phase: 'client_init', agentId: key.principalId, keyId: key.keyId, clientNonce, supportedVersions: ['0.1'] });
+    const challenge = parsed(await next(frame((f) => f.phase === 'server_challenge')));
+    send({
+      ...head('HELLO'), phase: 'client_response', agentId: key.principalId, keyId: key.keyId, clientNonce,
+      serverNonce: challenge.serverNonce, challengeSignature: await sign(unb64u(challenge.challenge)),
+    });
+    await next(frame((f) => f.phase === 'server_accept'));
+
+    w.postMessage({ type: 'pace', factor: 'max' });
+    const gated = await next((m) => m.type === 'status' && m.gates.some((g) => g.kind === 'execution'));
+    const gate = gated.gates.find((g) => g.kind === 'execution');
+    const { groups } = await request(`/api/groups/${encodeURIComponent(key.principalId)}`);
+    const before = inbox.length;
+    send({ ...head('SUBSCRIBE'), subscriptionId: 'urn:missionweaveprotocol:subscription:page', groups: groups.map((groupId) => ({ groupId, afterSequence: 0 })) });
+    // The Worker posts a SUBSCRIBE's replay, then a status: every replayed Event is in by then.
+    await next((m) => m.type === 'status', before);
+    const events = inbox.filter(frame((f) => f.frameType === 'EVENT')).map((m) => parsed(m).event);
+    // The human's Membership Epoch in the gate's Group, from the Events it replayed.
+    let membershipEpoch;
+    const walk = (v) => {
+      if (!v || typeof v !== 'object') return;
+      // The authority's Membership projection (`principal`, `epoch`, `groupId`), as the
+      // Events carry it; the last one seen is the current one.
+      if (v.principal && v.principal.id === key.principalId && Number.isInteger(v.epoch) && v.groupId === gate.groupId) {
+        membershipEpoch = v.epoch;
+      }
+      Object.values(v).forEach(walk);
+    };
+    // The console folds the Events with the authority's reducer; this test reads the two rules
+    // it needs: `mission.created` gives the MissionOwner Membership Epoch 1 (2 when it also
+    // coordinates), and any later Membership in a payload replaces it.
+    for (const e of events.filter((x) => x.groupId === gate.groupId)) {
+      const m = e.kind === 'mission.created' && e.payload.mission;
+      if (m && m.owner.id === key.principalId) membershipEpoch = m.coordinatorId === key.principalId ? 2 : 1;
+      walk(e.payload);
+    }
+
+    const issuedAt = new Date(Math.floor(gated.now / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    const actionId = `urn:missionweaveprotocol:action:page-${b64u(crypto.getRandomValues(new Uint8Array(9)))}`;
+    const command = {
+      protocolVersion: '0.1', actionId, actor: { type: 'human', id: key.principalId },
+      groupId: gate.groupId, kind: 'approval.grant_execution', correlationId: actionId, issuedAt,
+      payload: {
+        approvalId: `${gate.workItemId}:execution-approval:${gate.ownershipEpoch}`, workItemId: gate.workItemId,
+        ownershipEpoch: gate.ownershipEpoch, operations: gate.operations, expiresInSeconds: 3600,
+        comments: 'Granted from the page',
+      },
+    };
+    if (membershipEpoch !== undefined) command.membershipEpoch = membershipEpoch;
+    const value = await sign(new TextEncoder().encode(jcs(command)));
+    command.signature = { algorithm: 'Ed25519', keyId: key.keyId, createdAt: issuedAt, value };
+    const sent = inbox.length;
+    send({ ...head('COMMAND'), command });
+    const granted = await next(frame((f) => f.frameType === 'ERROR'
+      || (f.frameType === 'EVENT' && f.event.kind === 'approval.execution.granted' && f.event.cause.id === actionId)), sent);
+    if (parsed(granted).frameType === 'ERROR') {
+      w.terminate();
+      const first = events.find((e) => e.groupId === gate.groupId);
+      return { refused: parsed(granted).error, replayed: events.length, groups, first: JSON.stringify(first).slice(0, 3000) };
+    }
+    const started = await next(frame((f) => f.frameType === 'EVENT' && f.event.kind === 'work.started' && f.event.workItemId === gate.workItemId), sent);
+    const errors = inbox.slice(sent).filter(frame((f) => f.frameType === 'ERROR')).map((m) => parsed(m).error.code);
+    w.terminate();
+    return {
+      replayed: events.length, membershipEpoch, goal: gate.goal, errors,
+      granted: parsed(granted).event.groupId === gate.groupId, started: Boolean(started),
+    };
+  });
+  check(!out.refused, `the grant was refused: ${JSON.stringify(out)}`);
+  console.log(`     replayed ${out.replayed} Events; granted "${out.goal}" (Membership Epoch ${out.membershipEpoch})`);
+  check(out.errors.length === 0, `ERROR frames: ${out.errors}`);
+  check(out.granted && out.started, JSON.stringify(out));
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
 });

@@ -2,7 +2,7 @@
 //! owns the clock (a paced virtual time) and the page's messages; this holds the node. Texts in
 //! and out, so the page and the Worker exchange strings with `postMessage` (docs/static-demo.md).
 
-use crate::{Node, NodeConfig, Pace};
+use crate::{HumanGate, Node, NodeConfig, Pace};
 use wasm_bindgen::prelude::{JsValue, wasm_bindgen};
 use wasm_core::authority::Micros;
 use wasm_core::json::{self, Object, Value};
@@ -139,8 +139,12 @@ impl DemoNode {
         json::to_string(&Value::Object(o))
     }
 
-    /// The human decisions waited for: `[{key, description}]`.
+    /// The human decisions waited for: `[{key, description, kind, missionId, groupId, …}]`,
+    /// with the WorkItem's goal or the Mission's title a visitor sees before signing in, and
+    /// what a decision's Command names.
     pub fn gates_json(&self) -> String {
+        let s = |v: &str| Value::string(v.to_owned());
+        let strings = |v: &[String]| Value::Array(v.iter().map(|x| s(x)).collect());
         let gates = self
             .node
             .gates()
@@ -149,6 +153,38 @@ impl DemoNode {
                 let mut o = Object::new();
                 o.insert("key", Value::string(g.key()));
                 o.insert("description", Value::string(g.describe()));
+                match g {
+                    HumanGate::ExecutionApproval {
+                        mission_id,
+                        group_id,
+                        work_item_id,
+                        goal,
+                        ownership_epoch,
+                        operations,
+                    } => {
+                        o.insert("kind", s("execution"));
+                        o.insert("missionId", s(mission_id));
+                        o.insert("groupId", s(group_id));
+                        o.insert("workItemId", s(work_item_id));
+                        o.insert("goal", s(goal));
+                        o.insert("ownershipEpoch", Value::from(*ownership_epoch));
+                        o.insert("operations", strings(operations));
+                    }
+                    HumanGate::MissionApproval {
+                        mission_id,
+                        group_id,
+                        title,
+                        revision,
+                        artifact_hashes,
+                    } => {
+                        o.insert("kind", s("mission"));
+                        o.insert("missionId", s(mission_id));
+                        o.insert("groupId", s(group_id));
+                        o.insert("title", s(title));
+                        o.insert("revision", Value::from(*revision));
+                        o.insert("artifactHashes", strings(artifact_hashes));
+                    }
+                }
                 Value::Object(o)
             })
             .collect();
