@@ -111,7 +111,7 @@ test('at the fastest pace the gate comes sooner, and the demo still waits for th
 // page's own script; the page imports the demo key into WebCrypto (Ed25519), signs the HELLO
 // challenge, subscribes, and signs the grant of the first execution gate itself (JCS: sorted
 // members, no whitespace); the Worker's authority accepts it and the gated work starts.
-test('the page signs in over postMessage with its own key, grants the first gate, and the work starts', async (browser, base) => {
+test('the page signs in over postMessage with its own key, grants the first gate, the work starts, and every decision after it brings both Missions to approval', async (browser, base) => {
   const { context, page } = await open(browser, base);
   const out = await page.evaluate(async () => {
     const w = new Worker(document.querySelector('meta[name="mwp-demo-worker"]').content, { type: 'module' });
@@ -224,17 +224,82 @@ test('the page signs in over postMessage with its own key, grants the first gate
       return { refused: parsed(granted).error, replayed: events.length, groups, first: JSON.stringify(first).slice(0, 3000) };
     }
     const started = await next(frame((f) => f.frameType === 'EVENT' && f.event.kind === 'work.started' && f.event.workItemId === gate.workItemId), sent);
+    const firstGrant = { goal: gate.goal, granted: parsed(granted).event.groupId === gate.groupId, started: Boolean(started) };
+
+    // Then every other decision the demo waits for, signed here the same way: the other
+    // execution gates granted, the first final approval sent back once with a request for
+    // changes, every final approval accepted; until both Missions are approved.
+    const decided = new Set([gate.key]);
+    let changes = false;
+    const counts = { execution: 1, changes: 0, approved: 0 };
+    const t0 = performance.now();
+    let last = gated;
+    for (let round = 0; round < 64; round += 1) {
+      const at = inbox.length;
+      last = await next((m) => m.type === 'status' && (m.finished || m.gates.some((g) => !decided.has(g.key))), at, 60000);
+      if (last.finished) break;
+      const g = last.gates.find((x) => !decided.has(x.key));
+      decided.add(g.key);
+      // Epochs move (a Membership can be renewed): read them again from everything received.
+      membershipEpoch = undefined;
+      for (const e of inbox.filter(frame((f) => f.frameType === 'EVENT')).map((m) => parsed(m).event).filter((x) => x.groupId === g.groupId)) {
+        const m = e.kind === 'mission.created' && e.payload.mission;
+        if (m && m.owner.id === key.principalId) membershipEpoch = m.coordinatorId === key.principalId ? 2 : 1;
+        walk(e.payload);
+      }
+      const when = new Date(Math.floor(last.now / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+      const id = `urn:missionweaveprotocol:action:page-${b64u(crypto.getRandomValues(new Uint8Array(9)))}`;
+      let kind;
+      let payload;
+      if (g.kind === 'execution') {
+        kind = 'approval.grant_execution';
+        payload = {
+          approvalId: `${g.workItemId}:execution-approval:${g.ownershipEpoch}`, workItemId: g.workItemId,
+          ownershipEpoch: g.ownershipEpoch, operations: g.operations, expiresInSeconds: 3600, comments: 'Granted from the page',
+        };
+        counts.execution += 1;
+      } else if (!changes) {
+        changes = true;
+        kind = 'mission.request_changes';
+        payload = { missionRevision: g.revision, feedback: 'Add a rollback plan to the release notes' };
+        counts.changes += 1;
+      } else {
+        kind = 'mission.approve';
+        payload = {
+          approvalId: `${g.missionId}:approval:${g.revision}`, missionRevision: g.revision, artifactHashes: g.artifactHashes,
+          acceptancePolicyVersion: '1.0.0', comments: 'Approved from the page',
+        };
+        counts.approved += 1;
+      }
+      const doc = {
+        protocolVersion: '0.1', actionId: id, actor: { type: 'human', id: key.principalId }, groupId: g.groupId,
+        kind, correlationId: id, issuedAt: when, payload,
+      };
+      if (membershipEpoch !== undefined) doc.membershipEpoch = membershipEpoch;
+      doc.signature = { algorithm: 'Ed25519', keyId: key.keyId, createdAt: when, value: await sign(new TextEncoder().encode(jcs(doc))) };
+      const mark = inbox.length;
+      send({ ...head('COMMAND'), command: doc });
+      const answer = parsed(await next(frame((f) => f.frameType === 'ERROR' || (f.frameType === 'EVENT' && f.event.cause.id === id)), mark));
+      if (answer.frameType === 'ERROR') {
+        w.terminate();
+        return { refused: answer.error, kind, gate: g };
+      }
+    }
     const errors = inbox.slice(sent).filter(frame((f) => f.frameType === 'ERROR')).map((m) => parsed(m).error.code);
     w.terminate();
     return {
-      replayed: events.length, membershipEpoch, goal: gate.goal, errors,
-      granted: parsed(granted).event.groupId === gate.groupId, started: Boolean(started),
+      replayed: events.length, membershipEpoch, errors, ...firstGrant, counts, finished: last.finished,
+      restMs: Math.round(performance.now() - t0), memory: last.memory,
+      pageHeap: performance.memory ? performance.memory.usedJSHeapSize : null,
     };
   });
   check(!out.refused, `the grant was refused: ${JSON.stringify(out)}`);
-  console.log(`     replayed ${out.replayed} Events; granted "${out.goal}" (Membership Epoch ${out.membershipEpoch})`);
+  console.log(`     replayed ${out.replayed} Events; granted "${out.goal}"`);
+  console.log(`     then ${out.counts.execution - 1} more grants, ${out.counts.changes} request for changes, ${out.counts.approved} approvals: finished ${out.finished} in ${out.restMs} ms at the fastest pace`);
+  console.log(`     after the whole scenario: the Worker's wasm memory ${out.memory} B; the page's JS heap ${out.pageHeap} B`);
   check(out.errors.length === 0, `ERROR frames: ${out.errors}`);
   check(out.granted && out.started, JSON.stringify(out));
+  check(out.finished && out.counts.approved >= 2 && out.counts.changes === 1, JSON.stringify(out.counts));
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
 });

@@ -196,6 +196,12 @@ impl DemoNode {
         self.node.take_lines().join("\n")
     }
 
+    /// The module's linear memory in bytes (it only grows): the authority's, the log's and the
+    /// Agents' heap together, for the benchmark of the tab's memory.
+    pub fn memory_bytes(&self) -> f64 {
+        (core::arch::wasm32::memory_size::<0>() as f64) * 65536.0
+    }
+
     pub fn finished(&self) -> bool {
         self.node.finished()
     }

@@ -41,6 +41,7 @@ function status() {
     factor,
     gates: JSON.parse(node.gates_json()),
     finished: node.finished(),
+    memory: node.memory_bytes(),
     lines: lines ? lines.split('\n') : [],
   });
 }
