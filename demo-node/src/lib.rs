@@ -180,6 +180,8 @@ pub struct Node {
     /// Artifact contents by `contentHash` (§13, E-1: outside the log): media type and bytes.
     artifacts: BTreeMap<String, (String, Vec<u8>)>,
     artifact_bytes: usize,
+    /// Events one `SUBSCRIBE` replays per Group ([`REPLAY_PAGE`]; smaller in tests).
+    replay_page: usize,
 }
 
 impl Node {
@@ -233,7 +235,14 @@ impl Node {
             lines: Vec::new(),
             artifacts: BTreeMap::new(),
             artifact_bytes: 0,
+            replay_page: REPLAY_PAGE,
         })
+    }
+
+    /// Sets how many Events one `SUBSCRIBE` replays per Group before the continuation (at
+    /// least 1; [`REPLAY_PAGE`] by default), so that paging is tested without 1000 Events.
+    pub fn set_replay_page(&mut self, n: usize) {
+        self.replay_page = n.max(1);
     }
 
     /// The demo human's identity and seed (the page's one-click demo key).
@@ -928,7 +937,7 @@ impl Node {
         };
         let start = g.after_sequence.0.max(visibility_after);
         let head = self.logs.get(group).map_or(0, |l| l.len() as u64);
-        let end = head.min(start.saturating_add(REPLAY_PAGE as u64));
+        let end = head.min(start.saturating_add(self.replay_page as u64));
         let texts: Vec<String> = (start + 1..=end)
             .filter_map(|s| self.event(group, s).map(str::to_owned))
             .collect();

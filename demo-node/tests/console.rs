@@ -815,3 +815,68 @@ fn late_or_replayed_challenges_an_expired_session_and_oversized_lists_are_refuse
     );
     assert!(node.is_closed(c.conn));
 }
+
+#[test]
+fn a_replay_longer_than_a_page_ends_with_the_continuation_and_resumes_without_a_gap() {
+    let mut node = node();
+    node.set_replay_page(10);
+    let mut c = Client::new(&mut node);
+    assert_eq!(at(&c.hello(&mut node, false)[0], "/phase"), "server_accept");
+    // Run the demo (nobody follows yet) until the first Group holds more than three pages.
+    let mut now = node.now();
+    let group = loop {
+        node.tick(now);
+        if let Some((g, _)) = node.heads().into_iter().find(|(_, h)| *h > 35) {
+            break g;
+        }
+        now = node.next_wake().filter(|t| *t > now).unwrap();
+    };
+    let head = node
+        .heads()
+        .into_iter()
+        .find(|(g, _)| *g == group)
+        .unwrap()
+        .1;
+    let mut after = 0u64;
+    let mut pages = 0;
+    loop {
+        let mut f = frame("SUBSCRIBE", 300 + pages);
+        f.insert(
+            "subscriptionId",
+            s("urn:missionweaveprotocol:subscription:paged"),
+        );
+        let mut g = Object::new();
+        g.insert("groupId", s(&group));
+        g.insert("afterSequence", Value::from(after));
+        f.insert("groups", Value::Array(vec![Value::Object(g)]));
+        c.send(&mut node, f);
+        pages += 1;
+        let other = c.take(&mut node);
+        let folded = c.state.group(&group).map_or(0, |g| g.last_sequence);
+        match other.as_slice() {
+            // The last page: live from here.
+            [] => break,
+            [e] => {
+                assert_eq!(code(e), "BACKPRESSURE");
+                assert_eq!(at(e, "/error/details/reason"), "replay_page");
+                assert_eq!(num(e, "/error/details/resumeAfterSequence"), folded);
+                assert_eq!(folded, after + 10, "a page is 10 Events, contiguous");
+                after = folded;
+            }
+            more => panic!("{more:?}"),
+        }
+    }
+    assert_eq!(pages, head.div_ceil(10), "{head} Events in pages of 10");
+    assert_eq!(c.state.group(&group).unwrap().last_sequence, head);
+    // Live after the last page: the next Events of the Group arrive without a SUBSCRIBE.
+    let live = (0..10_000).any(|_| {
+        now = node
+            .next_wake()
+            .filter(|t| *t > now)
+            .unwrap_or(now.plus_seconds(1));
+        node.tick(now);
+        c.take(&mut node);
+        c.state.group(&group).unwrap().last_sequence > head
+    });
+    assert!(live, "no live Event of {group} after the last page");
+}
