@@ -87,8 +87,8 @@ test('the demo runs in a Worker to its first execution gate and waits there (rea
   const { context, page } = await open(browser, base);
   const ms = await firstGate(page, GATE_MS);
   console.log(`     first execution gate at the default pace (real time): ${ms} ms after navigation`);
-  const gates = await page.locator('#gates li').allTextContents();
-  check(gates.some((g) => /execution approval of WorkItem/.test(g)), `no execution gate listed: ${gates}`);
+  const gates = await page.locator('#gates li[data-kind="execution"]').allTextContents();
+  check(gates.some((g) => /^Execution gate: \S/.test(g)), `no execution gate listed with its goal: ${gates}`);
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
 });

@@ -10,6 +10,7 @@ const STRINGS = {
     pace: 'Pace', pause: 'Pause', real_time: 'Real time', faster: '4× faster', fastest: 'Fastest',
     clock: 'Demo clock:', gates: 'Awaiting a human decision', none: 'Nothing yet: the Agents are planning.',
     log: 'What the demo did', paused: 'paused',
+    gate: 'Execution gate: ', final: 'Final approval: ',
   },
   fr: {
     title: 'MissionWeave : tout le protocole dans cette page',
@@ -18,6 +19,7 @@ const STRINGS = {
     pace: 'Cadence', pause: 'Pause', real_time: 'Temps réel', faster: '4× plus vite', fastest: 'Au plus vite',
     clock: 'Horloge de la démo :', gates: 'En attente d’une décision humaine', none: 'Rien pour l’instant : les Agents planifient.',
     log: 'Ce que la démo a fait', paused: 'en pause',
+    gate: 'Porte d’exécution : ', final: 'Approbation finale : ',
   },
   'zh-TW': {
     title: 'MissionWeave：整個協定就在這個頁面',
@@ -26,6 +28,7 @@ const STRINGS = {
     pace: '步調', pause: '暫停', real_time: '即時', faster: '快 4 倍', fastest: '最快',
     clock: '示範時鐘：', gates: '等待人類決定', none: '目前沒有：Agent 正在規劃。',
     log: '示範做了什麼', paused: '已暫停',
+    gate: '執行關卡：', final: '最終核准：',
   },
 };
 const lang = (navigator.languages || [navigator.language]).map((l) => {
@@ -63,7 +66,11 @@ worker.onmessage = (e) => {
   gates.replaceChildren(...m.gates.map((g) => {
     const li = document.createElement('li');
     li.dataset.key = g.key;
-    li.textContent = g.description;
+    li.dataset.kind = g.kind;
+    // The decision's kind in the page's language; the WorkItem's goal or the Mission's title as
+    // the demo wrote them (the console shows them the same way).
+    li.textContent = g.kind === 'execution' ? T.gate + g.goal : T.final + g.title;
+    li.title = g.description;
     return li;
   }));
   none.hidden = m.gates.length > 0;
