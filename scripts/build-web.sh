@@ -24,7 +24,13 @@
 #      and the shared chunks its loader waits for), the runner loaded on request, and the sums.
 # No inline script anywhere: boot.js and worker.js are files, so the CSP needs no 'unsafe-inline'.
 #
-# Usage: scripts/build-web.sh [release|debug]   (default release)
+# `demo` (issue 30, docs/static-demo.md) writes dist-demo/ instead, a folder any static file server
+# serves: the in-memory authority node (crate demo-node: the Group Authority and the §22 demo's
+# Agents) as pkg/<hash>/demo_bg.wasm + demo.js, run by pkg/<hash>/demo-worker.js in a module Web
+# Worker, and the page that starts it (index.html, demo-page.js, demo.css from demo-node/web/;
+# the CSP in a meta tag, paths relative). The console is not in it yet.
+#
+# Usage: scripts/build-web.sh [release|debug|demo]   (default release)
 # Environment: FEATURES (default csr; scripts/bench-console.sh passes bench), DIST (default dist),
 # WASM_OPT_FLAGS (default -Oz --converge --strip-debug --strip-producers).
 set -euo pipefail
@@ -39,9 +45,47 @@ case $TARGET_DIR in /*) ;; *) TARGET_DIR=$ROOT/$TARGET_DIR ;; esac
 case $MODE in
   release) PROFILE=wasm-release; OUTDIR=wasm-release ;;
   debug) PROFILE=dev; OUTDIR=debug ;;
-  *) echo "usage: $0 [release|debug]" >&2; exit 2 ;;
+  demo) PROFILE=wasm-release; OUTDIR=wasm-release ;;
+  *) echo "usage: $0 [release|debug|demo]" >&2; exit 2 ;;
 esac
 log() { printf '[build-web] %s\n' "$*"; }
+
+if [ "$MODE" = demo ]; then
+  DIST=${DIST:-dist-demo}
+  START=$(date +%s)
+  cargo build -p demo-node --lib --target wasm32-unknown-unknown --profile "$PROFILE"
+  log "cargo build $(($(date +%s) - START)) s"
+  TMP=$(mktemp -d "$ROOT/.dist.XXXXXX")
+  trap 'rm -rf "$TMP"' EXIT
+  wasm-bindgen --target web --no-typescript --out-dir "$TMP/pkg" --out-name demo \
+    "$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/demo_node.wasm"
+  WASM_OPT=${WASM_OPT:-$ROOT/end2end/node_modules/.bin/wasm-opt}
+  if [ ! -x "$WASM_OPT" ]; then
+    echo "build-web: $WASM_OPT not found; run scripts/setup.sh (npm binaryen)" >&2
+    exit 1
+  fi
+  # shellcheck disable=SC2086
+  "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/demo_bg.wasm" -o "$TMP/pkg/demo_bg.wasm"
+  cp demo-node/web/demo-worker.js demo-node/web/demo-page.js "$TMP/pkg/"
+  PKGFILES=(demo.js demo_bg.wasm demo-worker.js demo-page.js)
+  HASH=$(cd "$TMP/pkg" && cat "${PKGFILES[@]}" | sha256sum | cut -c1-16)
+  mkdir -p "$TMP/pkg/$HASH"
+  (cd "$TMP/pkg" && mv "${PKGFILES[@]}" "$HASH/")
+  cp demo-node/web/demo.css "$TMP/"
+  sed "s|__PKG__|pkg/$HASH|g" demo-node/web/index.html >"$TMP/index.html"
+  rm -rf "$DIST"
+  mv "$TMP" "$DIST"
+  trap - EXIT
+  size() { wc -c <"$1" | tr -d ' '; }
+  gz() { gzip -9 -c "$1" | wc -c | tr -d ' '; }
+  TOTAL=0
+  for f in "$DIST/index.html" "$DIST/demo.css" "$DIST/pkg/$HASH/"*; do
+    TOTAL=$((TOTAL + $(gz "$f")))
+    log "$(basename "$f"): $(size "$f") B raw, gzip -9 $(gz "$f") B"
+  done
+  log "mode demo, $DIST/pkg/$HASH; the page and the authority's Worker, gzip -9: $TOTAL B"
+  exit 0
+fi
 
 FEATURES=${FEATURES:-csr}
 DIST=${DIST:-dist}

@@ -6,7 +6,7 @@
 #                and --features bench (the benchmark page, built by nothing else in CI)
 #                (and -p protocol-runner, the Protocol view's module loaded on request)
 #   wasm         release build of wasm-core for wasm32-unknown-unknown (+ host-import check of the
-#                core's and the simulation's browser-test modules)
+#                core's and the simulation's browser-test modules, and of demo-node's Worker module)
 #   test         cargo test --workspace (native)
 #   conformance  weave-console conformance (official vectors from MWP_PROTOCOL_DIR)
 #   scenarios    weave-console scenarios (behavioural suite of the embedded authority)
@@ -16,7 +16,8 @@
 #                end2end/agent.mjs (a Node Agent joins an Organization of `org init` with its join
 #                file), end2end/decide.mjs (the Approvals view against the same demo), then end2end/proxy.mjs
 #                (the console through `serve --upstream` in front of a second demo server);
-#                end2end/notify.mjs starts a demo server of its own
+#                end2end/notify.mjs starts a demo server of its own; then scripts/build-web.sh demo
+#                and end2end/static-demo.mjs (dist-demo/ from a plain file server)
 #                (playwright-core + Debian chromium + @axe-core/playwright)
 # Before the steps it runs scripts/setup.sh (idempotent installer; --skip setup to leave it out).
 # Ends with `all: N passed, 0 failed`; stops at the first failing step with a non-zero exit.
@@ -143,6 +144,8 @@ step_clippy() {
   # The benchmark page (scripts/bench-console.sh; never shipped, so nothing else compiles it).
   cargo clippy -p app --lib --target wasm32-unknown-unknown --features bench -- -D warnings
   cargo clippy -p protocol-runner --lib --target wasm32-unknown-unknown -- -D warnings
+  # The static demo's Worker module (demo-node/src/worker.rs is wasm32 only).
+  cargo clippy -p demo-node --lib --target wasm32-unknown-unknown -- -D warnings
 }
 
 BROWSER_ENV=(
@@ -173,6 +176,10 @@ step_wasm() {
     done
     [ "$found" = 1 ] || { echo "wasm: no $m-*.wasm test module was built" >&2; return 1; }
   done
+  # The static demo's authority node (issue 30): the Group Authority and the Agents in a Web
+  # Worker, sans-IO too (the Worker's script passes the clock and the entropy in).
+  cargo build -p demo-node --lib --target wasm32-unknown-unknown --profile wasm-release
+  bash scripts/check-wasm-imports.sh "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/demo_node.wasm"
 }
 
 step_test() { cargo test --workspace; }
@@ -307,6 +314,9 @@ step_end2end() {
   # --registry-from-upstream` in front of it, and a key brought from elsewhere (issue 26).
   if [ "$rc" -eq 0 ]; then proxy_walk "$bin" "$dev_token" || rc=$?; fi
   stop_server
+  # The static demo (issue 30): dist-demo/ from a plain file server, no weave-console.
+  if [ "$rc" -eq 0 ]; then bash scripts/build-web.sh demo || rc=$?; fi
+  if [ "$rc" -eq 0 ]; then node end2end/static-demo.mjs || rc=$?; fi
   return "$rc"
 }
 

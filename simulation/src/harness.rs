@@ -43,6 +43,8 @@ pub struct Harness {
     pub organization_id: String,
     pub principals: BTreeMap<String, Principal>,
     pub registry: ValidatedRegistry,
+    /// The Registry as published (`GET /api/registry`'s fixture shape): public keys only.
+    pub evidence: RegistryEvidence,
     pub authority: Authority,
     counter: u64,
 }
@@ -67,6 +69,15 @@ impl Harness {
     /// `urn:missionweaveprotocol:<type>:<name>`. The Group Authority and the registry service
     /// are always present.
     pub fn new(principals: &[(&str, ActorType)]) -> Harness {
+        Harness::with_seeds(principals, &test_seed)
+    }
+
+    /// The same Organization with each Principal's seed from `seed_of` (the in-page demo's
+    /// keys, drawn from the page's randomness rather than derived from public names).
+    pub fn with_seeds(
+        principals: &[(&str, ActorType)],
+        seed_of: &dyn Fn(&str) -> SecretSeed,
+    ) -> Harness {
         let mut all: Vec<(String, ActorType)> = principals
             .iter()
             .map(|(n, t)| ((*n).to_owned(), *t))
@@ -78,7 +89,7 @@ impl Harness {
         for (name, t) in all {
             let id = format!("urn:missionweaveprotocol:{t}:{name}");
             let key_id = format!("urn:missionweaveprotocol:key:{name}");
-            let seed = test_seed(&name);
+            let seed = seed_of(&name);
             bindings.push(BindingRecord {
                 key_id: key_id.clone(),
                 principal_type: t.as_str().into(),
@@ -99,12 +110,13 @@ impl Harness {
             );
         }
         let organization_id = "urn:missionweaveprotocol:organization:test".to_owned();
-        let registry = RegistryEvidence {
+        let evidence = RegistryEvidence {
             organization_id: organization_id.clone(),
             bindings,
-        }
-        .validate()
-        .unwrap_or_else(|e| panic!("test registry is invalid: {e}"));
+        };
+        let registry = evidence
+            .validate()
+            .unwrap_or_else(|e| panic!("test registry is invalid: {e}"));
         let gw = &map["group-gateway"];
         let authority = Authority::new(AuthorityConfig {
             accepted_by: gw.actor.clone(),
@@ -116,6 +128,7 @@ impl Harness {
             organization_id,
             principals: map,
             registry,
+            evidence,
             authority,
             counter: 0,
         }

@@ -1,0 +1,147 @@
+// The static demo's authority node (crate demo-node, docs/static-demo.md) in a dedicated module
+// Web Worker: the Group Authority, its in-memory log and the §22 demo's simulated Agents, on a
+// paced virtual clock. The page talks to it with postMessage only:
+//   page → worker  {type:'connect'} | {type:'send', conn, text} | {type:'close', conn}
+//                  {type:'pace', factor}   (0 pauses; 'max' jumps to each next wake-up)
+//                  {type:'get', id, path}  (the few reads a console makes over HTTP)
+//                  {type:'post', id, path:'/api/commands', body}
+//   worker → page  {type:'ready'} | {type:'connected', conn} | {type:'refused'}
+//                  {type:'frame', conn, text} | {type:'closed', conn}
+//                  {type:'response', id, status, body} | {type:'status', …} | {type:'error', message}
+// The demo still waits at every human decision, whatever the pace: only a signed Command ends it.
+import init, { DemoNode } from './demo.js';
+
+// The virtual clock: wall time, scaled by the pace since the last change; never goes back.
+let factor = 1;
+let virtualNow = Date.now();
+let lastReal = performance.now();
+function now() {
+  const t = performance.now();
+  if (factor !== 'max') virtualNow += (t - lastReal) * factor;
+  lastReal = t;
+  return virtualNow;
+}
+
+let node = null;
+let timer = null;
+const inbox = [];
+
+function flush() {
+  for (const [conn, text] of JSON.parse(node.take_frames())) {
+    self.postMessage({ type: 'frame', conn, text });
+    if (node.is_closed(conn)) self.postMessage({ type: 'closed', conn });
+  }
+}
+
+function status() {
+  const lines = node.take_lines();
+  self.postMessage({
+    type: 'status',
+    now: virtualNow,
+    factor,
+    gates: JSON.parse(node.gates_json()),
+    finished: node.finished(),
+    memory: node.memory_bytes(),
+    lines: lines ? lines.split('\n') : [],
+  });
+}
+
+function schedule() {
+  clearTimeout(timer);
+  timer = null;
+  if (factor === 0) return;
+  const wake = node.next_wake_ms();
+  let delay;
+  if (wake === undefined) delay = 1000;
+  else if (factor === 'max') {
+    // Fastest: the clock jumps to the next wake-up; a zero timeout between steps keeps the
+    // page's messages (a decision, a pause) served in between.
+    virtualNow = Math.max(virtualNow, wake);
+    delay = 0;
+  } else delay = Math.max(0, (wake - now()) / factor);
+  timer = setTimeout(step, Math.min(delay, 1000));
+}
+
+function step() {
+  node.tick(now());
+  flush();
+  status();
+  schedule();
+}
+
+function get(path) {
+  if (path === '/api/registry') return [200, node.registry_json()];
+  // The page's own reads: the server's signature on these (a signed console read) guards a
+  // socket others can reach; a dedicated Worker answers its own page only.
+  if (path.startsWith('/api/groups/')) {
+    return [200, node.groups_json(decodeURIComponent(path.slice('/api/groups/'.length)))];
+  }
+  if (path === '/api/demo/key') return [200, node.demo_key_json()];
+  if (path.startsWith('/api/artifacts/')) {
+    const a = node.artifact_json(decodeURIComponent(path.slice('/api/artifacts/'.length)));
+    return a === undefined ? [404, JSON.stringify({ message: 'no such Artifact' })] : [200, a];
+  }
+  return [404, JSON.stringify({ message: 'not served by the in-browser authority' })];
+}
+
+function handle(m) {
+  switch (m && m.type) {
+    case 'connect': {
+      const conn = node.connect();
+      self.postMessage(conn === undefined ? { type: 'refused' } : { type: 'connected', conn });
+      return;
+    }
+    case 'send':
+      if (typeof m.text !== 'string' || !Number.isInteger(m.conn)) return;
+      node.receive(m.conn, m.text, now());
+      flush();
+      status();
+      schedule();
+      return;
+    case 'close':
+      if (Number.isInteger(m.conn)) node.disconnect(m.conn);
+      return;
+    case 'pace':
+      now();
+      if (m.factor === 'max' || (typeof m.factor === 'number' && m.factor >= 0 && m.factor <= 1000)) {
+        factor = m.factor;
+      }
+      status();
+      schedule();
+      return;
+    case 'get': {
+      const [status, body] = get(String(m.path));
+      self.postMessage({ type: 'response', id: m.id, status, body });
+      return;
+    }
+    case 'post': {
+      // POST /api/commands only: the same path as a COMMAND frame, answered as the server does.
+      if (m.path !== '/api/commands' || typeof m.body !== 'string') {
+        self.postMessage({ type: 'response', id: m.id, status: 404, body: '{}' });
+        return;
+      }
+      const answer = JSON.parse(node.post_command(m.body, now()));
+      flush();
+      status();
+      schedule();
+      self.postMessage({ type: 'response', id: m.id, status: answer.status, body: answer.body });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// Messages that arrive while the module compiles wait, in order (bounded: a page sends a few).
+self.onmessage = (e) => {
+  if (node) handle(e.data);
+  else if (inbox.length < 1024) inbox.push(e.data);
+};
+
+init().then(() => {
+  const entropy = crypto.getRandomValues(new Uint8Array(32));
+  node = new DemoNode(entropy, now(), false);
+  self.postMessage({ type: 'ready' });
+  for (const m of inbox.splice(0)) handle(m);
+  step();
+}, (err) => self.postMessage({ type: 'error', message: String(err) }));

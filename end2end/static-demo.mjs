@@ -1,0 +1,357 @@
+// Browser test of the static demo (issue 30, docs/static-demo.md): `scripts/build-web.sh demo`'s
+// dist-demo/ served by a plain static file server of this file (Node's http module: files and
+// MIME types, nothing of weave-console), opened in Debian's Chromium through playwright-core.
+// The page starts the in-memory authority node in a module Web Worker under the console's CSP
+// (a meta tag: no inline script, WebAssembly under 'wasm-unsafe-eval' only); the demo runs to
+// its first execution gate and waits there; the page's own key (the demo key, imported into
+// WebCrypto) signs in over postMessage with the /ws frames, signs the gate's grant, and the work
+// starts (the in-page transport's frame path, before the console uses it); the pace control
+// pauses the demo's clock; the page
+// says it is an in-browser authority, in the three languages; axe finds no serious or critical
+// violation. Prints the time from navigation to the first execution gate at the default pace
+// (real time) and at the fastest, and `end2end static-demo: N passed, N failed`.
+//
+// DIST (default dist-demo) is the folder to serve; build it first with scripts/build-web.sh demo.
+// With BASE_URL the folder is already served there (e.g. `python3 -m http.server -d dist-demo`)
+// and this file starts no server.
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const root = resolve(process.env.DIST || join(here, '..', 'dist-demo'));
+// Real time: the demo's first execution gate opens about 12 s of demo time after the start.
+const GATE_MS = 90_000;
+
+function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.wasm': 'application/wasm',
+};
+
+/// A plain static file server on loopback: GET of a file under `root`, nothing else.
+async function staticServer() {
+  const server = createServer(async (req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
+    if (!file.startsWith(root) || req.method !== 'GET') {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { base: `http://127.0.0.1:${server.address().port}/`, stop: () => server.close() };
+}
+
+const tests = [];
+function test(name, fn) {
+  tests.push({ name, fn });
+}
+
+/// Opens the page; collects page errors, console errors and CSP violations.
+async function open(browser, base, locale = 'en-US') {
+  const context = await browser.newContext({ locale });
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.problems.push(`console: ${m.text()}`);
+  });
+  page.started = Date.now();
+  await page.goto(base);
+  return { context, page };
+}
+
+async function firstGate(page, timeout) {
+  await page.waitForFunction(() => Number(document.body.dataset.gates || 0) > 0, null, { timeout });
+  return Date.now() - page.started;
+}
+
+test('the demo runs in a Worker to its first execution gate and waits there (real time)', async (browser, base) => {
+  const { context, page } = await open(browser, base);
+  const ms = await firstGate(page, GATE_MS);
+  console.log(`     first execution gate at the default pace (real time): ${ms} ms after navigation`);
+  const gates = await page.locator('#gates li[data-kind="execution"]').allTextContents();
+  check(gates.some((g) => /^Execution gate: \S/.test(g)), `no execution gate listed with its goal: ${gates}`);
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('at the fastest pace the gate comes sooner, and the demo still waits for the human', async (browser, base) => {
+  const { context, page } = await open(browser, base);
+  await page.click('button[data-pace="max"]');
+  const ms = await firstGate(page, GATE_MS);
+  console.log(`     first execution gate at the fastest pace: ${ms} ms after navigation`);
+  // Nobody decides: the gate is still there after a while at the fastest pace.
+  const key = await page.locator('#gates li').first().getAttribute('data-key');
+  await page.waitForTimeout(1500);
+  const keys = await page.locator('#gates li').evaluateAll((ls) => ls.map((l) => l.dataset.key));
+  check(keys.includes(key), `the gate ${key} went away without a decision: ${keys}`);
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+// The frame path of the in-page transport, before the console uses it: a second Worker of the
+// page's own script; the page imports the demo key into WebCrypto (Ed25519), signs the HELLO
+// challenge, subscribes, and signs the grant of the first execution gate itself (JCS: sorted
+// members, no whitespace); the Worker's authority accepts it and the gated work starts.
+test('the page signs in over postMessage with its own key, grants the first gate, the work starts, and every decision after it brings both Missions to approval', async (browser, base) => {
+  const { context, page } = await open(browser, base);
+  const out = await page.evaluate(async () => {
+    const w = new Worker(document.querySelector('meta[name="mwp-demo-worker"]').content, { type: 'module' });
+    const inbox = [];
+    let wake = null;
+    w.onmessage = (e) => {
+      inbox.push(e.data);
+      if (wake) wake();
+    };
+    // The first message from index `from` on that `pred` accepts.
+    const next = async (pred, from = 0, ms = 30000) => {
+      const t0 = Date.now();
+      for (;;) {
+        const m = inbox.slice(from).find(pred);
+        if (m) return m;
+        if (Date.now() - t0 > ms) throw new Error(`timed out waiting in the page (${inbox.length} messages)`);
+        await new Promise((r) => {
+          wake = r;
+          setTimeout(r, 200);
+        });
+      }
+    };
+    const frame = (pred) => (m) => m.type === 'frame' && pred(JSON.parse(m.text));
+    const parsed = (m) => JSON.parse(m.text);
+    let ids = 0;
+    const request = async (path) => {
+      const id = ++ids;
+      w.postMessage({ type: 'get', id, path });
+      return JSON.parse((await next((m) => m.type === 'response' && m.id === id)).body);
+    };
+    const b64u = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)))
+      .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    const unb64u = (t) => Uint8Array.from(atob(t.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+    // JCS for what this test signs: strings, integers, arrays and objects (RFC 8785).
+    const jcs = (v) => (Array.isArray(v) ? `[${v.map(jcs).join(',')}]`
+      : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`).join(',')}}`
+        : JSON.stringify(v));
+    let n = 0;
+    const head = (frameType) => ({ protocolVersion: '0.1', frameId: `urn:missionweaveprotocol:frame:page:${++n}`, frameType });
+
+    await next((m) => m.type === 'ready');
+    const key = await request('/api/demo/key');
+    const pkcs8 = new Uint8Array([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70,
+      0x04, 0x22, 0x04, 0x20, ...unb64u(key.seed)]);
+    const priv = await crypto.subtle.importKey('pkcs8', pkcs8, { name: 'Ed25519' }, false, ['sign']);
+    const sign = async (bytes) => b64u(await crypto.subtle.sign('Ed25519', priv, bytes));
+
+    w.postMessage({ type: 'connect' });
+    const { conn } = await next((m) => m.type === 'connected');
+    const send = (f) => w.postMessage({ type: 'send', conn, text: JSON.stringify(f) });
+    const clientNonce = b64u(crypto.getRandomValues(new Uint8Array(16)));
+    send({ ...head('HELLO'), phase: 'client_init', agentId: key.principalId, keyId: key.keyId, clientNonce, supportedVersions: ['0.1'] });
+    const challenge = parsed(await next(frame((f) => f.phase === 'server_challenge')));
+    send({
+      ...head('HELLO'), phase: 'client_response', agentId: key.principalId, keyId: key.keyId, clientNonce,
+      serverNonce: challenge.serverNonce, challengeSignature: await sign(unb64u(challenge.challenge)),
+    });
+    await next(frame((f) => f.phase === 'server_accept'));
+
+    w.postMessage({ type: 'pace', factor: 'max' });
+    const gated = await next((m) => m.type === 'status' && m.gates.some((g) => g.kind === 'execution'));
+    const gate = gated.gates.find((g) => g.kind === 'execution');
+    const { groups } = await request(`/api/groups/${encodeURIComponent(key.principalId)}`);
+    const before = inbox.length;
+    send({ ...head('SUBSCRIBE'), subscriptionId: 'urn:missionweaveprotocol:subscription:page', groups: groups.map((groupId) => ({ groupId, afterSequence: 0 })) });
+    // The Worker posts a SUBSCRIBE's replay, then a status: every replayed Event is in by then.
+    await next((m) => m.type === 'status', before);
+    const events = inbox.filter(frame((f) => f.frameType === 'EVENT')).map((m) => parsed(m).event);
+    // The human's Membership Epoch in the gate's Group, from the Events it replayed.
+    let membershipEpoch;
+    const walk = (v) => {
+      if (!v || typeof v !== 'object') return;
+      // The authority's Membership projection (`principal`, `epoch`, `groupId`), as the
+      // Events carry it; the last one seen is the current one.
+      if (v.principal && v.principal.id === key.principalId && Number.isInteger(v.epoch) && v.groupId === gate.groupId) {
+        membershipEpoch = v.epoch;
+      }
+      Object.values(v).forEach(walk);
+    };
+    // The console folds the Events with the authority's reducer; this test reads the two rules
+    // it needs: `mission.created` gives the MissionOwner Membership Epoch 1 (2 when it also
+    // coordinates), and any later Membership in a payload replaces it.
+    for (const e of events.filter((x) => x.groupId === gate.groupId)) {
+      const m = e.kind === 'mission.created' && e.payload.mission;
+      if (m && m.owner.id === key.principalId) membershipEpoch = m.coordinatorId === key.principalId ? 2 : 1;
+      walk(e.payload);
+    }
+
+    const issuedAt = new Date(Math.floor(gated.now / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    const actionId = `urn:missionweaveprotocol:action:page-${b64u(crypto.getRandomValues(new Uint8Array(9)))}`;
+    const command = {
+      protocolVersion: '0.1', actionId, actor: { type: 'human', id: key.principalId },
+      groupId: gate.groupId, kind: 'approval.grant_execution', correlationId: actionId, issuedAt,
+      payload: {
+        approvalId: `${gate.workItemId}:execution-approval:${gate.ownershipEpoch}`, workItemId: gate.workItemId,
+        ownershipEpoch: gate.ownershipEpoch, operations: gate.operations, expiresInSeconds: 3600,
+        comments: 'Granted from the page',
+      },
+    };
+    if (membershipEpoch !== undefined) command.membershipEpoch = membershipEpoch;
+    const value = await sign(new TextEncoder().encode(jcs(command)));
+    command.signature = { algorithm: 'Ed25519', keyId: key.keyId, createdAt: issuedAt, value };
+    const sent = inbox.length;
+    send({ ...head('COMMAND'), command });
+    const granted = await next(frame((f) => f.frameType === 'ERROR'
+      || (f.frameType === 'EVENT' && f.event.kind === 'approval.execution.granted' && f.event.cause.id === actionId)), sent);
+    if (parsed(granted).frameType === 'ERROR') {
+      w.terminate();
+      const first = events.find((e) => e.groupId === gate.groupId);
+      return { refused: parsed(granted).error, replayed: events.length, groups, first: JSON.stringify(first).slice(0, 3000) };
+    }
+    const started = await next(frame((f) => f.frameType === 'EVENT' && f.event.kind === 'work.started' && f.event.workItemId === gate.workItemId), sent);
+    const firstGrant = { goal: gate.goal, granted: parsed(granted).event.groupId === gate.groupId, started: Boolean(started) };
+
+    // Then every other decision the demo waits for, signed here the same way: the other
+    // execution gates granted, the first final approval sent back once with a request for
+    // changes, every final approval accepted; until both Missions are approved.
+    const decided = new Set([gate.key]);
+    let changes = false;
+    const counts = { execution: 1, changes: 0, approved: 0 };
+    const t0 = performance.now();
+    let last = gated;
+    for (let round = 0; round < 64; round += 1) {
+      const at = inbox.length;
+      last = await next((m) => m.type === 'status' && (m.finished || m.gates.some((g) => !decided.has(g.key))), at, 60000);
+      if (last.finished) break;
+      const g = last.gates.find((x) => !decided.has(x.key));
+      decided.add(g.key);
+      // Epochs move (a Membership can be renewed): read them again from everything received.
+      membershipEpoch = undefined;
+      for (const e of inbox.filter(frame((f) => f.frameType === 'EVENT')).map((m) => parsed(m).event).filter((x) => x.groupId === g.groupId)) {
+        const m = e.kind === 'mission.created' && e.payload.mission;
+        if (m && m.owner.id === key.principalId) membershipEpoch = m.coordinatorId === key.principalId ? 2 : 1;
+        walk(e.payload);
+      }
+      const when = new Date(Math.floor(last.now / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+      const id = `urn:missionweaveprotocol:action:page-${b64u(crypto.getRandomValues(new Uint8Array(9)))}`;
+      let kind;
+      let payload;
+      if (g.kind === 'execution') {
+        kind = 'approval.grant_execution';
+        payload = {
+          approvalId: `${g.workItemId}:execution-approval:${g.ownershipEpoch}`, workItemId: g.workItemId,
+          ownershipEpoch: g.ownershipEpoch, operations: g.operations, expiresInSeconds: 3600, comments: 'Granted from the page',
+        };
+        counts.execution += 1;
+      } else if (!changes) {
+        changes = true;
+        kind = 'mission.request_changes';
+        payload = { missionRevision: g.revision, feedback: 'Add a rollback plan to the release notes' };
+        counts.changes += 1;
+      } else {
+        kind = 'mission.approve';
+        payload = {
+          approvalId: `${g.missionId}:approval:${g.revision}`, missionRevision: g.revision, artifactHashes: g.artifactHashes,
+          acceptancePolicyVersion: '1.0.0', comments: 'Approved from the page',
+        };
+        counts.approved += 1;
+      }
+      const doc = {
+        protocolVersion: '0.1', actionId: id, actor: { type: 'human', id: key.principalId }, groupId: g.groupId,
+        kind, correlationId: id, issuedAt: when, payload,
+      };
+      if (membershipEpoch !== undefined) doc.membershipEpoch = membershipEpoch;
+      doc.signature = { algorithm: 'Ed25519', keyId: key.keyId, createdAt: when, value: await sign(new TextEncoder().encode(jcs(doc))) };
+      const mark = inbox.length;
+      send({ ...head('COMMAND'), command: doc });
+      const answer = parsed(await next(frame((f) => f.frameType === 'ERROR' || (f.frameType === 'EVENT' && f.event.cause.id === id)), mark));
+      if (answer.frameType === 'ERROR') {
+        w.terminate();
+        return { refused: answer.error, kind, gate: g };
+      }
+    }
+    const errors = inbox.slice(sent).filter(frame((f) => f.frameType === 'ERROR')).map((m) => parsed(m).error.code);
+    w.terminate();
+    return {
+      replayed: events.length, membershipEpoch, errors, ...firstGrant, counts, finished: last.finished,
+      restMs: Math.round(performance.now() - t0), memory: last.memory,
+      pageHeap: performance.memory ? performance.memory.usedJSHeapSize : null,
+    };
+  });
+  check(!out.refused, `the grant was refused: ${JSON.stringify(out)}`);
+  console.log(`     replayed ${out.replayed} Events; granted "${out.goal}"`);
+  console.log(`     then ${out.counts.execution - 1} more grants, ${out.counts.changes} request for changes, ${out.counts.approved} approvals: finished ${out.finished} in ${out.restMs} ms at the fastest pace`);
+  console.log(`     after the whole scenario: the Worker's wasm memory ${out.memory} B; the page's JS heap ${out.pageHeap} B`);
+  check(out.errors.length === 0, `ERROR frames: ${out.errors}`);
+  check(out.granted && out.started, JSON.stringify(out));
+  check(out.finished && out.counts.approved >= 2 && out.counts.changes === 1, JSON.stringify(out.counts));
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('pause stops the demo clock, and the page says what it is', async (browser, base) => {
+  const { context, page } = await open(browser, base);
+  await page.waitForFunction(() => document.getElementById('clock').textContent !== '—');
+  await page.click('button[data-pace="0"]');
+  await page.waitForFunction(() => /paused/.test(document.getElementById('factor').textContent));
+  const before = await page.locator('#clock').textContent();
+  await page.waitForTimeout(2500);
+  const after = await page.locator('#clock').textContent();
+  check(before === after, `the clock moved while paused: ${before} → ${after}`);
+  check(/in-browser authority for demonstration/.test(await page.locator('.notice').textContent()), 'no notice');
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('French and Traditional Chinese; axe finds no serious or critical violation', async (browser, base) => {
+  const found = [];
+  for (const [locale, notice] of [['en-US', /demonstration/], ['fr-FR', /démonstration/], ['zh-TW', /示範/]]) {
+    const { context, page } = await open(browser, base, locale);
+    await page.waitForFunction(() => document.getElementById('clock').textContent !== '—');
+    check(notice.test(await page.locator('.notice').textContent()), `${locale}: the notice is not translated`);
+    const result = await new AxeBuilder({ page }).analyze();
+    for (const v of result.violations) {
+      if (v.impact === 'serious' || v.impact === 'critical') found.push(`${locale}: ${v.id} (${v.impact})`);
+    }
+    check(page.problems.length === 0, `${locale}: ${page.problems.join('; ')}`);
+    await context.close();
+  }
+  check(found.length === 0, found.join('\n  '));
+});
+
+const server = process.env.BASE_URL ? { base: process.env.BASE_URL, stop: () => {} } : await staticServer();
+const browser = await chromium.launch({
+  executablePath,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+});
+let passed = 0;
+let failed = 0;
+for (const t of tests) {
+  try {
+    await t.fn(browser, server.base);
+    passed += 1;
+    console.log(`ok   ${t.name}`);
+  } catch (e) {
+    failed += 1;
+    console.log(`FAIL ${t.name}: ${e.message}`);
+  }
+}
+await browser.close();
+server.stop();
+console.log(`end2end static-demo: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
