@@ -28,6 +28,7 @@ mod write;
 
 pub use verify::{
     ApprovalSummary, Decision, GroupSummary, SealSummary, SignerKey, Summary, verify,
+    verify_reporting,
 };
 pub use write::{Assembly, Sealer, artifact_hashes, assemble};
 
