@@ -198,12 +198,11 @@ pub fn AuditVerify() -> impl IntoView {
     let check = RwSignal::new(Check::Idle);
     let file_ref = NodeRef::<leptos::html::Input>::new();
     let changed = move |_| {
-        // One verification at a time: the input is disabled while one runs.
-        if matches!(check.get_untracked(), Check::Busy(_)) {
-            return;
-        }
+        // One verification at a time (the input is disabled while one runs).
         #[cfg(target_arch = "wasm32")]
-        if let Some(input) = file_ref.get_untracked() {
+        if !matches!(check.get_untracked(), Check::Busy(_))
+            && let Some(input) = file_ref.get_untracked()
+        {
             check.set(Check::Busy(None));
             leptos::task::spawn_local(verify(input, check));
         }
