@@ -550,12 +550,21 @@ test('an audit bundle exported from the Events view verifies in the Protocol vie
   const lines = bundle.toString('utf8').split('\n');
   const header = JSON.parse(lines[0]);
   check(header.format === 'mwp-audit-bundle' && header.events > 0, `the bundle's header: ${lines[0].slice(0, 200)}`);
+  // The verifier is the bundle runner's (its own module, in its worker): nothing of it is
+  // fetched until a bundle is chosen.
+  const requested = [];
+  context.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  const runnerFiles = () => requested.filter((p) => /\/pkg\/[^/]+\/runner(-worker\.js|\.js|_bg\.wasm)$/.test(p));
   await page.goto(url('/protocol'), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await page.locator('#audit-file').waitFor({ timeout: TIMEOUT_MS });
+  check(runnerFiles().length === 0, `the runner fetched before a bundle was chosen: ${runnerFiles().join(', ')}`);
   await page.setInputFiles('#audit-file', { name: 'audit.jsonl', mimeType: 'text/plain', buffer: bundle });
   const verified = page.locator('[data-state="audit-verified"]');
   await verified.waitFor({ timeout: TIMEOUT_MS });
   check((await verified.innerText()).includes(`${header.events} Events`), `verified: ${await verified.innerText()}`);
   check(await page.locator('[data-state="audit-unsealed"]').count() === 1, 'the console\'s bundle is not sealed, and says so');
+  check(runnerFiles().some((p) => p.endsWith('/runner_bg.wasm')) && runnerFiles().some((p) => p.endsWith('/runner-worker.js')),
+    `the verifier ran without the runner's module: ${requested.filter((p) => p.includes('/pkg/')).join(', ')}`);
   // One byte of an Event's signature changed: refused, naming that Event.
   const at = 2 + header.agentCards + Math.floor(header.events / 2);
   const event = JSON.parse(lines[at]);
