@@ -24,12 +24,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
+import { PASSPHRASE, TIMEOUT_MS, check, executablePath, go, joinUrl as joinLink, launchArgs, signIn } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const baseUrl = process.env.BASE_URL || process.argv[2] || 'http://127.0.0.1:8080/';
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const resultsDir = join(here, 'test-results');
-const TIMEOUT_MS = 30_000;
 const url = (path) => new URL(path, baseUrl).href;
 // The enrolment token the servers print at start; without it no key can be enrolled, so every
 // sign-in below would wait for nothing: refuse to start instead.
@@ -40,20 +39,7 @@ if (!DEV_TOKEN) {
   process.exit(1);
 }
 /// The join link the server prints, for `name`, on the server at `base`.
-const joinUrl = (name, base = baseUrl) =>
-  new URL(`/join#token=${encodeURIComponent(DEV_TOKEN)}&name=${encodeURIComponent(name)}`, base).href;
-
-const launchArgs = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
+const joinUrl = (name, base = baseUrl) => joinLink(base, DEV_TOKEN, name);
 
 const LOCALES = ['en', 'fr', 'zh-Hant'];
 // The Mission board's heading in each locale (app/locales/*.json, board.title).
@@ -77,10 +63,6 @@ const VIEWPORTS = [
   { width: 390, height: 844 },
 ];
 
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
 /// A page that records page errors and CSP violations.
 async function open(context, path = '/') {
   const page = await context.newPage();
@@ -97,24 +79,9 @@ async function open(context, path = '/') {
   return page;
 }
 
-/// Signs in with a key generated in this browser through the join link the server printed (it
-/// fills in the name and the enrolment token; enrolment is effective at once): from the link to
-/// the unlocked, enrolled key. By default as the demo's MissionOwner on the demo's server.
+/// Signs in as `name` (by default the demo's MissionOwner on the demo's server): support.mjs.
 async function signInGenerated(page, base = baseUrl, name = 'mission-owner') {
-  await page.goto(joinUrl(name, base), { waitUntil: 'load', timeout: TIMEOUT_MS });
-  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  check(await page.inputValue('#name') === name, `the join link's name: ${await page.inputValue('#name')}`);
-  check(await page.inputValue('#enrol-token') === DEV_TOKEN, 'the join link did not fill the enrolment token in');
-  const pass = 'correct horse battery staple';
-  await page.fill('#pass1', pass);
-  await page.fill('#pass2', pass);
-  await page.click('#generate');
-  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  // The enrolment's outcome (not the "Generating…" note before it).
-  const status = page.locator('#sign-in-status .state.ok, #sign-in-status .state.error');
-  await status.first().waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  const said = (await status.first().innerText()).trim();
-  check(await page.locator('#sign-in-status .state.ok').count() === 1, `the key was not enrolled: ${said}`);
+  await signIn(page, { base, token: DEV_TOKEN, name });
 }
 
 async function heading(page) {
@@ -236,7 +203,7 @@ test('a key generated in the browser is stored encrypted and unlocked after a re
   const context = await newContext(browser);
   const page = await open(context, '/sign-in');
   const name = `e2e-${Date.now().toString(36)}`;
-  const pass = 'correct horse battery staple';
+  const pass = PASSPHRASE;
   await page.fill('#name', name);
   // Not through the join link: the token typed (pasted) into its field.
   await page.fill('#enrol-token', DEV_TOKEN);
@@ -373,7 +340,7 @@ test('a key generated without the enrolment token is refused with an explanation
   await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   check(await page.inputValue('#enrol-token') === '', 'a token is filled in without a join link');
   const name = `e2e-notoken-${Date.now().toString(36)}`;
-  const pass = 'correct horse battery staple';
+  const pass = PASSPHRASE;
   await page.fill('#name', name);
   await page.fill('#pass1', pass);
   await page.fill('#pass2', pass);
@@ -430,7 +397,7 @@ test('an Organization of its own: the invitation enrols alice once, for her name
     check(await page.inputValue('#name') === 'alice', `the invitation's name: ${await page.inputValue('#name')}`);
     check((await page.inputValue('#enrol-token')).length >= 22, 'the invitation did not fill its token in');
     check(!page.url().includes('token'), `the token stays in the address bar: ${page.url()}`);
-    const pass = 'correct horse battery staple';
+    const pass = PASSPHRASE;
     await page.fill('#pass1', pass);
     await page.fill('#pass2', pass);
     await page.click('#generate');
@@ -519,7 +486,7 @@ test('an Organization of its own: the invitation enrols alice once, for her name
   await page.screenshot({ path: join(resultsDir, 'org-key-revoked-live.png'), fullPage: true });
   await page.goto(new URL('/sign-in', orgBase).href, { waitUntil: 'load', timeout: TIMEOUT_MS });
   await page.locator('#unlock-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  await page.fill('#unlock-pass', 'correct horse battery staple');
+  await page.fill('#unlock-pass', PASSPHRASE);
   await page.click('#unlock');
   const standing = page.locator('#key-standing');
   await standing.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
@@ -583,12 +550,21 @@ test('an audit bundle exported from the Events view verifies in the Protocol vie
   const lines = bundle.toString('utf8').split('\n');
   const header = JSON.parse(lines[0]);
   check(header.format === 'mwp-audit-bundle' && header.events > 0, `the bundle's header: ${lines[0].slice(0, 200)}`);
+  // The verifier is the bundle runner's (its own module, in its worker): nothing of it is
+  // fetched until a bundle is chosen.
+  const requested = [];
+  context.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  const runnerFiles = () => requested.filter((p) => /\/pkg\/[^/]+\/runner(-worker\.js|\.js|_bg\.wasm)$/.test(p));
   await page.goto(url('/protocol'), { waitUntil: 'load', timeout: TIMEOUT_MS });
+  await page.locator('#audit-file').waitFor({ timeout: TIMEOUT_MS });
+  check(runnerFiles().length === 0, `the runner fetched before a bundle was chosen: ${runnerFiles().join(', ')}`);
   await page.setInputFiles('#audit-file', { name: 'audit.jsonl', mimeType: 'text/plain', buffer: bundle });
   const verified = page.locator('[data-state="audit-verified"]');
   await verified.waitFor({ timeout: TIMEOUT_MS });
   check((await verified.innerText()).includes(`${header.events} Events`), `verified: ${await verified.innerText()}`);
   check(await page.locator('[data-state="audit-unsealed"]').count() === 1, 'the console\'s bundle is not sealed, and says so');
+  check(runnerFiles().some((p) => p.endsWith('/runner_bg.wasm')) && runnerFiles().some((p) => p.endsWith('/runner-worker.js')),
+    `the verifier ran without the runner's module: ${requested.filter((p) => p.includes('/pkg/')).join(', ')}`);
   // One byte of an Event's signature changed: refused, naming that Event.
   const at = 2 + header.agentCards + Math.floor(header.events / 2);
   const event = JSON.parse(lines[at]);
@@ -850,14 +826,6 @@ function untranslated(tag, text) {
   }
   const keyNames = text.match(/\b(board|mission|ledger|events|conversations|agents|live|why|st)\.[a-z_]{3,}\b/g) || [];
   return out.concat(keyNames.map((k) => `key name ${k}`));
-}
-
-async function go(page, letter) {
-  await page.keyboard.press('Escape');
-  await page.locator('body').click({ position: { x: 2, y: 2 } }).catch(() => {});
-  await page.keyboard.press('g');
-  await page.keyboard.press(letter);
-  await page.waitForTimeout(300);
 }
 
 async function layoutIssues(page) {

@@ -17,15 +17,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
+import { TIMEOUT_MS, check, executablePath, go, launchArgs, signIn } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const baseUrl = process.env.BASE_URL || process.argv[2] || 'http://127.0.0.1:8080/';
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const resultsDir = join(here, 'test-results');
-const TIMEOUT_MS = 30_000;
 // The demo runs in real time: its Missions reach their submissions a while after the gate.
 const DEMO_MS = 240_000;
-const url = (path) => new URL(path, baseUrl).href;
 // The enrolment token the server printed at start (scripts/test.sh exports it): the sign-in goes
 // through the join link with it. Without it nothing can be enrolled: refuse to start.
 const DEV_TOKEN = process.env.DEV_TOKEN || '';
@@ -55,30 +53,6 @@ const GOALS = [
   'Enable the nightly index build',
   'Document the payment provider\'s API schema',
 ];
-
-const launchArgs = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function go(page, letter) {
-  await page.keyboard.press('Escape');
-  await page.locator('body').click({ position: { x: 2, y: 2 } }).catch(() => {});
-  await page.keyboard.press('g');
-  await page.keyboard.press(letter);
-  await page.waitForTimeout(300);
-}
 
 async function axe(page, label, found) {
   const result = await new AxeBuilder({ page }).analyze();
@@ -150,18 +124,7 @@ test('approvals: gate granted, tampered change request refused, changes requeste
     server.onMessage((message) => ws.send(message));
   });
   // The join link the server printed: it fills in the name and the enrolment token.
-  await page.goto(url(`/join#token=${encodeURIComponent(DEV_TOKEN)}&name=mission-owner`), { waitUntil: 'load' });
-  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  check(await page.inputValue('#name') === 'mission-owner' && await page.inputValue('#enrol-token') === DEV_TOKEN,
-    'the join link did not fill in the name and the token');
-  const pass = 'correct horse battery staple';
-  await page.fill('#pass1', pass);
-  await page.fill('#pass2', pass);
-  await page.click('#generate');
-  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  await page.locator('#sign-in-status .state.ok, #sign-in-status .state.error').first().waitFor({ timeout: TIMEOUT_MS });
-  check(await page.locator('#sign-in-status .state.ok').count() === 1,
-    `the key was not enrolled: ${await page.locator('#sign-in-status').innerText()}`);
+  await signIn(page, { base: baseUrl, token: DEV_TOKEN });
   await go(page, 'a');
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 90_000 });
 

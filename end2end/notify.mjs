@@ -1,9 +1,18 @@
 // Browser test of what tells a signed-in human that something awaits their decision (issue 29):
-// the document title's count, visible from a background tab, and the browser's Notification API,
-// one notification per new execution gate or final approval, never twice for one item (not after
-// a reconnect and its replay either); the permission is asked only from the Approvals view's
-// button, never at load. Drives Debian's /usr/bin/chromium through playwright-core and prints
-// `end2end notify: N passed, N failed`.
+// the document title's count, seen from a tab that is really in the background
+// (`document.visibilityState` 'hidden'), and the browser's Notification API, one notification per
+// new execution gate or final approval, shown by the browser (its `show` event) while the tab is
+// hidden, with the Mission, the goal and the ownership lease's countdown, never twice for one item
+// (not after a reconnect and its replay either); the permission is asked only from the Approvals
+// view's button, never at load. Drives Debian's /usr/bin/chromium through playwright-core and
+// prints `end2end notify: N passed, N failed`.
+//
+// A background tab: Playwright's own browser contexts emulate focus on every page (CDP
+// `Emulation.setFocusEmulationEnabled`), and a page so emulated stays 'visible' behind another
+// tab, in a minimised window, or frozen and thawed (docs/notifications.md says what was tried). So Chromium is started here (headless, `--remote-debugging-port=0`) and
+// joined over CDP with `noDefaults`: pages of its default context get no such override, and
+// the console's tab, once another tab of the same window is brought to the front, is hidden
+// (`visibilitychange` fires; its timers are throttled as a real background tab's are).
 //
 // Against BASE_URL with DEV_TOKEN (a `weave-console serve` with the §22 demo, started fresh: its
 // execution gate must open after the console's page does), or, without BASE_URL, a server of its own
@@ -16,16 +25,12 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { TIMEOUT_MS, check, executablePath, go, launchArgs, signIn } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-const TIMEOUT_MS = 30_000;
 // The demo runs in real time: its first execution gate opens a while after the start.
 const DEMO_MS = 240_000;
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
+const CONSOLE_TITLE = 'MissionWeave console';
 
 /// A server of our own: its base URL, token and a stop function.
 async function ownServer() {
@@ -58,14 +63,56 @@ async function ownServer() {
   };
 }
 
-// Every `new Notification(…)` is recorded (Chromium headless may show none), then made.
+/// Chromium started here and joined over CDP with `noDefaults` (see the top of this file): the
+/// browser, its default context (whose tabs can be hidden) and a stop function.
+async function backgroundableBrowser() {
+  const profile = mkdtempSync(join(tmpdir(), 'weave-notify-chromium-'));
+  const child = spawn(executablePath, [
+    ...launchArgs, '--lang=en-US', '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank',
+  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  process.on('exit', () => child.kill('SIGKILL'));
+  const endpoint = await new Promise((resolve, reject) => {
+    let said = '';
+    const timer = setTimeout(() => reject(new Error(`Chromium gave no DevTools endpoint within 30 s: ${said.slice(-500)}`)), TIMEOUT_MS);
+    child.on('exit', (code) => reject(new Error(`Chromium exited: ${code}: ${said.slice(-500)}`)));
+    child.stderr.on('data', (d) => {
+      said += d;
+      const m = /DevTools listening on (ws:\S+)/.exec(said);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  const browser = await chromium.connectOverCDP(endpoint, { noDefaults: true, timeout: TIMEOUT_MS });
+  return {
+    browser,
+    context: browser.contexts()[0],
+    stop: async () => {
+      await browser.close().catch(() => {});
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r()));
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+// Every `new Notification(…)` is recorded (with the page's visibility then, and whether the
+// browser showed it: its `show` event), then made; every visibility change too.
 const RECORD = `
   window.__notices = [];
+  window.__visibility = [document.visibilityState];
+  document.addEventListener('visibilitychange', () => window.__visibility.push(document.visibilityState));
   const Original = window.Notification;
   if (Original) {
     const Recorded = function (title, options) {
-      window.__notices.push({ title, body: options && options.body, tag: options && options.tag });
-      try { return new Original(title, options); } catch (e) { return {}; }
+      const notice = { title, body: options && options.body, tag: options && options.tag, visibility: document.visibilityState, shown: false };
+      window.__notices.push(notice);
+      try {
+        const n = new Original(title, options);
+        n.addEventListener('show', () => { notice.shown = true; });
+        return n;
+      } catch (e) { notice.error = String(e); return {}; }
     };
     Object.defineProperty(Recorded, 'permission', { get: () => Original.permission });
     Recorded.requestPermission = (...a) => Original.requestPermission(...a);
@@ -73,63 +120,80 @@ const RECORD = `
   }
 `;
 
-async function signIn(page, base, token) {
-  await page.goto(new URL(`/join#token=${encodeURIComponent(token)}&name=mission-owner`, base).href, { waitUntil: 'load' });
-  await page.locator('#generate-form').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  const pass = 'correct horse battery staple';
-  await page.fill('#pass1', pass);
-  await page.fill('#pass2', pass);
-  await page.click('#generate');
-  await page.locator('#key-unlocked').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
-  await page.locator('#sign-in-status .state.ok').waitFor({ timeout: TIMEOUT_MS });
-}
-
-async function go(page, letter) {
-  await page.keyboard.press('Escape');
-  await page.locator('body').click({ position: { x: 2, y: 2 } }).catch(() => {});
-  await page.keyboard.press('g');
-  await page.keyboard.press(letter);
-  await page.waitForTimeout(300);
+/// Waits until `fn` (evaluated in the page) is truthy, asking from Node every half second: a
+/// hidden tab runs no animation frames and throttles its timers, so Playwright's in-page polling
+/// would measure the throttling, not the console.
+async function until(page, fn, timeout, what) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const got = await page.evaluate(fn);
+    if (got) return got;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeout} ms`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
 
-test('a background tab\'s title counts what awaits; one notification per new gate, none again after a reconnect', async (browser, server) => {
-  const context = await browser.newContext({ locale: 'en-US' });
+test('a hidden tab\'s title counts what awaits; one notification per new gate, with its Mission, goal and lease countdown; none again after a reconnect', async (chrome, server) => {
+  const context = chrome.context;
   await context.grantPermissions(['notifications'], { origin: new URL(server.base).origin });
   await context.addInitScript(RECORD);
   const page = await context.newPage();
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
-  await signIn(page, server.base, server.token);
+  await signIn(page, { base: server.base, token: server.token });
   await go(page, 'a');
   await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 90_000 });
   check(/Notifications are on/.test(await page.locator('.notify-permission').innerText()),
     'the Approvals view says notifications are on');
-  // Another tab in front: the console's is in the background.
+  // Another tab of the same window in front: the console's tab is hidden, before any gate opens.
   const front = await context.newPage();
   await front.goto('about:blank');
   await front.bringToFront();
-  const hidden = await page.evaluate(() => document.visibilityState);
-  // The title of the background tab carries the count once the gate opens.
-  await page.waitForFunction(() => /^\(\d+\) MissionWeave console$/.test(document.title), null, { timeout: DEMO_MS });
-  const title = await page.title();
+  await until(page, () => document.visibilityState === 'hidden', TIMEOUT_MS, 'the console\'s tab hidden');
+  const before = await page.evaluate(() => ({ title: document.title, notices: window.__notices.length, visibility: window.__visibility }));
+  check(before.title === CONSOLE_TITLE && before.notices === 0,
+    `something already awaited when the tab went to the background (the gate must open later): ${JSON.stringify(before)}`);
+  // The title of the hidden tab carries the count once the gate opens.
+  const title = await until(page, () => /^\(\d+\) /.test(document.title) && document.title, DEMO_MS, 'a count in the title');
+  check(title.endsWith(` ${CONSOLE_TITLE}`), `title ${title}`);
   const count = Number(/^\((\d+)\)/.exec(title)[1]);
   check(count >= 1, `title ${title}`);
-  await page.waitForFunction(() => window.__notices.some((n) => n.tag && n.tag.startsWith('gate ')), null, { timeout: TIMEOUT_MS });
+  await until(page, () => window.__notices.some((n) => n.tag && n.tag.startsWith('gate ') && n.shown), TIMEOUT_MS, 'a gate notification shown');
+  check(await page.evaluate(() => document.visibilityState) === 'hidden', 'the tab stayed hidden until the notification');
   const notices = await page.evaluate(() => window.__notices);
   const gates = notices.filter((n) => n.tag.startsWith('gate '));
-  check(gates.length >= 1, `no gate notification: ${JSON.stringify(notices)}`);
-  const g = gates[0];
-  check(/^Execution gate: /.test(g.title) && g.title.length > 'Execution gate: '.length, `title ${g.title}`);
-  check(/the ownership lease ends/.test(g.body), `the lease countdown: ${g.body}`);
+  for (const n of notices) {
+    check(n.visibility === 'hidden' && n.shown && !n.error, `a notification not shown by the browser, or not from the hidden tab: ${JSON.stringify(n)}`);
+  }
+  // Each gate the Approvals view lists as the human's to decide: exactly one notification, which
+  // names its Mission, its goal and the ownership lease's countdown.
+  const items = await page.locator('li.approval-item[data-kind="gate"]:has(.viewer-decision[data-decision="may"])').evaluateAll((lis) => lis.map((li) => ({
+    mission: li.querySelector('h2 span[translate="no"]').textContent.trim(),
+    goal: li.querySelector('.goal').textContent.trim(),
+    workItem: li.querySelector('code.work-item').textContent.trim(),
+  })));
+  check(items.length >= 1, 'no gate awaits the human in the Approvals view');
+  for (const item of items) {
+    const mine = gates.filter((n) => n.tag.startsWith(`gate ${item.workItem} `));
+    check(mine.length === 1, `${mine.length} notifications for the gate of ${item.workItem}: ${JSON.stringify(gates)}`);
+    const [g] = mine;
+    check(g.title === `Execution gate: ${item.mission}`, `the notification's title ${g.title}, the Mission ${item.mission}`);
+    check(g.body.startsWith(`${item.goal} — the ownership lease ends `), `the notification's body ${g.body}, the goal ${item.goal}`);
+    // The countdown as the browser words it (Intl.RelativeTimeFormat: "in 4 min.", "tomorrow"),
+    // still ahead: the lease has not run out.
+    const lease = g.body.slice(`${item.goal} — the ownership lease ends `.length);
+    check(lease.length > 1 && !/ago/.test(lease), `the lease countdown: ${g.body}`);
+  }
+  check(gates.length === items.length, `${gates.length} gate notifications for ${items.length} gates`);
   const tags = notices.map((n) => n.tag);
   check(new Set(tags).size === tags.length, `an item announced twice: ${JSON.stringify(tags)}`);
   // The count in the title is what the Approvals view lists as the human's to decide.
   const listed = await page.locator('li.approval-item .viewer-decision[data-decision="may"]').count();
   check(listed === count, `title count ${count}, ${listed} items the human may decide`);
-  // A reconnect (the socket drops, then resumes with a replay): nothing announced again.
+  // A reconnect while hidden (the socket drops, then resumes with a replay): nothing announced again.
   await context.setOffline(true);
   await page.waitForTimeout(2000);
   await context.setOffline(false);
@@ -138,13 +202,18 @@ test('a background tab\'s title counts what awaits; one notification per new gat
   const after = await page.evaluate(() => window.__notices);
   const again = after.map((n) => n.tag);
   check(new Set(again).size === again.length, `announced again after the reconnect: ${JSON.stringify(again)}`);
+  // In front again: visible, the same count.
+  await page.bringToFront();
+  await until(page, () => document.visibilityState === 'visible', TIMEOUT_MS, 'the console\'s tab visible again');
+  const visibility = await page.evaluate(() => window.__visibility);
   check(page.problems.length === 0, page.problems.join('; '));
-  console.log(`  (background tab: visibilityState ${hidden}, title "${title}", ${after.length} notification(s): ${after.map((n) => n.title).join(' | ')})`);
-  await context.close();
+  console.log(`  (visibility ${visibility.join(' → ')}; title "${title}" while hidden; ${after.length} notification(s), shown by the browser while hidden: ${after.map((n) => `${n.title} / ${n.body}`).join(' | ')})`);
+  await front.close();
+  await page.close();
 });
 
-test('the permission is asked from the Approvals view\'s button, with its reason, never at load', async (browser, server) => {
-  const context = await browser.newContext({ locale: 'en-US' });
+test('the permission is asked from the Approvals view\'s button, with its reason, never at load', async (chrome, server) => {
+  const context = await chrome.browser.newContext({ locale: 'en-US' });
   const page = await context.newPage();
   let asked = 0;
   await page.exposeFunction('__asked', () => { asked += 1; });
@@ -173,15 +242,12 @@ const server = process.env.BASE_URL
   ? { base: process.env.BASE_URL, token: process.env.DEV_TOKEN || '', stop: () => {} }
   : await ownServer();
 process.on('exit', () => server.stop());
-const browser = await chromium.launch({
-  executablePath,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-});
+const chrome = await backgroundableBrowser();
 let passed = 0;
 let failed = 0;
 for (const t of tests) {
   try {
-    await t.fn(browser, server);
+    await t.fn(chrome, server);
     passed += 1;
     console.log(`ok   ${t.name}`);
   } catch (e) {
@@ -189,6 +255,6 @@ for (const t of tests) {
     console.log(`FAIL ${t.name}: ${e.message}`);
   }
 }
-await browser.close();
+await chrome.stop();
 console.log(`end2end notify: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

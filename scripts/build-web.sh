@@ -15,7 +15,7 @@
 #      worker.js} (content-hashed, served immutable) and dist/index.html pointing at them; beside
 #      them the Protocol view's bundle runner (crate protocol-runner, its own module: runner.js,
 #      runner_bg.wasm, runner-worker.js), which the console loads only when the person asks to
-#      run the official bundles;
+#      run the official bundles or to verify an audit bundle;
 #   6. release only: each of those also as NAME.gz, compressed once with zopfli (Debian's `zopfli`,
 #      installed by scripts/setup.sh; gzip -9 if it is missing), which the server sends as is to
 #      every browser that accepts gzip; prints the raw, gzip -9 and sent sizes: the first view (a
@@ -161,14 +161,18 @@ self.onmessage = (e) => {
 };
 JS
 # The Protocol view's bundle runner (app/src/routes/protocol.rs, crate protocol-runner): a module
-# worker started only when the person asks to run the bundles. `{ready}` once its module is
-# compiled, then `{report}` (JSON text) for the framed files it is sent; `{error}` for either.
+# worker started only when the person asks to run the bundles or to verify an audit bundle.
+# `{ready}` once its module is compiled; then, to framed bundle files (a Uint8Array), `{report}`
+# (JSON text); to `{audit: Uint8Array}` (components/audit_verify.rs), `{progress: [done, total]}`
+# as it verifies, then `{report}`; `{error}` for any of them.
 cat >"$TMP/pkg/$HASH/runner-worker.js" <<'JS'
-import init, { run_bundles } from './runner.js';
+import init, { run_bundles, verify_audit } from './runner.js';
 const ready = init();
 ready.then(() => self.postMessage({ ready: true }), (err) => self.postMessage({ error: String(err) }));
+const progress = (done, total) => self.postMessage({ progress: [done, total] });
 self.onmessage = (e) => {
-  ready.then(() => run_bundles(e.data)).then(
+  const m = e.data;
+  ready.then(() => (m instanceof Uint8Array ? run_bundles(m) : verify_audit(m.audit, progress))).then(
     (report) => self.postMessage({ report }),
     (err) => self.postMessage({ error: String(err) }));
 };

@@ -49,3 +49,14 @@ fn a_rejected_copy_alone_is_no_applied_row_and_after_the_genuine_one_changes_not
         Some("sha256:aa")
     );
 }
+
+/// The compact timeline's span, placed by integer per-milles (no float formatting in the
+/// Events view's chunk): one decimal, 0 and 100 included.
+#[test]
+fn a_lane_span_is_a_percentage_from_integers() {
+    use app::routes::events::css_percent;
+    assert_eq!(css_percent(0), "0.0%");
+    assert_eq!(css_percent(125), "12.5%");
+    assert_eq!(css_percent(999), "99.9%");
+    assert_eq!(css_percent(1000), "100.0%");
+}

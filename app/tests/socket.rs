@@ -102,16 +102,26 @@ fn event_id(group: &str, seq: u64) -> String {
     )
 }
 
-fn event_frame(ev: &Value) -> String {
+/// A frame from the server: `frameType`, a frame id, and `members`.
+fn server_frame(frame_type: &str, members: &[(&'static str, Value)]) -> String {
     let mut o = Object::new();
     o.insert("protocolVersion", Value::string("0.1"));
     o.insert(
         "frameId",
-        Value::string("urn:missionweaveprotocol:frame:server:1"),
+        Value::string(format!(
+            "urn:missionweaveprotocol:frame:server:{}",
+            frame_type.to_ascii_lowercase()
+        )),
     );
-    o.insert("frameType", Value::string("EVENT"));
-    o.insert("event", ev.clone());
+    o.insert("frameType", Value::string(frame_type.to_owned()));
+    for (name, value) in members {
+        o.insert(*name, value.clone());
+    }
     json::to_string(&Value::Object(o))
+}
+
+fn event_frame(ev: &Value) -> String {
+    server_frame("EVENT", &[("event", ev.clone())])
 }
 
 /// Records what the driver did to the socket.
@@ -168,23 +178,61 @@ impl Client {
             .collect()
     }
 
-    /// Start, open, HELLO with a server challenge, accept: returns the frames sent after
-    /// `server_accept` (the SUBSCRIBE).
-    fn connect(&mut self) -> Vec<Frame> {
+    /// A client that watches `groups`, connected (`connect`).
+    fn watching(groups: &[&str]) -> Client {
+        let mut c = Client::new();
+        for g in groups {
+            c.feed(Input::Watch((*g).into()));
+        }
+        c.connect();
+        c
+    }
+
+    /// Starts the session as alice (with `HUMAN_KEY`).
+    fn start(&mut self) -> Vec<Output> {
         self.feed(Input::Start(Identity {
             principal_id: HUMAN.into(),
             key_id: HUMAN_KEY.into(),
-        }));
-        self.feed(Input::Opened { nonce: [9; 16] });
-        let init = match self.sent().pop() {
-            Some(Frame::HelloClientInit(i)) => i,
+        }))
+    }
+
+    /// The socket opens with `nonce`: the client's HELLO `client_init`, which must be all
+    /// it sent; its client nonce.
+    fn opened(&mut self, nonce: [u8; 16]) -> String {
+        self.feed(Input::Opened { nonce });
+        match self.sent().pop() {
+            Some(Frame::HelloClientInit(i)) => i.client_nonce.as_str().to_owned(),
             other => panic!("expected client_init, got {other:?}"),
-        };
-        let transcript = format!("transcript for {}", init.client_nonce.as_str());
-        self.feed(Input::Text(challenge(
-            init.client_nonce.as_str(),
-            transcript.as_bytes(),
-        )));
+        }
+    }
+
+    /// Opened with `nonce`, then the server's challenge over `transcript`: the handshake up
+    /// to `server_accept`. The client's response must be all it sent (nothing else goes
+    /// before the session is live).
+    fn challenged(&mut self, nonce: [u8; 16], transcript: &[u8]) {
+        let client_nonce = self.opened(nonce);
+        self.feed(Input::Text(challenge(&client_nonce, transcript)));
+        match self.sent().as_slice() {
+            [Frame::HelloClientResponse(_)] => {}
+            other => panic!("expected client_response alone, got {other:?}"),
+        }
+    }
+
+    /// After a drop: the retry at `at`, a new HELLO (with `nonce`) and `server_accept`; what
+    /// the client sends after the accept stays in the transport for the caller.
+    fn reconnect(&mut self, at: u64, nonce: [u8; 16]) {
+        self.at(at, Input::Tick);
+        self.challenged(nonce, b"again");
+        self.feed(Input::Text(accept()));
+    }
+
+    /// Start, open, HELLO with a server challenge, accept: returns the frames sent after
+    /// `server_accept` (the SUBSCRIBE).
+    fn connect(&mut self) -> Vec<Frame> {
+        self.start();
+        let client_nonce = self.opened([9; 16]);
+        let transcript = format!("transcript for {client_nonce}");
+        self.feed(Input::Text(challenge(&client_nonce, transcript.as_bytes())));
         match self.sent().pop() {
             Some(Frame::HelloClientResponse(r)) => {
                 // The signature is over exactly the challenge bytes, by the held key.
@@ -202,35 +250,49 @@ impl Client {
 }
 
 fn challenge(client_nonce: &str, transcript: &[u8]) -> String {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "frameId",
-        Value::string("urn:missionweaveprotocol:frame:server:c"),
-    );
-    o.insert("frameType", Value::string("HELLO"));
-    o.insert("phase", Value::string("server_challenge"));
-    o.insert("selectedVersion", Value::string("0.1"));
-    o.insert("clientNonce", Value::string(client_nonce.to_owned()));
-    o.insert("serverNonce", Value::string("c2VydmVy"));
-    o.insert("challenge", Value::string(b64url_encode(transcript)));
-    json::to_string(&Value::Object(o))
+    server_frame(
+        "HELLO",
+        &[
+            ("phase", Value::string("server_challenge")),
+            ("selectedVersion", Value::string("0.1")),
+            ("clientNonce", Value::string(client_nonce.to_owned())),
+            ("serverNonce", Value::string("c2VydmVy")),
+            ("challenge", Value::string(b64url_encode(transcript))),
+        ],
+    )
 }
 
 fn accept() -> String {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "frameId",
-        Value::string("urn:missionweaveprotocol:frame:server:a"),
-    );
-    o.insert("frameType", Value::string("HELLO"));
-    o.insert("phase", Value::string("server_accept"));
-    o.insert("selectedVersion", Value::string("0.1"));
-    o.insert("sessionToken", Value::string("opaque-session-token"));
-    o.insert("sessionEpoch", Value::from(1u64));
-    o.insert("expiresAt", Value::string("2026-12-02T10:15:00Z"));
-    json::to_string(&Value::Object(o))
+    server_frame(
+        "HELLO",
+        &[
+            ("phase", Value::string("server_accept")),
+            ("selectedVersion", Value::string("0.1")),
+            ("sessionToken", Value::string("opaque-session-token")),
+            ("sessionEpoch", Value::from(1u64)),
+            ("expiresAt", Value::string("2026-12-02T10:15:00Z")),
+        ],
+    )
+}
+
+/// A server PING with `nonce`, answering `reply_to` if given.
+fn ping(nonce: &str, reply_to: Option<&str>) -> String {
+    let mut members = vec![
+        ("nonce", Value::string(nonce.to_owned())),
+        ("sentAt", Value::string("2026-12-02T10:00:00Z")),
+    ];
+    if let Some(r) = reply_to {
+        members.push(("replyToNonce", Value::string(r.to_owned())));
+    }
+    server_frame("PING", &members)
+}
+
+/// When an `Offline` status says the next attempt is.
+fn retry_at(out: &[Output]) -> u64 {
+    match status(out) {
+        Some(Status::Offline { retry_at_ms }) => retry_at_ms,
+        other => panic!("expected Offline, got {other:?}"),
+    }
 }
 
 fn subscriptions(frames: &[Frame]) -> Vec<(String, u64)> {
@@ -291,10 +353,7 @@ fn backoff_doubles_from_half_a_second_to_a_thirty_second_cap() {
 fn hello_signs_the_challenge_as_received_then_subscribes_from_zero() {
     let mut c = Client::new();
     c.feed(Input::Watch(GROUP.into()));
-    let out = c.feed(Input::Start(Identity {
-        principal_id: HUMAN.into(),
-        key_id: HUMAN_KEY.into(),
-    }));
+    let out = c.start();
     assert_eq!(status(&out), Some(Status::Connecting));
     assert_eq!(c.d.transport.opened, 1);
     c.feed(Input::Opened { nonce: [9; 16] });
@@ -322,12 +381,8 @@ fn hello_signs_the_challenge_as_received_then_subscribes_from_zero() {
 #[test]
 fn without_a_key_the_challenge_is_not_answered() {
     let mut c = Client::new();
-    c.feed(Input::Start(Identity {
-        principal_id: HUMAN.into(),
-        key_id: HUMAN_KEY.into(),
-    }));
-    c.feed(Input::Opened { nonce: [1; 16] });
-    c.sent();
+    c.start();
+    c.opened([1; 16]);
     let now = c.now;
     let out = c.d.handle(
         now,
@@ -343,9 +398,7 @@ fn without_a_key_the_challenge_is_not_answered() {
 
 #[test]
 fn events_are_delivered_in_order_verified_and_deduplicated_by_event_id() {
-    let mut c = Client::new();
-    c.feed(Input::Watch(GROUP.into()));
-    c.connect();
+    let mut c = Client::watching(&[GROUP]);
     let mut got = Vec::new();
     for s in 1..=3 {
         let out = c.feed(Input::Text(event_frame(&event(GROUP, s))));
@@ -372,9 +425,7 @@ fn events_are_delivered_in_order_verified_and_deduplicated_by_event_id() {
 
 #[test]
 fn a_gap_is_reported_held_back_re_requested_and_closed_never_skipped() {
-    let mut c = Client::new();
-    c.feed(Input::Watch(GROUP.into()));
-    c.connect();
+    let mut c = Client::watching(&[GROUP]);
     let t = c.now + RESUME_QUIET_MS;
     c.at(t, Input::Tick);
     c.feed(Input::Text(event_frame(&event(GROUP, 1))));
@@ -418,9 +469,7 @@ fn a_gap_is_reported_held_back_re_requested_and_closed_never_skipped() {
 
 #[test]
 fn an_event_that_fails_verification_is_rejected_not_applied_and_blocks_what_follows() {
-    let mut c = Client::new();
-    c.feed(Input::Watch(GROUP.into()));
-    c.connect();
+    let mut c = Client::watching(&[GROUP]);
     c.feed(Input::Text(event_frame(&event(GROUP, 1))));
     // Signed with a key the Registry does not bind to the Group Authority.
     let forged = event_signed_by(GROUP, 2, &event_id(GROUP, 2), &seed(7));
@@ -461,7 +510,7 @@ fn without_a_registry_nothing_verifies() {
     let mut c = Client::new();
     c.check = RegistryCheck::default();
     c.feed(Input::Watch(GROUP.into()));
-    c.connect();
+    c.connect(); // as `watching`, with no Registry to verify against
     let out = c.feed(Input::Text(event_frame(&event(GROUP, 1))));
     assert!(delivered(&out).is_empty());
     assert!(out.iter().any(|o| matches!(o, Output::Rejected(_))));
@@ -484,10 +533,7 @@ fn reconnect_waits_out_the_backoff_and_resumes_each_group_from_its_contiguous_po
     c.feed(Input::Text(event_frame(&event(GROUP, 7)))); // 6 missing when the line drops
     let closed_at = c.now;
     let out = c.feed(Input::Closed);
-    let retry = match status(&out) {
-        Some(Status::Offline { retry_at_ms }) => retry_at_ms,
-        other => panic!("{other:?}"),
-    };
+    let retry = retry_at(&out);
     let wait = retry - closed_at;
     assert!(
         (BACKOFF_BASE_MS / 2..=BACKOFF_BASE_MS).contains(&wait),
@@ -501,27 +547,16 @@ fn reconnect_waits_out_the_backoff_and_resumes_each_group_from_its_contiguous_po
     c.at(retry, Input::Tick);
     assert_eq!(c.d.transport.opened, 2);
     let out = c.feed(Input::Closed);
-    let retry2 = match status(&out) {
-        Some(Status::Offline { retry_at_ms }) => retry_at_ms,
-        other => panic!("{other:?}"),
-    };
+    let retry2 = retry_at(&out);
     assert!(
         (500..=1000).contains(&(retry2 - c.now)),
         "{}",
         retry2 - c.now
     );
-    c.at(retry2, Input::Tick);
-    assert_eq!(c.d.transport.opened, 3);
     // Resume: HELLO again, then SUBSCRIBE from the last contiguous positions (5 and 1), so 6
     // is replayed; the held 7 is not delivered twice.
-    c.feed(Input::Opened { nonce: [3; 16] });
-    let init = match c.sent().pop() {
-        Some(Frame::HelloClientInit(i)) => i,
-        other => panic!("{other:?}"),
-    };
-    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"again")));
-    c.sent();
-    c.feed(Input::Text(accept()));
+    c.reconnect(retry2, [3; 16]);
+    assert_eq!(c.d.transport.opened, 3);
     assert_eq!(
         subscriptions(&c.sent()),
         [(GROUP.to_owned(), 5), (OTHER.to_owned(), 1)]
@@ -532,18 +567,12 @@ fn reconnect_waits_out_the_backoff_and_resumes_each_group_from_its_contiguous_po
     assert!(delivered(&out).is_empty());
     // A successful session resets the backoff.
     let out = c.feed(Input::Closed);
-    match status(&out) {
-        Some(Status::Offline { retry_at_ms }) => {
-            assert!(retry_at_ms - c.now <= BACKOFF_BASE_MS)
-        }
-        other => panic!("{other:?}"),
-    }
+    assert!(retry_at(&out) - c.now <= BACKOFF_BASE_MS);
 }
 
 #[test]
 fn a_silent_connection_is_detected_by_ping_and_replaced() {
-    let mut c = Client::new();
-    c.connect();
+    let mut c = Client::watching(&[]);
     let t0 = c.now;
     assert_eq!(c.d.machine.next_deadline(), Some(t0 + PING_INTERVAL_MS));
     c.at(t0 + PING_INTERVAL_MS, Input::Tick);
@@ -555,17 +584,7 @@ fn a_silent_connection_is_detected_by_ping_and_replaced() {
         other => panic!("{other:?}"),
     };
     // The reply (echoing our nonce) keeps the connection.
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "frameId",
-        Value::string("urn:missionweaveprotocol:frame:s:p"),
-    );
-    o.insert("frameType", Value::string("PING"));
-    o.insert("nonce", Value::string("c2VydmVyLW5vbmNl"));
-    o.insert("replyToNonce", Value::string(nonce));
-    o.insert("sentAt", Value::string("2026-12-02T10:00:00Z"));
-    c.feed(Input::Text(json::to_string(&Value::Object(o))));
+    c.feed(Input::Text(ping("c2VydmVyLW5vbmNl", Some(&nonce))));
     let t1 = t0 + PING_INTERVAL_MS;
     c.at(t1 + PONG_TIMEOUT_MS, Input::Tick);
     assert_eq!(c.d.transport.closed, 0);
@@ -576,18 +595,8 @@ fn a_silent_connection_is_detected_by_ping_and_replaced() {
     assert_eq!(c.d.transport.closed, 1);
     assert!(matches!(status(&out), Some(Status::Offline { .. })));
     // A server PING is answered with its nonce.
-    let mut c = Client::new();
-    c.connect();
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "frameId",
-        Value::string("urn:missionweaveprotocol:frame:s:q"),
-    );
-    o.insert("frameType", Value::string("PING"));
-    o.insert("nonce", Value::string("c2VydmVy"));
-    o.insert("sentAt", Value::string("2026-12-02T10:00:00Z"));
-    c.feed(Input::Text(json::to_string(&Value::Object(o))));
+    let mut c = Client::watching(&[]);
+    c.feed(Input::Text(ping("c2VydmVy", None)));
     match c.sent().as_slice() {
         [Frame::Ping(p)] => assert_eq!(
             p.reply_to_nonce.as_ref().map(|n| n.as_str()),
@@ -599,9 +608,7 @@ fn a_silent_connection_is_detected_by_ping_and_replaced() {
 
 #[test]
 fn a_full_replay_page_asks_for_the_next_page() {
-    let mut c = Client::new();
-    c.feed(Input::Watch(GROUP.into()));
-    c.connect();
+    let mut c = Client::watching(&[GROUP]);
     for s in 1..u64::from(REPLAY_PAGE) {
         c.feed(Input::Text(event_frame(&event(GROUP, s))));
     }
@@ -621,24 +628,14 @@ fn a_full_replay_page_asks_for_the_next_page() {
 #[test]
 fn an_error_during_the_handshake_is_a_refused_handshake() {
     let mut c = Client::new();
-    c.feed(Input::Start(Identity {
-        principal_id: HUMAN.into(),
-        key_id: HUMAN_KEY.into(),
-    }));
-    c.feed(Input::Opened { nonce: [9; 16] });
-    let init = match c.sent().pop() {
-        Some(Frame::HelloClientInit(i)) => i,
-        other => panic!("{other:?}"),
-    };
-    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"x")));
-    c.sent();
+    c.start();
+    c.challenged([9; 16], b"x");
     let out = c.feed(Input::Text(error_frame("AUTH_INVALID_SIGNATURE", None)));
     assert!(out.iter().any(
         |o| matches!(o, Output::HandshakeRefused(e) if e.code == ErrorCode::AuthInvalidSignature)
     ));
     assert!(!out.iter().any(|o| matches!(o, Output::ServerError(_))));
-    let mut live = Client::new();
-    live.connect();
+    let mut live = Client::watching(&[]);
     let out = live.feed(Input::Text(error_frame("AUTH_INVALID_SIGNATURE", None)));
     assert!(out.iter().any(|o| matches!(o, Output::ServerError(_))));
     assert!(!out.iter().any(|o| matches!(o, Output::HandshakeRefused(_))));
@@ -647,25 +644,8 @@ fn an_error_during_the_handshake_is_a_refused_handshake() {
 #[test]
 fn server_errors_bad_frames_and_out_of_turn_frames() {
     // An ERROR frame is surfaced with its wire code.
-    let mut c = Client::new();
-    c.connect();
-    let mut e = Object::new();
-    e.insert("code", Value::string("MEMBERSHIP_REQUIRED"));
-    e.insert(
-        "message",
-        Value::string("active Group Membership is required"),
-    );
-    e.insert("retryable", Value::Bool(false));
-    e.insert("occurredAt", Value::string("2026-12-02T10:00:00Z"));
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "frameId",
-        Value::string("urn:missionweaveprotocol:frame:s:e"),
-    );
-    o.insert("frameType", Value::string("ERROR"));
-    o.insert("error", Value::Object(e));
-    let out = c.feed(Input::Text(json::to_string(&Value::Object(o))));
+    let mut c = Client::watching(&[]);
+    let out = c.feed(Input::Text(error_frame("MEMBERSHIP_REQUIRED", None)));
     assert!(
         out.iter().any(
             |o| matches!(o, Output::ServerError(e) if e.code == ErrorCode::MembershipRequired)
@@ -676,8 +656,7 @@ fn server_errors_bad_frames_and_out_of_turn_frames() {
     assert!(matches!(status(&out), Some(Status::Offline { .. })));
 
     // Not strict JSON (a duplicate member): PROTOCOL_VIOLATION, and the connection is dropped.
-    let mut c = Client::new();
-    c.connect();
+    let mut c = Client::watching(&[]);
     let out = c.feed(Input::Text(
         r#"{"frameType":"PING","frameType":"PING"}"#.into(),
     ));
@@ -687,11 +666,8 @@ fn server_errors_bad_frames_and_out_of_turn_frames() {
     assert_eq!(c.d.transport.closed, 1);
     // An EVENT during HELLO is out of turn.
     let mut c = Client::new();
-    c.feed(Input::Start(Identity {
-        principal_id: HUMAN.into(),
-        key_id: HUMAN_KEY.into(),
-    }));
-    c.feed(Input::Opened { nonce: [1; 16] });
+    c.start();
+    c.opened([1; 16]);
     let out = c.feed(Input::Text(event_frame(&event(GROUP, 1))));
     assert!(delivered(&out).is_empty());
     assert_eq!(c.d.transport.closed, 1);
@@ -699,8 +675,7 @@ fn server_errors_bad_frames_and_out_of_turn_frames() {
 
 #[test]
 fn stop_closes_and_stays_idle_and_watching_while_live_subscribes_at_once() {
-    let mut c = Client::new();
-    c.connect();
+    let mut c = Client::watching(&[]);
     c.feed(Input::Watch(GROUP.into()));
     assert_eq!(subscriptions(&c.sent()), [(GROUP.to_owned(), 0)]);
     // Watching the same Group again sends nothing.
@@ -717,8 +692,7 @@ fn stop_closes_and_stays_idle_and_watching_while_live_subscribes_at_once() {
 
 #[test]
 fn organization_scoped_events_are_delivered_without_a_sequence() {
-    let mut c = Client::new();
-    c.connect();
+    let mut c = Client::watching(&[]);
     let mut o = Object::new();
     o.insert("protocolVersion", Value::string("0.1"));
     o.insert(
@@ -810,15 +784,7 @@ fn error_frame(code: &str, related_action: Option<&str>) -> String {
         e.insert("relatedActionId", Value::string(a.to_owned()));
     }
     e.insert("occurredAt", Value::string("2026-12-02T10:00:00Z"));
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert(
-        "frameId",
-        Value::string("urn:missionweaveprotocol:frame:s:e2"),
-    );
-    o.insert("frameType", Value::string("ERROR"));
-    o.insert("error", Value::Object(e));
-    json::to_string(&Value::Object(o))
+    server_frame("ERROR", &[("error", Value::Object(e))])
 }
 
 /// The text of the `command` member of a COMMAND frame, exactly as sent.
@@ -829,9 +795,7 @@ fn command_member(frame: &str) -> &str {
 
 #[test]
 fn a_command_is_sent_live_kept_and_resent_byte_identical_after_a_reconnect() {
-    let mut c = Client::new();
-    c.feed(Input::Watch(GROUP.into()));
-    c.connect();
+    let mut c = Client::watching(&[GROUP]);
     let action = "urn:uuid:0f0e0d0c-0b0a-4908-8706-050403020100";
     let text = command_text(action);
     c.feed(Input::Command {
@@ -849,24 +813,10 @@ fn a_command_is_sent_live_kept_and_resent_byte_identical_after_a_reconnect() {
     assert_eq!(c.d.machine.pending_commands(), [action.to_owned()]);
     // The line drops before any outcome: the Command waits, and is not sent while offline.
     let out = c.feed(Input::Closed);
-    let retry = match status(&out) {
-        Some(Status::Offline { retry_at_ms }) => retry_at_ms,
-        other => panic!("{other:?}"),
-    };
+    let retry = retry_at(&out);
     assert!(command_frames(&mut c).is_empty());
-    c.at(retry, Input::Tick);
-    c.feed(Input::Opened { nonce: [4; 16] });
-    let init = match c.sent().pop() {
-        Some(Frame::HelloClientInit(i)) => i,
-        other => panic!("{other:?}"),
-    };
-    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"again")));
-    c.sent();
-    assert!(
-        command_frames(&mut c).is_empty(),
-        "nothing before the session is live"
-    );
-    c.feed(Input::Text(accept()));
+    // Nothing before the session is live (`challenged` checks it), then the Command again.
+    c.reconnect(retry, [4; 16]);
     let again = command_frames(&mut c);
     assert_eq!(again.len(), 1);
     // Byte-identical Command (same Action ID, same signature), in a new frame.
@@ -897,14 +847,7 @@ fn a_command_is_sent_live_kept_and_resent_byte_identical_after_a_reconnect() {
     // A later reconnect does not send a settled Command again.
     c.feed(Input::Closed);
     let retry = c.d.machine.next_deadline().expect("a retry");
-    c.at(retry, Input::Tick);
-    c.feed(Input::Opened { nonce: [5; 16] });
-    let init = match c.sent().pop() {
-        Some(Frame::HelloClientInit(i)) => i,
-        other => panic!("{other:?}"),
-    };
-    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"third")));
-    c.feed(Input::Text(accept()));
+    c.reconnect(retry, [5; 16]);
     assert!(command_frames(&mut c).is_empty());
 }
 
@@ -920,17 +863,8 @@ fn a_command_queued_offline_goes_once_live_and_its_refusal_is_matched_by_action_
     });
     assert!(command_frames(&mut c).is_empty());
     c.feed(Input::Watch(GROUP.into()));
-    c.feed(Input::Start(Identity {
-        principal_id: HUMAN.into(),
-        key_id: HUMAN_KEY.into(),
-    }));
-    c.feed(Input::Opened { nonce: [9; 16] });
-    let init = match c.sent().pop() {
-        Some(Frame::HelloClientInit(i)) => i,
-        other => panic!("{other:?}"),
-    };
-    c.feed(Input::Text(challenge(init.client_nonce.as_str(), b"x")));
-    c.sent();
+    c.start();
+    c.challenged([9; 16], b"x");
     c.feed(Input::Text(accept()));
     let frames = command_frames(&mut c);
     assert_eq!(frames.len(), 1);

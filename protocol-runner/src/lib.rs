@@ -8,9 +8,18 @@
 //! One call, bytes in and JSON text out, so the page and the worker exchange a transferable
 //! `Uint8Array` and a string: [`run_bundles`] reads the files as framed by
 //! [`decode_files`] and answers [`report_json`]'s text.
+//!
+//! The audit bundle verifier (issue 29, "Auditors") lives here too: [`verify_audit`] runs
+//! `wasm_core::audit::verify` (the code `weave-console verify-export` runs) in the same worker
+//! and answers [`audit_json`]'s text, reporting its progress as it goes. In the console's
+//! module the verifier (the audit format, the Agent Card and First-Admission Record checks, the
+//! summary) made every deep link download it through the views' shared chunks (docs/console.md
+//! "Sizes"); here it is fetched only when a person loads a bundle, and a large bundle is
+//! verified off the page's thread.
 
 use std::collections::HashMap;
 use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_core::audit::{AuditError, Summary};
 use wasm_core::conformance::{BundleReport, run_admission, run_cryptography, run_structural};
 use wasm_core::json::{self, Object, Value};
 
@@ -101,6 +110,133 @@ pub fn run_bundles(files: &[u8]) -> String {
     }
 }
 
+/// A count as a JSON number (counts of a bundle are far below 2^53).
+fn count(n: usize) -> Value {
+    Value::from(u64::try_from(n).unwrap_or(u64::MAX))
+}
+
+fn object<const N: usize>(members: [(&'static str, Value); N]) -> Value {
+    Value::Object(Object::from_iter(members))
+}
+
+/// What the Protocol view shows of a verification, as JSON: `{"verified": {"events",
+/// "groups", "signatures", "seal": {"signer", "keyId"} | null, "decisions": [{"occurredAt",
+/// "kind", "decider", "groupId", "sequence", "eventId", "evidence": [hash or operation]}]}}`,
+/// or `{"refused": {"at": {"line", "groupId", "sequence", "eventId"} | null, "reason"}}` (an
+/// Event's failure names the Event; any other failure has no `at`). Read back by
+/// `app::components::audit_verify::parse_outcome`.
+pub fn audit_json(outcome: &Result<Summary, AuditError>) -> String {
+    let doc = match outcome {
+        Ok(s) => {
+            let seal = s.seal.as_ref().map_or(Value::Null, |seal| {
+                object([
+                    ("signer", Value::from(seal.signer.as_str())),
+                    ("keyId", Value::from(seal.key.key_id.as_str())),
+                ])
+            });
+            let decisions = s
+                .decisions
+                .iter()
+                .map(|d| {
+                    let evidence = d
+                        .approval
+                        .iter()
+                        .flat_map(|a| a.artifact_hashes.iter().chain(a.operations.iter()))
+                        .map(|h| Value::from(h.as_str()))
+                        .collect();
+                    object([
+                        ("occurredAt", Value::from(d.occurred_at.as_str())),
+                        ("kind", Value::from(d.kind.as_str())),
+                        ("decider", Value::from(d.decider.as_str())),
+                        ("groupId", Value::from(d.at.group_id.as_str())),
+                        ("sequence", Value::from(d.at.sequence.as_str())),
+                        ("eventId", Value::from(d.at.event_id.as_str())),
+                        ("evidence", Value::Array(evidence)),
+                        ("human", Value::Bool(d.human)),
+                        (
+                            "command",
+                            d.command.as_ref().map_or(Value::Null, |c| {
+                                object([
+                                    ("actionId", Value::from(c.action_id.as_str())),
+                                    ("kind", Value::from(c.kind.as_str())),
+                                    ("signingHash", Value::from(c.signing_hash.as_str())),
+                                ])
+                            }),
+                        ),
+                    ])
+                })
+                .collect();
+            object([(
+                "verified",
+                object([
+                    ("events", count(s.events)),
+                    ("groups", count(s.groups.len())),
+                    ("signatures", count(s.signatures)),
+                    ("seal", seal),
+                    ("decisions", Value::Array(decisions)),
+                ]),
+            )])
+        }
+        Err(e) => {
+            let (at, reason) = match e {
+                AuditError::Event { at, failure } => (
+                    object([
+                        ("line", count(at.line)),
+                        ("groupId", Value::from(at.group_id.as_str())),
+                        ("sequence", Value::from(at.sequence.as_str())),
+                        ("eventId", Value::from(at.event_id.as_str())),
+                    ]),
+                    failure.to_string(),
+                ),
+                other => (Value::Null, other.to_string()),
+            };
+            object([(
+                "refused",
+                object([("at", at), ("reason", Value::from(reason))]),
+            )])
+        }
+    };
+    json::to_string(&doc)
+}
+
+/// `progress`, told only when the hundredths done change: a large bundle posts a hundred
+/// messages to the page, not one per Event.
+fn by_hundredths(progress: &mut dyn FnMut(usize, usize)) -> impl FnMut(usize, usize) + '_ {
+    let mut told = 0usize;
+    move |done: usize, total: usize| {
+        let hundredths = done.saturating_mul(100) / total.max(1);
+        if hundredths > told {
+            told = hundredths;
+            progress(done, total);
+        }
+    }
+}
+
+/// Verifies an audit bundle ([`wasm_core::audit::verify_reporting`]) and answers
+/// [`audit_json`]'s text; `progress` hears (lines checked, lines in all) at most once per
+/// hundredth of the bundle.
+pub fn verify_audit_with(bundle: &[u8], progress: &mut dyn FnMut(usize, usize)) -> String {
+    audit_json(&wasm_core::audit::verify_reporting(
+        bundle,
+        &mut by_hundredths(progress),
+    ))
+}
+
+/// The module's audit export: the bundle's bytes in, [`audit_json`]'s text out; `progress` is
+/// called with (lines checked, lines in all) as [`verify_audit_with`] says (the worker posts
+/// them to the page).
+#[wasm_bindgen]
+pub fn verify_audit(bundle: &[u8], progress: &js_sys::Function) -> String {
+    verify_audit_with(bundle, &mut |done, total| {
+        // A progress report that cannot be delivered changes nothing of the verification.
+        let _ = progress.call2(
+            &wasm_bindgen::JsValue::NULL,
+            &wasm_bindgen::JsValue::from(u32::try_from(done).unwrap_or(u32::MAX)),
+            &wasm_bindgen::JsValue::from(u32::try_from(total).unwrap_or(u32::MAX)),
+        );
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +304,164 @@ mod tests {
                 "{b:?}"
             );
         }
+    }
+
+    fn at(line: usize, sequence: &str) -> wasm_core::audit::EventAt {
+        wasm_core::audit::EventAt {
+            line,
+            group_id: "urn:g:1".into(),
+            sequence: sequence.into(),
+            event_id: format!("urn:e:{sequence}"),
+        }
+    }
+
+    #[test]
+    fn a_verified_bundle_is_answered_with_what_the_view_shows() {
+        use wasm_core::audit::{ApprovalSummary, CommandSummary, Decision, SealSummary, SignerKey};
+        let key = SignerKey {
+            key_id: "urn:k:seal".into(),
+            principal: "service:urn:s".into(),
+            public_key: "AAAA".into(),
+        };
+        let decision = |sequence: &str, approval: Option<ApprovalSummary>| Decision {
+            at: at(7, sequence),
+            kind: "execution.approved".into(),
+            decider: "human:urn:h:alice".into(),
+            occurred_at: "2026-12-02T10:00:00Z".into(),
+            admitted_key: None,
+            admitted_at: None,
+            // The grant carries its human's signed Command; the other one has none.
+            command: approval.as_ref().map(|_| CommandSummary {
+                line: 9,
+                action_id: "urn:c:grant".into(),
+                kind: "approval.grant_execution".into(),
+                key_id: "urn:k:alice".into(),
+                signed_at: "2026-12-02T09:59:59Z".into(),
+                signing_hash: "sha256:cc".into(),
+            }),
+            human: true,
+            approval,
+        };
+        let summary = Summary {
+            organization_id: "urn:o".into(),
+            exported_at: "2026-12-02T11:00:00Z".into(),
+            seal: Some(SealSummary {
+                signer: "service:urn:s".into(),
+                key: key.clone(),
+            }),
+            groups: Vec::new(),
+            agent_cards: 2,
+            events: 41,
+            signatures: 44,
+            admissions: 1,
+            commands: 1,
+            decisions: vec![
+                decision(
+                    "5",
+                    Some(ApprovalSummary {
+                        approval_id: "urn:a".into(),
+                        approver: "human:urn:h:alice".into(),
+                        approved_at: "2026-12-02T10:00:00Z".into(),
+                        mission_revision: None,
+                        work_item_id: Some("urn:w".into()),
+                        artifact_hashes: vec!["sha256:aa".into()],
+                        operations: vec!["deploy".into()],
+                        command_signature: "sig".into(),
+                    }),
+                ),
+                decision("6", None),
+            ],
+            artifacts: 0,
+            artifact_contents: 0,
+            event_keys: vec![key],
+        };
+        let v = json::parse(audit_json(&Ok(summary)).as_bytes()).expect("JSON");
+        let n = |p: &str| match v.pointer(p) {
+            Some(Value::Number(n)) => n.as_safe_u64(),
+            _ => None,
+        };
+        assert_eq!(
+            (
+                n("/verified/events"),
+                n("/verified/groups"),
+                n("/verified/signatures")
+            ),
+            (Some(41), Some(0), Some(44))
+        );
+        let s = |p: &str| v.pointer(p).and_then(Value::as_str);
+        assert_eq!(s("/verified/seal/keyId"), Some("urn:k:seal"));
+        assert_eq!(s("/verified/decisions/0/eventId"), Some("urn:e:5"));
+        assert_eq!(s("/verified/decisions/0/evidence/0"), Some("sha256:aa"));
+        assert_eq!(s("/verified/decisions/0/evidence/1"), Some("deploy"));
+        assert_eq!(s("/verified/decisions/1/sequence"), Some("6"));
+        assert_eq!(
+            s("/verified/decisions/0/command/actionId"),
+            Some("urn:c:grant")
+        );
+        assert_eq!(
+            s("/verified/decisions/0/command/signingHash"),
+            Some("sha256:cc")
+        );
+        assert_eq!(
+            v.pointer("/verified/decisions/1/command"),
+            Some(&Value::Null)
+        );
+        assert_eq!(
+            v.pointer("/verified/decisions/1/human"),
+            Some(&Value::Bool(true))
+        );
+        assert!(
+            matches!(v.pointer("/verified/decisions/1/evidence"), Some(Value::Array(e)) if e.is_empty())
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_event_or_says_why_without_one() {
+        use wasm_core::audit::EventFailure;
+        let e = AuditError::Event {
+            at: Box::new(at(12, "9")),
+            failure: Box::new(EventFailure::Duplicate),
+        };
+        let v = json::parse(audit_json(&Err(e)).as_bytes()).expect("JSON");
+        let s = |p: &str| v.pointer(p).and_then(Value::as_str);
+        assert_eq!(s("/refused/at/eventId"), Some("urn:e:9"));
+        assert_eq!(s("/refused/at/groupId"), Some("urn:g:1"));
+        assert_eq!(s("/refused/reason"), Some("its Event id appears twice"));
+        assert!(
+            matches!(v.pointer("/refused/at/line"), Some(Value::Number(n)) if n.as_safe_u64() == Some(12))
+        );
+        // Not an Event's failure: no Event named, the verifier's own words.
+        let v = json::parse(verify_audit_with(b"{}", &mut |_, _| {}).as_bytes()).expect("JSON");
+        assert_eq!(v.pointer("/refused/at"), Some(&Value::Null));
+        assert!(
+            v.pointer("/refused/reason")
+                .and_then(Value::as_str)
+                .is_some_and(|r| r.starts_with("not an audit bundle")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn progress_is_told_at_most_once_a_hundredth() {
+        let heard = |total: usize| {
+            let mut heard = Vec::new();
+            let mut record = |d, t| heard.push((d, t));
+            let mut step = by_hundredths(&mut record);
+            for done in 1..=total {
+                step(done, total);
+            }
+            drop(step);
+            heard
+        };
+        let big = heard(1000);
+        assert_eq!(big.len(), 100);
+        assert_eq!(big.first(), Some(&(10, 1000)));
+        assert_eq!(big.last(), Some(&(1000, 1000)));
+        // A small bundle: every line is a hundredth or more.
+        assert_eq!(heard(3), [(1, 3), (2, 3), (3, 3)]);
+        // A bundle the verifier stops at before any Event: nothing to tell.
+        let mut told = 0;
+        verify_audit_with(b"{}\n", &mut |_, _| told += 1);
+        assert_eq!(told, 0);
     }
 }

@@ -424,6 +424,13 @@ fn Lanes(query: Signal<TimelineQuery>) -> impl IntoView {
     }
 }
 
+/// A per-mille as a CSS percentage with one decimal (`125` → `12.5%`), from integers: an `f64`
+/// formatted here brought Rust's float formatting into the view's chunk (docs/console.md
+/// "Sizes").
+pub fn css_percent(permille: u32) -> String {
+    format!("{}.{}%", permille / 10, permille % 10)
+}
+
 /// One WorkItem's row of the compact timeline.
 #[component]
 fn Lane(
@@ -464,8 +471,8 @@ fn Lane(
                     </span>
                     <span class="lane-track" aria-hidden="true">
                         <span class="lane-span"
-                            style:left=format!("{}%", f64::from(from) / 10.0)
-                            style:width=format!("{}%", f64::from(to.saturating_sub(from)) / 10.0)></span>
+                            style:left=css_percent(from)
+                            style:width=css_percent(to.saturating_sub(from))></span>
                         {dots.into_iter().map(|(at, kind)| view! {
                             <span class="lane-mark" style:left=format!("{at}%") title=kind></span>
                         }).collect_view()}

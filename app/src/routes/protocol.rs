@@ -100,10 +100,11 @@ pub fn run_bundles(files: &std::collections::HashMap<String, Vec<u8>>) -> Vec<Bu
 
 /// The runner's module in a module worker (`pkg/<hash>/runner-worker.js`, written by
 /// `scripts/build-web.sh` beside `worker.js`): it answers `{ready}` once `runner_bg.wasm` is
-/// compiled (or `{error}`), then `{report}` (or `{error}`) to the framed files.
+/// compiled (or `{error}`), then `{report}` (or `{error}`) to the framed files, or to an audit
+/// bundle (`{audit}`, `components::audit_verify`) after `{progress: [done, total]}` messages.
 #[cfg(target_arch = "wasm32")]
-mod runner {
-    use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+pub(crate) mod runner {
+    use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
     use wasm_bindgen::JsValue;
     use wasm_bindgen_futures::JsFuture;
 
@@ -140,13 +141,51 @@ mod runner {
             self.0
                 .post_message_with_transfer(&bytes, &Array::of1(&bytes.buffer()))
                 .map_err(|e| crate::web::js_error(&e))?;
-            get(&self.answer().await?, "report")
-                .as_string()
-                .ok_or_else(|| "the runner answered without a report".into())
+            self.report(&|_, _| {}).await
+        }
+
+        /// Verifies an audit bundle (its buffer transferred to the worker, never copied into
+        /// the console's memory); `progress` hears (lines checked, lines in all) as the
+        /// runner reports them; the verifier's JSON (`protocol_runner::audit_json`).
+        pub async fn verify_audit(
+            &self,
+            bundle: &ArrayBuffer,
+            progress: &dyn Fn(u64, u64),
+        ) -> Result<String, String> {
+            let message = Object::new();
+            Reflect::set(
+                &message,
+                &JsValue::from_str("audit"),
+                &Uint8Array::new(bundle),
+            )
+            .map_err(|e| crate::web::js_error(&e))?;
+            self.0
+                .post_message_with_transfer(&message, &Array::of1(bundle))
+                .map_err(|e| crate::web::js_error(&e))?;
+            self.report(progress).await
+        }
+
+        /// The worker's `{report}`, after any number of `{progress: [done, total]}`.
+        async fn report(&self, progress: &dyn Fn(u64, u64)) -> Result<String, String> {
+            loop {
+                let data = self.answer().await?;
+                let p = get(&data, "progress");
+                if Array::is_array(&p) {
+                    let p = Array::from(&p);
+                    let n = |i| p.get(i).as_f64().map_or(0, |n| n as u64);
+                    progress(n(0), n(1));
+                    continue;
+                }
+                return get(&data, "report")
+                    .as_string()
+                    .ok_or_else(|| "the runner answered without a report".into());
+            }
         }
 
         /// The worker's next message, or why there is none (its `{error}`, or its `error`
-        /// event: the module did not load or threw).
+        /// event: the module did not load or threw). The next handler is set in a microtask
+        /// after this one resolves, before the worker's next message is dispatched (a task),
+        /// so no message is missed between two calls.
         async fn answer(&self) -> Result<JsValue, String> {
             let w = &self.0;
             let p = Promise::new(&mut |resolve: Function, reject: Function| {

@@ -33,7 +33,7 @@ mod write;
 
 pub use verify::{
     ApprovalSummary, CommandSummary, Decision, GroupSummary, SealSummary, SignerKey, Summary,
-    verify,
+    verify, verify_reporting,
 };
 pub use write::{Assembly, Sealer, artifact_hashes, assemble};
 

@@ -405,6 +405,16 @@ struct Caused {
 
 /// Verifies a bundle; the first failure, in file order, is the error.
 pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
+    verify_reporting(bytes, &mut |_, _| {})
+}
+
+/// [`verify`], telling `progress` (lines checked, lines in the bundle) after each Event line
+/// (the lines that cost: a signature check and a replay each), so that a caller verifying a
+/// large bundle off the page (the console's bundle runner) can show how far it is.
+pub fn verify_reporting(
+    bytes: &[u8],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Summary, AuditError> {
     let lines = split_lines(bytes)?;
     let line_err = |i: usize, section: Section, reason: String| AuditError::Line {
         line: i + 1,
@@ -467,6 +477,7 @@ pub fn verify(bytes: &[u8]) -> Result<Summary, AuditError> {
     for i in events_at..admissions_at {
         let raw = lines.get(i).copied().unwrap_or_default();
         signatures += event(i, raw, &h, &registry, &mut state, &mut seen, &mut decisions)?;
+        progress(i + 1, lines.len());
     }
     for (g, head) in &h.groups {
         let found = seen.last.get(g).copied().unwrap_or(0);
