@@ -28,14 +28,13 @@ use simulation::agents::{Outcome, plan};
 use simulation::harness::{Envelope, Harness};
 use std::collections::{BTreeMap, VecDeque};
 use wasm_core::authority::{Micros, Rejection, SignedEvent, Submitted};
+use wasm_core::binding::hello::{self, Challenge, HelloFailure};
 use wasm_core::crypto::SecretSeed;
-use wasm_core::crypto::ed25519::{self, StrictSignature};
-use wasm_core::encoding::{b64url_decode, b64url_encode, hex};
-use wasm_core::frame::{self, Frame, HelloClientInit, HelloClientResponse};
+use wasm_core::encoding::{b64url_encode, hex};
+use wasm_core::frame::{self, Frame, HelloClientResponse};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
-use wasm_core::time::Timestamp;
 use wire::{Refusal as R, error_frame, event_frame, head};
 
 /// Connections open at once, at most: a page holds one console, a few tabs at most share a
@@ -124,14 +123,6 @@ fn seed_for(entropy: &[u8; 32], name: &str) -> SecretSeed {
     h.update(name.as_bytes());
     let mut raw: [u8; 32] = h.finalize().into();
     SecretSeed::take(&mut raw)
-}
-
-/// A challenge sent and not yet answered (server/src/gateway/session.rs `Challenge`).
-struct Challenge {
-    init: HelloClientInit,
-    server_nonce: String,
-    transcript: Vec<u8>,
-    expires: Micros,
 }
 
 /// An established human session.
@@ -704,12 +695,8 @@ impl Node {
     /// Step 1 → 2 (server/src/gateway/session.rs `challenge`).
     fn on_init(&mut self, conn: ConnId, v: &Value) -> Option<Phase> {
         let about = v.pointer("/frameId").and_then(Value::as_str);
-        let hello = v.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
-        if hello
-            && v.pointer("/phase").and_then(Value::as_str) == Some("client_init")
-            && matches!(v.pointer("/supportedVersions"), Some(Value::Array(a))
-                if !a.is_empty() && !a.iter().any(|i| i.as_str() == Some("0.1")))
-        {
+        let is_hello = v.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
+        if hello::offers_no_common_version(v) {
             let e = R::new(
                 ErrorCode::UnsupportedVersion,
                 "no common protocol version: this server speaks 0.1",
@@ -719,7 +706,7 @@ impl Node {
         }
         let init = match frame::decode_value(v) {
             Ok(Frame::HelloClientInit(i)) => i,
-            Err(e) if hello => {
+            Err(e) if is_hello => {
                 let e = R::new(ErrorCode::SchemaValidationFailed, e.message)
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
                 self.refuse(conn, &e.fatal());
@@ -735,44 +722,30 @@ impl Node {
                 return None;
             }
         };
-        let now = Timestamp::parse_profile(&self.now.format()).ok();
-        let bound = self
-            .h
-            .registry
-            .binding(init.key_id.as_str())
-            .filter(|b| {
-                b.principal.id == init.agent_id && b.principal.actor_type == ActorType::Human
-            })
-            .is_some_and(|b| now.is_some_and(|t| b.valid_at(t.instant())));
-        if !bound {
-            let e = R::new(
-                ErrorCode::AuthInvalidSignature,
-                "unknown key ID for this principal",
-            )
-            .about_frame(Some(init.frame_id.as_str()));
-            self.refuse(conn, &e.fatal());
-            return None;
-        }
-        let server_nonce = b64url_encode(&self.rng.bytes::<32>());
-        let challenge_id = b64url_encode(&self.rng.bytes::<18>());
+        let about = init.frame_id.as_str().to_owned();
         let expires = self.now.plus_seconds(CHALLENGE_TTL_SECONDS);
-        let transcript = hello_transcript(&init, &challenge_id, &server_nonce, expires);
-        let mut f = head(&self.frame_id(), "HELLO");
-        f.insert("phase", Value::string("server_challenge"));
-        f.insert("selectedVersion", Value::string("0.1"));
-        f.insert(
-            "clientNonce",
-            Value::string(init.client_nonce.as_str().to_owned()),
-        );
-        f.insert("serverNonce", Value::string(server_nonce.clone()));
-        f.insert("challenge", Value::string(b64url_encode(&transcript)));
-        self.push(conn, json::to_string(&Value::Object(f)));
-        Some(Phase::Challenged(Box::new(Challenge {
+        let frame_id = self.frame_id();
+        let rng = &mut self.rng;
+        let built = hello::challenge(
+            &self.h.registry,
             init,
-            server_nonce,
-            transcript,
+            ActorType::Human,
+            self.now,
             expires,
-        })))
+            &frame_id,
+            &mut |b: &mut [u8]| rng.fill(b),
+        );
+        match built {
+            Ok((challenge, frame)) => {
+                self.push(conn, frame);
+                Some(Phase::Challenged(Box::new(challenge)))
+            }
+            Err(f) => {
+                let e = R::new(HelloFailure::CODE, f.message()).about_frame(Some(&about));
+                self.refuse(conn, &e.fatal());
+                None
+            }
+        }
     }
 
     /// Step 3 → 4 (server/src/gateway/session.rs `accept`): once, before the challenge
@@ -781,11 +754,8 @@ impl Node {
         let r: HelloClientResponse = match frame::decode_value(v) {
             Ok(Frame::HelloClientResponse(r)) => r,
             Ok(other) => {
-                let e = R::new(
-                    ErrorCode::AuthInvalidSignature,
-                    "HELLO/client_init must be followed by client_response",
-                )
-                .about_frame(Some(other.frame_id().as_str()));
+                let e = R::new(HelloFailure::CODE, HelloFailure::NotAResponse.message())
+                    .about_frame(Some(other.frame_id().as_str()));
                 self.refuse(conn, &e.fatal());
                 return None;
             }
@@ -796,48 +766,17 @@ impl Node {
                 return None;
             }
         };
-        let about = Some(r.frame_id.as_str());
-        let fail = |m: &str| {
-            R::new(ErrorCode::AuthInvalidSignature, m)
-                .about_frame(about)
-                .fatal()
-        };
-        if r.agent_id != c.init.agent_id
-            || r.key_id != c.init.key_id
-            || r.client_nonce != c.init.client_nonce
-            || r.server_nonce.as_str() != c.server_nonce
-        {
-            self.refuse(conn, &fail("HELLO challenge transcript does not match"));
-            return None;
-        }
-        if self.now > c.expires {
-            self.refuse(conn, &fail("challenge expired"));
-            return None;
-        }
-        let valid = self
-            .h
-            .registry
-            .binding(c.init.key_id.as_str())
-            .is_some_and(|b| {
-                b64url_decode(r.challenge_signature.as_str())
-                    .ok()
-                    .and_then(|s| StrictSignature::from_bytes(&s).ok())
-                    .is_some_and(|sig| ed25519::verify(&b.public_key, &sig, &c.transcript))
-            });
-        if !valid {
-            self.refuse(conn, &fail("invalid challenge signature"));
+        if let Err(f) = hello::check_response(&self.h.registry, &c, &r, self.now) {
+            let e = R::new(HelloFailure::CODE, f.message())
+                .about_frame(Some(r.frame_id.as_str()))
+                .fatal();
+            self.refuse(conn, &e);
             return None;
         }
         let expires = self.now.plus_seconds(SESSION_TTL_SECONDS);
-        let token = b64url_encode(&self.rng.bytes::<32>());
-        let mut f = head(&self.frame_id(), "HELLO");
-        f.insert("phase", Value::string("server_accept"));
-        f.insert("selectedVersion", Value::string("0.1"));
-        f.insert("sessionToken", Value::string(token));
-        // Humans: 1, the placeholder the schema requires (binding.md, "Humans").
-        f.insert("sessionEpoch", Value::from(1u64));
-        f.insert("expiresAt", Value::string(expires.format()));
-        self.push(conn, json::to_string(&Value::Object(f)));
+        let token = self.rng.bytes::<{ hello::SESSION_TOKEN_BYTES }>();
+        let f = hello::accept_frame(&self.frame_id(), &token, None, expires);
+        self.push(conn, f);
         Some(Phase::Open(Session {
             principal_id: c.init.agent_id.as_str().to_owned(),
             expires,
@@ -1036,30 +975,6 @@ impl Node {
             .get(&(principal.to_owned(), group.to_owned()))
             .copied()
     }
-}
-
-/// The challenge transcript's JCS bytes (binding.md "HELLO": the transcript is ours).
-fn hello_transcript(
-    init: &HelloClientInit,
-    challenge_id: &str,
-    server_nonce: &str,
-    expires: Micros,
-) -> Vec<u8> {
-    let mut t = Object::new();
-    t.insert("agentId", Value::string(init.agent_id.as_str().to_owned()));
-    t.insert("challengeId", Value::string(challenge_id.to_owned()));
-    t.insert(
-        "clientNonce",
-        Value::string(init.client_nonce.as_str().to_owned()),
-    );
-    t.insert("expiresAt", Value::string(expires.format()));
-    t.insert("keyId", Value::string(init.key_id.as_str().to_owned()));
-    t.insert("principalType", Value::string("human"));
-    t.insert("protocolVersion", Value::string("0.1"));
-    t.insert("serverNonce", Value::string(server_nonce.to_owned()));
-    // Strings only: canonicalization cannot fail; an empty transcript would fail every
-    // signature check rather than pass one.
-    json::jcs::canonicalize(&Value::Object(t)).unwrap_or_default()
 }
 
 /// A `SUBSCRIBE` or `ACK` listing more than [`MAX_FRAME_ITEMS`] Groups is refused as a whole.

@@ -20,6 +20,7 @@ use axum::extract::ws::{Message, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
+use wasm_core::binding::hello::HelloFailure;
 use wasm_core::frame::{self, Frame};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
@@ -211,7 +212,7 @@ async fn handshake(
         Ok(v) => v?,
         Err(_) => return Err(Some(GatewayError::NoHello.wire().fatal())),
     };
-    if session::offers_no_common_version(&first) {
+    if wasm_core::binding::hello::offers_no_common_version(&first) {
         return Err(Some(GatewayError::Version.wire().fatal()));
     }
     let is_hello = first.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
@@ -238,7 +239,9 @@ async fn handshake(
         Ok(v) => v?,
         Err(_) => {
             return Err(Some(
-                GatewayError::Handshake("challenge expired").wire().fatal(),
+                GatewayError::Handshake(HelloFailure::Expired.message())
+                    .wire()
+                    .fatal(),
             ));
         }
     };
@@ -246,7 +249,7 @@ async fn handshake(
         Ok(Frame::HelloClientResponse(r)) => r,
         Ok(other) => {
             return Err(Some(
-                GatewayError::Handshake("HELLO/client_init must be followed by client_response")
+                GatewayError::Handshake(HelloFailure::NotAResponse.message())
                     .wire()
                     .fatal()
                     .about_frame(Some(other.frame_id().as_str())),

@@ -272,11 +272,16 @@ pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgr
 /// Random bytes from the operating system.
 pub(crate) fn random<const N: usize>() -> [u8; N] {
     let mut b = [0u8; N];
-    if getrandom::fill(&mut b).is_err() {
+    fill(&mut b);
+    b
+}
+
+/// Fills `b` from the operating system's random source (the HELLO's nonces, `hello::challenge`).
+pub(crate) fn fill(b: &mut [u8]) {
+    if getrandom::fill(b).is_err() {
         // No randomness: fail closed (every challenge would be predictable).
         panic!("the operating system's random source failed");
     }
-    b
 }
 
 /// Frame identifiers: unique within this process and unpredictable across processes.

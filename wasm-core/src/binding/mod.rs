@@ -1,0 +1,7 @@
+//! The WebSocket binding's pure rules (§17, docs/binding.md), shared by every host of `/ws`:
+//! the server's gateway (`server/src/gateway/`) and the static demo's in-memory node
+//! (`demo-node`). Each host keeps only its I/O (sockets, clocks, random sources, stores);
+//! what a client can observe of the binding — the `HELLO` transcript and its check, the
+//! refusals' codes and messages — is written once, here.
+
+pub mod hello;
