@@ -34,7 +34,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use wasm_core::crypto::ed25519::Signer;
-use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::{Actor, ActorType};
 use wasm_core::model::error::ErrorCode;
 
@@ -298,12 +297,7 @@ pub(crate) fn frame_id() -> String {
 /// An `ERROR` frame around a §19 document (`WireError::document`, schema-valid by
 /// construction).
 pub(crate) fn error_frame(e: &WireError) -> String {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("frameId", Value::string(frame_id()));
-    o.insert("frameType", Value::string("ERROR"));
-    o.insert("error", e.document());
-    json::to_string(&Value::Object(o))
+    wasm_core::binding::error::error_frame(&frame_id(), e.document())
 }
 
 /// An `EVENT` frame around stored JCS bytes, without re-parsing them (built by appending:

@@ -4,4 +4,5 @@
 //! what a client can observe of the binding — the `HELLO` transcript and its check, the
 //! refusals' codes and messages — is written once, here.
 
+pub mod error;
 pub mod hello;
