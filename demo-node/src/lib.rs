@@ -28,7 +28,9 @@ use simulation::agents::{Outcome, plan};
 use simulation::harness::{Envelope, Harness};
 use std::collections::{BTreeMap, VecDeque};
 use wasm_core::authority::{Micros, Rejection, SignedEvent, Submitted};
+use wasm_core::binding::access;
 use wasm_core::binding::hello::{self, Challenge, HelloFailure};
+use wasm_core::binding::limits::too_many_items;
 use wasm_core::crypto::SecretSeed;
 use wasm_core::encoding::{b64url_encode, hex};
 use wasm_core::frame::{self, Frame, HelloClientResponse};
@@ -40,16 +42,12 @@ use wire::{Refusal as R, error_frame, event_frame, head};
 /// Connections open at once, at most: a page holds one console, a few tabs at most share a
 /// Worker. The next [`Node::connect`] is refused.
 pub const MAX_CONNECTIONS: usize = 16;
-/// The largest client text read (the server's `MAX_FRAME_BYTES`: a `COMMAND` around the
-/// largest Command the HTTP edge takes, plus the frame's members).
-pub const MAX_FRAME_BYTES: usize = 100_000 * 12 + 64 * 1024 + 4096;
-/// The largest body `POST /api/commands` takes (the server's `MAX_COMMAND_BYTES`).
-pub const MAX_COMMAND_BYTES: usize = 100_000 * 12 + 64 * 1024;
+/// The largest client text read, and the largest body `POST /api/commands` takes: the
+/// binding's bounds, as the server applies them.
+pub use wasm_core::binding::limits::{MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_FRAME_ITEMS};
 /// Bytes of Artifact contents the node keeps, at most: past it a new content is dropped (the
 /// demo's Workers produce a few small ones; the bound keeps a runaway from filling the tab).
 pub const MAX_ARTIFACT_BYTES: usize = 16 << 20;
-/// Groups one `SUBSCRIBE` or `ACK` may list (the gateway's `MAX_FRAME_ITEMS`).
-pub const MAX_FRAME_ITEMS: usize = 256;
 /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
 pub const REPLAY_PAGE: usize = 1000;
 /// Frames waiting for the host per connection, at most: a host that stops taking them has the
@@ -530,23 +528,10 @@ impl Node {
         }
     }
 
-    /// Where `principal` may read `group` from: `Some(visibility_after)` for an active
-    /// Membership, `Some(0)` for an owner up the Mission tree (§14, H-10), `None` otherwise
-    /// (the hub's `access`).
+    /// Where `principal` may read `group` from (the binding's rule, `access::visibility_after`,
+    /// which the server's hub applies to its view of the same State).
     fn visibility(&self, group: &str, principal: &str) -> Option<u64> {
-        let st = &self.h.authority.state;
-        st.group(group)?;
-        match st.membership(group, principal) {
-            Some(m) if m.is_active() => Some(m.visibility_after_sequence),
-            _ => st
-                .mission_of_group(group)
-                .is_some_and(|m| {
-                    st.owners_up_the_tree(m)
-                        .iter()
-                        .any(|a| a.id.as_str() == principal)
-                })
-                .then_some(0),
-        }
+        access::visibility_after(&self.h.authority.state, group, principal)
     }
 
     /// The Groups `principal` may read now, sorted (what `GET /api/groups/{principal}`
@@ -938,13 +923,7 @@ impl Node {
         item: &wasm_core::frame::Acknowledgement,
     ) {
         let group = item.group_id.as_str();
-        let active = self
-            .h
-            .authority
-            .state
-            .membership(group, principal)
-            .is_some_and(|m| m.is_active());
-        if !active {
+        if !access::may_ack(&self.h.authority.state, group, principal) {
             let e = R::new(ErrorCode::GroupNotFound, "Group not found")
                 .in_group(group)
                 .about_frame(Some(frame_id));
@@ -975,30 +954,6 @@ impl Node {
             .get(&(principal.to_owned(), group.to_owned()))
             .copied()
     }
-}
-
-/// A `SUBSCRIBE` or `ACK` listing more than [`MAX_FRAME_ITEMS`] Groups is refused as a whole.
-fn too_many_items(v: &Value) -> Option<R> {
-    let (what, list) = match v.pointer("/frameType").and_then(Value::as_str) {
-        Some("SUBSCRIBE") => ("SUBSCRIBE", "/groups"),
-        Some("ACK") => ("ACK", "/acknowledgements"),
-        _ => return None,
-    };
-    let Some(Value::Array(items)) = v.pointer(list) else {
-        return None;
-    };
-    (items.len() > MAX_FRAME_ITEMS).then(|| {
-        R::new(
-            ErrorCode::ProtocolViolation,
-            format!(
-                "a {what} may list at most {MAX_FRAME_ITEMS} Groups (this one lists {}); send \
-                 several",
-                items.len()
-            ),
-        )
-        .about_frame(v.pointer("/frameId").and_then(Value::as_str))
-        .detail("maxItems", Value::from(MAX_FRAME_ITEMS as u64))
-    })
 }
 
 /// `now` truncated to whole seconds: the demo starts on a second, as its schedule and the

@@ -29,34 +29,10 @@ use wasm_core::model::error::ErrorCode;
 /// Replies a client may leave unread before it is disconnected.
 pub(super) const MAX_CONTROL: usize = 1024;
 
-/// Groups one `SUBSCRIBE` or `ACK` may list, at most (the frame schema sets no `maxItems`):
-/// each listed Group can cost a replay task or a reply, so a frame listing more is refused as
-/// a whole, before any of them is looked at.
-pub const MAX_FRAME_ITEMS: usize = 256;
-
-/// The refusal of a `SUBSCRIBE` or `ACK` listing more than [`MAX_FRAME_ITEMS`] Groups.
+/// The refusal of a `SUBSCRIBE` or `ACK` listing more than the binding's `MAX_FRAME_ITEMS`
+/// Groups, as a whole, before any of them is looked at.
 fn too_many_items(v: &Value) -> Option<WireError> {
-    let (what, list) = match v.pointer("/frameType").and_then(Value::as_str) {
-        Some("SUBSCRIBE") => ("SUBSCRIBE", "/groups"),
-        Some("ACK") => ("ACK", "/acknowledgements"),
-        _ => return None,
-    };
-    let Some(Value::Array(items)) = v.pointer(list) else {
-        return None;
-    };
-    if items.len() <= MAX_FRAME_ITEMS {
-        return None;
-    }
-    Some(
-        GatewayError::Framing(format!(
-            "a {what} may list at most {MAX_FRAME_ITEMS} Groups (this one lists {}); send \
-             several",
-            items.len()
-        ))
-        .wire()
-        .about_frame(v.pointer("/frameId").and_then(Value::as_str))
-        .detail("maxItems", Value::from(MAX_FRAME_ITEMS as u64)),
-    )
+    wasm_core::binding::limits::too_many_items(v).map(WireError::from_refusal)
 }
 
 /// What the reader does after a frame.

@@ -784,17 +784,19 @@ impl Hub {
     pub fn access(&self, group: &str, principal: &str) -> Access {
         let groups = lock(&self.groups);
         match groups.get(group) {
-            Some(g) => match g.members.get(principal) {
-                Some(m) if m.active => Access::Visible {
-                    visibility_after: m.visibility_after,
+            // The binding's rule over the cached view: an active Membership from its
+            // visibility start, full inspection rights from the beginning (§14).
+            Some(g) => match wasm_core::binding::access::readable(
+                g.members
+                    .get(principal)
+                    .map(|m| (m.active, m.visibility_after)),
+                g.inspectors.contains(principal),
+            ) {
+                Some(visibility_after) => Access::Visible {
+                    visibility_after,
                     archive: g.archive.clone(),
                 },
-                // Full inspection rights: the whole history (§14).
-                _ if g.inspectors.contains(principal) => Access::Visible {
-                    visibility_after: 0,
-                    archive: g.archive.clone(),
-                },
-                _ => Access::Hidden,
+                None => Access::Hidden,
             },
             None => Access::Hidden,
         }
@@ -975,16 +977,9 @@ impl Hub {
                 )
             })
             .collect();
-        e.inspectors = state
-            .mission_of_group(group)
-            .map(|m| {
-                state
-                    .owners_up_the_tree(m)
-                    .into_iter()
-                    .map(|a| a.id.as_str().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+        e.inspectors = wasm_core::binding::access::inspectors(state, group)
+            .into_iter()
+            .collect();
         match &gs.group.archive_snapshot_id {
             None => e.archive = None,
             Some(id) if e.archive.as_ref().is_none_or(|a| &a.snapshot_id != id) => {

@@ -40,8 +40,8 @@ use wasm_core::model::error::ErrorCode;
 pub use hub::Hub;
 
 /// The largest WebSocket message read: a COMMAND frame around the largest Command the HTTP
-/// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members.
-pub const MAX_FRAME_BYTES: usize = crate::limits::MAX_COMMAND_BYTES + 4096;
+/// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members (the binding's bound).
+pub use wasm_core::binding::limits::MAX_FRAME_BYTES;
 
 /// The socket read buffer: frames are about 1 KB, and the library's default (128 KiB, made
 /// ready before each read) costs more to prepare than most frames take to read. Larger
