@@ -29,6 +29,7 @@ use simulation::harness::{Envelope, Harness};
 use std::collections::{BTreeMap, VecDeque};
 use wasm_core::authority::{Micros, Rejection, SignedEvent, Submitted};
 use wasm_core::binding::access;
+use wasm_core::binding::error::BindingError as B;
 use wasm_core::binding::hello::{self, Challenge, HelloFailure};
 use wasm_core::binding::limits::too_many_items;
 use wasm_core::crypto::SecretSeed;
@@ -642,10 +643,7 @@ impl Node {
         let v = match json::parse(text.as_bytes()) {
             Ok(v) => v,
             Err(e) => {
-                let e = R::new(
-                    ErrorCode::ProtocolViolation,
-                    format!("the frame is not one strict JSON text: {e}"),
-                );
+                let e = B::NotStrictJson(e.to_string()).refusal();
                 self.refuse(conn, &if handshake { e.fatal() } else { e });
                 return;
             }
@@ -682,27 +680,21 @@ impl Node {
         let about = v.pointer("/frameId").and_then(Value::as_str);
         let is_hello = v.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
         if hello::offers_no_common_version(v) {
-            let e = R::new(
-                ErrorCode::UnsupportedVersion,
-                "no common protocol version: this server speaks 0.1",
-            );
+            let e = B::Version.refusal();
             self.refuse(conn, &e.fatal());
             return None;
         }
         let init = match frame::decode_value(v) {
             Ok(Frame::HelloClientInit(i)) => i,
             Err(e) if is_hello => {
-                let e = R::new(ErrorCode::SchemaValidationFailed, e.message)
+                let e = B::Schema(e.message)
+                    .refusal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
                 self.refuse(conn, &e.fatal());
                 return None;
             }
             _ => {
-                let e = R::new(
-                    ErrorCode::AuthRequired,
-                    "the first frame must be HELLO/client_init",
-                )
-                .about_frame(about);
+                let e = B::NotAuthenticated.refusal().about_frame(about);
                 self.refuse(conn, &e.fatal());
                 return None;
             }
@@ -745,7 +737,8 @@ impl Node {
                 return None;
             }
             Err(e) => {
-                let e = R::new(ErrorCode::SchemaValidationFailed, e.message)
+                let e = B::Schema(e.message)
+                    .refusal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
                 self.refuse(conn, &e.fatal());
                 return None;
@@ -772,10 +765,7 @@ impl Node {
     fn on_frame(&mut self, conn: ConnId, s: &Session, v: &Value) {
         let about = v.pointer("/frameId").and_then(Value::as_str);
         if self.now > s.expires {
-            let e = R::new(
-                ErrorCode::AuthRequired,
-                "the session has expired; HELLO again",
-            );
+            let e = B::Expired.refusal();
             self.refuse(conn, &e.fatal());
             return;
         }
@@ -786,7 +776,8 @@ impl Node {
         let f = match frame::decode_value(v) {
             Ok(f) => f,
             Err(e) => {
-                let e = R::new(ErrorCode::SchemaValidationFailed, e.message)
+                let e = B::Schema(e.message)
+                    .refusal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
                 self.refuse(conn, &e);
                 return;
@@ -828,14 +819,9 @@ impl Node {
                 self.push(conn, json::to_string(&Value::Object(o)));
             }
             other => {
-                let e = R::new(
-                    ErrorCode::ProtocolViolation,
-                    format!(
-                        "a client may not send {} frames after authentication",
-                        other.frame_type().as_str()
-                    ),
-                )
-                .about_frame(about);
+                let e = B::NotAfterAuthentication(other.frame_type().as_str().to_owned())
+                    .refusal()
+                    .about_frame(about);
                 self.refuse(conn, &e);
             }
         }
@@ -853,7 +839,8 @@ impl Node {
     ) {
         let group = g.group_id.as_str();
         let Some(visibility_after) = self.visibility(group, principal) else {
-            let e = R::new(ErrorCode::GroupNotFound, "Group not found")
+            let e = B::GroupNotFound
+                .refusal()
                 .in_group(group)
                 .about_frame(Some(frame_id));
             self.refuse(conn, &e);
@@ -894,12 +881,10 @@ impl Node {
         let actor_id = command.pointer("/actor/id").and_then(Value::as_str);
         let actor_type = command.pointer("/actor/type").and_then(Value::as_str);
         if actor_id != Some(principal) || actor_type != Some(ActorType::Human.as_str()) {
-            let e = R::new(
-                ErrorCode::AuthForbidden,
-                "the Command's actor is not this session's principal",
-            )
-            .about_command(command)
-            .about_frame(Some(frame_id));
+            let e = B::NotSessionPrincipal
+                .refusal()
+                .about_command(command)
+                .about_frame(Some(frame_id));
             self.refuse(conn, &e);
             return;
         }
@@ -924,7 +909,8 @@ impl Node {
     ) {
         let group = item.group_id.as_str();
         if !access::may_ack(&self.h.authority.state, group, principal) {
-            let e = R::new(ErrorCode::GroupNotFound, "Group not found")
+            let e = B::GroupNotFound
+                .refusal()
                 .in_group(group)
                 .about_frame(Some(frame_id));
             self.refuse(conn, &e);
@@ -932,12 +918,10 @@ impl Node {
         }
         let head = self.logs.get(group).map_or(0, |l| l.len() as u64);
         if item.sequence.0 > head {
-            let e = R::new(
-                ErrorCode::ProtocolViolation,
-                "the acknowledged sequence is beyond the Group's last Event",
-            )
-            .in_group(group)
-            .about_frame(Some(frame_id));
+            let e = B::AckBeyondHead
+                .refusal()
+                .in_group(group)
+                .about_frame(Some(frame_id));
             self.refuse(conn, &e);
             return;
         }

@@ -13,7 +13,7 @@
 
 use super::hub::{Conn, Next, Principal};
 use super::session::{self, Established};
-use super::{Gateway, GatewayError, WRITE_BUFFER, error_frame, replay};
+use super::{Gateway, GatewayError, WRITE_BUFFER, Wire, error_frame, replay};
 use crate::runtime::{Reply, now};
 use crate::wire::WireError;
 use axum::extract::ws::{Message, WebSocket};
@@ -250,15 +250,8 @@ async fn next_value(socket: &mut WebSocket) -> Result<Value, Option<WireError>> 
     loop {
         match socket.recv().await {
             Some(Ok(Message::Text(t))) => {
-                return json::parse(t.as_bytes()).map_err(|e| {
-                    Some(
-                        GatewayError::Framing(format!(
-                            "the frame is not one strict JSON text: {e}"
-                        ))
-                        .wire()
-                        .fatal(),
-                    )
-                });
+                return json::parse(t.as_bytes())
+                    .map_err(|e| Some(GatewayError::NotStrictJson(e.to_string()).wire().fatal()));
             }
             Some(Ok(Message::Binary(_))) => {
                 return Err(Some(
@@ -335,8 +328,7 @@ fn on_text(
         Ok(v) => v,
         Err(e) => {
             conn.control(error_frame(
-                &GatewayError::Framing(format!("the frame is not one strict JSON text: {e}"))
-                    .wire(),
+                &GatewayError::NotStrictJson(e.to_string()).wire(),
             ));
             return Flow::Continue;
         }
@@ -383,12 +375,9 @@ fn on_text(
         Frame::Ack(a) => ack(gw, conn, &frame_id, &a),
         Frame::Ping(p) => ping(gw, conn, &frame_id, &p),
         other => conn.control(error_frame(
-            &GatewayError::Framing(format!(
-                "a client may not send {} frames after authentication",
-                other.frame_type().as_str()
-            ))
-            .wire()
-            .about_frame(Some(&frame_id)),
+            &GatewayError::NotAfterAuthentication(other.frame_type().as_str().to_owned())
+                .wire()
+                .about_frame(Some(&frame_id)),
         )),
     }
     Flow::Continue
@@ -468,12 +457,10 @@ fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame
         }
         if item.sequence.0 > gw.hub.head(group) {
             conn.control(error_frame(
-                &GatewayError::Framing(
-                    "the acknowledged sequence is beyond the Group's last Event".into(),
-                )
-                .wire()
-                .in_group(group)
-                .about_frame(Some(frame_id)),
+                &GatewayError::AckBeyondHead
+                    .wire()
+                    .in_group(group)
+                    .about_frame(Some(frame_id)),
             ));
             continue;
         }

@@ -35,7 +35,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use wasm_core::crypto::ed25519::Signer;
 use wasm_core::model::common::{Actor, ActorType};
-use wasm_core::model::error::ErrorCode;
 
 pub use hub::Hub;
 
@@ -319,69 +318,17 @@ pub(crate) fn event_frame(jcs: &[u8]) -> String {
     f
 }
 
-/// What the gateway refuses with, by area (§19 codes).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GatewayError {
-    /// The first frame is not `HELLO/client_init`.
-    NotAuthenticated,
-    /// No first frame within `GatewayConfig::hello_wait`.
-    NoHello,
-    /// A handshake step failed (signature, key, transcript, expiry).
-    Handshake(&'static str),
-    /// The session is fenced by a newer Session Epoch.
-    Fenced,
-    /// The session's lifetime is over.
-    Expired,
-    /// The key that opened the session was revoked or ended in the Registry since.
-    KeyEnded,
-    /// Unknown Group, or one the principal may not see: the same answer (§17.2).
-    GroupNotFound,
-    /// Framing: binary message, not strict JSON, duplicate members, a frame the client may
-    /// not send.
-    Framing(String),
-    /// A schema-invalid frame.
-    Schema(String),
-    /// Only `0.1` is spoken.
-    Version,
-    /// The Command's actor is not this session's principal.
-    NotSessionPrincipal,
+/// What the gateway refuses with: the binding's errors, their codes and messages shared with
+/// demo-node (`wasm_core::binding::error`).
+pub use wasm_core::binding::error::BindingError as GatewayError;
+
+/// A binding error as the server's [`WireError`] (its HTTP status and clock around it).
+pub(crate) trait Wire {
+    fn wire(&self) -> WireError;
 }
 
-impl GatewayError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            GatewayError::NotAuthenticated | GatewayError::NoHello | GatewayError::Expired => {
-                ErrorCode::AuthRequired
-            }
-            GatewayError::Handshake(_) | GatewayError::KeyEnded => ErrorCode::AuthInvalidSignature,
-            GatewayError::Fenced => ErrorCode::AuthStaleSession,
-            GatewayError::GroupNotFound => ErrorCode::GroupNotFound,
-            GatewayError::Framing(_) => ErrorCode::ProtocolViolation,
-            GatewayError::Schema(_) => ErrorCode::SchemaValidationFailed,
-            GatewayError::Version => ErrorCode::UnsupportedVersion,
-            GatewayError::NotSessionPrincipal => ErrorCode::AuthForbidden,
-        }
-    }
-
-    pub fn wire(&self) -> WireError {
-        let message = match self {
-            GatewayError::NotAuthenticated => "the first frame must be HELLO/client_init".into(),
-            GatewayError::NoHello => "no HELLO/client_init in time; connect again and HELLO".into(),
-            GatewayError::Handshake(m) => (*m).to_owned(),
-            GatewayError::Fenced => {
-                "this session's Session Epoch is fenced by a newer HELLO".to_owned()
-            }
-            GatewayError::Expired => "the session has expired; HELLO again".to_owned(),
-            GatewayError::KeyEnded => {
-                "the key of this session was revoked or ended in the Registry".to_owned()
-            }
-            GatewayError::GroupNotFound => "Group not found".to_owned(),
-            GatewayError::Framing(m) | GatewayError::Schema(m) => m.clone(),
-            GatewayError::Version => "no common protocol version: this server speaks 0.1".into(),
-            GatewayError::NotSessionPrincipal => {
-                "the Command's actor is not this session's principal".to_owned()
-            }
-        };
-        WireError::new(self.code(), message)
+impl Wire for GatewayError {
+    fn wire(&self) -> WireError {
+        WireError::from_refusal(self.refusal())
     }
 }

@@ -7,7 +7,7 @@
 //! that a Command may carry (binding.md, "Humans").
 
 use super::hub::Principal;
-use super::{Gateway, GatewayError, fill, frame_id, random};
+use super::{Gateway, GatewayError, Wire, fill, frame_id, random};
 use crate::runtime::{Reply, now};
 use crate::wire::WireError;
 use std::sync::Arc;

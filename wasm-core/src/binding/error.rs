@@ -138,6 +138,95 @@ impl Refusal {
     }
 }
 
+/// What a host of the binding refuses a client with, by area: its §19 code and the message
+/// every host sends (binding.md, "Errors and what closes the connection"; the host decides
+/// what is fatal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BindingError {
+    /// The first frame is not `HELLO/client_init`.
+    NotAuthenticated,
+    /// No first frame in time.
+    NoHello,
+    /// A handshake step failed (signature, key, transcript, expiry: `hello::HelloFailure`).
+    Handshake(&'static str),
+    /// The session is fenced by a newer Session Epoch.
+    Fenced,
+    /// The session's lifetime is over.
+    Expired,
+    /// The key that opened the session was revoked or ended in the Registry since.
+    KeyEnded,
+    /// Unknown Group, or one the principal may not see: the same answer (§17.2).
+    GroupNotFound,
+    /// Framing: binary message, not strict JSON, duplicate members, a frame the client may
+    /// not send.
+    Framing(String),
+    /// A schema-invalid frame.
+    Schema(String),
+    /// Only `0.1` is spoken.
+    Version,
+    /// The Command's actor is not this session's principal.
+    NotSessionPrincipal,
+    /// A text that is not one strict JSON text (§17.4), with the parser's reason.
+    NotStrictJson(String),
+    /// A frame type a client may not send once authenticated.
+    NotAfterAuthentication(String),
+    /// An `ACK` of a sequence past the Group's head (§16).
+    AckBeyondHead,
+}
+
+impl BindingError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            BindingError::NotAuthenticated | BindingError::NoHello | BindingError::Expired => {
+                ErrorCode::AuthRequired
+            }
+            BindingError::Handshake(_) | BindingError::KeyEnded => ErrorCode::AuthInvalidSignature,
+            BindingError::Fenced => ErrorCode::AuthStaleSession,
+            BindingError::GroupNotFound => ErrorCode::GroupNotFound,
+            BindingError::Framing(_)
+            | BindingError::NotStrictJson(_)
+            | BindingError::NotAfterAuthentication(_)
+            | BindingError::AckBeyondHead => ErrorCode::ProtocolViolation,
+            BindingError::Schema(_) => ErrorCode::SchemaValidationFailed,
+            BindingError::Version => ErrorCode::UnsupportedVersion,
+            BindingError::NotSessionPrincipal => ErrorCode::AuthForbidden,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            BindingError::NotAuthenticated => "the first frame must be HELLO/client_init".into(),
+            BindingError::NoHello => "no HELLO/client_init in time; connect again and HELLO".into(),
+            BindingError::Handshake(m) => (*m).to_owned(),
+            BindingError::Fenced => {
+                "this session's Session Epoch is fenced by a newer HELLO".to_owned()
+            }
+            BindingError::Expired => "the session has expired; HELLO again".to_owned(),
+            BindingError::KeyEnded => {
+                "the key of this session was revoked or ended in the Registry".to_owned()
+            }
+            BindingError::GroupNotFound => "Group not found".to_owned(),
+            BindingError::Framing(m) | BindingError::Schema(m) => m.clone(),
+            BindingError::Version => "no common protocol version: this server speaks 0.1".into(),
+            BindingError::NotSessionPrincipal => {
+                "the Command's actor is not this session's principal".to_owned()
+            }
+            BindingError::NotStrictJson(e) => format!("the frame is not one strict JSON text: {e}"),
+            BindingError::NotAfterAuthentication(t) => {
+                format!("a client may not send {t} frames after authentication")
+            }
+            BindingError::AckBeyondHead => {
+                "the acknowledged sequence is beyond the Group's last Event".to_owned()
+            }
+        }
+    }
+
+    /// The refusal to send.
+    pub fn refusal(&self) -> Refusal {
+        Refusal::new(self.code(), self.message())
+    }
+}
+
 /// `actionId` and `groupId` of a Command, each when it is an identifier.
 pub fn command_ids(command: &Value) -> (Option<String>, Option<String>) {
     let id = |p: &str| {
@@ -220,6 +309,23 @@ mod tests {
             (n("/currentRevision"), n("/expectedRevision")),
             (Some(4), Some(3))
         );
+    }
+
+    #[test]
+    fn binding_errors_carry_their_code_and_message() {
+        let e = BindingError::GroupNotFound.refusal();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::GroupNotFound, "Group not found")
+        );
+        let e = BindingError::NotAfterAuthentication("HELLO".into()).refusal();
+        assert_eq!(e.code, ErrorCode::ProtocolViolation);
+        assert_eq!(
+            e.message,
+            "a client may not send HELLO frames after authentication"
+        );
+        assert_eq!(BindingError::Fenced.code(), ErrorCode::AuthStaleSession);
+        assert_eq!(BindingError::Expired.code(), ErrorCode::AuthRequired);
     }
 
     #[test]
