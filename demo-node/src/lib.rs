@@ -858,15 +858,7 @@ impl Node {
         }
         let live = end >= head;
         if !live {
-            let e = R::new(
-                ErrorCode::Backpressure,
-                "replay page complete; SUBSCRIBE again after resumeAfterSequence",
-            )
-            .in_group(group)
-            .detail("resumeAfterSequence", Value::from(end))
-            .detail("reason", Value::string("replay_page"));
-            let mut e = e;
-            e.retry_after_ms = Some(0);
+            let e = wasm_core::binding::error::continuation(group, end, "replay_page", 0);
             self.refuse(conn, &e);
         }
         if let Some(c) = self.conns.get_mut(&conn) {

@@ -23,7 +23,6 @@ use wasm_core::authority::state::State;
 use wasm_core::frame::Attention;
 use wasm_core::json::Value;
 use wasm_core::model::common::ActorType;
-use wasm_core::model::error::ErrorCode;
 
 /// A frame's text as queued and sent: one buffer shared by every connection it goes to
 /// (a clone is a reference count), handed to the socket without a copy.
@@ -490,25 +489,12 @@ impl Conn {
     }
 }
 
-/// The `BACKPRESSURE` error that pauses a Group: retry guidance, and where to resume.
+/// The `BACKPRESSURE` error that pauses a Group: retry guidance, and where to resume (the
+/// binding's `continuation`, which demo-node sends too).
 fn continuation(group: &str, last: u64, reason: &str, retry_after_ms: u64) -> String {
-    let message = match reason {
-        "replay_page" => "replay page complete; SUBSCRIBE again after resumeAfterSequence",
-        _ => {
-            "this Group's buffer is full and it is paused on this connection; SUBSCRIBE again \
-              after resumeAfterSequence"
-        }
-    };
-    let e = WireError::new(ErrorCode::Backpressure, message)
-        .retry_after(if reason == "replay_page" {
-            0
-        } else {
-            retry_after_ms
-        })
-        .in_group(group)
-        .detail("resumeAfterSequence", Value::from(last))
-        .detail("reason", Value::string(reason.to_owned()));
-    error_frame(&e)
+    error_frame(&WireError::from_refusal(
+        wasm_core::binding::error::continuation(group, last, reason, retry_after_ms),
+    ))
 }
 
 /// What the attention filter looks at in an Event (payloads.md §10.3).

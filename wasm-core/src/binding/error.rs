@@ -227,6 +227,25 @@ impl BindingError {
     }
 }
 
+/// The `BACKPRESSURE` refusal that pauses a Group's subscription (§17.3; binding.md, "Replay
+/// pages"): where to resume (`details.resumeAfterSequence`) and why (`details.reason`). A
+/// completed replay page (`reason` `replay_page`) may be followed at once (`retryAfterMs` 0);
+/// a full buffer after `retry_after_ms`.
+pub fn continuation(group: &str, resume_after: u64, reason: &str, retry_after_ms: u64) -> Refusal {
+    let page = reason == "replay_page";
+    let message = if page {
+        "replay page complete; SUBSCRIBE again after resumeAfterSequence"
+    } else {
+        "this Group's buffer is full and it is paused on this connection; SUBSCRIBE again \
+         after resumeAfterSequence"
+    };
+    Refusal::new(ErrorCode::Backpressure, message)
+        .retry_after(if page { 0 } else { retry_after_ms })
+        .in_group(group)
+        .detail("resumeAfterSequence", Value::from(resume_after))
+        .detail("reason", Value::string(reason.to_owned()))
+}
+
 /// `actionId` and `groupId` of a Command, each when it is an identifier.
 pub fn command_ids(command: &Value) -> (Option<String>, Option<String>) {
     let id = |p: &str| {
@@ -326,6 +345,22 @@ mod tests {
         );
         assert_eq!(BindingError::Fenced.code(), ErrorCode::AuthStaleSession);
         assert_eq!(BindingError::Expired.code(), ErrorCode::AuthRequired);
+    }
+
+    #[test]
+    fn a_replay_page_resumes_at_once_a_full_buffer_later() {
+        let e = continuation("urn:g:1", 1000, "replay_page", 250);
+        assert_eq!(e.code, ErrorCode::Backpressure);
+        assert_eq!(e.retry_after_ms, Some(0));
+        assert_eq!(e.group_id.as_deref(), Some("urn:g:1"));
+        assert_eq!(
+            e.details.get("resumeAfterSequence"),
+            Some(&Value::from(1000u64))
+        );
+        assert_eq!(
+            continuation("urn:g:1", 3, "buffer_full", 250).retry_after_ms,
+            Some(250)
+        );
     }
 
     #[test]
