@@ -460,7 +460,7 @@ impl Node {
                     for at in &receipt.events {
                         let Some(g) = &at.group_id else { continue };
                         if let Some(text) = self.event(g, at.sequence).map(str::to_owned) {
-                            let f = event_frame(&self.frame_id(), &text);
+                            let f = event_frame(&self.frame_id(), text.as_bytes());
                             self.push(conn, f);
                         }
                     }
@@ -509,7 +509,7 @@ impl Node {
                 if origin.is_some_and(|(o, _)| o == conn) {
                     sent_to_origin = true;
                 }
-                let f = event_frame(&self.frame_id(), &text);
+                let f = event_frame(&self.frame_id(), text.as_bytes());
                 self.push(conn, f);
             }
             // The sender always gets its own Events, where it holds a Membership after the
@@ -523,7 +523,7 @@ impl Node {
                     .membership(&group, principal)
                     .is_some()
             {
-                let f = event_frame(&self.frame_id(), &text);
+                let f = event_frame(&self.frame_id(), text.as_bytes());
                 self.push(conn, f);
             }
         }
@@ -798,11 +798,7 @@ impl Node {
             }
             Frame::Ping(p) => {
                 if p.presence.is_some() {
-                    let e = R::new(
-                        ErrorCode::AuthForbidden,
-                        "a Presence Record may only describe this session's Agent",
-                    )
-                    .about_frame(Some(&frame_id));
+                    let e = B::PresenceNotOwn.refusal().about_frame(Some(&frame_id));
                     self.refuse(conn, &e);
                     return;
                 }
@@ -853,7 +849,7 @@ impl Node {
             .filter_map(|s| self.event(group, s).map(str::to_owned))
             .collect();
         for t in texts {
-            let f = event_frame(&self.frame_id(), &t);
+            let f = event_frame(&self.frame_id(), t.as_bytes());
             self.push(conn, f);
         }
         let live = end >= head;
@@ -870,9 +866,7 @@ impl Node {
     /// the six stages and the authority; a refusal is an `ERROR` naming it, the connection
     /// stays open; accepted, its Events reach the sender (binding.md).
     fn command(&mut self, conn: ConnId, principal: &str, frame_id: &str, command: &Value) {
-        let actor_id = command.pointer("/actor/id").and_then(Value::as_str);
-        let actor_type = command.pointer("/actor/type").and_then(Value::as_str);
-        if actor_id != Some(principal) || actor_type != Some(ActorType::Human.as_str()) {
+        if !access::is_session_principal(command, principal, ActorType::Human) {
             let e = B::NotSessionPrincipal
                 .refusal()
                 .about_command(command)

@@ -21,10 +21,6 @@ pub fn error_frame(frame_id: &str, e: &Refusal, at: Micros) -> String {
     wasm_core::binding::error::error_frame(frame_id, e.document(at))
 }
 
-/// An `EVENT` frame around an Event's stored JCS text, not re-parsed (the gateway's
-/// `event_frame`: the same bytes the authority signed reach the console).
-pub fn event_frame(frame_id: &str, jcs: &str) -> String {
-    format!(
-        r#"{{"protocolVersion":"0.1","frameId":"{frame_id}","frameType":"EVENT","event":{jcs}}}"#
-    )
-}
+/// An `EVENT` frame around an Event's stored JCS text, not re-parsed (the binding's, as the
+/// gateway sends it).
+pub use wasm_core::binding::frames::event_frame;

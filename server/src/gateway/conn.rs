@@ -394,10 +394,8 @@ fn command(
     command: &Value,
 ) {
     let bytes = json::to_string(command).into_bytes();
-    let actor_id = command.pointer("/actor/id").and_then(Value::as_str);
-    let actor_type = command.pointer("/actor/type").and_then(Value::as_str);
     let p: &Principal = &conn.principal;
-    if actor_id != Some(p.id.as_str()) || actor_type != Some(p.kind.as_str()) {
+    if !wasm_core::binding::access::is_session_principal(command, &p.id, p.kind) {
         conn.control(error_frame(
             &GatewayError::NotSessionPrincipal
                 .wire()
@@ -486,11 +484,9 @@ fn ping(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, p: &wasm_core::fram
             );
         } else {
             conn.control(error_frame(
-                &WireError::new(
-                    ErrorCode::AuthForbidden,
-                    "a Presence Record may only describe this session's Agent",
-                )
-                .about_frame(Some(frame_id)),
+                &GatewayError::PresenceNotOwn
+                    .wire()
+                    .about_frame(Some(frame_id)),
             ));
             return;
         }

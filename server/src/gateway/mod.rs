@@ -299,23 +299,10 @@ pub(crate) fn error_frame(e: &WireError) -> String {
     wasm_core::binding::error::error_frame(&frame_id(), e.document())
 }
 
-/// An `EVENT` frame around stored JCS bytes, without re-parsing them (built by appending:
-/// it runs on the owner thread for every Event).
+/// An `EVENT` frame around stored JCS bytes, without re-parsing them (the binding's
+/// `event_frame`, with this process's next frame id).
 pub(crate) fn event_frame(jcs: &[u8]) -> String {
-    const HEAD: &str = r#"{"protocolVersion":"0.1","frameId":""#;
-    const TYPE: &str = r#"","frameType":"EVENT","event":"#;
-    let event = match std::str::from_utf8(jcs) {
-        Ok(s) => std::borrow::Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(jcs),
-    };
-    let id = frame_id();
-    let mut f = String::with_capacity(HEAD.len() + id.len() + TYPE.len() + event.len() + 1);
-    f.push_str(HEAD);
-    f.push_str(&id);
-    f.push_str(TYPE);
-    f.push_str(&event);
-    f.push('}');
-    f
+    wasm_core::binding::frames::event_frame(&frame_id(), jcs)
 }
 
 /// What the gateway refuses with: the binding's errors, their codes and messages shared with

@@ -5,6 +5,8 @@
 //! active Membership only (§16: Cursors are a member's).
 
 use crate::authority::State;
+use crate::json::Value;
+use crate::model::common::ActorType;
 
 /// Where a reader may start, from what it holds: `Some(visibility_after)` for an active
 /// Membership, `Some(0)` for an inspector, `None` (hidden) otherwise. `membership`: whether
@@ -48,6 +50,13 @@ pub fn visibility_after(state: &State, group: &str, principal: &str) -> Option<u
     }
 }
 
+/// Whether a `COMMAND`'s Command names the session's principal as its actor (binding.md,
+/// "COMMAND": a session submits only its own principal's Commands).
+pub fn is_session_principal(command: &Value, principal_id: &str, kind: ActorType) -> bool {
+    command.pointer("/actor/id").and_then(Value::as_str) == Some(principal_id)
+        && command.pointer("/actor/type").and_then(Value::as_str) == Some(kind.as_str())
+}
+
 /// Whether `principal` may `ACK` `group`: an active Membership (an ended one is answered as
 /// an unknown Group).
 pub fn may_ack(state: &State, group: &str, principal: &str) -> bool {
@@ -72,5 +81,9 @@ mod tests {
         assert_eq!(visibility_after(&empty, "urn:g:1", "urn:p:1"), None);
         assert!(!may_ack(&empty, "urn:g:1", "urn:p:1"));
         assert!(inspectors(&empty, "urn:g:1").is_empty());
+        let c = crate::json::parse(br#"{"actor":{"type":"human","id":"urn:p:1"}}"#).expect("json");
+        assert!(is_session_principal(&c, "urn:p:1", ActorType::Human));
+        assert!(!is_session_principal(&c, "urn:p:1", ActorType::Agent));
+        assert!(!is_session_principal(&c, "urn:p:2", ActorType::Human));
     }
 }

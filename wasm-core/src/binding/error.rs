@@ -172,6 +172,8 @@ pub enum BindingError {
     NotAfterAuthentication(String),
     /// An `ACK` of a sequence past the Group's head (§16).
     AckBeyondHead,
+    /// A `PING`'s Presence Record about another Agent or Session Epoch (§6.2).
+    PresenceNotOwn,
 }
 
 impl BindingError {
@@ -189,7 +191,9 @@ impl BindingError {
             | BindingError::AckBeyondHead => ErrorCode::ProtocolViolation,
             BindingError::Schema(_) => ErrorCode::SchemaValidationFailed,
             BindingError::Version => ErrorCode::UnsupportedVersion,
-            BindingError::NotSessionPrincipal => ErrorCode::AuthForbidden,
+            BindingError::NotSessionPrincipal | BindingError::PresenceNotOwn => {
+                ErrorCode::AuthForbidden
+            }
         }
     }
 
@@ -217,6 +221,9 @@ impl BindingError {
             }
             BindingError::AckBeyondHead => {
                 "the acknowledged sequence is beyond the Group's last Event".to_owned()
+            }
+            BindingError::PresenceNotOwn => {
+                "a Presence Record may only describe this session's Agent".to_owned()
             }
         }
     }

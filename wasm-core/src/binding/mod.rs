@@ -7,5 +7,6 @@
 
 pub mod access;
 pub mod error;
+pub mod frames;
 pub mod hello;
 pub mod limits;
