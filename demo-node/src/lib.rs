@@ -28,29 +28,27 @@ use simulation::agents::{Outcome, plan};
 use simulation::harness::{Envelope, Harness};
 use std::collections::{BTreeMap, VecDeque};
 use wasm_core::authority::{Micros, Rejection, SignedEvent, Submitted};
+use wasm_core::binding::access;
+use wasm_core::binding::error::BindingError as B;
+use wasm_core::binding::hello::{self, Challenge, HelloFailure};
+use wasm_core::binding::limits::too_many_items;
 use wasm_core::crypto::SecretSeed;
-use wasm_core::crypto::ed25519::{self, StrictSignature};
-use wasm_core::encoding::{b64url_decode, b64url_encode, hex};
-use wasm_core::frame::{self, Frame, HelloClientInit, HelloClientResponse};
+use wasm_core::encoding::{b64url_encode, hex};
+use wasm_core::frame::{self, Frame, HelloClientResponse};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
-use wasm_core::time::Timestamp;
 use wire::{Refusal as R, error_frame, event_frame, head};
 
 /// Connections open at once, at most: a page holds one console, a few tabs at most share a
 /// Worker. The next [`Node::connect`] is refused.
 pub const MAX_CONNECTIONS: usize = 16;
-/// The largest client text read (the server's `MAX_FRAME_BYTES`: a `COMMAND` around the
-/// largest Command the HTTP edge takes, plus the frame's members).
-pub const MAX_FRAME_BYTES: usize = 100_000 * 12 + 64 * 1024 + 4096;
-/// The largest body `POST /api/commands` takes (the server's `MAX_COMMAND_BYTES`).
-pub const MAX_COMMAND_BYTES: usize = 100_000 * 12 + 64 * 1024;
+/// The largest client text read, and the largest body `POST /api/commands` takes: the
+/// binding's bounds, as the server applies them.
+pub use wasm_core::binding::limits::{MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_FRAME_ITEMS};
 /// Bytes of Artifact contents the node keeps, at most: past it a new content is dropped (the
 /// demo's Workers produce a few small ones; the bound keeps a runaway from filling the tab).
 pub const MAX_ARTIFACT_BYTES: usize = 16 << 20;
-/// Groups one `SUBSCRIBE` or `ACK` may list (the gateway's `MAX_FRAME_ITEMS`).
-pub const MAX_FRAME_ITEMS: usize = 256;
 /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
 pub const REPLAY_PAGE: usize = 1000;
 /// Frames waiting for the host per connection, at most: a host that stops taking them has the
@@ -124,14 +122,6 @@ fn seed_for(entropy: &[u8; 32], name: &str) -> SecretSeed {
     h.update(name.as_bytes());
     let mut raw: [u8; 32] = h.finalize().into();
     SecretSeed::take(&mut raw)
-}
-
-/// A challenge sent and not yet answered (server/src/gateway/session.rs `Challenge`).
-struct Challenge {
-    init: HelloClientInit,
-    server_nonce: String,
-    transcript: Vec<u8>,
-    expires: Micros,
 }
 
 /// An established human session.
@@ -470,7 +460,7 @@ impl Node {
                     for at in &receipt.events {
                         let Some(g) = &at.group_id else { continue };
                         if let Some(text) = self.event(g, at.sequence).map(str::to_owned) {
-                            let f = event_frame(&self.frame_id(), &text);
+                            let f = event_frame(&self.frame_id(), text.as_bytes());
                             self.push(conn, f);
                         }
                     }
@@ -519,7 +509,7 @@ impl Node {
                 if origin.is_some_and(|(o, _)| o == conn) {
                     sent_to_origin = true;
                 }
-                let f = event_frame(&self.frame_id(), &text);
+                let f = event_frame(&self.frame_id(), text.as_bytes());
                 self.push(conn, f);
             }
             // The sender always gets its own Events, where it holds a Membership after the
@@ -533,29 +523,16 @@ impl Node {
                     .membership(&group, principal)
                     .is_some()
             {
-                let f = event_frame(&self.frame_id(), &text);
+                let f = event_frame(&self.frame_id(), text.as_bytes());
                 self.push(conn, f);
             }
         }
     }
 
-    /// Where `principal` may read `group` from: `Some(visibility_after)` for an active
-    /// Membership, `Some(0)` for an owner up the Mission tree (§14, H-10), `None` otherwise
-    /// (the hub's `access`).
+    /// Where `principal` may read `group` from (the binding's rule, `access::visibility_after`,
+    /// which the server's hub applies to its view of the same State).
     fn visibility(&self, group: &str, principal: &str) -> Option<u64> {
-        let st = &self.h.authority.state;
-        st.group(group)?;
-        match st.membership(group, principal) {
-            Some(m) if m.is_active() => Some(m.visibility_after_sequence),
-            _ => st
-                .mission_of_group(group)
-                .is_some_and(|m| {
-                    st.owners_up_the_tree(m)
-                        .iter()
-                        .any(|a| a.id.as_str() == principal)
-                })
-                .then_some(0),
-        }
+        access::visibility_after(&self.h.authority.state, group, principal)
     }
 
     /// The Groups `principal` may read now, sorted (what `GET /api/groups/{principal}`
@@ -666,10 +643,7 @@ impl Node {
         let v = match json::parse(text.as_bytes()) {
             Ok(v) => v,
             Err(e) => {
-                let e = R::new(
-                    ErrorCode::ProtocolViolation,
-                    format!("the frame is not one strict JSON text: {e}"),
-                );
+                let e = B::NotStrictJson(e.to_string()).refusal();
                 self.refuse(conn, &if handshake { e.fatal() } else { e });
                 return;
             }
@@ -704,75 +678,51 @@ impl Node {
     /// Step 1 → 2 (server/src/gateway/session.rs `challenge`).
     fn on_init(&mut self, conn: ConnId, v: &Value) -> Option<Phase> {
         let about = v.pointer("/frameId").and_then(Value::as_str);
-        let hello = v.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
-        if hello
-            && v.pointer("/phase").and_then(Value::as_str) == Some("client_init")
-            && matches!(v.pointer("/supportedVersions"), Some(Value::Array(a))
-                if !a.is_empty() && !a.iter().any(|i| i.as_str() == Some("0.1")))
-        {
-            let e = R::new(
-                ErrorCode::UnsupportedVersion,
-                "no common protocol version: this server speaks 0.1",
-            );
+        let is_hello = v.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
+        if hello::offers_no_common_version(v) {
+            let e = B::Version.refusal();
             self.refuse(conn, &e.fatal());
             return None;
         }
         let init = match frame::decode_value(v) {
             Ok(Frame::HelloClientInit(i)) => i,
-            Err(e) if hello => {
-                let e = R::new(ErrorCode::SchemaValidationFailed, e.message)
+            Err(e) if is_hello => {
+                let e = B::Schema(e.message)
+                    .refusal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
                 self.refuse(conn, &e.fatal());
                 return None;
             }
             _ => {
-                let e = R::new(
-                    ErrorCode::AuthRequired,
-                    "the first frame must be HELLO/client_init",
-                )
-                .about_frame(about);
+                let e = B::NotAuthenticated.refusal().about_frame(about);
                 self.refuse(conn, &e.fatal());
                 return None;
             }
         };
-        let now = Timestamp::parse_profile(&self.now.format()).ok();
-        let bound = self
-            .h
-            .registry
-            .binding(init.key_id.as_str())
-            .filter(|b| {
-                b.principal.id == init.agent_id && b.principal.actor_type == ActorType::Human
-            })
-            .is_some_and(|b| now.is_some_and(|t| b.valid_at(t.instant())));
-        if !bound {
-            let e = R::new(
-                ErrorCode::AuthInvalidSignature,
-                "unknown key ID for this principal",
-            )
-            .about_frame(Some(init.frame_id.as_str()));
-            self.refuse(conn, &e.fatal());
-            return None;
-        }
-        let server_nonce = b64url_encode(&self.rng.bytes::<32>());
-        let challenge_id = b64url_encode(&self.rng.bytes::<18>());
+        let about = init.frame_id.as_str().to_owned();
         let expires = self.now.plus_seconds(CHALLENGE_TTL_SECONDS);
-        let transcript = hello_transcript(&init, &challenge_id, &server_nonce, expires);
-        let mut f = head(&self.frame_id(), "HELLO");
-        f.insert("phase", Value::string("server_challenge"));
-        f.insert("selectedVersion", Value::string("0.1"));
-        f.insert(
-            "clientNonce",
-            Value::string(init.client_nonce.as_str().to_owned()),
-        );
-        f.insert("serverNonce", Value::string(server_nonce.clone()));
-        f.insert("challenge", Value::string(b64url_encode(&transcript)));
-        self.push(conn, json::to_string(&Value::Object(f)));
-        Some(Phase::Challenged(Box::new(Challenge {
+        let frame_id = self.frame_id();
+        let rng = &mut self.rng;
+        let built = hello::challenge(
+            &self.h.registry,
             init,
-            server_nonce,
-            transcript,
+            ActorType::Human,
+            self.now,
             expires,
-        })))
+            &frame_id,
+            &mut |b: &mut [u8]| rng.fill(b),
+        );
+        match built {
+            Ok((challenge, frame)) => {
+                self.push(conn, frame);
+                Some(Phase::Challenged(Box::new(challenge)))
+            }
+            Err(f) => {
+                let e = R::new(HelloFailure::CODE, f.message()).about_frame(Some(&about));
+                self.refuse(conn, &e.fatal());
+                None
+            }
+        }
     }
 
     /// Step 3 → 4 (server/src/gateway/session.rs `accept`): once, before the challenge
@@ -781,63 +731,30 @@ impl Node {
         let r: HelloClientResponse = match frame::decode_value(v) {
             Ok(Frame::HelloClientResponse(r)) => r,
             Ok(other) => {
-                let e = R::new(
-                    ErrorCode::AuthInvalidSignature,
-                    "HELLO/client_init must be followed by client_response",
-                )
-                .about_frame(Some(other.frame_id().as_str()));
+                let e = R::new(HelloFailure::CODE, HelloFailure::NotAResponse.message())
+                    .about_frame(Some(other.frame_id().as_str()));
                 self.refuse(conn, &e.fatal());
                 return None;
             }
             Err(e) => {
-                let e = R::new(ErrorCode::SchemaValidationFailed, e.message)
+                let e = B::Schema(e.message)
+                    .refusal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
                 self.refuse(conn, &e.fatal());
                 return None;
             }
         };
-        let about = Some(r.frame_id.as_str());
-        let fail = |m: &str| {
-            R::new(ErrorCode::AuthInvalidSignature, m)
-                .about_frame(about)
-                .fatal()
-        };
-        if r.agent_id != c.init.agent_id
-            || r.key_id != c.init.key_id
-            || r.client_nonce != c.init.client_nonce
-            || r.server_nonce.as_str() != c.server_nonce
-        {
-            self.refuse(conn, &fail("HELLO challenge transcript does not match"));
-            return None;
-        }
-        if self.now > c.expires {
-            self.refuse(conn, &fail("challenge expired"));
-            return None;
-        }
-        let valid = self
-            .h
-            .registry
-            .binding(c.init.key_id.as_str())
-            .is_some_and(|b| {
-                b64url_decode(r.challenge_signature.as_str())
-                    .ok()
-                    .and_then(|s| StrictSignature::from_bytes(&s).ok())
-                    .is_some_and(|sig| ed25519::verify(&b.public_key, &sig, &c.transcript))
-            });
-        if !valid {
-            self.refuse(conn, &fail("invalid challenge signature"));
+        if let Err(f) = hello::check_response(&self.h.registry, &c, &r, self.now) {
+            let e = R::new(HelloFailure::CODE, f.message())
+                .about_frame(Some(r.frame_id.as_str()))
+                .fatal();
+            self.refuse(conn, &e);
             return None;
         }
         let expires = self.now.plus_seconds(SESSION_TTL_SECONDS);
-        let token = b64url_encode(&self.rng.bytes::<32>());
-        let mut f = head(&self.frame_id(), "HELLO");
-        f.insert("phase", Value::string("server_accept"));
-        f.insert("selectedVersion", Value::string("0.1"));
-        f.insert("sessionToken", Value::string(token));
-        // Humans: 1, the placeholder the schema requires (binding.md, "Humans").
-        f.insert("sessionEpoch", Value::from(1u64));
-        f.insert("expiresAt", Value::string(expires.format()));
-        self.push(conn, json::to_string(&Value::Object(f)));
+        let token = self.rng.bytes::<{ hello::SESSION_TOKEN_BYTES }>();
+        let f = hello::accept_frame(&self.frame_id(), &token, None, expires);
+        self.push(conn, f);
         Some(Phase::Open(Session {
             principal_id: c.init.agent_id.as_str().to_owned(),
             expires,
@@ -848,10 +765,7 @@ impl Node {
     fn on_frame(&mut self, conn: ConnId, s: &Session, v: &Value) {
         let about = v.pointer("/frameId").and_then(Value::as_str);
         if self.now > s.expires {
-            let e = R::new(
-                ErrorCode::AuthRequired,
-                "the session has expired; HELLO again",
-            );
+            let e = B::Expired.refusal();
             self.refuse(conn, &e.fatal());
             return;
         }
@@ -862,7 +776,8 @@ impl Node {
         let f = match frame::decode_value(v) {
             Ok(f) => f,
             Err(e) => {
-                let e = R::new(ErrorCode::SchemaValidationFailed, e.message)
+                let e = B::Schema(e.message)
+                    .refusal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
                 self.refuse(conn, &e);
                 return;
@@ -883,11 +798,7 @@ impl Node {
             }
             Frame::Ping(p) => {
                 if p.presence.is_some() {
-                    let e = R::new(
-                        ErrorCode::AuthForbidden,
-                        "a Presence Record may only describe this session's Agent",
-                    )
-                    .about_frame(Some(&frame_id));
+                    let e = B::PresenceNotOwn.refusal().about_frame(Some(&frame_id));
                     self.refuse(conn, &e);
                     return;
                 }
@@ -904,14 +815,9 @@ impl Node {
                 self.push(conn, json::to_string(&Value::Object(o)));
             }
             other => {
-                let e = R::new(
-                    ErrorCode::ProtocolViolation,
-                    format!(
-                        "a client may not send {} frames after authentication",
-                        other.frame_type().as_str()
-                    ),
-                )
-                .about_frame(about);
+                let e = B::NotAfterAuthentication(other.frame_type().as_str().to_owned())
+                    .refusal()
+                    .about_frame(about);
                 self.refuse(conn, &e);
             }
         }
@@ -929,7 +835,8 @@ impl Node {
     ) {
         let group = g.group_id.as_str();
         let Some(visibility_after) = self.visibility(group, principal) else {
-            let e = R::new(ErrorCode::GroupNotFound, "Group not found")
+            let e = B::GroupNotFound
+                .refusal()
                 .in_group(group)
                 .about_frame(Some(frame_id));
             self.refuse(conn, &e);
@@ -942,20 +849,12 @@ impl Node {
             .filter_map(|s| self.event(group, s).map(str::to_owned))
             .collect();
         for t in texts {
-            let f = event_frame(&self.frame_id(), &t);
+            let f = event_frame(&self.frame_id(), t.as_bytes());
             self.push(conn, f);
         }
         let live = end >= head;
         if !live {
-            let e = R::new(
-                ErrorCode::Backpressure,
-                "replay page complete; SUBSCRIBE again after resumeAfterSequence",
-            )
-            .in_group(group)
-            .detail("resumeAfterSequence", Value::from(end))
-            .detail("reason", Value::string("replay_page"));
-            let mut e = e;
-            e.retry_after_ms = Some(0);
+            let e = wasm_core::binding::error::continuation(group, end, "replay_page", 0);
             self.refuse(conn, &e);
         }
         if let Some(c) = self.conns.get_mut(&conn) {
@@ -967,15 +866,11 @@ impl Node {
     /// the six stages and the authority; a refusal is an `ERROR` naming it, the connection
     /// stays open; accepted, its Events reach the sender (binding.md).
     fn command(&mut self, conn: ConnId, principal: &str, frame_id: &str, command: &Value) {
-        let actor_id = command.pointer("/actor/id").and_then(Value::as_str);
-        let actor_type = command.pointer("/actor/type").and_then(Value::as_str);
-        if actor_id != Some(principal) || actor_type != Some(ActorType::Human.as_str()) {
-            let e = R::new(
-                ErrorCode::AuthForbidden,
-                "the Command's actor is not this session's principal",
-            )
-            .about_command(command)
-            .about_frame(Some(frame_id));
+        if !access::is_session_principal(command, principal, ActorType::Human) {
+            let e = B::NotSessionPrincipal
+                .refusal()
+                .about_command(command)
+                .about_frame(Some(frame_id));
             self.refuse(conn, &e);
             return;
         }
@@ -999,14 +894,9 @@ impl Node {
         item: &wasm_core::frame::Acknowledgement,
     ) {
         let group = item.group_id.as_str();
-        let active = self
-            .h
-            .authority
-            .state
-            .membership(group, principal)
-            .is_some_and(|m| m.is_active());
-        if !active {
-            let e = R::new(ErrorCode::GroupNotFound, "Group not found")
+        if !access::may_ack(&self.h.authority.state, group, principal) {
+            let e = B::GroupNotFound
+                .refusal()
                 .in_group(group)
                 .about_frame(Some(frame_id));
             self.refuse(conn, &e);
@@ -1014,12 +904,10 @@ impl Node {
         }
         let head = self.logs.get(group).map_or(0, |l| l.len() as u64);
         if item.sequence.0 > head {
-            let e = R::new(
-                ErrorCode::ProtocolViolation,
-                "the acknowledged sequence is beyond the Group's last Event",
-            )
-            .in_group(group)
-            .about_frame(Some(frame_id));
+            let e = B::AckBeyondHead
+                .refusal()
+                .in_group(group)
+                .about_frame(Some(frame_id));
             self.refuse(conn, &e);
             return;
         }
@@ -1036,54 +924,6 @@ impl Node {
             .get(&(principal.to_owned(), group.to_owned()))
             .copied()
     }
-}
-
-/// The challenge transcript's JCS bytes (binding.md "HELLO": the transcript is ours).
-fn hello_transcript(
-    init: &HelloClientInit,
-    challenge_id: &str,
-    server_nonce: &str,
-    expires: Micros,
-) -> Vec<u8> {
-    let mut t = Object::new();
-    t.insert("agentId", Value::string(init.agent_id.as_str().to_owned()));
-    t.insert("challengeId", Value::string(challenge_id.to_owned()));
-    t.insert(
-        "clientNonce",
-        Value::string(init.client_nonce.as_str().to_owned()),
-    );
-    t.insert("expiresAt", Value::string(expires.format()));
-    t.insert("keyId", Value::string(init.key_id.as_str().to_owned()));
-    t.insert("principalType", Value::string("human"));
-    t.insert("protocolVersion", Value::string("0.1"));
-    t.insert("serverNonce", Value::string(server_nonce.to_owned()));
-    // Strings only: canonicalization cannot fail; an empty transcript would fail every
-    // signature check rather than pass one.
-    json::jcs::canonicalize(&Value::Object(t)).unwrap_or_default()
-}
-
-/// A `SUBSCRIBE` or `ACK` listing more than [`MAX_FRAME_ITEMS`] Groups is refused as a whole.
-fn too_many_items(v: &Value) -> Option<R> {
-    let (what, list) = match v.pointer("/frameType").and_then(Value::as_str) {
-        Some("SUBSCRIBE") => ("SUBSCRIBE", "/groups"),
-        Some("ACK") => ("ACK", "/acknowledgements"),
-        _ => return None,
-    };
-    let Some(Value::Array(items)) = v.pointer(list) else {
-        return None;
-    };
-    (items.len() > MAX_FRAME_ITEMS).then(|| {
-        R::new(
-            ErrorCode::ProtocolViolation,
-            format!(
-                "a {what} may list at most {MAX_FRAME_ITEMS} Groups (this one lists {}); send \
-                 several",
-                items.len()
-            ),
-        )
-        .about_frame(v.pointer("/frameId").and_then(Value::as_str))
-        .detail("maxItems", Value::from(MAX_FRAME_ITEMS as u64))
-    })
 }
 
 /// `now` truncated to whole seconds: the demo starts on a second, as its schedule and the

@@ -6,62 +6,55 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use wasm_core::authority::{Micros, Rejection};
-use wasm_core::json::{self, Object, Value};
-use wasm_core::model::error::{ErrorCode, ProtocolError};
-use wasm_core::model::{Id, SafeInt, Str, ToJson};
-use wasm_core::time::Timestamp;
+use wasm_core::binding::error::{Refusal, fallback_document};
+use wasm_core::json::{self, Value};
+use wasm_core::model::error::ErrorCode;
 
 /// What an `INTERNAL_ERROR` says: the cause (a store error, a path) stays in the log.
 pub const INTERNAL_MESSAGE: &str =
     "the authority failed without accepting the Command; an unchanged retry is safe";
 
-/// The schema's bound on `message` (1..=2000 characters).
-const MAX_MESSAGE_CHARS: usize = 2000;
-
-/// A wire error on its way to the sender: the document's members and the HTTP status.
+/// A wire error on its way to the sender: the binding's refusal (the document's members,
+/// `wasm_core::binding::error`, shared with demo-node), the HTTP status and when it was made.
+/// It reads as its [`Refusal`] (`e.code`, `e.message`, ...).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WireError {
     pub status: StatusCode,
-    pub code: ErrorCode,
-    pub message: String,
-    pub details: Object,
-    pub related_action_id: Option<String>,
-    pub group_id: Option<String>,
-    pub expected_revision: Option<u64>,
-    pub current_revision: Option<u64>,
-    pub retry_after_ms: Option<u64>,
-    /// The WebSocket frame refused (`relatedFrameId`, §19).
-    pub related_frame_id: Option<String>,
-    /// Set when the gateway closes the connection after this error.
-    pub fatal: Option<bool>,
-    /// `snapshotArtifactHash` of a `CURSOR_TOO_OLD` (§16).
-    pub snapshot_artifact_hash: Option<String>,
+    pub refusal: Refusal,
     /// When the server refused (`occurredAt`).
     pub at: Micros,
+}
+
+impl std::ops::Deref for WireError {
+    type Target = Refusal;
+    fn deref(&self) -> &Refusal {
+        &self.refusal
+    }
+}
+
+impl std::ops::DerefMut for WireError {
+    fn deref_mut(&mut self) -> &mut Refusal {
+        &mut self.refusal
+    }
 }
 
 impl WireError {
     /// A refusal with a fixed message; the status follows the code (`INTERNAL_ERROR` 500,
     /// `BACKPRESSURE` 503, the rest 422) unless set with [`WireError::with_status`].
     pub fn new(code: ErrorCode, message: impl Into<String>) -> WireError {
-        let status = match code {
+        WireError::from_refusal(Refusal::new(code, message))
+    }
+
+    /// The binding's refusal at the server's clock, its status following its code.
+    pub fn from_refusal(refusal: Refusal) -> WireError {
+        let status = match refusal.code {
             ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::Backpressure => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::UNPROCESSABLE_ENTITY,
         };
         WireError {
             status,
-            code,
-            message: message.into(),
-            details: Object::new(),
-            related_action_id: None,
-            group_id: None,
-            expected_revision: None,
-            current_revision: None,
-            retry_after_ms: None,
-            related_frame_id: None,
-            fatal: None,
-            snapshot_artifact_hash: None,
+            refusal,
             at: crate::clock::now(),
         }
     }
@@ -73,18 +66,7 @@ impl WireError {
             tracing::error!(cause = %r.message, "the authority failed a Command");
             return WireError::new(ErrorCode::InternalError, INTERNAL_MESSAGE);
         }
-        let revision = |name: &str| match r.details.get(name) {
-            Some(Value::Number(n)) => n.as_safe_u64(),
-            _ => None,
-        };
-        let mut e = WireError::new(r.code, String::new());
-        if r.code == ErrorCode::RevisionConflict {
-            e.expected_revision = revision("expectedRevision");
-            e.current_revision = revision("currentRevision");
-        }
-        e.message = r.message;
-        e.details = r.details;
-        e
+        WireError::from_refusal(Refusal::from_rejection(r))
     }
 
     /// A §19 error document as another node of the cluster answered it (a forwarded
@@ -120,31 +102,29 @@ impl WireError {
     }
 
     pub fn retry_after(mut self, ms: u64) -> WireError {
-        self.retry_after_ms = Some(ms);
+        self.refusal = self.refusal.retry_after(ms);
         self
     }
 
     /// Names the refused frame (`relatedFrameId`).
     pub fn about_frame(mut self, frame_id: Option<&str>) -> WireError {
-        self.related_frame_id = frame_id
-            .filter(|s| wasm_core::id::check_id(s).is_ok())
-            .map(str::to_owned);
+        self.refusal = self.refusal.about_frame(frame_id);
         self
     }
 
     /// Marks the error as closing the connection (`fatal: true`).
     pub fn fatal(mut self) -> WireError {
-        self.fatal = Some(true);
+        self.refusal = self.refusal.fatal();
         self
     }
 
     pub fn in_group(mut self, group_id: &str) -> WireError {
-        self.group_id = Some(group_id.to_owned()).filter(|g| wasm_core::id::check_id(g).is_ok());
+        self.refusal = self.refusal.in_group(group_id);
         self
     }
 
     pub fn detail(mut self, name: &str, value: Value) -> WireError {
-        self.details.insert(name.to_owned(), value);
+        self.refusal = self.refusal.detail(name, value);
         self
     }
 
@@ -152,71 +132,22 @@ impl WireError {
     /// object carrying them: the sender's own values, so nothing undisclosed is revealed.
     pub fn about_command(mut self, bytes: &[u8]) -> WireError {
         if let Ok(v) = json::parse(bytes) {
-            let id = |p: &str| {
-                v.pointer(p)
-                    .and_then(Value::as_str)
-                    .filter(|s| wasm_core::id::check_id(s).is_ok())
-                    .map(str::to_owned)
-            };
-            self.related_action_id = id("/actionId");
-            self.group_id = id("/groupId");
+            self.refusal = self.refusal.about_command(&v);
         }
         self
     }
 
-    /// The error document (`error.schema.json`).
+    /// The error document (`error.schema.json`, `Refusal::document`).
     pub fn document(&self) -> Value {
-        let occurred_at = Timestamp::parse_profile(&self.at.format()).ok();
-        let id = |s: &Option<String>| s.clone().map(Id);
-        let doc = occurred_at.map(|occurred_at| ProtocolError {
-            code: self.code,
-            message: Str(bounded_message(&self.message)),
-            retryable: self.code.retry_generally_safe(),
-            fatal: self.fatal,
-            related_frame_id: id(&self.related_frame_id),
-            related_action_id: id(&self.related_action_id),
-            group_id: id(&self.group_id),
-            expected_revision: self.expected_revision.map(SafeInt),
-            current_revision: self.current_revision.map(SafeInt),
-            retry_after_ms: self.retry_after_ms.map(SafeInt),
-            snapshot_artifact_hash: self
-                .snapshot_artifact_hash
-                .clone()
-                .map(wasm_core::model::Sha256Hash),
-            details: Some(self.details.clone()).filter(|d| !d.is_empty()),
-            occurred_at,
-        });
-        match doc.map(|d| d.to_json()) {
-            Some(v) if wasm_core::model::error::validate(&v, true).is_ok() => v,
+        match self.refusal.try_document(self.at) {
+            Some(v) => v,
             // Unreachable by construction; never send an invalid document.
-            other => {
-                tracing::error!(code = %self.code, document = ?other, "an error document did not validate");
+            None => {
+                tracing::error!(code = %self.code, "an error document did not validate");
                 fallback_document(self.code)
             }
         }
     }
-}
-
-/// At most 2000 characters, never empty (the schema's `message`).
-fn bounded_message(m: &str) -> String {
-    let m = m.trim();
-    if m.is_empty() {
-        return "request refused".to_owned();
-    }
-    match m.char_indices().nth(MAX_MESSAGE_CHARS) {
-        Some((cut, _)) => m[..cut].to_owned(),
-        None => m.to_owned(),
-    }
-}
-
-/// A minimal valid document at the epoch, should building the real one ever fail.
-fn fallback_document(code: ErrorCode) -> Value {
-    let mut o = Object::new();
-    o.insert("code", Value::string(code.as_str()));
-    o.insert("message", Value::string("request refused"));
-    o.insert("retryable", Value::Bool(code.retry_generally_safe()));
-    o.insert("occurredAt", Value::string("1970-01-01T00:00:00Z"));
-    Value::Object(o)
 }
 
 impl IntoResponse for WireError {
@@ -307,7 +238,7 @@ mod tests {
         // Not ids (relative, not strings): left out rather than sent invalid.
         let e = WireError::new(ErrorCode::InvalidCommand, "x")
             .about_command(br#"{"actionId":"no-scheme","groupId":7}"#);
-        assert_eq!((e.related_action_id, e.group_id), (None, None));
+        assert_eq!((&e.related_action_id, &e.group_id), (&None, &None));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod audit;
 pub mod authority;
+pub mod binding;
 pub mod conformance;
 pub mod crypto;
 pub mod encoding;

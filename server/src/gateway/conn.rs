@@ -13,13 +13,14 @@
 
 use super::hub::{Conn, Next, Principal};
 use super::session::{self, Established};
-use super::{Gateway, GatewayError, WRITE_BUFFER, error_frame, replay};
+use super::{Gateway, GatewayError, WRITE_BUFFER, Wire, error_frame, replay};
 use crate::runtime::{Reply, now};
 use crate::wire::WireError;
 use axum::extract::ws::{Message, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
+use wasm_core::binding::hello::HelloFailure;
 use wasm_core::frame::{self, Frame};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
@@ -28,34 +29,10 @@ use wasm_core::model::error::ErrorCode;
 /// Replies a client may leave unread before it is disconnected.
 pub(super) const MAX_CONTROL: usize = 1024;
 
-/// Groups one `SUBSCRIBE` or `ACK` may list, at most (the frame schema sets no `maxItems`):
-/// each listed Group can cost a replay task or a reply, so a frame listing more is refused as
-/// a whole, before any of them is looked at.
-pub const MAX_FRAME_ITEMS: usize = 256;
-
-/// The refusal of a `SUBSCRIBE` or `ACK` listing more than [`MAX_FRAME_ITEMS`] Groups.
+/// The refusal of a `SUBSCRIBE` or `ACK` listing more than the binding's `MAX_FRAME_ITEMS`
+/// Groups, as a whole, before any of them is looked at.
 fn too_many_items(v: &Value) -> Option<WireError> {
-    let (what, list) = match v.pointer("/frameType").and_then(Value::as_str) {
-        Some("SUBSCRIBE") => ("SUBSCRIBE", "/groups"),
-        Some("ACK") => ("ACK", "/acknowledgements"),
-        _ => return None,
-    };
-    let Some(Value::Array(items)) = v.pointer(list) else {
-        return None;
-    };
-    if items.len() <= MAX_FRAME_ITEMS {
-        return None;
-    }
-    Some(
-        GatewayError::Framing(format!(
-            "a {what} may list at most {MAX_FRAME_ITEMS} Groups (this one lists {}); send \
-             several",
-            items.len()
-        ))
-        .wire()
-        .about_frame(v.pointer("/frameId").and_then(Value::as_str))
-        .detail("maxItems", Value::from(MAX_FRAME_ITEMS as u64)),
-    )
+    wasm_core::binding::limits::too_many_items(v).map(WireError::from_refusal)
 }
 
 /// What the reader does after a frame.
@@ -211,7 +188,7 @@ async fn handshake(
         Ok(v) => v?,
         Err(_) => return Err(Some(GatewayError::NoHello.wire().fatal())),
     };
-    if session::offers_no_common_version(&first) {
+    if wasm_core::binding::hello::offers_no_common_version(&first) {
         return Err(Some(GatewayError::Version.wire().fatal()));
     }
     let is_hello = first.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
@@ -238,7 +215,9 @@ async fn handshake(
         Ok(v) => v?,
         Err(_) => {
             return Err(Some(
-                GatewayError::Handshake("challenge expired").wire().fatal(),
+                GatewayError::Handshake(HelloFailure::Expired.message())
+                    .wire()
+                    .fatal(),
             ));
         }
     };
@@ -246,7 +225,7 @@ async fn handshake(
         Ok(Frame::HelloClientResponse(r)) => r,
         Ok(other) => {
             return Err(Some(
-                GatewayError::Handshake("HELLO/client_init must be followed by client_response")
+                GatewayError::Handshake(HelloFailure::NotAResponse.message())
                     .wire()
                     .fatal()
                     .about_frame(Some(other.frame_id().as_str())),
@@ -271,15 +250,8 @@ async fn next_value(socket: &mut WebSocket) -> Result<Value, Option<WireError>> 
     loop {
         match socket.recv().await {
             Some(Ok(Message::Text(t))) => {
-                return json::parse(t.as_bytes()).map_err(|e| {
-                    Some(
-                        GatewayError::Framing(format!(
-                            "the frame is not one strict JSON text: {e}"
-                        ))
-                        .wire()
-                        .fatal(),
-                    )
-                });
+                return json::parse(t.as_bytes())
+                    .map_err(|e| Some(GatewayError::NotStrictJson(e.to_string()).wire().fatal()));
             }
             Some(Ok(Message::Binary(_))) => {
                 return Err(Some(
@@ -356,8 +328,7 @@ fn on_text(
         Ok(v) => v,
         Err(e) => {
             conn.control(error_frame(
-                &GatewayError::Framing(format!("the frame is not one strict JSON text: {e}"))
-                    .wire(),
+                &GatewayError::NotStrictJson(e.to_string()).wire(),
             ));
             return Flow::Continue;
         }
@@ -404,12 +375,9 @@ fn on_text(
         Frame::Ack(a) => ack(gw, conn, &frame_id, &a),
         Frame::Ping(p) => ping(gw, conn, &frame_id, &p),
         other => conn.control(error_frame(
-            &GatewayError::Framing(format!(
-                "a client may not send {} frames after authentication",
-                other.frame_type().as_str()
-            ))
-            .wire()
-            .about_frame(Some(&frame_id)),
+            &GatewayError::NotAfterAuthentication(other.frame_type().as_str().to_owned())
+                .wire()
+                .about_frame(Some(&frame_id)),
         )),
     }
     Flow::Continue
@@ -426,10 +394,8 @@ fn command(
     command: &Value,
 ) {
     let bytes = json::to_string(command).into_bytes();
-    let actor_id = command.pointer("/actor/id").and_then(Value::as_str);
-    let actor_type = command.pointer("/actor/type").and_then(Value::as_str);
     let p: &Principal = &conn.principal;
-    if actor_id != Some(p.id.as_str()) || actor_type != Some(p.kind.as_str()) {
+    if !wasm_core::binding::access::is_session_principal(command, &p.id, p.kind) {
         conn.control(error_frame(
             &GatewayError::NotSessionPrincipal
                 .wire()
@@ -489,12 +455,10 @@ fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame
         }
         if item.sequence.0 > gw.hub.head(group) {
             conn.control(error_frame(
-                &GatewayError::Framing(
-                    "the acknowledged sequence is beyond the Group's last Event".into(),
-                )
-                .wire()
-                .in_group(group)
-                .about_frame(Some(frame_id)),
+                &GatewayError::AckBeyondHead
+                    .wire()
+                    .in_group(group)
+                    .about_frame(Some(frame_id)),
             ));
             continue;
         }
@@ -520,11 +484,9 @@ fn ping(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, p: &wasm_core::fram
             );
         } else {
             conn.control(error_frame(
-                &WireError::new(
-                    ErrorCode::AuthForbidden,
-                    "a Presence Record may only describe this session's Agent",
-                )
-                .about_frame(Some(frame_id)),
+                &GatewayError::PresenceNotOwn
+                    .wire()
+                    .about_frame(Some(frame_id)),
             ));
             return;
         }

@@ -23,7 +23,6 @@ use wasm_core::authority::state::State;
 use wasm_core::frame::Attention;
 use wasm_core::json::Value;
 use wasm_core::model::common::ActorType;
-use wasm_core::model::error::ErrorCode;
 
 /// A frame's text as queued and sent: one buffer shared by every connection it goes to
 /// (a clone is a reference count), handed to the socket without a copy.
@@ -490,25 +489,12 @@ impl Conn {
     }
 }
 
-/// The `BACKPRESSURE` error that pauses a Group: retry guidance, and where to resume.
+/// The `BACKPRESSURE` error that pauses a Group: retry guidance, and where to resume (the
+/// binding's `continuation`, which demo-node sends too).
 fn continuation(group: &str, last: u64, reason: &str, retry_after_ms: u64) -> String {
-    let message = match reason {
-        "replay_page" => "replay page complete; SUBSCRIBE again after resumeAfterSequence",
-        _ => {
-            "this Group's buffer is full and it is paused on this connection; SUBSCRIBE again \
-              after resumeAfterSequence"
-        }
-    };
-    let e = WireError::new(ErrorCode::Backpressure, message)
-        .retry_after(if reason == "replay_page" {
-            0
-        } else {
-            retry_after_ms
-        })
-        .in_group(group)
-        .detail("resumeAfterSequence", Value::from(last))
-        .detail("reason", Value::string(reason.to_owned()));
-    error_frame(&e)
+    error_frame(&WireError::from_refusal(
+        wasm_core::binding::error::continuation(group, last, reason, retry_after_ms),
+    ))
 }
 
 /// What the attention filter looks at in an Event (payloads.md §10.3).
@@ -784,17 +770,19 @@ impl Hub {
     pub fn access(&self, group: &str, principal: &str) -> Access {
         let groups = lock(&self.groups);
         match groups.get(group) {
-            Some(g) => match g.members.get(principal) {
-                Some(m) if m.active => Access::Visible {
-                    visibility_after: m.visibility_after,
+            // The binding's rule over the cached view: an active Membership from its
+            // visibility start, full inspection rights from the beginning (§14).
+            Some(g) => match wasm_core::binding::access::readable(
+                g.members
+                    .get(principal)
+                    .map(|m| (m.active, m.visibility_after)),
+                g.inspectors.contains(principal),
+            ) {
+                Some(visibility_after) => Access::Visible {
+                    visibility_after,
                     archive: g.archive.clone(),
                 },
-                // Full inspection rights: the whole history (§14).
-                _ if g.inspectors.contains(principal) => Access::Visible {
-                    visibility_after: 0,
-                    archive: g.archive.clone(),
-                },
-                _ => Access::Hidden,
+                None => Access::Hidden,
             },
             None => Access::Hidden,
         }
@@ -975,16 +963,9 @@ impl Hub {
                 )
             })
             .collect();
-        e.inspectors = state
-            .mission_of_group(group)
-            .map(|m| {
-                state
-                    .owners_up_the_tree(m)
-                    .into_iter()
-                    .map(|a| a.id.as_str().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+        e.inspectors = wasm_core::binding::access::inspectors(state, group)
+            .into_iter()
+            .collect();
         match &gs.group.archive_snapshot_id {
             None => e.archive = None,
             Some(id) if e.archive.as_ref().is_none_or(|a| &a.snapshot_id != id) => {

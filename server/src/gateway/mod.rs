@@ -34,15 +34,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use wasm_core::crypto::ed25519::Signer;
-use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::{Actor, ActorType};
-use wasm_core::model::error::ErrorCode;
 
 pub use hub::Hub;
 
 /// The largest WebSocket message read: a COMMAND frame around the largest Command the HTTP
-/// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members.
-pub const MAX_FRAME_BYTES: usize = crate::limits::MAX_COMMAND_BYTES + 4096;
+/// edge takes (`MAX_COMMAND_BYTES`), plus the frame's own members (the binding's bound).
+pub use wasm_core::binding::limits::MAX_FRAME_BYTES;
 
 /// The socket read buffer: frames are about 1 KB, and the library's default (128 KiB, made
 /// ready before each read) costs more to prepare than most frames take to read. Larger
@@ -272,11 +270,16 @@ pub async fn upgrade(State(gw): State<Arc<Gateway>>, uri: Uri, ws: WebSocketUpgr
 /// Random bytes from the operating system.
 pub(crate) fn random<const N: usize>() -> [u8; N] {
     let mut b = [0u8; N];
-    if getrandom::fill(&mut b).is_err() {
+    fill(&mut b);
+    b
+}
+
+/// Fills `b` from the operating system's random source (the HELLO's nonces, `hello::challenge`).
+pub(crate) fn fill(b: &mut [u8]) {
+    if getrandom::fill(b).is_err() {
         // No randomness: fail closed (every challenge would be predictable).
         panic!("the operating system's random source failed");
     }
-    b
 }
 
 /// Frame identifiers: unique within this process and unpredictable across processes.
@@ -293,96 +296,26 @@ pub(crate) fn frame_id() -> String {
 /// An `ERROR` frame around a §19 document (`WireError::document`, schema-valid by
 /// construction).
 pub(crate) fn error_frame(e: &WireError) -> String {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("frameId", Value::string(frame_id()));
-    o.insert("frameType", Value::string("ERROR"));
-    o.insert("error", e.document());
-    json::to_string(&Value::Object(o))
+    wasm_core::binding::error::error_frame(&frame_id(), e.document())
 }
 
-/// An `EVENT` frame around stored JCS bytes, without re-parsing them (built by appending:
-/// it runs on the owner thread for every Event).
+/// An `EVENT` frame around stored JCS bytes, without re-parsing them (the binding's
+/// `event_frame`, with this process's next frame id).
 pub(crate) fn event_frame(jcs: &[u8]) -> String {
-    const HEAD: &str = r#"{"protocolVersion":"0.1","frameId":""#;
-    const TYPE: &str = r#"","frameType":"EVENT","event":"#;
-    let event = match std::str::from_utf8(jcs) {
-        Ok(s) => std::borrow::Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(jcs),
-    };
-    let id = frame_id();
-    let mut f = String::with_capacity(HEAD.len() + id.len() + TYPE.len() + event.len() + 1);
-    f.push_str(HEAD);
-    f.push_str(&id);
-    f.push_str(TYPE);
-    f.push_str(&event);
-    f.push('}');
-    f
+    wasm_core::binding::frames::event_frame(&frame_id(), jcs)
 }
 
-/// What the gateway refuses with, by area (§19 codes).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GatewayError {
-    /// The first frame is not `HELLO/client_init`.
-    NotAuthenticated,
-    /// No first frame within `GatewayConfig::hello_wait`.
-    NoHello,
-    /// A handshake step failed (signature, key, transcript, expiry).
-    Handshake(&'static str),
-    /// The session is fenced by a newer Session Epoch.
-    Fenced,
-    /// The session's lifetime is over.
-    Expired,
-    /// The key that opened the session was revoked or ended in the Registry since.
-    KeyEnded,
-    /// Unknown Group, or one the principal may not see: the same answer (§17.2).
-    GroupNotFound,
-    /// Framing: binary message, not strict JSON, duplicate members, a frame the client may
-    /// not send.
-    Framing(String),
-    /// A schema-invalid frame.
-    Schema(String),
-    /// Only `0.1` is spoken.
-    Version,
-    /// The Command's actor is not this session's principal.
-    NotSessionPrincipal,
+/// What the gateway refuses with: the binding's errors, their codes and messages shared with
+/// demo-node (`wasm_core::binding::error`).
+pub use wasm_core::binding::error::BindingError as GatewayError;
+
+/// A binding error as the server's [`WireError`] (its HTTP status and clock around it).
+pub(crate) trait Wire {
+    fn wire(&self) -> WireError;
 }
 
-impl GatewayError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            GatewayError::NotAuthenticated | GatewayError::NoHello | GatewayError::Expired => {
-                ErrorCode::AuthRequired
-            }
-            GatewayError::Handshake(_) | GatewayError::KeyEnded => ErrorCode::AuthInvalidSignature,
-            GatewayError::Fenced => ErrorCode::AuthStaleSession,
-            GatewayError::GroupNotFound => ErrorCode::GroupNotFound,
-            GatewayError::Framing(_) => ErrorCode::ProtocolViolation,
-            GatewayError::Schema(_) => ErrorCode::SchemaValidationFailed,
-            GatewayError::Version => ErrorCode::UnsupportedVersion,
-            GatewayError::NotSessionPrincipal => ErrorCode::AuthForbidden,
-        }
-    }
-
-    pub fn wire(&self) -> WireError {
-        let message = match self {
-            GatewayError::NotAuthenticated => "the first frame must be HELLO/client_init".into(),
-            GatewayError::NoHello => "no HELLO/client_init in time; connect again and HELLO".into(),
-            GatewayError::Handshake(m) => (*m).to_owned(),
-            GatewayError::Fenced => {
-                "this session's Session Epoch is fenced by a newer HELLO".to_owned()
-            }
-            GatewayError::Expired => "the session has expired; HELLO again".to_owned(),
-            GatewayError::KeyEnded => {
-                "the key of this session was revoked or ended in the Registry".to_owned()
-            }
-            GatewayError::GroupNotFound => "Group not found".to_owned(),
-            GatewayError::Framing(m) | GatewayError::Schema(m) => m.clone(),
-            GatewayError::Version => "no common protocol version: this server speaks 0.1".into(),
-            GatewayError::NotSessionPrincipal => {
-                "the Command's actor is not this session's principal".to_owned()
-            }
-        };
-        WireError::new(self.code(), message)
+impl Wire for GatewayError {
+    fn wire(&self) -> WireError {
+        WireError::from_refusal(self.refusal())
     }
 }

@@ -8,7 +8,7 @@
 //! delivery only (§17.2).
 
 use super::hub::{Access, Conn};
-use super::{Gateway, GatewayError, error_frame, event_frame};
+use super::{Gateway, GatewayError, Wire, error_frame, event_frame};
 use crate::wire::WireError;
 use std::sync::Arc;
 use tokio::sync::Notify;

@@ -7,26 +7,19 @@
 //! that a Command may carry (binding.md, "Humans").
 
 use super::hub::Principal;
-use super::{Gateway, GatewayError, frame_id, random};
+use super::{Gateway, GatewayError, Wire, fill, frame_id, random};
 use crate::runtime::{Reply, now};
 use crate::wire::WireError;
 use std::sync::Arc;
 use wasm_core::authority::Micros;
+use wasm_core::binding::hello::{self, HelloFailure};
 use wasm_core::crypto::DocumentKind;
-use wasm_core::crypto::ed25519::{self, StrictSignature};
-use wasm_core::encoding::{b64url_decode, b64url_encode};
+use wasm_core::encoding::b64url_encode;
 use wasm_core::frame::{Frame, HelloClientInit, HelloClientResponse};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
-use wasm_core::time::Timestamp;
 
-/// A challenge sent and not yet answered.
-pub(super) struct Challenge {
-    pub init: HelloClientInit,
-    pub server_nonce: String,
-    pub transcript: Vec<u8>,
-    pub expires: Micros,
-}
+pub(super) use wasm_core::binding::hello::Challenge;
 
 /// An established session.
 pub(super) struct Established {
@@ -40,70 +33,28 @@ pub(super) struct Established {
     pub place: Option<super::SessionPlace>,
 }
 
-fn timestamp(t: Micros) -> Option<Timestamp> {
-    Timestamp::parse_profile(&t.format()).ok()
-}
-
 fn fail(m: &'static str) -> WireError {
     GatewayError::Handshake(m).wire().fatal()
 }
 
-/// Step 1 → 2: checks the key binding and builds the challenge frame.
+/// Step 1 → 2: checks the key binding and builds the challenge frame (`hello::challenge`).
 pub(super) fn challenge(
     gw: &Gateway,
     init: HelloClientInit,
     kind: ActorType,
 ) -> Result<(Challenge, String), Box<WireError>> {
     let at = now();
-    let registry = gw.registry.current();
-    let binding = registry
-        .binding(init.key_id.as_str())
-        .filter(|b| b.principal.id == init.agent_id && b.principal.actor_type == kind)
-        .filter(|b| timestamp(at).is_some_and(|t| b.valid_at(t.instant())));
-    if binding.is_none() {
-        return Err(Box::new(
-            fail("unknown key ID for this principal").about_frame(Some(init.frame_id.as_str())),
-        ));
-    }
-    let server_nonce = b64url_encode(&random::<32>());
+    let about = init.frame_id.as_str().to_owned();
     let expires =
         Micros(at.0 + i64::try_from(gw.config.challenge_ttl.as_micros()).unwrap_or(i64::MAX / 2));
-    let mut t = Object::new();
-    t.insert("agentId", Value::string(init.agent_id.as_str().to_owned()));
-    t.insert("challengeId", Value::string(b64url_encode(&random::<18>())));
-    t.insert(
-        "clientNonce",
-        Value::string(init.client_nonce.as_str().to_owned()),
-    );
-    t.insert("expiresAt", Value::string(expires.format()));
-    t.insert("keyId", Value::string(init.key_id.as_str().to_owned()));
-    t.insert("principalType", Value::string(kind.as_str().to_owned()));
-    t.insert("protocolVersion", Value::string("0.1"));
-    t.insert("serverNonce", Value::string(server_nonce.clone()));
-    let transcript = json::jcs::canonicalize(&Value::Object(t))
-        .map_err(|_| Box::new(fail("the challenge could not be built")))?;
-    let mut f = Object::new();
-    f.insert("protocolVersion", Value::string("0.1"));
-    f.insert("frameId", Value::string(frame_id()));
-    f.insert("frameType", Value::string("HELLO"));
-    f.insert("phase", Value::string("server_challenge"));
-    f.insert("selectedVersion", Value::string("0.1"));
-    f.insert(
-        "clientNonce",
-        Value::string(init.client_nonce.as_str().to_owned()),
-    );
-    f.insert("serverNonce", Value::string(server_nonce.clone()));
-    f.insert("challenge", Value::string(b64url_encode(&transcript)));
-    let frame = json::to_string(&Value::Object(f));
-    Ok((
-        Challenge {
-            init,
-            server_nonce,
-            transcript,
-            expires,
-        },
-        frame,
-    ))
+    let registry = gw.registry.current();
+    hello::challenge(&registry, init, kind, at, expires, &frame_id(), &mut fill).map_err(|f| {
+        let e = fail(f.message());
+        Box::new(match f {
+            HelloFailure::UnknownKey => e.about_frame(Some(&about)),
+            _ => e,
+        })
+    })
 }
 
 /// Step 3 → 4: checks the response against the challenge (once, before it expires), then
@@ -115,27 +66,11 @@ pub(super) async fn accept(
     kind: ActorType,
 ) -> Result<Established, WireError> {
     let about = Some(r.frame_id.as_str());
-    if r.agent_id != c.init.agent_id
-        || r.key_id != c.init.key_id
-        || r.client_nonce != c.init.client_nonce
-        || r.server_nonce.as_str() != c.server_nonce
-    {
-        return Err(fail("HELLO challenge transcript does not match").about_frame(about));
-    }
-    if now() > c.expires {
-        return Err(fail("challenge expired").about_frame(about));
-    }
     let registry = gw.registry.current();
-    let binding = registry
-        .binding(c.init.key_id.as_str())
-        .ok_or_else(|| fail("unknown key ID for this principal"))?;
-    let valid = b64url_decode(r.challenge_signature.as_str())
-        .ok()
-        .and_then(|b| StrictSignature::from_bytes(&b).ok())
-        .is_some_and(|sig| ed25519::verify(&binding.public_key, &sig, &c.transcript));
-    if !valid {
-        return Err(fail("invalid challenge signature").about_frame(about));
-    }
+    hello::check_response(&registry, &c, r, now()).map_err(|f| match f {
+        HelloFailure::UnknownKey => fail(f.message()),
+        _ => fail(f.message()).about_frame(about),
+    })?;
     let principal_id = c.init.agent_id.as_str().to_owned();
     // Checked before an Agent's Session is opened: a refused HELLO fences nothing.
     let place = gw.session_place(&principal_id).ok_or_else(|| {
@@ -161,20 +96,7 @@ pub(super) async fn accept(
     };
     let at = now();
     let expires = Micros(at.0 + i64::try_from(gw.config.session_ttl.as_micros()).unwrap_or(0));
-    let mut f = Object::new();
-    f.insert("protocolVersion", Value::string("0.1"));
-    f.insert("frameId", Value::string(frame_id()));
-    f.insert("frameType", Value::string("HELLO"));
-    f.insert("phase", Value::string("server_accept"));
-    f.insert("selectedVersion", Value::string("0.1"));
-    // Opaque: the grant stays on the connection and the client never sends it back.
-    f.insert(
-        "sessionToken",
-        Value::string(b64url_encode(&random::<32>())),
-    );
-    // Humans: 1, a placeholder the schema requires; never a Command's Session Epoch.
-    f.insert("sessionEpoch", Value::from(session_epoch.unwrap_or(1)));
-    f.insert("expiresAt", Value::string(expires.format()));
+    let accept = hello::accept_frame(&frame_id(), &random(), session_epoch, expires);
     Ok(Established {
         key_id: c.init.key_id.as_str().to_owned(),
         principal: Principal {
@@ -183,7 +105,7 @@ pub(super) async fn accept(
             session_epoch,
         },
         expires,
-        accept: json::to_string(&Value::Object(f)),
+        accept,
         place: Some(place),
     })
 }
@@ -259,19 +181,6 @@ async fn open_session(gw: &Gateway, agent: &str) -> Result<u64, WireError> {
                     "the authority opened no session",
                 )
             }),
-    }
-}
-
-/// A `client_init` that names no version this server speaks (only `0.1`): the schema's
-/// `supportedVersions` items are `const "0.1"`, so this is looked at before the schema.
-pub(super) fn offers_no_common_version(v: &Value) -> bool {
-    let hello = v.pointer("/frameType").and_then(Value::as_str) == Some("HELLO")
-        && v.pointer("/phase").and_then(Value::as_str) == Some("client_init");
-    match v.pointer("/supportedVersions") {
-        Some(Value::Array(items)) if hello && !items.is_empty() => {
-            !items.iter().any(|i| i.as_str() == Some("0.1"))
-        }
-        _ => false,
     }
 }
 
