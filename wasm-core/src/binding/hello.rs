@@ -170,8 +170,13 @@ pub fn check_response(
     if now > c.expires {
         return Err(HelloFailure::Expired);
     }
+    // The Registry may have changed since the challenge (a key revoked meanwhile): the key
+    // must still be the principal's and valid now, not only when it was challenged.
+    let at = Timestamp::parse_profile(&now.format()).ok();
     let binding = registry
         .binding(c.init.key_id.as_str())
+        .filter(|b| b.principal.id == c.init.agent_id)
+        .filter(|b| at.is_some_and(|t| b.valid_at(t.instant())))
         .ok_or(HelloFailure::UnknownKey)?;
     let valid = b64url_decode(r.challenge_signature.as_str())
         .ok()
@@ -339,6 +344,50 @@ mod tests {
             check_response(&reg, &c, &wrong, now()),
             Err(HelloFailure::InvalidSignature)
         );
+    }
+
+    #[test]
+    fn a_key_revoked_between_challenge_and_response_opens_no_session() {
+        let expires = now().plus_seconds(30);
+        let (c, _) = challenge(
+            &registry(),
+            init(KEY),
+            ActorType::Human,
+            now(),
+            expires,
+            "urn:f:c",
+            &mut counter(),
+        )
+        .expect("a bound key is challenged");
+        let ok = response(&c, &c.server_nonce, &ed25519::sign(&seed(), &c.transcript));
+        // The Registry as it is a second later: the key revoked at the challenge's instant.
+        let mut evidence = RegistryEvidence {
+            organization_id: "urn:missionweaveprotocol:organization:test".into(),
+            bindings: vec![BindingRecord {
+                key_id: KEY.into(),
+                principal_type: "human".into(),
+                principal_id: ALICE.into(),
+                algorithm: "Ed25519".into(),
+                public_key: b64url_encode(&seed().public_key()),
+                valid_from: "2026-01-01T00:00:00Z".into(),
+                validity_history: Vec::new(),
+            }],
+        };
+        evidence.bindings[0]
+            .validity_history
+            .push(crate::crypto::registry::StatusRecord {
+                sequence: 1,
+                recorded_at: "2026-12-06T05:00:00Z".into(),
+                valid_until: None,
+                revoked_at: Some("2026-12-06T05:00:00Z".into()),
+            });
+        let revoked = evidence.validate().expect("registry");
+        assert_eq!(
+            check_response(&revoked, &c, &ok, now().plus_seconds(1)),
+            Err(HelloFailure::UnknownKey)
+        );
+        // The same answer against the Registry of the challenge is accepted.
+        assert_eq!(check_response(&registry(), &c, &ok, now()), Ok(()));
     }
 
     #[test]
