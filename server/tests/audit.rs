@@ -34,22 +34,26 @@ fn verify_cli(file: &Path) -> std::process::Output {
         .unwrap()
 }
 
-/// The root Missions the demo's human created (read from the store, read-only).
-fn root_missions(data: &Path) -> Vec<String> {
+/// The stored Events of `kind` (their JCS), read from the store read-only.
+fn logged(data: &Path, kind: &str) -> Vec<Vec<u8>> {
     let Ok(conn) = rusqlite::Connection::open_with_flags(
         data.join("authority.sqlite"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     ) else {
         return Vec::new();
     };
-    let Ok(mut stmt) = conn.prepare("SELECT jcs FROM log WHERE kind = 'mission.created'") else {
+    let Ok(mut stmt) = conn.prepare("SELECT jcs FROM log WHERE kind = ?1") else {
         return Vec::new();
     };
-    let rows: Vec<Vec<u8>> = stmt
-        .query_map([], |r| r.get(0))
+    stmt.query_map([kind], |r| r.get(0))
         .map(|rows| rows.filter_map(Result::ok).collect())
-        .unwrap_or_default();
-    rows.iter()
+        .unwrap_or_default()
+}
+
+/// The root Missions the demo's human created.
+fn root_missions(data: &Path) -> Vec<String> {
+    logged(data, "mission.created")
+        .iter()
         .filter_map(|b| json::parse(b).ok())
         .filter(|v| v.pointer("/actor/type").and_then(Value::as_str) == Some("human"))
         .filter_map(|v| {
@@ -60,23 +64,11 @@ fn root_missions(data: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The WorkItems whose execution the human must approve (`human_required`), read from the
-/// store's `work.authorized` Events (read-only).
+/// The WorkItems whose execution the human must approve (`human_required`), from the
+/// store's `work.authorized` Events.
 fn gated_work_items(data: &Path) -> Vec<String> {
-    let Ok(conn) = rusqlite::Connection::open_with_flags(
-        data.join("authority.sqlite"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    ) else {
-        return Vec::new();
-    };
-    let Ok(mut stmt) = conn.prepare("SELECT jcs FROM log WHERE kind = 'work.authorized'") else {
-        return Vec::new();
-    };
-    let rows: Vec<Vec<u8>> = stmt
-        .query_map([], |r| r.get(0))
-        .map(|rows| rows.filter_map(Result::ok).collect())
-        .unwrap_or_default();
-    rows.iter()
+    logged(data, "work.authorized")
+        .iter()
         .filter(|b| {
             b.windows(36)
                 .any(|w| w == b"\"executionApproval\":\"human_required\"")

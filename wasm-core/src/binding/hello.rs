@@ -243,6 +243,11 @@ mod tests {
     }
 
     fn registry() -> ValidatedRegistry {
+        registry_with(Vec::new())
+    }
+
+    /// Alice's one key, with `history` (its validity-status records).
+    fn registry_with(history: Vec<crate::crypto::registry::StatusRecord>) -> ValidatedRegistry {
         RegistryEvidence {
             organization_id: "urn:missionweaveprotocol:organization:test".into(),
             bindings: vec![BindingRecord {
@@ -252,7 +257,7 @@ mod tests {
                 algorithm: "Ed25519".into(),
                 public_key: b64url_encode(&seed().public_key()),
                 valid_from: "2026-01-01T00:00:00Z".into(),
-                validity_history: Vec::new(),
+                validity_history: history,
             }],
         }
         .validate()
@@ -361,27 +366,12 @@ mod tests {
         .expect("a bound key is challenged");
         let ok = response(&c, &c.server_nonce, &ed25519::sign(&seed(), &c.transcript));
         // The Registry as it is a second later: the key revoked at the challenge's instant.
-        let mut evidence = RegistryEvidence {
-            organization_id: "urn:missionweaveprotocol:organization:test".into(),
-            bindings: vec![BindingRecord {
-                key_id: KEY.into(),
-                principal_type: "human".into(),
-                principal_id: ALICE.into(),
-                algorithm: "Ed25519".into(),
-                public_key: b64url_encode(&seed().public_key()),
-                valid_from: "2026-01-01T00:00:00Z".into(),
-                validity_history: Vec::new(),
-            }],
-        };
-        evidence.bindings[0]
-            .validity_history
-            .push(crate::crypto::registry::StatusRecord {
-                sequence: 1,
-                recorded_at: "2026-12-06T05:00:00Z".into(),
-                valid_until: None,
-                revoked_at: Some("2026-12-06T05:00:00Z".into()),
-            });
-        let revoked = evidence.validate().expect("registry");
+        let revoked = registry_with(vec![crate::crypto::registry::StatusRecord {
+            sequence: 1,
+            recorded_at: "2026-12-06T05:00:00Z".into(),
+            valid_until: None,
+            revoked_at: Some("2026-12-06T05:00:00Z".into()),
+        }]);
         assert_eq!(
             check_response(&revoked, &c, &ok, now().plus_seconds(1)),
             Err(HelloFailure::UnknownKey)
