@@ -43,6 +43,18 @@ impl Proc {
             .any(|l| l.contains(needle))
     }
 
+    /// The operator listener's address (`--metrics-addr`), once the node printed it.
+    fn ops(&self) -> Option<String> {
+        self.lines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find_map(|l| {
+                let rest = l.split("operator listener on http://").nth(1)?;
+                Some(rest.split_whitespace().next()?.to_owned())
+            })
+    }
+
     fn ws(&self) -> Result<Endpoint, String> {
         Endpoint::new(&format!("ws://{}/ws", self.addr), None)
     }
@@ -89,6 +101,58 @@ fn spawn(data: &Path, public: &Path, extra: &[&str]) -> Result<Proc, String> {
         .recv_timeout(Duration::from_secs(600))
         .map_err(|_| "a server exited before listening".to_owned())?;
     Ok(Proc { child, addr, lines })
+}
+
+/// What the store did between two scrapes: transactions, Events per transaction, the mean
+/// time to make one durable, the verify stage's batches. `None` without figures.
+fn store_line(
+    before: &std::collections::HashMap<String, f64>,
+    after: &std::collections::HashMap<String, f64>,
+) -> Option<String> {
+    let delta = |name: &str| {
+        after.get(name).copied().unwrap_or(0.0) - before.get(name).copied().unwrap_or(0.0)
+    };
+    let commits = delta("mwp_commit_batch_events_count");
+    (commits > 0.0).then(|| {
+        format!(
+            "{commits:.0} transactions, {:.1} Events each, {:.2} ms to make one durable on \
+             average (mwp_fsync_seconds); verify batches of {:.1} Commands, {:.2} ms each",
+            delta("mwp_commit_batch_events_sum") / commits,
+            delta("mwp_fsync_seconds_sum") * 1000.0 / delta("mwp_fsync_seconds_count").max(1.0),
+            delta("mwp_verify_batch_commands_sum")
+                / delta("mwp_verify_batch_commands_count").max(1.0),
+            delta("mwp_verify_batch_seconds_sum") * 1000.0
+                / delta("mwp_verify_batch_seconds_count").max(1.0),
+        )
+    })
+}
+
+/// The `_sum` and `_count` lines of a node's `/metrics` (Prometheus text), summed over labels;
+/// empty when the scrape fails (the figures are then not printed).
+fn scrape(addr: &str) -> std::collections::HashMap<String, f64> {
+    use std::io::{Read, Write};
+    let mut out = std::collections::HashMap::new();
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return out;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let req = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let mut text = String::new();
+    if s.write_all(req.as_bytes()).is_err() || s.read_to_string(&mut text).is_err() {
+        return out;
+    }
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (Some(name), Some(value)) = (line.split(['{', ' ']).next(), line.rsplit(' ').next())
+        else {
+            continue;
+        };
+        if (name.ends_with("_sum") || name.ends_with("_count"))
+            && let Ok(v) = value.parse::<f64>()
+        {
+            *out.entry(name.to_owned()).or_insert(0.0) += v;
+        }
+    }
+    out
 }
 
 /// A fresh database on the server of `admin`; its URL. Dropped by [`drop_database`].
@@ -271,7 +335,7 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
 
     // 1. One node on SQLite.
     let single_data = dir.join("single");
-    let single = spawn(&single_data, &public, &[])?;
+    let single = spawn(&single_data, &public, &["--metrics-addr", "127.0.0.1:0"])?;
     let org = devorg::load(&single_data)?;
     let agents: Vec<&DevPrincipal> = (1..=usize::from(args.agents))
         .map(|i| org.require(&devorg::load_agent_name(i)))
@@ -289,7 +353,13 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
         1,
     )
     .await?;
+    let single_ops = single.ops();
+    let single_before = single_ops.as_deref().map(scrape).unwrap_or_default();
     let one = row(&round(&mut senders, &agents, &token, &mut next, per_agent, 1).await?);
+    let single_store = store_line(
+        &single_before,
+        &single_ops.as_deref().map(scrape).unwrap_or_default(),
+    );
     drop(senders);
     drop(single);
     println!(
@@ -302,6 +372,9 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
          p50 {:.1} ms, p99 {:.1} ms",
         one.rate, one.refused, one.p50, one.p99
     );
+    if let Some(line) = single_store {
+        println!("    its store in that round: {line}");
+    }
 
     // 2. N nodes over one PostgreSQL database (shared data directory: one Organization).
     // The sync client runs its own runtime: off this one's workers.
@@ -314,7 +387,16 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
         let p = spawn(
             &data,
             &public,
-            &["--store", &url, "--node", &name, "--lease-ms", lease],
+            &[
+                "--store",
+                &url,
+                "--node",
+                &name,
+                "--lease-ms",
+                lease,
+                "--metrics-addr",
+                "127.0.0.1:0",
+            ],
         )?;
         if i == 0 {
             let t = Instant::now();
@@ -343,7 +425,14 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
         1,
     )
     .await?;
-    let many = row(&round(&mut senders, &agents, &token, &mut next, per_agent, 1).await?);
+    let writer_ops = procs
+        .iter()
+        .find(|p| p.said("is the writer"))
+        .and_then(Proc::ops);
+    let before = writer_ops.as_deref().map(scrape).unwrap_or_default();
+    let measured = round(&mut senders, &agents, &token, &mut next, per_agent, 1).await?;
+    let many = row(&measured);
+    let after = writer_ops.as_deref().map(scrape).unwrap_or_default();
     println!(
         "  {nodes} nodes, PostgreSQL:   {:>6.0} accepted Commands/s ({} refused); send → own EVENT \
          p50 {:.1} ms, p99 {:.1} ms  ({:.2}× the single node; target ≥ 0.5×, p99 < 50 ms)",
@@ -353,6 +442,32 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
         many.p99,
         many.rate / one.rate
     );
+    let writer_index = procs.iter().position(|p| p.said("is the writer"));
+    let by_node: Vec<String> = (0..nodes)
+        .map(|k| {
+            let mine: Vec<f64> = measured
+                .medians
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % nodes == k)
+                .map(|(_, d)| d.as_secs_f64() * 1000.0)
+                .collect();
+            let mean = mine.iter().sum::<f64>() / mine.len().max(1) as f64;
+            let role = if writer_index == Some(k) {
+                " (writer)"
+            } else {
+                ""
+            };
+            format!("node-{}{role} {mean:.1} ms", k + 1)
+        })
+        .collect();
+    println!(
+        "  the Agents' median latency by the node they are on: {}",
+        by_node.join(", ")
+    );
+    if let Some(line) = store_line(&before, &after) {
+        println!("    the writer's store in that round: {line}");
+    }
     let fan = fan_out(
         &eps,
         &org,

@@ -606,7 +606,9 @@ pub(crate) struct Round {
     /// Sorted.
     pub(crate) latencies: Vec<Duration>,
     /// The clients' CPU seconds inside the timed window (presigning excluded).
-    clients_cpu: Option<f64>,
+    pub(crate) clients_cpu: Option<f64>,
+    /// Each sender's median latency, in the senders' order.
+    pub(crate) medians: Vec<Duration>,
 }
 
 /// One round of `per_agent` Commands per Agent in `window` closed loops each, signed before
@@ -634,13 +636,16 @@ pub(crate) async fn round(
         }));
     }
     let mut all = Vec::new();
+    let mut medians = Vec::new();
     let mut refused = 0;
     let mut error = None;
     for task in tasks {
         let (s, r) = task.await.map_err(|e| e.to_string())?;
         senders.push(s);
         match r {
-            Ok((l, r)) => {
+            Ok((mut l, r)) => {
+                l.sort();
+                medians.push(l.get(l.len() / 2).copied().unwrap_or_default());
                 all.extend(l);
                 refused += r;
             }
@@ -659,6 +664,7 @@ pub(crate) async fn round(
         secs,
         latencies: all,
         clients_cpu,
+        medians,
     })
 }
 

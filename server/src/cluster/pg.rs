@@ -91,9 +91,30 @@ pub struct Fence {
 /// The fence statement: true only while `node` holds the unexpired lease at `epoch`. It takes
 /// the lease row's lock, so a takeover waits for this transaction and then sees the lease
 /// extended (and gives up), or commits first and this append is refused.
-const FENCE_SQL: &str = "UPDATE mwp_writer
-     SET expires_at = clock_timestamp() + make_interval(secs => $3)
-     WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires_at > clock_timestamp()";
+/// One group commit in one statement, so one round trip (the implicit transaction commits at
+/// its end, `synchronous_commit = on`): the fence first, then the appends and the wake-up of
+/// the followers, each joined with the fence's row, so that nothing is written and nobody is
+/// woken unless the lease is still ours. The `UPDATE` takes the lease row's lock, which orders
+/// this commit with any takeover (docs/cluster.md, "Election and fencing"). It returns one row
+/// when the fence held, none when it did not.
+const COMMIT_SQL: &str = "WITH fence AS (
+         UPDATE mwp_writer
+         SET expires_at = clock_timestamp() + make_interval(secs => $3)
+         WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires_at > clock_timestamp()
+         RETURNING epoch),
+     appended AS (
+         INSERT INTO mwp_events (position, group_key, sequence, kind, jcs, epoch)
+         SELECT t.p, t.g, t.s, t.k, t.j, fence.epoch
+         FROM fence,
+              unnest($4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::bytea[])
+                  AS t(p, g, s, k, j)),
+     admitted AS (
+         INSERT INTO mwp_admissions (organization_id, signing_hash, record, position, command)
+         SELECT t.o, t.h, t.r, t.p, t.c
+         FROM fence,
+              unnest($9::text[], $10::text[], $11::bytea[], $12::bigint[], $13::bytea[])
+                  AS t(o, h, r, p, c))
+     SELECT pg_notify($14, $15) FROM fence";
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
@@ -201,9 +222,8 @@ impl Shared {
 struct Committer {
     client: Client,
     fence: Fence,
-    append_events: Statement,
-    append_admissions: Statement,
-    fence_stmt: Statement,
+    /// [`COMMIT_SQL`], prepared.
+    commit_stmt: Statement,
     /// The last position committed, shared with the node (what it has published).
     committed: std::sync::Arc<std::sync::atomic::AtomicI64>,
 }
@@ -253,19 +273,9 @@ impl Committer {
         }
     }
 
-    /// Every batch in one fenced transaction; returns the last position committed.
+    /// Every batch in one fenced transaction, one statement; returns the last position
+    /// committed.
     fn commit(&mut self, batches: &[Batch]) -> Result<i64, StoreError> {
-        let mut tx = self.client.transaction().map_err(err)?;
-        let held = tx
-            .execute(
-                &self.fence_stmt,
-                &[&self.fence.node, &self.fence.epoch, &secs(self.fence.ttl)],
-            )
-            .map_err(err)?;
-        if held != 1 {
-            // Nothing of this transaction is kept (dropped: rolled back).
-            return Err(StoreError(FENCED.into()));
-        }
         let mut positions = Vec::new();
         let mut groups: Vec<&str> = Vec::new();
         let mut sequences = Vec::new();
@@ -299,32 +309,37 @@ impl Committer {
                 at.push(last);
             }
         }
-        if !positions.is_empty() {
-            tx.execute(
-                &self.append_events,
+        let woken = last.to_string();
+        // Durable when the statement returns (`synchronous_commit = on`): the round trip is
+        // this store's fsync.
+        let t = std::time::Instant::now();
+        let held = self
+            .client
+            .query(
+                &self.commit_stmt,
                 &[
+                    &self.fence.node,
+                    &self.fence.epoch,
+                    &secs(self.fence.ttl),
                     &positions,
                     &groups,
                     &sequences,
                     &kinds,
                     &bytes,
-                    &self.fence.epoch,
+                    &orgs,
+                    &hashes,
+                    &records,
+                    &at,
+                    &commands,
+                    &CHANNEL,
+                    &woken,
                 ],
             )
             .map_err(err)?;
+        if held.len() != 1 {
+            // The lease is no longer ours: nothing of this statement was written.
+            return Err(StoreError(FENCED.into()));
         }
-        if !orgs.is_empty() {
-            tx.execute(
-                &self.append_admissions,
-                &[&orgs, &hashes, &records, &at, &commands],
-            )
-            .map_err(err)?;
-        }
-        tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &last.to_string()])
-            .map_err(err)?;
-        // Durable at commit (`synchronous_commit = on`): the round trip is this store's fsync.
-        let t = std::time::Instant::now();
-        tx.commit().map_err(err)?;
         metrics::histogram!("mwp_fsync_seconds", "store" => "postgres")
             .record(t.elapsed().as_secs_f64());
         metrics::histogram!("mwp_commit_batch_events", "store" => "postgres")
@@ -362,24 +377,7 @@ impl PgStore {
         // Records appended after the follower's index (none, unless it was behind).
         let mut admissions = admissions;
         admissions.extend(&mut client, folded, last.unwrap_or(0))?;
-        let append_events = client
-            .prepare(
-                "INSERT INTO mwp_events (position, group_key, sequence, kind, jcs, epoch)
-                 SELECT p, g, s, k, j, $6
-                 FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bytea[])
-                      AS t(p, g, s, k, j)",
-            )
-            .map_err(err)?;
-        let append_admissions = client
-            .prepare(
-                "INSERT INTO mwp_admissions
-                     (organization_id, signing_hash, record, position, command)
-                 SELECT o, h, r, p, c
-                 FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::bytea[])
-                      AS t(o, h, r, p, c)",
-            )
-            .map_err(err)?;
-        let fence_stmt = client.prepare(FENCE_SQL).map_err(err)?;
+        let commit_stmt = client.prepare(COMMIT_SQL).map_err(err)?;
         let shared = std::sync::Arc::new(Shared {
             queue: std::sync::Mutex::default(),
             changed: std::sync::Condvar::new(),
@@ -387,9 +385,7 @@ impl PgStore {
         let committer = Committer {
             client,
             fence,
-            append_events,
-            append_admissions,
-            fence_stmt,
+            commit_stmt,
             committed,
         };
         let s = std::sync::Arc::clone(&shared);
