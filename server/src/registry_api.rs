@@ -31,11 +31,7 @@ pub struct PublicRegistry {
 }
 
 fn cards_text(organization_id: &str, agent_cards: &[Value]) -> Arc<str> {
-    let cards = Object::from_iter([
-        ("organizationId", Value::string(organization_id.to_owned())),
-        ("agentCards", Value::Array(agent_cards.to_vec())),
-    ]);
-    json::to_string(&Value::Object(cards)).into()
+    simulation::cards::agent_cards_json(organization_id, agent_cards).into()
 }
 
 fn swap(slot: &RwLock<Arc<str>>, text: Arc<str>) {
