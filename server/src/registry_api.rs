@@ -21,7 +21,7 @@ use axum::http::header;
 use axum::routing::get;
 use std::sync::{Arc, RwLock};
 use wasm_core::crypto::registry::RegistryEvidence;
-use wasm_core::json::{self, Object, Value};
+use wasm_core::json::{self, Value};
 
 /// The two public documents, serialized (the Registry again after each enrolment).
 #[derive(Clone, Debug)]
