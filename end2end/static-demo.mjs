@@ -15,7 +15,8 @@
 // With BASE_URL the folder is already served there (e.g. `python3 -m http.server -d dist-demo`)
 // and this file starts no server.
 import { createServer } from 'node:http';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -38,12 +39,19 @@ const TYPES = {
   '.wasm': 'application/wasm',
 };
 
-/// A plain static file server on loopback: GET of a file under `root`, nothing else.
-async function staticServer() {
+/// A plain static file server on loopback: GET of a file under `dir.root` (mutable: a test swaps
+/// in another build), served under the path `prefix` (`/demo/`: any prefix must work), nothing
+/// else. `stop` closes the open connections too, so the page has no network at all after it.
+async function staticServer(prefix = '/', dir = { root }) {
   const server = createServer(async (req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
-    if (!file.startsWith(root) || req.method !== 'GET') {
+    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (!url.startsWith(prefix) || req.method !== 'GET') {
+      res.writeHead(404).end();
+      return;
+    }
+    const path = normalize(`/${url.slice(prefix.length)}`);
+    const file = join(dir.root, path.endsWith('/') ? `${path}index.html` : path);
+    if (!file.startsWith(dir.root)) {
       res.writeHead(404).end();
       return;
     }
@@ -56,7 +64,14 @@ async function staticServer() {
     }
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { base: `http://127.0.0.1:${server.address().port}/`, stop: () => server.close() };
+  return {
+    base: `http://127.0.0.1:${server.address().port}${prefix}`,
+    dir,
+    stop: () => {
+      server.close();
+      server.closeAllConnections();
+    },
+  };
 }
 
 const tests = [];
@@ -334,6 +349,85 @@ test('French and Traditional Chinese; axe finds no serious or critical violation
   check(found.length === 0, found.join('\n  '));
 });
 
+/// What the page's service worker holds for this copy of the demo: its caches, files and bytes.
+async function cachedBytes() {
+  const names = (await caches.keys()).filter((n) => n.startsWith('mwp-demo '));
+  let files = 0;
+  let bytes = 0;
+  for (const n of names) {
+    const c = await caches.open(n);
+    for (const r of await c.keys()) {
+      files += 1;
+      bytes += (await (await c.match(r)).arrayBuffer()).byteLength;
+    }
+  }
+  return { caches: names, files, bytes };
+}
+
+// Offline after the first load (sw.js and offline.js, docs/static-demo.md): the folder served
+// under /demo/ by a server of this test's own. Once the service worker has cached the folder, a
+// new build (another sw.js version) replaces the old cache; then the network goes away (the
+// context offline and the server stopped) and a reload runs the demo again from the cache: a new
+// Organization (another run's WorkItem IDs), its first execution gate reached, every response
+// from the service worker. Prints the cached files and bytes and the time to the gate offline.
+test('offline after the first load, at a path prefix: a new build replaces the cache, and a reload without network runs a new demo to its first gate', async (browser, base) => {
+  const own = process.env.BASE_URL ? null : await staticServer('/demo/', { root });
+  const next = own ? await mkdtemp(join(tmpdir(), 'mwp-demo-next-')) : null;
+  const { context, page } = await open(browser, own ? own.base : base);
+  try {
+    const active = await page.evaluate(() => Promise.race([
+      navigator.serviceWorker.ready.then(() => true),
+      new Promise((r) => setTimeout(() => r(document.documentElement.dataset.offline || 'no service worker after 30 s'), 30_000)),
+    ]));
+    check(active === true, `sw.js not active: ${active}`);
+    const first = await page.evaluate(cachedBytes);
+    console.log(`     cached by sw.js: ${first.files} files, ${first.bytes} B (${first.caches})`);
+    check(first.caches.length === 1 && first.files >= 7, JSON.stringify(first));
+    await page.click('button[data-pace="max"]');
+    await firstGate(page, GATE_MS);
+    const online = await page.locator('#gates li').first().getAttribute('data-key');
+    if (own) {
+      // The next build: the same folder with another sw.js version, served at the same URL.
+      await cp(root, next, { recursive: true });
+      const sw = await readFile(join(root, 'sw.js'), 'utf8');
+      const v = /const VERSION = '([^']*)'/.exec(sw)[1];
+      await writeFile(join(next, 'sw.js'), sw.replace(`const VERSION = '${v}'`, `const VERSION = '${v}-next'`));
+      own.dir.root = next;
+      await page.reload();
+      // The browser checks sw.js on the navigation: the new version installs, caches the
+      // folder, takes over and deletes the old cache.
+      let after = null;
+      for (let i = 0; i < 150; i += 1) {
+        after = await page.evaluate(cachedBytes);
+        if (after.caches.length === 1 && after.caches[0].endsWith('-next')) break;
+        await page.waitForTimeout(200);
+      }
+      console.log(`     after a new build: ${after.files} files, ${after.bytes} B (${after.caches}); the old cache deleted`);
+      check(after.caches.length === 1 && after.caches[0].endsWith('-next'), `the new build's cache did not replace the old one: ${JSON.stringify(after)}`);
+      check(after.files === first.files && after.bytes === first.bytes, JSON.stringify(after));
+    }
+    // The network goes away.
+    await context.setOffline(true);
+    if (own) own.stop();
+    const responses = [];
+    page.on('response', (r) => responses.push([r.url(), r.fromServiceWorker()]));
+    page.problems.length = 0;
+    page.started = Date.now();
+    await page.reload();
+    await page.click('button[data-pace="max"]');
+    const ms = await firstGate(page, GATE_MS);
+    const offline = await page.locator('#gates li').first().getAttribute('data-key');
+    console.log(`     offline reload: first execution gate at the fastest pace ${ms} ms after navigation; ${responses.length} responses, ${responses.filter(([, sw]) => sw).length} from the service worker`);
+    check(offline && offline !== online, `the same demo again? ${online} / ${offline}`);
+    check(responses.length > 0 && responses.every(([, sw]) => sw), JSON.stringify(responses));
+    check(page.problems.length === 0, page.problems.join('; '));
+  } finally {
+    await context.close();
+    if (own) own.stop();
+    if (next) await rm(next, { recursive: true, force: true });
+  }
+});
+
 const server = process.env.BASE_URL ? { base: process.env.BASE_URL, stop: () => {} } : await staticServer();
 const browser = await chromium.launch({
   executablePath,
@@ -341,7 +435,8 @@ const browser = await chromium.launch({
 });
 let passed = 0;
 let failed = 0;
-for (const t of tests) {
+// ONLY=<words> runs the tests whose name contains them.
+for (const t of tests.filter((x) => !process.env.ONLY || x.name.includes(process.env.ONLY))) {
   try {
     await t.fn(browser, server.base);
     passed += 1;

@@ -50,6 +50,24 @@ case $MODE in
 esac
 log() { printf '[build-web] %s\n' "$*"; }
 
+# Offline after the first load (docs/static-demo.md): DIR/sw.js from demo-node/web/sw.js with the
+# list of every file of DIR (last, so whatever the folder holds is cached; not NAME.gz, which a
+# plain file server does not negotiate) and a version that hashes their names and contents: a
+# new build is a new sw.js and a new cache, which replaces the old one.
+offline_sw() {
+  local files version list
+  # $files is split on purpose: the folder's names have no spaces.
+  # shellcheck disable=SC2086
+  files=$(cd "$1" && find . -type f ! -name sw.js ! -name '*.gz' | sed 's|^\./||' | LC_ALL=C sort)
+  version=$(cd "$1" && for f in $files; do printf '%s ' "$f"; sha256sum <"$f"; done | sha256sum | cut -c1-16)
+  list=$(printf '%s\n' "$files" | sed 's/.*/"&"/' | paste -sd, -)
+  sed -e "s|__OFFLINE_VERSION__|$version|" -e "s|/\* __OFFLINE_FILES__ \*/|$list|" demo-node/web/sw.js >"$1/sw.js"
+  OFFLINE_FILES=$(printf '%s\n' "$files" | wc -l | tr -d ' ')
+  # shellcheck disable=SC2086
+  OFFLINE_BYTES=$(cd "$1" && cat $files | wc -c | tr -d ' ')
+  OFFLINE_VERSION=$version
+}
+
 if [ "$MODE" = demo ]; then
   DIST=${DIST:-dist-demo}
   START=$(date +%s)
@@ -66,13 +84,14 @@ if [ "$MODE" = demo ]; then
   fi
   # shellcheck disable=SC2086
   "$WASM_OPT" ${WASM_OPT_FLAGS:--Oz --converge --strip-debug --strip-producers} "$TMP/pkg/demo_bg.wasm" -o "$TMP/pkg/demo_bg.wasm"
-  cp demo-node/web/demo-worker.js demo-node/web/demo-page.js "$TMP/pkg/"
-  PKGFILES=(demo.js demo_bg.wasm demo-worker.js demo-page.js)
+  cp demo-node/web/demo-worker.js demo-node/web/demo-page.js demo-node/web/offline.js "$TMP/pkg/"
+  PKGFILES=(demo.js demo_bg.wasm demo-worker.js demo-page.js offline.js)
   HASH=$(cd "$TMP/pkg" && cat "${PKGFILES[@]}" | sha256sum | cut -c1-16)
   mkdir -p "$TMP/pkg/$HASH"
   (cd "$TMP/pkg" && mv "${PKGFILES[@]}" "$HASH/")
   cp demo-node/web/demo.css "$TMP/"
   sed "s|__PKG__|pkg/$HASH|g" demo-node/web/index.html >"$TMP/index.html"
+  offline_sw "$TMP"
   rm -rf "$DIST"
   mv "$TMP" "$DIST"
   trap - EXIT
@@ -84,6 +103,7 @@ if [ "$MODE" = demo ]; then
     log "$(basename "$f"): $(size "$f") B raw, gzip -9 $(gz "$f") B"
   done
   log "mode demo, $DIST/pkg/$HASH; the page and the authority's Worker, gzip -9: $TOTAL B"
+  log "sw.js $(size "$DIST/sw.js") B: caches $OFFLINE_FILES files, $OFFLINE_BYTES B raw, as version $OFFLINE_VERSION"
   exit 0
 fi
 

@@ -172,6 +172,8 @@ pub struct Node {
     artifact_bytes: usize,
     /// Events one `SUBSCRIBE` replays per Group ([`REPLAY_PAGE`]; smaller in tests).
     replay_page: usize,
+    /// The Agents' signed Agent Cards (§6.1), as registered (`simulation::cards`).
+    agent_cards: Vec<Value>,
 }
 
 impl Node {
@@ -181,8 +183,9 @@ impl Node {
         let entropy = cfg.entropy;
         let seed_of = move |name: &str| seed_for(&entropy, name);
         let mut h = Harness::with_seeds(plan::CAST, &seed_of);
-        h.bootstrap_agents(&plan::agent_names(), cfg.start)
-            .map_err(|e| format!("the demo's Agents could not be registered: {e:?}"))?;
+        let agent_cards = h
+            .bootstrap_signed_agents(&plan::agent_names(), plan::HUMAN, cfg.start)
+            .map_err(|e| format!("the demo's Agents could not be registered: {e}"))?;
         let run = format!("w{}", &hex(&entropy)[..6]);
         let demo = Demo::new(
             DemoConfig {
@@ -226,6 +229,7 @@ impl Node {
             artifacts: BTreeMap::new(),
             artifact_bytes: 0,
             replay_page: REPLAY_PAGE,
+            agent_cards,
         })
     }
 
@@ -248,6 +252,13 @@ impl Node {
     /// verifies every Event with.
     pub fn registry_json(&self) -> String {
         json::to_string(&self.h.evidence.to_fixture_json())
+    }
+
+    /// The Agents' Agent Cards as `GET /api/registry/agent-cards` serves them
+    /// (`{organizationId, agentCards}`): Signed Documents by the Organization's
+    /// `organization-registry` service, each verifiable with [`Node::registry_json`].
+    pub fn agent_cards_json(&self) -> String {
+        simulation::cards::agent_cards_json(&self.h.organization_id, &self.agent_cards)
     }
 
     pub fn organization_id(&self) -> &str {

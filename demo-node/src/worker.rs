@@ -113,6 +113,11 @@ impl DemoNode {
         self.node.registry_json()
     }
 
+    /// `GET /api/registry/agent-cards`'s body: the Agents' signed Agent Cards.
+    pub fn agent_cards_json(&self) -> String {
+        self.node.agent_cards_json()
+    }
+
     /// `GET /api/groups/{principal}`'s body, `{"groups": [...]}`: the Groups `principal` may
     /// read now (an active Membership, or an owner up the Mission tree).
     pub fn groups_json(&self, principal: &str) -> String {

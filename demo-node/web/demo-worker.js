@@ -3,7 +3,8 @@
 // paced virtual clock. The page talks to it with postMessage only:
 //   page → worker  {type:'connect'} | {type:'send', conn, text} | {type:'close', conn}
 //                  {type:'pace', factor}   (0 pauses; 'max' jumps to each next wake-up)
-//                  {type:'get', id, path}  (the few reads a console makes over HTTP)
+//                  {type:'get', id, path}  (the few reads a console makes over HTTP:
+//                                           /api/registry, /api/registry/agent-cards, …)
 //                  {type:'post', id, path:'/api/commands', body}
 //   worker → page  {type:'ready'} | {type:'connected', conn} | {type:'refused'}
 //                  {type:'frame', conn, text} | {type:'closed', conn}
@@ -71,6 +72,8 @@ function step() {
 
 function get(path) {
   if (path === '/api/registry') return [200, node.registry_json()];
+  // The Agents' cards, signed by the Organization's registry service as the server signs them.
+  if (path === '/api/registry/agent-cards') return [200, node.agent_cards_json()];
   // The page's own reads: the server's signature on these (a signed console read) guards a
   // socket others can reach; a dedicated Worker answers its own page only.
   if (path.startsWith('/api/groups/')) {

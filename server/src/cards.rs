@@ -11,93 +11,43 @@
 //! registration is an exact retry (§15.1) and answers with the original Events.
 
 use crate::devorg::{self, DevOrganization, DevPrincipal, Envelope};
-use wasm_core::crypto::{DocumentKind, sign_document};
-use wasm_core::encoding::{b64url_encode, sha256_hash};
+pub use simulation::cards::{CARD_VERSION, DEV_SCHEMA, capabilities_of, internal_card};
+use simulation::cards::{CardSpec, capabilities_json, signed_document};
+use wasm_core::crypto::ed25519;
+use wasm_core::encoding::sha256_hash;
 use wasm_core::json::{self, Object, Value};
-use wasm_core::model::ToJson;
 
 /// The Principal that signs the development Agent Cards (§6.4: an Organization service).
 pub const CARD_ISSUER: &str = "organization-registry";
-
-/// Every development Agent Card has this `cardVersion`.
-pub const CARD_VERSION: u64 = 1;
-
-/// The input and output schema every development capability declares: any JSON object.
-pub const DEV_SCHEMA: &str = "urn:missionweaveprotocol:schema:dev:any-object";
-
-/// The text of [`DEV_SCHEMA`], whose SHA-256 the cards pin (`inputSchemaHash`).
-const DEV_SCHEMA_TEXT: &[u8] = br#"{"type":"object"}"#;
 
 /// Where a development Agent would be reached: `.invalid` (RFC 2606) says it is not; the
 /// schema requires a `wss://` endpoint, and development Agents dial the server instead.
 const ENDPOINT_BASE: &str = "wss://agents.dev.invalid/";
 
-/// The capabilities `(id, semver)` of a development Agent, by name. `worker` and the load
-/// Agents have `software.python`, the capability the demo's WorkItems require.
-pub fn capabilities_of(name: &str) -> &'static [(&'static str, &'static str)] {
-    match name {
-        "coordinator" => &[("mission.coordination", "1.0.0")],
-        "worker" => &[("software.python", "1.0.0"), ("software.testing", "1.0.0")],
-        "analyst" => &[("requirements.analysis", "1.0.0")],
-        "developer" => &[("software.python", "1.0.0"), ("software.rust", "1.0.0")],
-        "tester" => &[("software.testing", "1.0.0")],
-        "reviewer" => &[("code.review", "1.0.0")],
-        n if n.starts_with("load-") => &[("software.python", "1.0.0")],
-        _ => &[("general.assistance", "1.0.0")],
-    }
-}
-
-/// The signed Agent Card document of development Agent `agent`.
+/// The signed Agent Card document of development Agent `agent` (built and signed by
+/// `simulation::cards`, which the static demo's node shares).
 pub fn document(org: &DevOrganization, agent: &DevPrincipal) -> Result<Value, String> {
     let issuer = org.require(CARD_ISSUER)?;
     let owner = org.require("mission-owner")?;
-    let mut key = Object::new();
-    key.insert("keyId", Value::string(agent.key_id.clone()));
-    key.insert("algorithm", Value::string("Ed25519"));
-    key.insert(
-        "publicKey",
-        Value::string(b64url_encode(&agent.seed.public_key())),
-    );
-    key.insert("validFrom", Value::string(devorg::KEYS_VALID_FROM));
-    let capabilities = capabilities_json(capabilities_of(&agent.name), "dev");
-    let mut endpoint = Object::new();
-    endpoint.insert("transport", Value::string("wss"));
-    endpoint.insert(
-        "uri",
-        Value::string(format!("{ENDPOINT_BASE}{}", agent.name)),
-    );
-    let mut card = Object::new();
-    card.insert("agentId", Value::string(agent.actor.id.0.clone()));
-    card.insert("organizationId", Value::string(org.organization_id.clone()));
-    card.insert("cardVersion", Value::from(CARD_VERSION));
-    card.insert("displayName", Value::string(agent.name.clone()));
-    card.insert(
-        "description",
-        Value::string(format!(
-            "Development Agent {} (never for production)",
-            agent.name
-        )),
-    );
-    card.insert("owner", owner.actor.to_json());
-    card.insert("status", Value::string("active"));
-    card.insert("protocolVersions", Value::Array(vec![Value::string("0.1")]));
-    card.insert("endpoints", Value::Array(vec![Value::Object(endpoint)]));
-    card.insert("publicKeys", Value::Array(vec![Value::Object(key)]));
-    card.insert("capabilities", Value::Array(capabilities));
-    card.insert("maxConcurrency", Value::from(4u64));
-    card.insert(
-        "issuedAt",
-        Value::string(org.created_at.format_whole_seconds()),
-    );
-    let mut doc = Value::Object(card);
-    sign_document(
-        &mut doc,
-        DocumentKind::AgentCard,
+    let spec = CardSpec {
+        organization_id: &org.organization_id,
+        agent: &agent.actor,
+        display_name: &agent.name,
+        description: format!("Development Agent {} (never for production)", agent.name),
+        owner: &owner.actor,
+        key_id: &agent.key_id,
+        public_key: agent.seed.public_key(),
+        key_valid_from: devorg::KEYS_VALID_FROM,
+        endpoint_uri: format!("{ENDPOINT_BASE}{}", agent.name),
+        capabilities: capabilities_of(&agent.name),
+        evidence_label: "dev",
+        issued_at: org.created_at,
+    };
+    signed_document(
+        &spec,
         &issuer.key_id,
-        &issuer.seed,
+        &ed25519::Signer::from_seed(&issuer.seed),
     )
-    .map_err(|e| format!("the Agent Card of {} cannot be signed: {e}", agent.name))?;
-    Ok(doc)
 }
 
 /// A card to fill in for `org agent add --card` (`org agent template` prints it): the members
@@ -124,32 +74,6 @@ pub fn demo_template(agent_id: &str, name: &str, owner_id: &str) -> Value {
         &format!("Simulated demo Agent {name}, run by this server (`org demo`)"),
         "demo",
     )
-}
-
-/// Capabilities `(id, semver)` with the development schema and evidence
-/// `urn:missionweaveprotocol:evidence:<label>:<id>`.
-fn capabilities_json(capabilities: &[(&str, &str)], label: &str) -> Vec<Value> {
-    let schema_hash = sha256_hash(DEV_SCHEMA_TEXT);
-    capabilities
-        .iter()
-        .map(|(id, version)| {
-            let mut c = Object::new();
-            c.insert("id", Value::string(id.to_string()));
-            c.insert("version", Value::string(version.to_string()));
-            c.insert("inputSchema", Value::string(DEV_SCHEMA));
-            c.insert("inputSchemaHash", Value::string(schema_hash.clone()));
-            c.insert("outputSchema", Value::string(DEV_SCHEMA));
-            c.insert("outputSchemaHash", Value::string(schema_hash.clone()));
-            c.insert("constraints", Value::Object(Object::new()));
-            c.insert(
-                "verifiedEvidence",
-                Value::Array(vec![Value::string(format!(
-                    "urn:missionweaveprotocol:evidence:{label}:{id}"
-                ))]),
-            );
-            Value::Object(c)
-        })
-        .collect()
 }
 
 /// An unsigned card: `capabilities` with the development schema, a `wss://agents.<label>.invalid/`
@@ -205,87 +129,6 @@ pub fn setup(org: DevOrganization) -> Result<devorg::OrgSetup, String> {
     })
 }
 
-fn text<'v>(doc: &'v Value, pointer: &str) -> Result<&'v str, String> {
-    doc.pointer(pointer)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("the Agent Card lacks {pointer}"))
-}
-
-/// The internal card of payloads.md §6.33, derived from a signed Agent Card document: the
-/// capability `version` is the semver's major number (the internal shape counts integers
-/// from 1), `owner` is the Organization ID (a plain string there), `publicKey` the card's
-/// first key, and `signature` the document's signature value.
-pub fn internal_card(doc: &Value) -> Result<Object, String> {
-    let capabilities = match doc.pointer("/capabilities") {
-        Some(Value::Array(list)) => list
-            .iter()
-            .map(|c| {
-                let version = text(c, "/version")?;
-                let major = version
-                    .split('.')
-                    .next()
-                    .and_then(|m| m.parse::<u64>().ok())
-                    .filter(|m| *m >= 1)
-                    .ok_or_else(|| format!("capability version {version:?} has no major ≥ 1"))?;
-                let mut o = Object::new();
-                o.insert("id", Value::string(text(c, "/id")?.to_owned()));
-                o.insert("version", Value::from(major));
-                o.insert(
-                    "inputSchema",
-                    Value::string(text(c, "/inputSchema")?.to_owned()),
-                );
-                o.insert(
-                    "outputSchema",
-                    Value::string(text(c, "/outputSchema")?.to_owned()),
-                );
-                o.insert(
-                    "constraints",
-                    c.pointer("/constraints")
-                        .cloned()
-                        .unwrap_or(Value::Object(Object::new())),
-                );
-                o.insert(
-                    "verifiedEvidence",
-                    c.pointer("/verifiedEvidence")
-                        .cloned()
-                        .unwrap_or(Value::Array(vec![])),
-                );
-                Ok(Value::Object(o))
-            })
-            .collect::<Result<Vec<_>, String>>()?,
-        _ => return Err("the Agent Card has no capabilities".into()),
-    };
-    let version = doc
-        .pointer("/cardVersion")
-        .and_then(devorg::json_u64)
-        .ok_or("the Agent Card has no cardVersion")?;
-    let mut card = Object::new();
-    card.insert("agentId", Value::string(text(doc, "/agentId")?.to_owned()));
-    card.insert("version", Value::from(version));
-    card.insert(
-        "displayName",
-        Value::string(text(doc, "/displayName")?.to_owned()),
-    );
-    card.insert(
-        "owner",
-        Value::string(text(doc, "/organizationId")?.to_owned()),
-    );
-    card.insert(
-        "publicKey",
-        Value::string(text(doc, "/publicKeys/0/publicKey")?.to_owned()),
-    );
-    card.insert("capabilities", Value::Array(capabilities));
-    card.insert(
-        "issuedAt",
-        Value::string(text(doc, "/issuedAt")?.to_owned()),
-    );
-    card.insert(
-        "signature",
-        Value::string(text(doc, "/signature/value")?.to_owned()),
-    );
-    Ok(card)
-}
-
 /// The signed `…registry.agent_card_register` Command of development Agent `agent`, in the
 /// reference's bootstrap form (payloads.md §6.33): actor `organization-registry`, action ID
 /// `registry-bootstrap:sha256:<hex of the card's JCS>`, `issuedAt` = the card's `issuedAt`.
@@ -320,7 +163,8 @@ pub fn register_signed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasm_core::crypto::verify;
+    use wasm_core::crypto::{DocumentKind, sign_document, verify};
+    use wasm_core::encoding::b64url_encode;
 
     fn org(name: &str) -> (DevOrganization, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("weave-cards-{name}-{}", std::process::id()));

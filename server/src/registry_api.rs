@@ -21,7 +21,7 @@ use axum::http::header;
 use axum::routing::get;
 use std::sync::{Arc, RwLock};
 use wasm_core::crypto::registry::RegistryEvidence;
-use wasm_core::json::{self, Object, Value};
+use wasm_core::json::{self, Value};
 
 /// The two public documents, serialized (the Registry again after each enrolment).
 #[derive(Clone, Debug)]
@@ -31,11 +31,7 @@ pub struct PublicRegistry {
 }
 
 fn cards_text(organization_id: &str, agent_cards: &[Value]) -> Arc<str> {
-    let cards = Object::from_iter([
-        ("organizationId", Value::string(organization_id.to_owned())),
-        ("agentCards", Value::Array(agent_cards.to_vec())),
-    ]);
-    json::to_string(&Value::Object(cards)).into()
+    simulation::cards::agent_cards_json(organization_id, agent_cards).into()
 }
 
 fn swap(slot: &RwLock<Arc<str>>, text: Arc<str>) {

@@ -21,6 +21,9 @@ pub const GROUP_AUTHORITY: &str = "urn:missionweaveprotocol:service:group-gatewa
 /// The Organization registry service that registers Agent Cards.
 pub const REGISTRY_SERVICE: &str = "urn:missionweaveprotocol:service:organization-registry";
 
+/// When every harness key becomes valid (the Registry's `validFrom`).
+pub const KEYS_VALID_FROM: &str = "2020-01-01T00:00:00Z";
+
 /// A test Principal and its key (neither `Clone` nor printable: it holds a private key).
 #[derive(Debug)]
 pub struct Principal {
@@ -96,7 +99,7 @@ impl Harness {
                 principal_id: id.clone(),
                 algorithm: "Ed25519".into(),
                 public_key: b64url_encode(&ed25519::public_key_of(&seed)),
-                valid_from: "2020-01-01T00:00:00Z".into(),
+                valid_from: KEYS_VALID_FROM.into(),
                 validity_history: vec![],
             });
             map.insert(
@@ -231,6 +234,81 @@ impl Harness {
             )?;
         }
         Ok(())
+    }
+}
+
+impl Harness {
+    /// Registers a signed Agent Card (`crate::cards`, signed by `organization-registry`, the
+    /// §6.4 signer of cards) for each named Agent, owned by the human `owner`, and opens a
+    /// Session for it. The registered card is derived from the signed document, so the
+    /// documents returned (what `GET /api/registry/agent-cards` publishes) and the Registry's
+    /// cards agree.
+    pub fn bootstrap_signed_agents(
+        &mut self,
+        agents: &[&str],
+        owner: &str,
+        now: Micros,
+    ) -> Result<Vec<Value>, String> {
+        let issuer = self
+            .principals
+            .get("organization-registry")
+            .ok_or("no organization-registry")?;
+        let owner = &self
+            .principals
+            .get(owner)
+            .ok_or_else(|| format!("no owner {owner}"))?
+            .actor;
+        let mut docs = Vec::with_capacity(agents.len());
+        for a in agents {
+            let p = self
+                .principals
+                .get(*a)
+                .ok_or_else(|| format!("no Agent {a}"))?;
+            let spec = crate::cards::CardSpec {
+                organization_id: &self.organization_id,
+                agent: &p.actor,
+                display_name: a,
+                description: format!("Simulated demo Agent {a}, run by the in-page authority"),
+                owner,
+                key_id: &p.key_id,
+                public_key: p.signer.public_key(),
+                key_valid_from: KEYS_VALID_FROM,
+                endpoint_uri: format!("wss://agents.demo.invalid/{a}"),
+                capabilities: crate::cards::capabilities_of(a),
+                evidence_label: "demo",
+                issued_at: now,
+            };
+            docs.push(crate::cards::signed_document(
+                &spec,
+                &issuer.key_id,
+                &issuer.signer,
+            )?);
+        }
+        for (a, doc) in agents.iter().zip(&docs) {
+            let card = crate::cards::internal_card(doc)?;
+            let p = wasm_core::authority::handlers::payload(vec![("card", Value::Object(card))]);
+            self.submit(
+                "organization-registry",
+                "ext.missionweaveprotocol.registry.agent_card_register",
+                &Envelope::default(),
+                p,
+                now,
+            )
+            .map_err(|e| format!("the card of {a} was refused: {e:?}"))?;
+            let p = wasm_core::authority::handlers::payload(vec![(
+                "agentId",
+                Value::string(self.id(a)),
+            )]);
+            self.submit(
+                "group-gateway",
+                "ext.missionweaveprotocol.identity.session_open",
+                &Envelope::default(),
+                p,
+                now,
+            )
+            .map_err(|e| format!("the Session of {a} was refused: {e:?}"))?;
+        }
+        Ok(docs)
     }
 }
 

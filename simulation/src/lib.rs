@@ -6,6 +6,7 @@
 
 pub mod agents;
 pub mod bench;
+pub mod cards;
 pub mod harness;
 pub mod kit;
 pub mod scenario;
