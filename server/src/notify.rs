@@ -31,7 +31,6 @@ use wasm_core::authority::Submitted;
 use wasm_core::authority::clock::Micros;
 use wasm_core::authority::handlers::work_exec;
 use wasm_core::authority::state::State;
-use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::ActorType;
@@ -256,18 +255,16 @@ enum Attempt {
 }
 
 impl Notifier {
-    /// The notifier over `webhooks`, their workers spawned on `rt`, signing with `signer`
-    /// (the Organization's service key, `key_id` in the Registry); `tls` trusts the roots an
-    /// `https://` webhook is checked against.
+    /// The notifier over `webhooks`, their workers spawned on `rt`, signing with the
+    /// Organization's service key valid when each notice is signed (`keys`: a rotation switches
+    /// it without a restart; the header names the key); `tls` trusts the roots an `https://`
+    /// webhook is checked against.
     pub fn start(
         webhooks: Vec<Webhook>,
-        key_id: String,
-        signer: Signer,
+        keys: crate::service_keys::ServiceKeys,
         tls: Option<Arc<rustls::ClientConfig>>,
         rt: &tokio::runtime::Handle,
     ) -> Arc<Notifier> {
-        let signer = Arc::new(signer);
-        let key_id: Arc<str> = key_id.into();
         let mut queues = Vec::new();
         for w in webhooks {
             let q = Arc::new(Queue {
@@ -275,13 +272,7 @@ impl Notifier {
                 wake: Notify::new(),
             });
             queues.push((w.filter.clone(), Arc::clone(&q)));
-            rt.spawn(deliver_all(
-                w,
-                q,
-                Arc::clone(&signer),
-                Arc::clone(&key_id),
-                tls.clone(),
-            ));
+            rt.spawn(deliver_all(w, q, keys.clone(), tls.clone()));
         }
         Arc::new(Notifier {
             queues,
@@ -543,13 +534,18 @@ pub fn backoff(n: u32) -> Duration {
 async fn deliver_all(
     w: Webhook,
     q: Arc<Queue>,
-    signer: Arc<Signer>,
-    key_id: Arc<str>,
+    keys: crate::service_keys::ServiceKeys,
     tls: Option<Arc<rustls::ClientConfig>>,
 ) {
     loop {
         let n = q.pop().await;
-        let signature = wasm_core::encoding::b64url_encode(&signer.sign(&n.body));
+        let Some(key) = keys.at(crate::clock::now()) else {
+            metrics::counter!(DELIVERIES, "outcome" => "failed").increment(1);
+            tracing::warn!(webhook = %w.url, "webhook gave up: no service key is valid now");
+            continue;
+        };
+        let key_id = key.key_id.clone();
+        let signature = wasm_core::encoding::b64url_encode(&key.signer.sign(&n.body));
         let mut attempt = 1;
         loop {
             let outcome = tokio::time::timeout(
