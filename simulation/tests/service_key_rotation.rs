@@ -103,18 +103,24 @@ fn events_signed_across_a_service_key_rotation_verify_by_their_signed_time() {
         }
     }
 
-    // An Event signed by the old key at a time after its `validUntil`: refused.
-    let late_by_old = resigned(&after[0], &old_key, &old_seed);
+    // An Event signed by the old key at its `validUntil` (the window is half-open) or after:
+    // refused.
+    let at_time = |e: &Value, t: &str| {
+        let mut e = e.clone();
+        if let Value::Object(o) = &mut e {
+            o.insert("occurredAt", Value::string(t.to_owned()));
+        }
+        e
+    };
+    let late_by_old = resigned(&at_time(&after[0], old_end), &old_key, &old_seed);
     let err = verify_value(late_by_old, DocumentKind::Event, &rotated).unwrap_err();
     assert!(err.reason.contains("is not valid at"), "{err}");
     // ... inside the grace it verifies (a server that had not yet switched).
-    let in_grace = {
-        let mut e = after[0].clone();
-        if let Value::Object(o) = &mut e {
-            o.insert("occurredAt", Value::string("2026-12-06T10:04:59Z"));
-        }
-        resigned(&e, &old_key, &old_seed)
-    };
+    let in_grace = resigned(
+        &at_time(&after[0], "2026-12-06T10:04:59Z"),
+        &old_key,
+        &old_seed,
+    );
     verify_value(in_grace, DocumentKind::Event, &rotated).expect("inside the grace");
     // An Event signed by the new key before its `validFrom`: refused.
     let early_by_new = resigned(&before[0], NEW_KEY, &new_seed);
