@@ -555,7 +555,10 @@ impl OrgDir {
             .validate()
             .map_err(|e| format!("{FILE}: the Registry is invalid: {e}"))?;
         let mut out: Vec<crate::service_keys::HeldKey> = Vec::new();
-        for name in [KEY_FILE, PREVIOUS_KEY_FILE, NEXT_KEY_FILE] {
+        // In the order a rotation moves them (`rotate_service`: the current file to the
+        // previous, then the next to the current), so one pass finds both keys whenever it
+        // runs during the renames.
+        for name in [NEXT_KEY_FILE, KEY_FILE, PREVIOUS_KEY_FILE] {
             let path = self.dir.join(name);
             if !path.exists() {
                 continue;
@@ -573,6 +576,8 @@ impl OrgDir {
                 out.push(k);
             }
         }
+        // The key `org.json` names first: it signs when two were bound in the same second.
+        out.sort_by_key(|k| k.key_id != file.service_key_id);
         if out.is_empty() {
             return Err(format!(
                 "{}: no service key the Registry binds to {}",
@@ -1086,9 +1091,17 @@ pub async fn watch(
     let mut last = None;
     let mut registered: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
-        let stamp = std::fs::metadata(dir.dir.join(FILE))
-            .ok()
-            .map(|m| (m.modified().ok(), m.len()));
+        // `org.json` and the key files: a rotation renames the key files after it writes
+        // `org.json`, and the keys held are read again once they are in place.
+        let stamp: Vec<_> = [FILE, KEY_FILE, PREVIOUS_KEY_FILE, NEXT_KEY_FILE]
+            .iter()
+            .map(|f| {
+                std::fs::metadata(dir.dir.join(f))
+                    .ok()
+                    .map(|m| (m.modified().ok(), m.len()))
+            })
+            .collect();
+        let stamp = Some(stamp);
         if stamp != last {
             last = stamp;
             reload();
@@ -1480,6 +1493,28 @@ mod tests {
             .map(|k| k.key_id.clone())
             .collect();
         assert_eq!(held, vec![r2.new_key_id.clone(), r.new_key_id.clone()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A rotation in the same second as `org init` (both keys `validFrom` the same second):
+    /// the new key, the one `org.json` names, signs from then on.
+    #[test]
+    fn a_rotation_in_the_second_of_init_signs_with_the_new_key() {
+        let dir = temp("rotate-same-second");
+        let org = OrgDir::new(&dir);
+        org.init("Acme", false, now()).expect("init");
+        let r = org
+            .rotate_service(DEFAULT_ROTATION_GRACE_SECONDS, now())
+            .expect("rotated");
+        for t in [now(), now().plus_seconds(1)] {
+            let s = setup_at(&dir, t).expect("setup");
+            assert_eq!(s.config.key_id, r.new_key_id);
+            let keys = s.service_keys.expect("keys");
+            assert_eq!(
+                keys.at(t).map(|k| k.key_id.clone()),
+                Some(r.new_key_id.clone())
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -112,11 +112,13 @@ impl ServiceKeys {
 
     /// The key to sign with at `t`: of the held keys valid at `t`, the one bound last (the
     /// latest `validFrom`), so that the new key signs from the moment a rotation binds it and
-    /// the old one only while nothing newer is held. `None`: no held key is valid at `t`, and
-    /// nothing may be signed.
+    /// the old one only while nothing newer is held; between keys bound in the same second,
+    /// the one given first (the Organization's current key). `None`: no held key is valid at
+    /// `t`, and nothing may be signed.
     pub fn at(&self, t: Micros) -> Option<Arc<HeldKey>> {
         self.snapshot()
             .iter()
+            .rev()
             .filter(|k| k.valid_at(t))
             .max_by_key(|k| k.valid_from)
             .cloned()
@@ -155,6 +157,14 @@ mod tests {
         assert_eq!(id(100).as_deref(), Some("k2"));
         assert_eq!(id(159).as_deref(), Some("k2"));
         assert_eq!(id(1000).as_deref(), Some("k2"));
+        // Bound in the same second (a rotation right after `org init`): the key given first.
+        let same = ServiceKeys::new(vec![key(2, 10, None), key(1, 10, Some(160))]);
+        assert_eq!(
+            same.at(Micros::from_seconds(20))
+                .map(|k| k.key_id.clone())
+                .as_deref(),
+            Some("k2")
+        );
         keys.replace(vec![key(1, 10, Some(160))]);
         assert_eq!(id(120).as_deref(), Some("k1"));
         assert_eq!(id(160), None, "an ended key signs nothing");
