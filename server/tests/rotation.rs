@@ -3,7 +3,9 @@
 //! with the new key within a second, without a restart; the Agent Cards served after the switch
 //! are signed by the new key; the log signed across the switch (old key before, new key after)
 //! verifies offline with `export` + `verify-export`, also after the old key's `validUntil`;
-//! and an Event signed by the old key at a time after its `validUntil` is refused.
+//! an Agent's HELLO after the old key's end opens its Session (the service's `session_open`
+//! signed by the new key); and an Event signed by the old key at a time after its
+//! `validUntil` is refused.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -462,6 +464,47 @@ fn the_service_key_rotates_under_a_running_server_and_the_log_verifies_across_it
     let (status, body) = note(&a, &alice, 3000);
     assert_eq!(status, 200, "{body}");
     assert_eq!(signed_by(&body), vec![new_key.clone()]);
+    // An Agent's HELLO past the old key's end: its Session is opened by a `session_open` the
+    // service signs, which the authority verifies against the Registry at its `issuedAt` (it
+    // would be refused if signed by the ended key), and the `session_opened` Event is signed by
+    // the new key.
+    let agent_key = json::parse(&std::fs::read(data.join("org.json")).unwrap())
+        .unwrap()
+        .pointer("/agentCards/0/publicKeys/0/keyId")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let accept = rt.block_on(async {
+        let mut c = server::gateway::client::Client::connect(&format!("ws://{a}/ws"), None)
+            .await
+            .unwrap();
+        let signer = wasm_core::crypto::ed25519::Signer::from_seed(&agent_seed);
+        c.hello(agent_id, &agent_key, &signer)
+            .await
+            .map_err(|e| json::to_string(&e))
+    });
+    let accept = accept.unwrap_or_else(|e| panic!("HELLO after the old key's end: {e}"));
+    assert!(accept.pointer("/sessionEpoch").is_some(), "{accept:?}");
+    let conn = rusqlite::Connection::open_with_flags(
+        data.join("authority.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let opened: Vec<Vec<u8>> = conn
+        .prepare("SELECT jcs FROM log WHERE kind LIKE '%session_opened'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let last = json::parse(opened.last().expect("a session_opened Event")).unwrap();
+    assert_eq!(
+        last.pointer("/signature/keyId").and_then(Value::as_str),
+        Some(new_key.as_str())
+    );
+    drop(conn);
+
     let bundle = dir.join("mission-1.mwp");
     let out = Command::new(BIN)
         .args(["export", "--data"])
