@@ -2,13 +2,17 @@
 //! line"): what `weave-console org …` writes and `serve --data DIR` serves instead of the
 //! development Organization.
 //!
-//! Two files, in a `0700` directory:
+//! Two files (three after a rotation of the service key), in a `0700` directory:
 //!
 //! - `DIR/organization-key.json` (`0600`): `{"keyId", "seed"}`, the Group Authority key of the
 //!   Organization's service Principal. It signs every Event, opens Sessions, writes
 //!   First-Admission Records and signs the Agent Cards (§6.4: a card's signer is an Organization
 //!   service). No other private key is ever written: a human's key is made in their browser and
 //!   only its public half enrolled; an Agent's stays with its operator.
+//!   After `org key rotate service` ([`OrgDir::rotate_service`]) the replaced key is kept in
+//!   `DIR/organization-key.previous.json` (`0600`) until the next rotation; both are bound to
+//!   the service Principal, each with its validity window, and the running server signs with
+//!   the one valid at each signed time (`crate::service_keys`).
 //! - `DIR/org.json` (`0600`: it holds the invitations' token digests): the Organization's public
 //!   Registry evidence (the served shape, validity windows included), its signed Agent Cards,
 //!   the invitations and the enrolments. Every writer (the command line, the running server's
