@@ -142,6 +142,9 @@ pub struct AuthorityService {
     events: u64,
     /// Snapshots in the background, once [`AuthorityService::enable_snapshots`] was called.
     snapshots: Option<Snapshots>,
+    /// The service keys to choose from at each batch's time (`org key rotate service`);
+    /// `None`: the configuration's one key signs everything.
+    keys: Option<crate::service_keys::ServiceKeys>,
 }
 
 /// How [`restore`] rebuilt the State: from a snapshot and the Events after it, or by replaying
@@ -366,6 +369,7 @@ impl AuthorityService {
             restored,
             events,
             snapshots: None,
+            keys: None,
         })
     }
 
@@ -460,6 +464,7 @@ impl AuthorityService {
             restored: Restored::default(),
             events,
             snapshots: None,
+            keys: None,
         }
     }
 
@@ -483,6 +488,40 @@ impl AuthorityService {
     /// (`crate::live_registry`).
     pub fn live_registry(&self) -> crate::live_registry::LiveRegistry {
         self.registry.clone()
+    }
+
+    /// Signs each batch with the key of `keys` valid at the batch's time (a rotation of the
+    /// service key switches the signer without a restart).
+    pub fn use_service_keys(&mut self, keys: crate::service_keys::ServiceKeys) {
+        self.keys = Some(keys);
+    }
+
+    /// Makes the authority sign with the service key valid at `now` (§6.4: an Event's
+    /// signature is checked against the key valid at its `occurredAt`, which is `now`).
+    /// Refused when no held key is valid at `now`: nothing is then signed rather than signed
+    /// by a key the Registry does not hold valid.
+    fn select_key(&mut self, now: Micros) -> Result<(), String> {
+        let Some(keys) = &self.keys else {
+            return Ok(());
+        };
+        let Some(key) = keys.at(now) else {
+            return Err(format!(
+                "no service key is valid at {} (held: {}); see docs/operations.md, \
+                 \"The authority's key\"",
+                now.format(),
+                keys.key_ids().join(", ")
+            ));
+        };
+        if key.key_id != self.authority.config.key_id {
+            tracing::info!(
+                from = %self.authority.config.key_id,
+                to = %key.key_id,
+                "the authority signs with the service key now valid"
+            );
+            self.authority
+                .set_signing_key(key.key_id.clone(), key.seed.duplicate());
+        }
+        Ok(())
     }
 
     /// A verifier over this service's Registry, using `threads` threads, for verifying
@@ -557,6 +596,17 @@ impl AuthorityService {
         now: Micros,
     ) -> PendingBatch {
         if let Some(why) = &self.failed {
+            let outcomes = verified
+                .iter()
+                .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
+                .collect();
+            return PendingBatch {
+                outcomes,
+                ticket: self.store.last_ticket(),
+            };
+        }
+        if let Err(why) = self.select_key(now) {
+            // Retryable: nothing was decided or written.
             let outcomes = verified
                 .iter()
                 .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
@@ -1015,6 +1065,81 @@ mod tests {
             h.actor("group-gateway"),
         )
         .expect("open")
+    }
+
+    /// A rotation of the service key (`org key rotate service`): each batch is signed by the
+    /// held key valid at its time — the old one before the new binding's start, the new one
+    /// from then on, even while the old one is still in its grace — and when no held key is
+    /// valid (the old one alone, past its end) nothing is signed: the batch is refused,
+    /// retryable, and nothing is written.
+    #[test]
+    fn each_batch_is_signed_by_the_service_key_valid_at_its_time() {
+        use crate::service_keys::{HeldKey, ServiceKeys};
+        let mut h = Harness::new(&[("a1", ActorType::Agent), ("a2", ActorType::Agent)]);
+        let (failing, slow) = (Arc::default(), Arc::default());
+        let mut svc = service(&mut h, &failing, &slow);
+        let t0 = Micros::parse("2026-12-06T10:00:00Z").expect("t");
+        let switch = t0.plus_seconds(60);
+        let old_end = switch.plus_seconds(30);
+        let held = |key_id: &str, seed: &wasm_core::crypto::SecretSeed, from, ends| HeldKey {
+            key_id: key_id.to_owned(),
+            signer: wasm_core::crypto::ed25519::Signer::from_seed(seed),
+            seed: seed.duplicate(),
+            valid_from: from,
+            ends,
+        };
+        let old_id = h.authority.config.key_id.clone();
+        let new_seed = wasm_core::crypto::SecretSeed::take(&mut [9u8; 32]);
+        let keys = ServiceKeys::new(vec![
+            held(&old_id, &h.authority.config.seed, t0, Some(old_end)),
+            held("urn:test:key:authority-2", &new_seed, switch, None),
+        ]);
+        svc.use_service_keys(keys.clone());
+        let signer_of = |o: &Outcome| match o {
+            Ok(Submitted::Appended(es)) => es
+                .iter()
+                .map(|e| {
+                    e.value
+                        .pointer("/signature/keyId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect::<Vec<_>>(),
+            other => panic!("not appended: {other:?}"),
+        };
+        let before = register(&mut h, "a1", t0.plus_seconds(1));
+        let out = svc.submit_batch(&[before], t0.plus_seconds(1));
+        assert_eq!(signer_of(&out[0]), vec![old_id.clone()]);
+        let after = register(&mut h, "a2", switch.plus_seconds(1));
+        let out = svc.submit_batch(&[after], switch.plus_seconds(1));
+        assert_eq!(
+            signer_of(&out[0]),
+            vec!["urn:test:key:authority-2".to_owned()]
+        );
+        // The new key not held (a server that has not seen the rotation), past the old key's
+        // end: refused, nothing written.
+        keys.replace(vec![held(
+            &old_id,
+            &h.authority.config.seed,
+            t0,
+            Some(old_end),
+        )]);
+        let events = svc.events();
+        let late = register(&mut h, "a1", old_end);
+        let out = svc.submit_batch(&[late], old_end);
+        match &out[0] {
+            Err(r) => {
+                assert_eq!(r.code, ErrorCode::InternalError);
+                assert!(
+                    r.message.contains("no service key is valid"),
+                    "{}",
+                    r.message
+                );
+            }
+            other => panic!("signed by an ended key: {other:?}"),
+        }
+        assert_eq!(svc.events(), events);
     }
 
     /// No `{:?}` of the authority, its configuration, its signer or the service shows any

@@ -126,6 +126,7 @@ pub fn setup(org: DevOrganization) -> Result<devorg::OrgSetup, String> {
         admission_service: org.admission_service()?,
         public,
         dev: Some(org),
+        service_keys: None,
     })
 }
 

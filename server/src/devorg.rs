@@ -485,6 +485,9 @@ pub struct OrgSetup {
     pub public: crate::registry_api::PublicRegistry,
     /// Present for the development Organization (its Agents are bootstrapped on first run).
     pub dev: Option<DevOrganization>,
+    /// The service keys with their validity windows (an Organization of `org init`, whose
+    /// service key rotates); `None`: `config`'s one key signs everything.
+    pub service_keys: Option<crate::service_keys::ServiceKeys>,
 }
 
 /// The Group Authority's key file `{"keyId", "seed"}` (refused when others may read it): its key
@@ -554,6 +557,7 @@ pub fn from_deployment(registry_file: &Path, key_file: &Path) -> Result<OrgSetup
         // A deployment registers its own Agent Cards; the server has none to serve.
         public: crate::registry_api::PublicRegistry::new(&evidence, &[]),
         dev: None,
+        service_keys: None,
     })
 }
 

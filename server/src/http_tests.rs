@@ -106,6 +106,7 @@ impl TestApp {
                 &[],
             ),
             dev: None,
+            service_keys: None,
         };
         let clock = Arc::new(AtomicI64::new(start.0));
         let read = Arc::clone(&clock);

@@ -28,6 +28,7 @@ pub mod proxy;
 pub mod registry_api;
 pub mod request_log;
 pub mod runtime;
+pub mod service_keys;
 pub mod store;
 pub mod wire;
 

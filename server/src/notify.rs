@@ -31,7 +31,6 @@ use wasm_core::authority::Submitted;
 use wasm_core::authority::clock::Micros;
 use wasm_core::authority::handlers::work_exec;
 use wasm_core::authority::state::State;
-use wasm_core::crypto::ed25519::Signer;
 use wasm_core::json::{Object, Value};
 use wasm_core::model::ToJson;
 use wasm_core::model::common::ActorType;
@@ -256,18 +255,16 @@ enum Attempt {
 }
 
 impl Notifier {
-    /// The notifier over `webhooks`, their workers spawned on `rt`, signing with `signer`
-    /// (the Organization's service key, `key_id` in the Registry); `tls` trusts the roots an
-    /// `https://` webhook is checked against.
+    /// The notifier over `webhooks`, their workers spawned on `rt`, signing with the
+    /// Organization's service key valid when each notice is signed (`keys`: a rotation switches
+    /// it without a restart; the header names the key); `tls` trusts the roots an `https://`
+    /// webhook is checked against.
     pub fn start(
         webhooks: Vec<Webhook>,
-        key_id: String,
-        signer: Signer,
+        keys: crate::service_keys::ServiceKeys,
         tls: Option<Arc<rustls::ClientConfig>>,
         rt: &tokio::runtime::Handle,
     ) -> Arc<Notifier> {
-        let signer = Arc::new(signer);
-        let key_id: Arc<str> = key_id.into();
         let mut queues = Vec::new();
         for w in webhooks {
             let q = Arc::new(Queue {
@@ -275,13 +272,7 @@ impl Notifier {
                 wake: Notify::new(),
             });
             queues.push((w.filter.clone(), Arc::clone(&q)));
-            rt.spawn(deliver_all(
-                w,
-                q,
-                Arc::clone(&signer),
-                Arc::clone(&key_id),
-                tls.clone(),
-            ));
+            rt.spawn(deliver_all(w, q, keys.clone(), tls.clone()));
         }
         Arc::new(Notifier {
             queues,
@@ -539,17 +530,33 @@ pub fn backoff(n: u32) -> Duration {
         .min(BACKOFF_CAP)
 }
 
+/// The key ID and base64url Ed25519 signature of a notice's body, by the service key valid at
+/// `now` (after `org key rotate service`, the new one: the header names it, so a receiver
+/// checks it against the Registry); `None` when no held key is valid.
+fn sign_notice(
+    keys: &crate::service_keys::ServiceKeys,
+    body: &[u8],
+    now: wasm_core::authority::Micros,
+) -> Option<(String, String)> {
+    let key = keys.at(now)?;
+    let signature = wasm_core::encoding::b64url_encode(&key.signer.sign(body));
+    Some((key.key_id.clone(), signature))
+}
+
 /// One webhook's worker: its notices in order, each until delivered or given up.
 async fn deliver_all(
     w: Webhook,
     q: Arc<Queue>,
-    signer: Arc<Signer>,
-    key_id: Arc<str>,
+    keys: crate::service_keys::ServiceKeys,
     tls: Option<Arc<rustls::ClientConfig>>,
 ) {
     loop {
         let n = q.pop().await;
-        let signature = wasm_core::encoding::b64url_encode(&signer.sign(&n.body));
+        let Some((key_id, signature)) = sign_notice(&keys, &n.body, crate::clock::now()) else {
+            metrics::counter!(DELIVERIES, "outcome" => "failed").increment(1);
+            tracing::warn!(webhook = %w.url, "webhook gave up: no service key is valid now");
+            continue;
+        };
         let mut attempt = 1;
         loop {
             let outcome = tokio::time::timeout(
@@ -715,6 +722,38 @@ pub fn roots(ca: Option<&std::path::Path>) -> Result<Arc<rustls::ClientConfig>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Across a rotation the notices are signed by the key valid when they are signed, named in
+    /// the header, and each verifies with that key's public half; past the old key's end with
+    /// no other key held, nothing is signed.
+    #[test]
+    fn a_notice_is_signed_by_the_service_key_valid_then() {
+        use crate::service_keys::{HeldKey, ServiceKeys};
+        use wasm_core::authority::Micros;
+        let held = |n: u8, from: i64, ends: Option<i64>| {
+            let seed = wasm_core::crypto::SecretSeed::take(&mut [n; 32]);
+            HeldKey {
+                key_id: format!("k{n}"),
+                signer: wasm_core::crypto::ed25519::Signer::from_seed(&seed),
+                seed,
+                valid_from: Micros::from_seconds(from),
+                ends: ends.map(Micros::from_seconds),
+            }
+        };
+        let keys = ServiceKeys::new(vec![held(1, 0, Some(130)), held(2, 100, None)]);
+        let body = b"{\"kind\":\"gate\"}";
+        for (t, want, n) in [(50, "k1", 1u8), (100, "k2", 2), (120, "k2", 2)] {
+            let (key_id, sig) = sign_notice(&keys, body, Micros::from_seconds(t)).expect("signed");
+            assert_eq!(key_id, want);
+            let public = wasm_core::crypto::SecretSeed::take(&mut [n; 32]).public_key();
+            let key = wasm_core::crypto::ed25519::StrictPublicKey::from_bytes(&public).expect("k");
+            let raw = wasm_core::encoding::b64url_decode(&sig).expect("b64");
+            let sig = wasm_core::crypto::ed25519::StrictSignature::from_bytes(&raw).expect("sig");
+            assert!(wasm_core::crypto::ed25519::verify(&key, &sig, body));
+        }
+        keys.replace(vec![held(1, 0, Some(130))]);
+        assert_eq!(sign_notice(&keys, body, Micros::from_seconds(130)), None);
+    }
 
     #[test]
     fn webhook_specs_parse_and_plain_http_stays_on_loopback() {

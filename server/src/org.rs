@@ -2,13 +2,17 @@
 //! line"): what `weave-console org …` writes and `serve --data DIR` serves instead of the
 //! development Organization.
 //!
-//! Two files, in a `0700` directory:
+//! Two files (three after a rotation of the service key), in a `0700` directory:
 //!
 //! - `DIR/organization-key.json` (`0600`): `{"keyId", "seed"}`, the Group Authority key of the
 //!   Organization's service Principal. It signs every Event, opens Sessions, writes
 //!   First-Admission Records and signs the Agent Cards (§6.4: a card's signer is an Organization
 //!   service). No other private key is ever written: a human's key is made in their browser and
 //!   only its public half enrolled; an Agent's stays with its operator.
+//!   After `org key rotate service` ([`OrgDir::rotate_service`]) the replaced key is kept in
+//!   `DIR/organization-key.previous.json` (`0600`) until the next rotation; both are bound to
+//!   the service Principal, each with its validity window, and the running server signs with
+//!   the one valid at each signed time (`crate::service_keys`).
 //! - `DIR/org.json` (`0600`: it holds the invitations' token digests): the Organization's public
 //!   Registry evidence (the served shape, validity windows included), its signed Agent Cards,
 //!   the invitations and the enrolments. Every writer (the command line, the running server's
@@ -34,8 +38,19 @@ use wasm_core::model::common::{Actor, ActorType};
 
 /// The Organization file.
 pub const FILE: &str = "org.json";
-/// The service key file.
+/// The service key file: the key `org.json` names (`service.keyId`).
 pub const KEY_FILE: &str = "organization-key.json";
+/// The service key the last `org key rotate service` replaced, kept through its grace period
+/// (Events the running server signs with it until it switches stay valid).
+pub const PREVIOUS_KEY_FILE: &str = "organization-key.previous.json";
+/// The new key while a rotation writes it (renamed to [`KEY_FILE`] once `org.json` binds it).
+const NEXT_KEY_FILE: &str = "organization-key.next.json";
+/// The grace period of `org key rotate service` unless `--grace` says otherwise: the old key
+/// stays valid this long after the new one is bound.
+pub const DEFAULT_ROTATION_GRACE_SECONDS: u64 = 300;
+/// The shortest grace accepted: a running server notices the rotation within a second
+/// ([`watch`]) and signs with the old key until then, so its window must outlast that.
+pub const MIN_ROTATION_GRACE_SECONDS: u64 = 10;
 /// The lock every writer holds.
 const LOCK_FILE: &str = "org.lock";
 /// `format` of [`FILE`].
@@ -534,6 +549,182 @@ impl OrgDir {
         Ok(seed)
     }
 
+    /// Every service key held in the directory ([`KEY_FILE`], and during a rotation
+    /// [`PREVIOUS_KEY_FILE`] and [`NEXT_KEY_FILE`]) that the Registry binds to the service
+    /// Principal, each with its binding's window. A file that is absent, or whose key the
+    /// Registry does not bind to the service, is left out; one others may read is refused.
+    pub fn held_keys(&self, file: &OrgFile) -> Result<Vec<crate::service_keys::HeldKey>, String> {
+        let registry = file
+            .registry
+            .validate()
+            .map_err(|e| format!("{FILE}: the Registry is invalid: {e}"))?;
+        let mut out: Vec<crate::service_keys::HeldKey> = Vec::new();
+        // In the order a rotation moves them (`rotate_service`: the current file to the
+        // previous, then the next to the current), so one pass finds both keys whenever it
+        // runs during the renames.
+        for name in [NEXT_KEY_FILE, KEY_FILE, PREVIOUS_KEY_FILE] {
+            let path = self.dir.join(name);
+            if !path.exists() {
+                continue;
+            }
+            let (key_id, seed, principal) =
+                match crate::devorg::read_authority_key(&path, &registry) {
+                    Ok(k) => k,
+                    Err(e) if crate::devorg::key_file_warning(&path).is_some() => return Err(e),
+                    Err(_) => continue,
+                };
+            if principal != file.service || out.iter().any(|k| k.key_id == key_id) {
+                continue;
+            }
+            if let Some(k) = crate::service_keys::HeldKey::bound(&key_id, seed, &registry) {
+                out.push(k);
+            }
+        }
+        // The key `org.json` names first: it signs when two were bound in the same second.
+        out.sort_by_key(|k| k.key_id != file.service_key_id);
+        if out.is_empty() {
+            return Err(format!(
+                "{}: no service key the Registry binds to {}",
+                self.dir.display(),
+                file.service.id.0
+            ));
+        }
+        Ok(out)
+    }
+
+    /// `org key rotate service`: a new Ed25519 key for the service Principal, bound from
+    /// `now`; the current key's validity ends at `now + grace` (§6.4: what it signed before
+    /// then still verifies, by its window at the signed time). The Agent Cards in force are
+    /// signed again by the new key (next `cardVersion`, `issuedAt` now). The old key file is
+    /// kept as [`PREVIOUS_KEY_FILE`] (the running server may sign with it until it notices
+    /// the rotation, within a second). Refused during the grace period of an earlier rotation
+    /// (two keys are already valid) and for a grace shorter than
+    /// [`MIN_ROTATION_GRACE_SECONDS`].
+    pub fn rotate_service(&self, grace: u64, now: Micros) -> Result<Rotated, String> {
+        if grace < MIN_ROTATION_GRACE_SECONDS {
+            return Err(format!(
+                "--grace must be at least {MIN_ROTATION_GRACE_SECONDS} seconds: a running server \
+                 signs with the old key until it notices the rotation (within a second)"
+            ));
+        }
+        // Whole seconds, as every Registry time this file writes: the new key is valid from
+        // a moment no later than now.
+        let now = Micros::parse(&time_text(now)).unwrap_or(now);
+        let before = self.read()?;
+        self.service_seed(&before)?;
+        let org_slug = before
+            .organization_id
+            .rsplit(':')
+            .next()
+            .and_then(slug)
+            .unwrap_or_else(|| "organization".into());
+        let mut raw = crate::gateway::random::<32>();
+        let seed = SecretSeed::take(&mut raw);
+        let public_key = b64url_encode(&seed.public_key());
+        let new_key_id = format!(
+            "{KEY_PREFIX}{org_slug}-group-authority-{}",
+            key_fingerprint(&seed.public_key())
+        );
+        let next = self.dir.join(NEXT_KEY_FILE);
+        // A leftover of a rotation that stopped before `org.json` bound its key: never bound,
+        // so nothing was signed with it.
+        if next.exists() {
+            let bound = crate::devorg::read_authority_key(
+                &next,
+                &before.registry.validate().map_err(|e| e.to_string())?,
+            )
+            .is_ok();
+            if bound {
+                return Err(format!(
+                    "{} holds a bound key: a rotation did not finish; rename it to {KEY_FILE} \
+                     (after moving {KEY_FILE} to {PREVIOUS_KEY_FILE}) and try again",
+                    next.display()
+                ));
+            }
+            std::fs::remove_file(&next).map_err(|e| format!("{}: {e}", next.display()))?;
+        }
+        let mut key = Object::new();
+        key.insert("keyId", Value::string(new_key_id.clone()));
+        key.insert("seed", Value::string(seed.to_b64url().to_string()));
+        let text = zeroize::Zeroizing::new(json::to_string(&Value::Object(key)));
+        crate::devorg::write_key_file(&next, text.as_bytes())?;
+        let ends = now.plus_seconds(grace);
+        let outcome = self.update(|f| {
+            let old_key_id = f.service_key_id.clone();
+            let registry = f
+                .registry
+                .validate()
+                .map_err(|e| format!("the Registry is invalid: {e}"))?;
+            let at = |m: Micros| {
+                wasm_core::time::Timestamp::parse_profile(&m.format())
+                    .map_err(|e| format!("{}: {e}", m.format()))
+            };
+            let now_ts = at(now)?;
+            // Another service key still valid now: an earlier rotation's grace period.
+            if let Some(other) = registry.bindings().find(|b| {
+                b.principal.id == f.service.id
+                    && b.key_id != old_key_id
+                    && b.valid_at(now_ts.instant())
+            }) {
+                let until = other.valid_until.as_ref().map_or("no end", |t| t.as_str());
+                return Err(format!(
+                    "a rotation is in its grace period: {} is still valid (until {until}); \
+                     rotate again after that",
+                    other.key_id
+                ));
+            }
+            let old = registry
+                .binding(&old_key_id)
+                .ok_or_else(|| format!("{old_key_id} is not in the Registry"))?;
+            // The old key's end moves earlier only (§6.4); an already ended key keeps its end.
+            let ends_ts = at(ends)?;
+            let current_end = [&old.valid_until, &old.revoked_at]
+                .into_iter()
+                .flatten()
+                .map(|t| t.instant().clone())
+                .min();
+            let old_ends = match current_end {
+                Some(e) if &e <= ends_ts.instant() => None,
+                _ => Some(ends),
+            };
+            f.registry.bindings.push(BindingRecord {
+                key_id: new_key_id.clone(),
+                principal_type: "service".into(),
+                principal_id: f.service.id.0.clone(),
+                algorithm: "Ed25519".into(),
+                public_key: public_key.clone(),
+                valid_from: time_text(now),
+                validity_history: vec![],
+            });
+            if let Some(e) = old_ends {
+                f.end_key(&old_key_id, e, false)?;
+            }
+            f.service_key_id = new_key_id.clone();
+            let cards = resign_cards(f, &new_key_id, &seed, now)?;
+            Ok(Rotated {
+                old_key_id,
+                new_key_id: new_key_id.clone(),
+                old_valid_until: old_ends.unwrap_or(ends),
+                cards,
+            })
+        });
+        let rotated = match outcome {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = std::fs::remove_file(&next);
+                return Err(e);
+            }
+        };
+        // `org.json` binds the new key and names it: the files follow. Until both renames are
+        // done, `held_keys` finds each key under one of the three names.
+        let current = self.dir.join(KEY_FILE);
+        let previous = self.dir.join(PREVIOUS_KEY_FILE);
+        std::fs::rename(&current, &previous)
+            .and_then(|()| std::fs::rename(&next, &current))
+            .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        Ok(rotated)
+    }
+
     /// `org invite human NAME`: a new invitation; its token is returned once and never stored.
     pub fn invite(
         &self,
@@ -665,6 +856,48 @@ impl OrgDir {
     }
 }
 
+/// What `org key rotate service` did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rotated {
+    pub old_key_id: String,
+    pub new_key_id: String,
+    /// When the old key stops being valid.
+    pub old_valid_until: Micros,
+    /// The Agent Cards signed again by the new key.
+    pub cards: usize,
+}
+
+/// Signs each Agent Card again with the new service key: the same content, the next
+/// `cardVersion`, `issuedAt` now (a card is replaced in place, as `org key rotate agent` does).
+/// Returns how many.
+fn resign_cards(
+    f: &mut OrgFile,
+    key_id: &str,
+    seed: &SecretSeed,
+    now: Micros,
+) -> Result<usize, String> {
+    for card in &mut f.agent_cards {
+        let Value::Object(o) = card else {
+            return Err("an Agent Card is not a JSON object".into());
+        };
+        let mut o = o.clone();
+        let version = o
+            .get("cardVersion")
+            .and_then(crate::devorg::json_u64)
+            .unwrap_or(0);
+        o.remove("signature");
+        o.insert("cardVersion", Value::from(version + 1));
+        o.insert("issuedAt", Value::string(time_text(now)));
+        let mut doc = Value::Object(o);
+        sign_document(&mut doc, DocumentKind::AgentCard, key_id, seed)
+            .map_err(|e| format!("an Agent Card cannot be signed again: {e}"))?;
+        wasm_core::model::agent_card::validate(&doc, true)
+            .map_err(|e| format!("an Agent Card signed again is not valid: {e}"))?;
+        *card = doc;
+    }
+    Ok(f.agent_cards.len())
+}
+
 /// What an enrolment did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EnrolOutcome {
@@ -794,33 +1027,53 @@ pub fn sign_card_as(
     Ok((doc, key_id))
 }
 
-/// What the authority needs to serve the Organization of `dir`.
+/// What the authority needs to serve the Organization of `dir`: it signs first with the
+/// service key valid now (after a rotation, the new one), then with whichever held key is
+/// valid at each batch's time ([`crate::service_keys`]).
 pub fn setup(dir: &Path) -> Result<crate::devorg::OrgSetup, String> {
+    setup_at(dir, crate::clock::now())
+}
+
+/// [`setup`] at `now`.
+pub fn setup_at(dir: &Path, now: Micros) -> Result<crate::devorg::OrgSetup, String> {
     let org = OrgDir::new(dir);
     let file = org.read()?;
-    let seed = org.service_seed(&file)?;
+    // The key `org.json` names must be there (and readable only by us).
+    org.service_seed(&file)?;
     let registry = file
         .registry
         .validate()
         .map_err(|e| format!("{FILE}: the Registry is invalid: {e}"))?;
+    let keys = crate::service_keys::ServiceKeys::new(org.held_keys(&file)?);
+    let first = keys.at(now).ok_or_else(|| {
+        format!(
+            "no service key of {} is valid now (held: {}): see docs/operations.md, \"The \
+             authority's key\"",
+            dir.display(),
+            keys.key_ids().join(", ")
+        )
+    })?;
     Ok(crate::devorg::OrgSetup {
         config: AuthorityConfig {
             accepted_by: file.service.clone(),
-            key_id: file.service_key_id.clone(),
-            seed,
+            key_id: first.key_id.clone(),
+            seed: first.seed.duplicate(),
             limits: CooperationLimits::default(),
         },
         admission_service: file.service.clone(),
         registry,
         public: crate::registry_api::PublicRegistry::new(&file.registry, &file.agent_cards),
         dev: None,
+        service_keys: Some(keys),
     })
 }
 
 /// The running server's side of the directory: applies each change of [`FILE`] (by
 /// `weave-console org …` or an enrolment) within a second — the whole Registry validated again
-/// and swapped in, the cards served — and registers each new Agent Card with the authority
-/// (signed by the service; the Command's action ID is the card's content hash and its
+/// and swapped in, the cards served, the service keys held and their windows replaced in
+/// `keys` (after `org key rotate service` every signer switches to the new key: no restart) —
+/// and registers each Agent's newest card with the authority (signed by the service key valid
+/// at the card's `issuedAt`; the Command's action ID is the card's content hash and its
 /// `issuedAt` the card's, so sending it again after a restart is an exact retry, §15.1).
 ///
 /// `ready` is told once the cards present at start are registered (the demo's Agents say HELLO
@@ -829,19 +1082,11 @@ pub async fn watch(
     dir: OrgDir,
     reload: impl Fn() + Send + 'static,
     authority: crate::runtime::AuthorityHandle,
+    keys: crate::service_keys::ServiceKeys,
     mut ready: Option<tokio::sync::oneshot::Sender<()>>,
 ) {
-    let issuer = match dir.read().and_then(|f| {
-        let seed = dir.service_seed(&f)?;
-        Ok(crate::devorg::DevPrincipal {
-            name: "group-authority".into(),
-            actor: f.service.clone(),
-            key_id: f.service_key_id.clone(),
-            seed,
-            pool: false,
-        })
-    }) {
-        Ok(i) => i,
+    let service = match dir.read() {
+        Ok(f) => f.service,
         Err(e) => {
             tracing::error!(error = %e, "the Organization directory is not watched");
             return;
@@ -850,48 +1095,102 @@ pub async fn watch(
     let mut last = None;
     let mut registered: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
-        let stamp = std::fs::metadata(dir.dir.join(FILE))
-            .ok()
-            .map(|m| (m.modified().ok(), m.len()));
+        // `org.json` and the key files: a rotation renames the key files after it writes
+        // `org.json`, and the keys held are read again once they are in place.
+        let stamp: Vec<_> = [FILE, KEY_FILE, PREVIOUS_KEY_FILE, NEXT_KEY_FILE]
+            .iter()
+            .map(|f| {
+                std::fs::metadata(dir.dir.join(f))
+                    .ok()
+                    .map(|m| (m.modified().ok(), m.len()))
+            })
+            .collect();
+        let stamp = Some(stamp);
         if stamp != last {
             last = stamp;
             reload();
             if let Ok(f) = dir.read() {
-                for card in &f.agent_cards {
-                    let Ok(hash) = card_hash(card) else { continue };
-                    if registered.contains(&hash) {
-                        continue;
-                    }
-                    let issued = card
-                        .pointer("/issuedAt")
-                        .and_then(Value::as_str)
-                        .and_then(Micros::parse)
-                        .unwrap_or(f.created_at);
-                    let reply = match crate::cards::register_signed(&issuer, card, issued) {
-                        Ok(bytes) => authority.submit(bytes).await,
-                        Err(e) => {
-                            tracing::error!(error = %e, "an Agent Card cannot be registered");
-                            continue;
+                match dir.held_keys(&f) {
+                    Ok(held) => {
+                        let ids: Vec<String> = held.iter().map(|k| k.key_id.clone()).collect();
+                        if ids != keys.key_ids() {
+                            tracing::info!(keys = ?ids, "the service keys held changed");
                         }
-                    };
-                    match reply {
-                        crate::runtime::Reply::Done(_) => {
-                            tracing::info!(card = %hash, "Agent Card registered");
-                            registered.insert(hash);
-                        }
-                        crate::runtime::Reply::Refused(e) => tracing::warn!(
-                            card = %hash,
-                            refusal = %json::to_string(&e.document()),
-                            "an Agent Card was not registered"
-                        ),
+                        keys.replace(held);
                     }
+                    Err(e) => tracing::error!(error = %e, "the service keys were not read again"),
                 }
+                register_cards(&f, &service, &keys, &authority, &mut registered).await;
             }
         }
         if let Some(tx) = ready.take() {
             let _ = tx.send(());
         }
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
+/// Registers each Agent's newest card not yet registered by this process (an older version
+/// would be refused: a card's version only increases).
+async fn register_cards(
+    f: &OrgFile,
+    service: &Actor,
+    keys: &crate::service_keys::ServiceKeys,
+    authority: &crate::runtime::AuthorityHandle,
+    registered: &mut std::collections::HashSet<String>,
+) {
+    let mut newest: std::collections::BTreeMap<&str, (u64, &Value)> = Default::default();
+    for card in &f.agent_cards {
+        let Some(agent) = card.pointer("/agentId").and_then(Value::as_str) else {
+            continue;
+        };
+        let version = card
+            .pointer("/cardVersion")
+            .and_then(crate::devorg::json_u64)
+            .unwrap_or(0);
+        if newest.get(agent).is_none_or(|(v, _)| *v < version) {
+            newest.insert(agent, (version, card));
+        }
+    }
+    for (_, (_, card)) in newest {
+        let Ok(hash) = card_hash(card) else { continue };
+        if registered.contains(&hash) {
+            continue;
+        }
+        let issued = card
+            .pointer("/issuedAt")
+            .and_then(Value::as_str)
+            .and_then(Micros::parse)
+            .unwrap_or(f.created_at);
+        let Some(key) = keys.at(issued) else {
+            tracing::warn!(card = %hash, "no held service key was valid when the card was issued");
+            continue;
+        };
+        let issuer = crate::devorg::DevPrincipal {
+            name: "group-authority".into(),
+            actor: service.clone(),
+            key_id: key.key_id.clone(),
+            seed: key.seed.duplicate(),
+            pool: false,
+        };
+        let reply = match crate::cards::register_signed(&issuer, card, issued) {
+            Ok(bytes) => authority.submit(bytes).await,
+            Err(e) => {
+                tracing::error!(error = %e, "an Agent Card cannot be registered");
+                continue;
+            }
+        };
+        match reply {
+            crate::runtime::Reply::Done(_) => {
+                tracing::info!(card = %hash, "Agent Card registered");
+                registered.insert(hash);
+            }
+            crate::runtime::Reply::Refused(e) => tracing::warn!(
+                card = %hash,
+                refusal = %json::to_string(&e.document()),
+                "an Agent Card was not registered"
+            ),
+        }
     }
 }
 
@@ -1105,6 +1404,121 @@ mod tests {
             "earlier signatures still verify"
         );
         assert!(!b.valid_at(ts(revoke_at).instant()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `org key rotate service`: refused with too short a grace and during an earlier
+    /// rotation's grace; the new key bound from now, the old one valid through the grace, the
+    /// old key file kept; the key the server signs with follows the windows; the cards are
+    /// signed again by the new key; after the grace a second rotation is accepted.
+    #[test]
+    fn the_service_key_rotates_with_a_grace_period() {
+        let dir = temp("rotate-service");
+        let org = OrgDir::new(&dir);
+        org.init("Acme", false, now()).expect("init");
+        let seed = SecretSeed::take(&mut [5u8; 32]);
+        let card = crate::cards::demo_template(
+            "urn:missionweaveprotocol:agent:acme-builder",
+            "builder",
+            "urn:missionweaveprotocol:human:alice",
+        );
+        org.update(|f| {
+            let s = org.service_seed(f)?;
+            let (doc, _) = sign_card(f, &card, &b64url_encode(&seed.public_key()), &s, now())?;
+            f.agent_cards.push(doc);
+            Ok(())
+        })
+        .expect("a card");
+        let old = org.read().expect("read").service_key_id;
+        assert!(
+            org.rotate_service(5, now())
+                .expect_err("too short")
+                .contains("at least 10 seconds")
+        );
+        let at = now().plus_seconds(100);
+        let r = org.rotate_service(60, at).expect("rotated");
+        assert_eq!(r.old_key_id, old);
+        assert_eq!(r.old_valid_until, at.plus_seconds(60));
+        assert_eq!(r.cards, 1);
+        let f = org.read().expect("read");
+        assert_eq!(f.service_key_id, r.new_key_id);
+        #[cfg(unix)]
+        {
+            assert_eq!(mode(&dir.join(KEY_FILE)), 0o600);
+            assert_eq!(mode(&dir.join(PREVIOUS_KEY_FILE)), 0o600);
+        }
+        assert!(!dir.join(NEXT_KEY_FILE).exists());
+        // The card, signed again by the new key, verifies.
+        let registry = f.registry.validate().expect("valid");
+        assert_eq!(
+            f.agent_cards[0]
+                .pointer("/signature/keyId")
+                .and_then(Value::as_str),
+            Some(r.new_key_id.as_str())
+        );
+        wasm_core::crypto::verify(
+            json::to_string(&f.agent_cards[0]).as_bytes(),
+            DocumentKind::AgentCard,
+            &registry,
+        )
+        .expect("the card verifies");
+        // Inside the grace: refused.
+        assert!(
+            org.rotate_service(60, at.plus_seconds(30))
+                .expect_err("in the grace")
+                .contains("grace period")
+        );
+        // The key that signs follows the windows.
+        let key_at = |t: Micros| {
+            setup_at(&dir, t)
+                .ok()
+                .and_then(|s| s.service_keys)
+                .and_then(|k| k.at(t))
+                .map(|k| k.key_id.clone())
+        };
+        assert_eq!(key_at(at.minus_seconds(1)), Some(old.clone()));
+        assert_eq!(key_at(at), Some(r.new_key_id.clone()));
+        assert_eq!(key_at(at.plus_seconds(59)), Some(r.new_key_id.clone()));
+        let keys = setup_at(&dir, at)
+            .expect("setup")
+            .service_keys
+            .expect("keys");
+        assert_eq!(keys.key_ids().len(), 2, "both held during the grace");
+        // After the grace: a second rotation; the first key's file is gone.
+        let r2 = org
+            .rotate_service(60, at.plus_seconds(61))
+            .expect("after the grace");
+        assert_eq!(r2.old_key_id, r.new_key_id);
+        let f = org.read().expect("read");
+        let held: Vec<String> = org
+            .held_keys(&f)
+            .expect("held")
+            .iter()
+            .map(|k| k.key_id.clone())
+            .collect();
+        assert_eq!(held, vec![r2.new_key_id.clone(), r.new_key_id.clone()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A rotation in the same second as `org init` (both keys `validFrom` the same second):
+    /// the new key, the one `org.json` names, signs from then on.
+    #[test]
+    fn a_rotation_in_the_second_of_init_signs_with_the_new_key() {
+        let dir = temp("rotate-same-second");
+        let org = OrgDir::new(&dir);
+        org.init("Acme", false, now()).expect("init");
+        let r = org
+            .rotate_service(DEFAULT_ROTATION_GRACE_SECONDS, now())
+            .expect("rotated");
+        for t in [now(), now().plus_seconds(1)] {
+            let s = setup_at(&dir, t).expect("setup");
+            assert_eq!(s.config.key_id, r.new_key_id);
+            let keys = s.service_keys.expect("keys");
+            assert_eq!(
+                keys.at(t).map(|k| k.key_id.clone()),
+                Some(r.new_key_id.clone())
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

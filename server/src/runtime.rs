@@ -852,6 +852,7 @@ pub fn start_full(
 ) -> Result<AuthorityHandle, String> {
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let public = std::sync::Arc::new(org.public);
+    let keys = org.service_keys.clone();
     let store = SqliteStore::open(&data_dir.join("authority.sqlite")).map_err(|e| e.to_string())?;
     let mut svc = AuthorityService::open(
         Box::new(store),
@@ -860,6 +861,9 @@ pub fn start_full(
         org.admission_service,
     )
     .map_err(|e| e.to_string())?;
+    if let Some(keys) = keys {
+        svc.use_service_keys(keys);
+    }
     let history = svc.store().event_count().map_err(|e| e.to_string())?;
     if history == 0
         && let Some(dev) = &org.dev

@@ -815,11 +815,11 @@ mod tests {
             // The demo's copy of the keys (the authority bootstraps the Agents' cards from its
             // own).
             let dev = crate::devorg::load(&data).expect("the development keys");
-            let service = crate::gateway::ServiceKey {
-                actor: org.config.accepted_by.clone(),
-                key_id: org.config.key_id.clone(),
-                signer: ed25519::Signer::from_seed(&org.config.seed),
-            };
+            let service = crate::gateway::ServiceKey::single(
+                org.config.accepted_by.clone(),
+                &org.config.key_id,
+                &org.config.seed,
+            );
             let (tx, rx) = mpsc::unbounded_channel();
             let hook: crate::runtime::EventHook = Box::new(move |batch| {
                 for e in batch {
@@ -831,8 +831,7 @@ mod tests {
             let (url, notices) = receiver().await;
             let notifier = crate::notify::Notifier::start(
                 vec![crate::notify::parse_webhook(&url, false).expect("webhook")],
-                org.config.key_id.clone(),
-                ed25519::Signer::from_seed(&org.config.seed),
+                crate::service_keys::ServiceKeys::single(&org.config.key_id, &org.config.seed),
                 None,
                 &tokio::runtime::Handle::current(),
             );

@@ -14,7 +14,10 @@
 //! - `org demo --owner NAME`: the demo's simulated Agents, run by the server
 //!   (`agents::cast`).
 //! - `org key revoke KEY_ID`, `org key rotate human NAME` (a new invitation whose key replaces
-//!   the old one when it is enrolled), `org key rotate agent AGENT_ID --public-key KEY`.
+//!   the old one when it is enrolled), `org key rotate agent AGENT_ID --public-key KEY`,
+//!   `org key rotate service [--grace 5m]` (the Group Authority's signing key: a new key bound
+//!   now, the old one valid through the grace period; a running server switches within a
+//!   second, docs/operations.md).
 
 use crate::org::{self, OrgDir, agent_binding, sign_card};
 use clap::{Args, Subcommand};
@@ -167,6 +170,20 @@ pub enum RotateCommand {
     Human(InviteArgs),
     /// Bind the Agent's new public key and end the old one now.
     Agent(RotateAgentArgs),
+    /// The Organization's service key (the Group Authority's signing key): a new key bound
+    /// now; the old one stays valid through the grace period; the Agent Cards are signed
+    /// again. A running server switches to the new key within a second.
+    Service(RotateServiceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RotateServiceArgs {
+    #[command(flatten)]
+    pub dir: DataArgs,
+    /// How long the old key stays valid after the new one is bound (`30s`, `5m`, `1h`; at
+    /// least 10 s: a running server signs with the old key until it notices, within a second).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub grace: u64,
 }
 
 #[derive(Debug, Args)]
@@ -344,7 +361,20 @@ pub fn run_inner(cmd: OrgCommand, now: Micros) -> Result<String, String> {
             Ok(out)
         }
         OrgCommand::Key(KeyCommand::Revoke(a)) => {
-            existing(&a.dir)?.update(|f| f.end_key(&a.key_id, now, true))?;
+            existing(&a.dir)?.update(|f| {
+                // The key the server signs with: revoking it would leave Events signed by a
+                // revoked key (refused by every verifier, §6.4) and no key to name instead.
+                if a.key_id == f.service_key_id {
+                    return Err(format!(
+                        "{} is the Organization's current service key (the Group Authority's \
+                         signing key): rotate it first (`weave-console org key rotate service \
+                         --data {}`), then revoke the old one",
+                        a.key_id,
+                        a.dir.data.display()
+                    ));
+                }
+                f.end_key(&a.key_id, now, true)
+            })?;
             Ok(format!(
                 "revoked {} at {} (what it signed before still verifies; a running server \
                  refuses it within a second)",
@@ -377,6 +407,28 @@ pub fn run_inner(cmd: OrgCommand, now: Micros) -> Result<String, String> {
                 inv.name,
                 inv.expires_at.format_whole_seconds(),
                 link(&a.url, &token, &inv.name)
+            ))
+        }
+        OrgCommand::Key(KeyCommand::Rotate(RotateCommand::Service(a))) => {
+            if !OrgDir::exists(&a.dir.data) && a.dir.data.join("organization.json").exists() {
+                return Err(format!(
+                    "{} holds the development Organization: its service key is in \
+                     organization.json beside every development key and is not rotated (make \
+                     an Organization with `weave-console org init`)",
+                    a.dir.data.display()
+                ));
+            }
+            let r = existing(&a.dir)?.rotate_service(a.grace, now)?;
+            Ok(format!(
+                "the service key is now {} (valid from {}); {} stays valid until {} and its key \
+                 file is kept as {}; {} Agent Cards signed again. A running server signs with \
+                 the new key within a second.",
+                r.new_key_id,
+                now.format_whole_seconds(),
+                r.old_key_id,
+                r.old_valid_until.format_whole_seconds(),
+                org::PREVIOUS_KEY_FILE,
+                r.cards
             ))
         }
         OrgCommand::Key(KeyCommand::Rotate(RotateCommand::Agent(a))) => {

@@ -466,7 +466,7 @@ async fn serve(
 /// authority's), or none without a webhook.
 fn notifier_for(
     opts: &ServeArgs,
-    config: &wasm_core::authority::AuthorityConfig,
+    keys: &crate::service_keys::ServiceKeys,
     rt: &tokio::runtime::Handle,
 ) -> Result<Option<Arc<crate::notify::Notifier>>, String> {
     if opts.notify_webhook.is_empty() {
@@ -489,13 +489,7 @@ fn notifier_for(
             h.url
         );
     }
-    let n = crate::notify::Notifier::start(
-        hooks,
-        config.key_id.clone(),
-        wasm_core::crypto::ed25519::Signer::from_seed(&config.seed),
-        tls,
-        rt,
-    );
+    let n = crate::notify::Notifier::start(hooks, keys.clone(), tls, rt);
     if let Some(base) = &opts.notify_link_base {
         n.link_base_default(base);
     }
@@ -711,10 +705,15 @@ pub fn run(opts: ServeArgs) -> ExitCode {
         org.config.limits.message_rate_per_minute = usize::try_from(rate).unwrap_or(usize::MAX);
     }
     let hub = Arc::new(Hub::new());
+    // One set of service keys for everything that signs as the service (the authority, the
+    // binding's HELLO, the webhooks): a rotation switches them all (crate::service_keys).
+    let service_keys = org.service_keys.clone().unwrap_or_else(|| {
+        crate::service_keys::ServiceKeys::single(&org.config.key_id, &org.config.seed)
+    });
+    org.service_keys = Some(service_keys.clone());
     let service = ServiceKey {
         actor: org.config.accepted_by.clone(),
-        key_id: org.config.key_id.clone(),
-        signer: wasm_core::crypto::ed25519::Signer::from_seed(&org.config.seed),
+        keys: service_keys.clone(),
     };
     let clock = match (&opts.store, opts.dev_clock) {
         (Some(url), true) => match crate::devclock::DevClock::shared(url) {
@@ -728,7 +727,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
     };
     // Webhooks for the approvers not in the console (docs/notifications.md): a second
     // publisher beside the hub; on a cluster the writer alone announces.
-    let notifier = match notifier_for(&opts, &org.config, runtime.handle()) {
+    let notifier = match notifier_for(&opts, &service_keys, runtime.handle()) {
         Ok(n) => n,
         Err(e) => {
             eprintln!("weave-console: {e}");
@@ -905,6 +904,7 @@ pub fn run(opts: ServeArgs) -> ExitCode {
             crate::org::OrgDir::new(&opts.data),
             move || reload.reload_org(),
             authority.clone(),
+            service_keys.clone(),
             Some(ready),
         ));
     }

@@ -87,6 +87,8 @@ struct Node {
     registry: crate::live_registry::LiveRegistry,
     admission_service: Actor,
     dev: Option<crate::devorg::DevOrganization>,
+    /// The service keys a writer signs with, by the time of each batch (a rotation).
+    keys: Option<crate::service_keys::ServiceKeys>,
     clock: SharedClock,
     publisher: Option<Arc<dyn Publish>>,
     hook: Option<Arc<Mutex<EventHook>>>,
@@ -124,6 +126,7 @@ pub fn start(
         registry: registry.clone(),
         admission_service: org.admission_service,
         dev: org.dev,
+        keys: org.service_keys,
         clock,
         publisher,
         hook: hook.map(|h| Arc::new(Mutex::new(h))),
@@ -400,6 +403,9 @@ impl Node {
             self.registry.clone(),
             self.admission_service.clone(),
         );
+        if let Some(keys) = &self.keys {
+            svc.use_service_keys(keys.clone());
+        }
         if self.folded == 0
             && let Some(dev) = &self.dev
         {

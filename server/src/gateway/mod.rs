@@ -33,7 +33,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use wasm_core::crypto::ed25519::Signer;
 use wasm_core::model::common::{Actor, ActorType};
 
 pub use hub::Hub;
@@ -123,8 +122,19 @@ impl Default for GatewayConfig {
 /// Group Authority's own Principal and key, through the normal authority path.
 pub struct ServiceKey {
     pub actor: Actor,
-    pub key_id: String,
-    pub signer: Signer,
+    /// The service's keys: each `session_open` is signed by the one valid at its `issuedAt`
+    /// (`crate::service_keys`: a rotation switches it without a restart).
+    pub keys: crate::service_keys::ServiceKeys,
+}
+
+impl ServiceKey {
+    /// The Principal and its one key (no rotation).
+    pub fn single(actor: Actor, key_id: &str, seed: &wasm_core::crypto::SecretSeed) -> ServiceKey {
+        ServiceKey {
+            actor,
+            keys: crate::service_keys::ServiceKeys::single(key_id, seed),
+        }
+    }
 }
 
 /// Everything a connection needs, shared.

@@ -137,7 +137,17 @@ async fn open_session(gw: &Gateway, agent: &str) -> Result<u64, WireError> {
             "urn:missionweaveprotocol:correlation:session-open:{action}"
         )),
     );
-    o.insert("issuedAt", Value::string(t.format_whole_seconds()));
+    let issued_at = t.format_whole_seconds();
+    // The key valid at the signed time (`issuedAt`, whole seconds), §6.4.
+    let key = wasm_core::authority::Micros::parse(&issued_at)
+        .and_then(|at| gw.service.keys.at(at))
+        .ok_or_else(|| {
+            WireError::new(
+                wasm_core::model::error::ErrorCode::InternalError,
+                "no service key is valid now",
+            )
+        })?;
+    o.insert("issuedAt", Value::string(issued_at));
     let mut payload = Object::new();
     payload.insert("agentId", Value::string(agent.to_owned()));
     o.insert("payload", Value::Object(payload));
@@ -145,8 +155,8 @@ async fn open_session(gw: &Gateway, agent: &str) -> Result<u64, WireError> {
     wasm_core::crypto::sign_document_with(
         &mut doc,
         DocumentKind::Command,
-        &gw.service.key_id,
-        &gw.service.signer,
+        &key.key_id,
+        &key.signer,
     )
     .map_err(|_| {
         WireError::new(

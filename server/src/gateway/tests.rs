@@ -111,13 +111,14 @@ impl Server {
                 &[],
             ),
             dev: None,
+            service_keys: None,
         };
         let hub = Arc::new(Hub::new());
-        let service = ServiceKey {
-            actor: h.actor("group-gateway"),
-            key_id: h.principals["group-gateway"].key_id.clone(),
-            signer: Signer::from_seed(&h.principals["group-gateway"].seed),
-        };
+        let service = ServiceKey::single(
+            h.actor("group-gateway"),
+            &h.principals["group-gateway"].key_id,
+            &h.principals["group-gateway"].seed,
+        );
         let handle =
             runtime::start_full(&data, org, Box::new(runtime::now), Some(hub.clone()), None)
                 .expect("authority");

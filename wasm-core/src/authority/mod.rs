@@ -319,6 +319,15 @@ impl Authority {
         &self.signer
     }
 
+    /// Signs from now on with `key_id` and `seed` (a rotation of the Organization's service
+    /// key, §6.4: the caller chooses the key the Registry holds valid at the Events' time; the
+    /// Events already signed keep their signature and verify by their own `keyId`).
+    pub fn set_signing_key(&mut self, key_id: String, seed: SecretSeed) {
+        self.signer = ed25519::Signer::from_seed(&seed);
+        self.config.key_id = key_id;
+        self.config.seed = seed;
+    }
+
     /// Forgets every applied Event (the state is rebuilt by replaying the log).
     pub fn reset_state(&mut self) {
         self.state = State::default();
