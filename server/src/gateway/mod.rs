@@ -308,14 +308,3 @@ pub(crate) fn event_frame(jcs: &[u8]) -> String {
 /// What the gateway refuses with: the binding's errors, their codes and messages shared with
 /// demo-node (`wasm_core::binding::error`).
 pub use wasm_core::binding::error::BindingError as GatewayError;
-
-/// A binding error as the server's [`WireError`] (its HTTP status and clock around it).
-pub(crate) trait Wire {
-    fn wire(&self) -> WireError;
-}
-
-impl Wire for GatewayError {
-    fn wire(&self) -> WireError {
-        WireError::from_refusal(self.refusal())
-    }
-}

@@ -8,7 +8,7 @@
 //! delivery only (§17.2).
 
 use super::hub::{Access, Conn};
-use super::{Gateway, GatewayError, Wire, error_frame, event_frame};
+use super::{Gateway, GatewayError, error_frame, event_frame};
 use crate::wire::WireError;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -31,8 +31,7 @@ pub(super) fn subscribe(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame: &Subscribe) 
         let after = g.after_sequence.0;
         match gw.hub.access(group, &conn.principal.id) {
             Access::Hidden => conn.control(error_frame(
-                &GatewayError::GroupNotFound
-                    .wire()
+                &WireError::from(GatewayError::GroupNotFound)
                     .in_group(group)
                     .about_frame(Some(frame_id)),
             )),
