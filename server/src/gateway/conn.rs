@@ -20,9 +20,10 @@ use axum::extract::ws::{Message, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
+use wasm_core::binding::frames;
 use wasm_core::binding::hello::HelloFailure;
 use wasm_core::frame::{self, Frame};
-use wasm_core::json::{self, Object, Value};
+use wasm_core::json::{self, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
 
@@ -487,18 +488,7 @@ fn ping(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, p: &wasm_core::fram
             return;
         }
     }
-    if p.reply_to_nonce.is_some() {
-        return;
+    if let Some(echo) = frames::ping_echo(p, now(), || (super::frame_id(), super::random())) {
+        conn.control(echo);
     }
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("frameId", Value::string(super::frame_id()));
-    o.insert("frameType", Value::string("PING"));
-    o.insert(
-        "nonce",
-        Value::string(wasm_core::encoding::b64url_encode(&super::random::<18>())),
-    );
-    o.insert("replyToNonce", Value::string(p.nonce.as_str().to_owned()));
-    o.insert("sentAt", Value::string(now().format()));
-    conn.control(json::to_string(&Value::Object(o)));
 }

@@ -12,6 +12,7 @@ use super::{Gateway, GatewayError, error_frame, event_frame};
 use crate::wire::WireError;
 use std::sync::Arc;
 use tokio::sync::Notify;
+use wasm_core::binding::limits::page_end;
 use wasm_core::frame::Subscribe;
 use wasm_core::json::Value;
 use wasm_core::model::error::ErrorCode;
@@ -94,6 +95,7 @@ async fn replay(
 ) {
     let mut next = start + 1;
     let mut sent = 0usize;
+    let end = page_end(start, gw.config.replay_page);
     loop {
         let head = match gw.hub.try_go_live(&group, &conn, generation, next) {
             Ok(()) => {
@@ -102,7 +104,7 @@ async fn replay(
             }
             Err(head) => head,
         };
-        if sent >= gw.config.replay_page {
+        if next > end {
             conn.pause(&group, Some(generation), "replay_page");
             count_page(sent);
             return;
@@ -116,8 +118,7 @@ async fn replay(
             }
         };
         let want = room
-            .min(gw.config.replay_page - sent)
-            .min(usize::try_from(head - next + 1).unwrap_or(usize::MAX))
+            .min(usize::try_from(head.min(end) - next + 1).unwrap_or(usize::MAX))
             .min(READ_CHUNK);
         let reader = Arc::clone(&gw);
         let g = group.clone();
