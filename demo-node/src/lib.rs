@@ -569,6 +569,16 @@ impl Node {
         self.out.push_back((conn, frame));
     }
 
+    /// Refuses a frame of an open session with `e`, naming the frame and, for a Group's
+    /// refusal, the Group; the connection stays open.
+    fn refuse_frame(&mut self, conn: ConnId, frame_id: Option<&str>, group: Option<&str>, e: B) {
+        let mut r = e.refusal().about_frame(frame_id);
+        if let Some(g) = group {
+            r = r.in_group(g);
+        }
+        self.refuse(conn, &r);
+    }
+
     fn refuse(&mut self, conn: ConnId, e: &R) {
         let f = error_frame(&self.frame_id(), e, self.now);
         self.push(conn, f);
@@ -774,10 +784,8 @@ impl Node {
         let f = match frame::decode_value(v) {
             Ok(f) => f,
             Err(e) => {
-                let e = B::Schema(e.message)
-                    .refusal()
-                    .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
-                self.refuse(conn, &e);
+                let about = e.frame_id.as_ref().map(|i| i.as_str());
+                self.refuse_frame(conn, about, None, B::Schema(e.message));
                 return;
             }
         };
@@ -796,8 +804,7 @@ impl Node {
             }
             Frame::Ping(p) => {
                 if p.presence.is_some() {
-                    let e = B::PresenceNotOwn.refusal().about_frame(Some(&frame_id));
-                    self.refuse(conn, &e);
+                    self.refuse_frame(conn, Some(&frame_id), None, B::PresenceNotOwn);
                     return;
                 }
                 if let Some(echo) = ping_echo(&p, self.now, || (self.frame_id(), self.rng.bytes()))
@@ -806,10 +813,8 @@ impl Node {
                 }
             }
             other => {
-                let e = B::NotAfterAuthentication(other.frame_type().as_str().to_owned())
-                    .refusal()
-                    .about_frame(about);
-                self.refuse(conn, &e);
+                let e = B::NotAfterAuthentication(other.frame_type().as_str().to_owned());
+                self.refuse_frame(conn, about, None, e);
             }
         }
     }
@@ -826,11 +831,7 @@ impl Node {
     ) {
         let group = g.group_id.as_str();
         let Some(visibility_after) = self.visibility(group, principal) else {
-            let e = B::GroupNotFound
-                .refusal()
-                .in_group(group)
-                .about_frame(Some(frame_id));
-            self.refuse(conn, &e);
+            self.refuse(conn, &access::group_not_found(group, frame_id));
             return;
         };
         let start = g.after_sequence.0.max(visibility_after);
@@ -886,20 +887,12 @@ impl Node {
     ) {
         let group = item.group_id.as_str();
         if !access::may_ack(&self.h.authority.state, group, principal) {
-            let e = B::GroupNotFound
-                .refusal()
-                .in_group(group)
-                .about_frame(Some(frame_id));
-            self.refuse(conn, &e);
+            self.refuse(conn, &access::group_not_found(group, frame_id));
             return;
         }
         let head = self.logs.get(group).map_or(0, |l| l.len() as u64);
         if item.sequence.0 > head {
-            let e = B::AckBeyondHead
-                .refusal()
-                .in_group(group)
-                .about_frame(Some(frame_id));
-            self.refuse(conn, &e);
+            self.refuse_frame(conn, Some(frame_id), Some(group), B::AckBeyondHead);
             return;
         }
         let c = self

@@ -20,8 +20,8 @@ use axum::extract::ws::{Message, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
-use wasm_core::binding::frames;
 use wasm_core::binding::hello::HelloFailure;
+use wasm_core::binding::{access, frames};
 use wasm_core::frame::{self, Frame};
 use wasm_core::json::{self, Value};
 use wasm_core::model::common::ActorType;
@@ -397,7 +397,7 @@ fn command(
 ) {
     let bytes = json::to_string(command).into_bytes();
     let p: &Principal = &conn.principal;
-    if !wasm_core::binding::access::is_session_principal(command, &p.id, p.kind) {
+    if !access::is_session_principal(command, &p.id, p.kind) {
         conn.control(error_frame(
             &WireError::from(GatewayError::NotSessionPrincipal)
                 .about_command(&bytes)
@@ -446,11 +446,9 @@ fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame
         // Only an active Membership: an ended one is answered exactly as an unknown Group
         // (the same code and message), so a former member learns nothing of it (§17.2).
         if !gw.hub.is_active_member(group, &conn.principal.id) {
-            conn.control(error_frame(
-                &WireError::from(GatewayError::GroupNotFound)
-                    .in_group(group)
-                    .about_frame(Some(frame_id)),
-            ));
+            conn.control(error_frame(&WireError::from_refusal(
+                access::group_not_found(group, frame_id),
+            )));
             continue;
         }
         if item.sequence.0 > gw.hub.head(group) {

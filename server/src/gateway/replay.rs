@@ -8,10 +8,11 @@
 //! delivery only (§17.2).
 
 use super::hub::{Access, Conn};
-use super::{Gateway, GatewayError, error_frame, event_frame};
+use super::{Gateway, error_frame, event_frame};
 use crate::wire::WireError;
 use std::sync::Arc;
 use tokio::sync::Notify;
+use wasm_core::binding::access;
 use wasm_core::binding::limits::page_end;
 use wasm_core::frame::Subscribe;
 use wasm_core::json::Value;
@@ -31,11 +32,9 @@ pub(super) fn subscribe(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame: &Subscribe) 
         let group = g.group_id.as_str();
         let after = g.after_sequence.0;
         match gw.hub.access(group, &conn.principal.id) {
-            Access::Hidden => conn.control(error_frame(
-                &WireError::from(GatewayError::GroupNotFound)
-                    .in_group(group)
-                    .about_frame(Some(frame_id)),
-            )),
+            Access::Hidden => conn.control(error_frame(&WireError::from_refusal(
+                access::group_not_found(group, frame_id),
+            ))),
             Access::Visible {
                 visibility_after,
                 archive,
