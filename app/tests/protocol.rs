@@ -97,9 +97,6 @@ mod audit {
     use simulation::kit::{self, G, M};
     use wasm_core::audit::{Assembly, assemble};
     use wasm_core::authority::Submitted;
-    use wasm_core::crypto::ed25519;
-    use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence};
-    use wasm_core::encoding::b64url_encode;
     use wasm_core::json::{self, Value};
     use wasm_core::model::common::ActorType;
 
@@ -119,24 +116,7 @@ mod audit {
                 other => panic!("mission.create: {other:?}"),
             };
         assert!(!events.is_empty());
-        let bindings = h
-            .principals
-            .iter()
-            .map(|(name, p)| BindingRecord {
-                key_id: p.key_id.clone(),
-                principal_type: p.actor.actor_type.as_str().into(),
-                principal_id: p.actor.id.0.clone(),
-                algorithm: "Ed25519".into(),
-                public_key: b64url_encode(&ed25519::public_key_of(&h.principals[name].seed)),
-                valid_from: "2020-01-01T00:00:00Z".into(),
-                validity_history: vec![],
-            })
-            .collect();
-        let registry = RegistryEvidence {
-            organization_id: h.organization_id.clone(),
-            bindings,
-        }
-        .to_fixture_json();
+        let registry = kit::registry_evidence(&h).to_fixture_json();
         let head = kit::num(events.last().expect("an Event"), "/sequence");
         let bytes = assemble(
             &Assembly {

@@ -30,34 +30,32 @@ use std::collections::{BTreeMap, VecDeque};
 use wasm_core::authority::{Micros, Rejection, SignedEvent, Submitted};
 use wasm_core::binding::access;
 use wasm_core::binding::error::BindingError as B;
+use wasm_core::binding::frames::ping_echo;
 use wasm_core::binding::hello::{self, Challenge, HelloFailure};
-use wasm_core::binding::limits::too_many_items;
+use wasm_core::binding::limits::{self, page_end, too_many_items};
 use wasm_core::crypto::SecretSeed;
-use wasm_core::encoding::{b64url_encode, hex};
+use wasm_core::encoding::hex;
 use wasm_core::frame::{self, Frame, HelloClientResponse};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
-use wire::{Refusal as R, error_frame, event_frame, head};
+use wire::{Refusal as R, error_frame, event_frame};
 
 /// Connections open at once, at most: a page holds one console, a few tabs at most share a
 /// Worker. The next [`Node::connect`] is refused.
 pub const MAX_CONNECTIONS: usize = 16;
+/// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md), as the
+/// server's gateway.
+pub use wasm_core::binding::limits::REPLAY_PAGE;
 /// The largest client text read, and the largest body `POST /api/commands` takes: the
 /// binding's bounds, as the server applies them.
 pub use wasm_core::binding::limits::{MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_FRAME_ITEMS};
 /// Bytes of Artifact contents the node keeps, at most: past it a new content is dropped (the
 /// demo's Workers produce a few small ones; the bound keeps a runaway from filling the tab).
 pub const MAX_ARTIFACT_BYTES: usize = 16 << 20;
-/// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
-pub const REPLAY_PAGE: usize = 1000;
 /// Frames waiting for the host per connection, at most: a host that stops taking them has the
 /// connection closed (the gateway's `MAX_CONTROL` rule) rather than held in memory for ever.
 pub const MAX_QUEUED: usize = 16_384;
-/// How long a `server_challenge` may be answered (payloads.md §10.1).
-const CHALLENGE_TTL_SECONDS: u64 = 30;
-/// How long a session is valid (`GatewayConfig::session_ttl`).
-const SESSION_TTL_SECONDS: u64 = 12 * 3600;
 /// Rounds of demo requests one [`Node::tick`] serves, at most (each round answers every
 /// request the previous one raised; the demo settles in a handful).
 const MAX_ROUNDS: usize = 10_000;
@@ -582,6 +580,16 @@ impl Node {
         self.out.push_back((conn, frame));
     }
 
+    /// Refuses a frame of an open session with `e`, naming the frame and, for a Group's
+    /// refusal, the Group; the connection stays open.
+    fn refuse_frame(&mut self, conn: ConnId, frame_id: Option<&str>, group: Option<&str>, e: B) {
+        let mut r = e.refusal().about_frame(frame_id);
+        if let Some(g) = group {
+            r = r.in_group(g);
+        }
+        self.refuse(conn, &r);
+    }
+
     fn refuse(&mut self, conn: ConnId, e: &R) {
         let f = error_frame(&self.frame_id(), e, self.now);
         self.push(conn, f);
@@ -711,7 +719,7 @@ impl Node {
             }
         };
         let about = init.frame_id.as_str().to_owned();
-        let expires = self.now.plus_seconds(CHALLENGE_TTL_SECONDS);
+        let expires = self.now.plus_seconds(limits::CHALLENGE_SECONDS);
         let frame_id = self.frame_id();
         let rng = &mut self.rng;
         let built = hello::challenge(
@@ -762,7 +770,7 @@ impl Node {
             self.refuse(conn, &e);
             return None;
         }
-        let expires = self.now.plus_seconds(SESSION_TTL_SECONDS);
+        let expires = self.now.plus_seconds(limits::SESSION_SECONDS);
         let token = self.rng.bytes::<{ hello::SESSION_TOKEN_BYTES }>();
         let f = hello::accept_frame(&self.frame_id(), &token, None, expires);
         self.push(conn, f);
@@ -787,10 +795,8 @@ impl Node {
         let f = match frame::decode_value(v) {
             Ok(f) => f,
             Err(e) => {
-                let e = B::Schema(e.message)
-                    .refusal()
-                    .about_frame(e.frame_id.as_ref().map(|i| i.as_str()));
-                self.refuse(conn, &e);
+                let about = e.frame_id.as_ref().map(|i| i.as_str());
+                self.refuse_frame(conn, about, None, B::Schema(e.message));
                 return;
             }
         };
@@ -809,27 +815,17 @@ impl Node {
             }
             Frame::Ping(p) => {
                 if p.presence.is_some() {
-                    let e = B::PresenceNotOwn.refusal().about_frame(Some(&frame_id));
-                    self.refuse(conn, &e);
+                    self.refuse_frame(conn, Some(&frame_id), None, B::PresenceNotOwn);
                     return;
                 }
-                if p.reply_to_nonce.is_some() {
-                    return;
+                if let Some(echo) = ping_echo(&p, self.now, || (self.frame_id(), self.rng.bytes()))
+                {
+                    self.push(conn, echo);
                 }
-                let mut o = head(&self.frame_id(), "PING");
-                o.insert(
-                    "nonce",
-                    Value::string(b64url_encode(&self.rng.bytes::<18>())),
-                );
-                o.insert("replyToNonce", Value::string(p.nonce.as_str().to_owned()));
-                o.insert("sentAt", Value::string(self.now.format()));
-                self.push(conn, json::to_string(&Value::Object(o)));
             }
             other => {
-                let e = B::NotAfterAuthentication(other.frame_type().as_str().to_owned())
-                    .refusal()
-                    .about_frame(about);
-                self.refuse(conn, &e);
+                let e = B::NotAfterAuthentication(other.frame_type().as_str().to_owned());
+                self.refuse_frame(conn, about, None, e);
             }
         }
     }
@@ -846,16 +842,12 @@ impl Node {
     ) {
         let group = g.group_id.as_str();
         let Some(visibility_after) = self.visibility(group, principal) else {
-            let e = B::GroupNotFound
-                .refusal()
-                .in_group(group)
-                .about_frame(Some(frame_id));
-            self.refuse(conn, &e);
+            self.refuse(conn, &access::group_not_found(group, frame_id));
             return;
         };
         let start = g.after_sequence.0.max(visibility_after);
         let head = self.logs.get(group).map_or(0, |l| l.len() as u64);
-        let end = head.min(start.saturating_add(self.replay_page as u64));
+        let end = head.min(page_end(start, self.replay_page));
         let texts: Vec<String> = (start + 1..=end)
             .filter_map(|s| self.event(group, s).map(str::to_owned))
             .collect();
@@ -906,20 +898,12 @@ impl Node {
     ) {
         let group = item.group_id.as_str();
         if !access::may_ack(&self.h.authority.state, group, principal) {
-            let e = B::GroupNotFound
-                .refusal()
-                .in_group(group)
-                .about_frame(Some(frame_id));
-            self.refuse(conn, &e);
+            self.refuse(conn, &access::group_not_found(group, frame_id));
             return;
         }
         let head = self.logs.get(group).map_or(0, |l| l.len() as u64);
         if item.sequence.0 > head {
-            let e = B::AckBeyondHead
-                .refusal()
-                .in_group(group)
-                .about_frame(Some(frame_id));
-            self.refuse(conn, &e);
+            self.refuse_frame(conn, Some(frame_id), Some(group), B::AckBeyondHead);
             return;
         }
         let c = self

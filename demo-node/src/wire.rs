@@ -5,16 +5,6 @@
 
 use wasm_core::authority::Micros;
 pub use wasm_core::binding::error::Refusal;
-use wasm_core::json::{Object, Value};
-
-/// A frame's common head.
-pub fn head(frame_id: &str, frame_type: &str) -> Object {
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("frameId", Value::string(frame_id.to_owned()));
-    o.insert("frameType", Value::string(frame_type.to_owned()));
-    o
-}
 
 /// An `ERROR` frame around the refusal's document at `at`.
 pub fn error_frame(frame_id: &str, e: &Refusal, at: Micros) -> String {

@@ -58,6 +58,41 @@ fn frame(frame_type: &str, n: u64) -> Object {
     o
 }
 
+/// A `HELLO` `client_init` of `agent_id` with `key_id` (the console's fixed client nonce).
+fn client_init(n: u64, agent_id: &str, key_id: &str) -> Object {
+    let mut f = frame("HELLO", n);
+    f.insert("phase", s("client_init"));
+    f.insert("agentId", s(agent_id));
+    f.insert("keyId", s(key_id));
+    f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
+    f.insert("supportedVersions", Value::Array(vec![s("0.1")]));
+    f
+}
+
+/// A `SUBSCRIBE` of `groups`, each `(groupId, afterSequence)`.
+fn subscribe(n: u64, subscription: &str, groups: &[(String, u64)]) -> Object {
+    let mut f = frame("SUBSCRIBE", n);
+    f.insert("subscriptionId", s(subscription));
+    let groups = groups
+        .iter()
+        .map(|(g, after)| {
+            let mut o = Object::new();
+            o.insert("groupId", s(g));
+            o.insert("afterSequence", Value::from(*after));
+            Value::Object(o)
+        })
+        .collect();
+    f.insert("groups", Value::Array(groups));
+    f
+}
+
+fn ping(n: u64) -> Object {
+    let mut f = frame("PING", n);
+    f.insert("nonce", Value::string(b64url_encode(&[1u8; 12])));
+    f.insert("sentAt", s("2026-07-15T08:00:00Z"));
+    f
+}
+
 /// The console's side: one connection, what it has verified and folded.
 struct Client {
     conn: u64,
@@ -148,18 +183,20 @@ impl Client {
 
     fn hello(&mut self, node: &mut Node, forge: bool) -> Vec<Value> {
         let n = self.id();
-        let mut f = frame("HELLO", n);
-        f.insert("phase", s("client_init"));
-        f.insert("agentId", s(&self.human.principal_id));
-        f.insert("keyId", s(&self.human.key_id));
-        f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
-        f.insert("supportedVersions", Value::Array(vec![s("0.1")]));
+        let f = client_init(n, &self.human.principal_id, &self.human.key_id);
         self.send(node, f);
         let got = self.take(node);
         assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!(at(&got[0], "/phase"), "server_challenge");
-        let challenge = b64url_decode(at(&got[0], "/challenge")).unwrap();
-        let mut sig = self.signer.sign(&challenge);
+        let f = self.response(&got[0], forge);
+        self.send(node, f);
+        self.take(node)
+    }
+
+    /// The `client_response` to `challenge`, its signature altered when `forge`.
+    fn response(&mut self, challenge: &Value, forge: bool) -> Object {
+        assert_eq!(at(challenge, "/phase"), "server_challenge");
+        let transcript = b64url_decode(at(challenge, "/challenge")).unwrap();
+        let mut sig = self.signer.sign(&transcript);
         if forge {
             sig[0] ^= 1;
         }
@@ -169,10 +206,17 @@ impl Client {
         f.insert("agentId", s(&self.human.principal_id));
         f.insert("keyId", s(&self.human.key_id));
         f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
-        f.insert("serverNonce", s(at(&got[0], "/serverNonce")));
+        f.insert("serverNonce", s(at(challenge, "/serverNonce")));
         f.insert("challengeSignature", Value::string(b64url_encode(&sig)));
-        self.send(node, f);
-        self.take(node)
+        f
+    }
+
+    /// A new connection of the demo's human, signed in.
+    fn signed_in(node: &mut Node) -> Client {
+        let mut c = Client::new(node);
+        let got = c.hello(node, false);
+        assert_eq!(at(&got[0], "/phase"), "server_accept", "{got:?}");
+        c
     }
 
     /// SUBSCRIBE to the Groups the node says it may read and it does not follow yet.
@@ -186,21 +230,12 @@ impl Client {
             return;
         }
         let n = self.id();
-        let mut f = frame("SUBSCRIBE", n);
-        f.insert(
-            "subscriptionId",
-            Value::string(format!("urn:missionweaveprotocol:subscription:test:{n}")),
+        let groups: Vec<(String, u64)> = new.iter().map(|g| (g.clone(), 0)).collect();
+        let f = subscribe(
+            n,
+            &format!("urn:missionweaveprotocol:subscription:test:{n}"),
+            &groups,
         );
-        let groups = new
-            .iter()
-            .map(|g| {
-                let mut o = Object::new();
-                o.insert("groupId", s(g));
-                o.insert("afterSequence", Value::from(0u64));
-                Value::Object(o)
-            })
-            .collect();
-        f.insert("groups", Value::Array(groups));
         self.send(node, f);
         self.subscribed.extend(new);
         let other = self.take(node);
@@ -331,6 +366,15 @@ fn first_execution_gate(node: &Node) -> Option<HumanGate> {
         .find(|g| matches!(g, HumanGate::ExecutionApproval { .. }))
 }
 
+/// A node run until its first execution gate, followed all along by a signed-in console.
+fn at_first_gate() -> (Node, Client, HumanGate) {
+    let mut node = node();
+    let mut c = Client::signed_in(&mut node);
+    run_until(&mut node, &mut c, |n, _| first_execution_gate(n).is_some());
+    let gate = first_execution_gate(&node).unwrap();
+    (node, c, gate)
+}
+
 fn granted_again<'e>(events: &'e [Value], action: &str) -> &'e Value {
     events
         .iter()
@@ -365,21 +409,17 @@ fn a_forged_hello_is_refused_and_the_connection_closes() {
 fn frames_before_hello_and_a_stranger_key_are_refused() {
     let mut node = node();
     let mut c = Client::new(&mut node);
-    let mut f = frame("PING", 1);
-    f.insert("nonce", Value::string(b64url_encode(&[1u8; 12])));
-    f.insert("sentAt", s("2026-07-15T08:00:00Z"));
-    c.send(&mut node, f);
+    c.send(&mut node, ping(1));
     let got = c.take(&mut node);
     assert_eq!(code(&got[0]), "AUTH_REQUIRED");
     assert!(node.is_closed(c.conn));
     // A key the Registry does not bind to that principal (an Agent's key for the human).
     let mut c = Client::new(&mut node);
-    let mut f = frame("HELLO", 1);
-    f.insert("phase", s("client_init"));
-    f.insert("agentId", s(&c.human.principal_id));
-    f.insert("keyId", s("urn:missionweaveprotocol:key:developer"));
-    f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
-    f.insert("supportedVersions", Value::Array(vec![s("0.1")]));
+    let f = client_init(
+        1,
+        &c.human.principal_id,
+        "urn:missionweaveprotocol:key:developer",
+    );
     c.send(&mut node, f);
     let got = c.take(&mut node);
     assert_eq!(code(&got[0]), "AUTH_INVALID_SIGNATURE");
@@ -402,20 +442,14 @@ fn connections_are_bounded() {
 #[test]
 fn a_console_signs_in_follows_the_demo_and_grants_the_first_execution_gate() {
     let mut node = node();
-    let mut c = Client::new(&mut node);
-    let got = c.hello(&mut node, false);
-    assert_eq!(at(&got[0], "/phase"), "server_accept", "{got:?}");
+    let mut c = Client::signed_in(&mut node);
 
     // An unknown Group and one that does not exist look the same.
-    let mut f = frame("SUBSCRIBE", 90);
-    f.insert(
-        "subscriptionId",
-        s("urn:missionweaveprotocol:subscription:x"),
+    let f = subscribe(
+        90,
+        "urn:missionweaveprotocol:subscription:x",
+        &[("urn:missionweaveprotocol:group:nowhere".into(), 0)],
     );
-    let mut g = Object::new();
-    g.insert("groupId", s("urn:missionweaveprotocol:group:nowhere"));
-    g.insert("afterSequence", Value::from(0u64));
-    f.insert("groups", Value::Array(vec![Value::Object(g)]));
     c.send(&mut node, f);
     let got = c.take(&mut node);
     assert_eq!(code(&got[0]), "GROUP_NOT_FOUND");
@@ -553,9 +587,7 @@ fn a_console_signs_in_follows_the_demo_and_grants_the_first_execution_gate() {
 #[test]
 fn the_whole_demo_runs_to_both_final_approvals_through_the_frames_alone() {
     let mut node = node();
-    let mut c = Client::new(&mut node);
-    let got = c.hello(&mut node, false);
-    assert_eq!(at(&got[0], "/phase"), "server_accept", "{got:?}");
+    let mut c = Client::signed_in(&mut node);
     let mut decided = Vec::new();
     let mut changes_requested = false;
     for _ in 0..64 {
@@ -617,24 +649,13 @@ fn the_whole_demo_runs_to_both_final_approvals_through_the_frames_alone() {
 
 #[test]
 fn the_sender_gets_its_own_events_without_subscribing_and_subscribers_see_them_too() {
-    let mut node = node();
-    let mut watcher = Client::new(&mut node);
-    assert_eq!(
-        at(&watcher.hello(&mut node, false)[0], "/phase"),
-        "server_accept"
-    );
-    run_until(&mut node, &mut watcher, |n, _| {
-        first_execution_gate(n).is_some()
-    });
-    let gate = first_execution_gate(&node).unwrap();
+    let (mut node, mut watcher, gate) = at_first_gate();
     let HumanGate::ExecutionApproval { group_id, .. } = gate.clone() else {
         unreachable!()
     };
     // A second session of the same human (another tab) that subscribes to nothing.
-    let mut sender = Client::new(&mut node);
+    let sender = Client::signed_in(&mut node);
     let conn = sender.conn;
-    let got = sender.hello(&mut node, false);
-    assert_eq!(at(&got[0], "/phase"), "server_accept");
     // It signs with the Membership Epoch the watcher folded (its own view is empty).
     let bytes = watcher.grant(&gate, node.now());
     let action = at(&json::parse(&bytes).unwrap(), "/actionId").to_owned();
@@ -676,16 +697,7 @@ fn the_sender_gets_its_own_events_without_subscribing_and_subscribers_see_them_t
 
 #[test]
 fn post_commands_refuses_before_it_accepts_and_answers_as_the_server() {
-    let mut node = node();
-    let mut watcher = Client::new(&mut node);
-    assert_eq!(
-        at(&watcher.hello(&mut node, false)[0], "/phase"),
-        "server_accept"
-    );
-    run_until(&mut node, &mut watcher, |n, _| {
-        first_execution_gate(n).is_some()
-    });
-    let gate = first_execution_gate(&node).unwrap();
+    let (mut node, mut watcher, gate) = at_first_gate();
     let now = node.now();
     // Past the body bound: 413, nothing submitted.
     let head = node.heads();
@@ -739,24 +751,11 @@ fn late_or_replayed_challenges_an_expired_session_and_oversized_lists_are_refuse
     // A challenge answered after its 30 s.
     let mut node = node();
     let mut c = Client::new(&mut node);
-    let mut f = frame("HELLO", 1);
-    f.insert("phase", s("client_init"));
-    f.insert("agentId", s(&c.human.principal_id));
-    f.insert("keyId", s(&c.human.key_id));
-    f.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
-    f.insert("supportedVersions", Value::Array(vec![s("0.1")]));
+    let n = c.id();
+    let f = client_init(n, &c.human.principal_id, &c.human.key_id);
     c.send(&mut node, f.clone());
     let challenge = c.take(&mut node).remove(0);
-    let sig = c
-        .signer
-        .sign(&b64url_decode(at(&challenge, "/challenge")).unwrap());
-    let mut r = frame("HELLO", 2);
-    r.insert("phase", s("client_response"));
-    r.insert("agentId", s(&c.human.principal_id));
-    r.insert("keyId", s(&c.human.key_id));
-    r.insert("clientNonce", Value::string(b64url_encode(&[9u8; 16])));
-    r.insert("serverNonce", s(at(&challenge, "/serverNonce")));
-    r.insert("challengeSignature", Value::string(b64url_encode(&sig)));
+    let r = c.response(&challenge, false);
     let late = node.now().plus_seconds(31);
     node.receive(c.conn, &json::to_string(&Value::Object(r.clone())), late);
     let got = c.take(&mut node);
@@ -775,35 +774,18 @@ fn late_or_replayed_challenges_an_expired_session_and_oversized_lists_are_refuse
 
     // A session past its 12 hours: the next frame ends it.
     let mut node = self::node();
-    let mut c = Client::new(&mut node);
-    assert_eq!(at(&c.hello(&mut node, false)[0], "/phase"), "server_accept");
+    let mut c = Client::signed_in(&mut node);
     // 257 Groups in one SUBSCRIBE: refused as a whole, the session stays.
-    let mut f = frame("SUBSCRIBE", 10);
-    f.insert(
-        "subscriptionId",
-        s("urn:missionweaveprotocol:subscription:many"),
-    );
-    let groups = (0..257)
-        .map(|i| {
-            let mut o = Object::new();
-            o.insert(
-                "groupId",
-                Value::string(format!("urn:missionweaveprotocol:group:g{i}")),
-            );
-            o.insert("afterSequence", Value::from(0u64));
-            Value::Object(o)
-        })
+    let groups: Vec<(String, u64)> = (0..257)
+        .map(|i| (format!("urn:missionweaveprotocol:group:g{i}"), 0))
         .collect();
-    f.insert("groups", Value::Array(groups));
+    let f = subscribe(10, "urn:missionweaveprotocol:subscription:many", &groups);
     c.send(&mut node, f);
     let got = c.take(&mut node);
     assert_eq!(got.len(), 1, "one refusal, not one per Group");
     assert_eq!(code(&got[0]), "PROTOCOL_VIOLATION");
     assert!(!node.is_closed(c.conn));
-    let mut p = frame("PING", 11);
-    p.insert("nonce", Value::string(b64url_encode(&[1u8; 12])));
-    p.insert("sentAt", s("2026-07-15T08:00:00Z"));
-    let text = json::to_string(&Value::Object(p));
+    let text = json::to_string(&Value::Object(ping(11)));
     node.receive(c.conn, &text, node.now());
     assert_eq!(at(&c.take(&mut node)[0], "/frameType"), "PING");
     node.receive(c.conn, &text, node.now().plus_seconds(12 * 3600 + 1));
@@ -820,8 +802,7 @@ fn late_or_replayed_challenges_an_expired_session_and_oversized_lists_are_refuse
 fn a_replay_longer_than_a_page_ends_with_the_continuation_and_resumes_without_a_gap() {
     let mut node = node();
     node.set_replay_page(10);
-    let mut c = Client::new(&mut node);
-    assert_eq!(at(&c.hello(&mut node, false)[0], "/phase"), "server_accept");
+    let mut c = Client::signed_in(&mut node);
     // Run the demo (nobody follows yet) until the first Group holds more than three pages.
     let mut now = node.now();
     let group = loop {
@@ -840,15 +821,11 @@ fn a_replay_longer_than_a_page_ends_with_the_continuation_and_resumes_without_a_
     let mut after = 0u64;
     let mut pages = 0;
     loop {
-        let mut f = frame("SUBSCRIBE", 300 + pages);
-        f.insert(
-            "subscriptionId",
-            s("urn:missionweaveprotocol:subscription:paged"),
+        let f = subscribe(
+            300 + pages,
+            "urn:missionweaveprotocol:subscription:paged",
+            &[(group.clone(), after)],
         );
-        let mut g = Object::new();
-        g.insert("groupId", s(&group));
-        g.insert("afterSequence", Value::from(after));
-        f.insert("groups", Value::Array(vec![Value::Object(g)]));
         c.send(&mut node, f);
         pages += 1;
         let other = c.take(&mut node);

@@ -6,7 +6,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use wasm_core::authority::{Micros, Rejection};
-use wasm_core::binding::error::{Refusal, fallback_document};
+use wasm_core::binding::error::{BindingError, Refusal, fallback_document};
 use wasm_core::json::{self, Value};
 use wasm_core::model::error::ErrorCode;
 
@@ -35,6 +35,14 @@ impl std::ops::Deref for WireError {
 impl std::ops::DerefMut for WireError {
     fn deref_mut(&mut self) -> &mut Refusal {
         &mut self.refusal
+    }
+}
+
+/// A binding error (the gateway's refusals, `wasm_core::binding::error`) as the server's wire
+/// error: its refusal with the HTTP status and clock around it.
+impl From<BindingError> for WireError {
+    fn from(e: BindingError) -> WireError {
+        WireError::from_refusal(e.refusal())
     }
 }
 

@@ -34,6 +34,15 @@ fn verify_cli(file: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// Writes `bytes` to `file` and runs the CLI's verifier on it, which must fail (exit 1): its
+/// stderr, to check what it names.
+fn cli_refuses(file: &Path, bytes: &[u8]) -> String {
+    std::fs::write(file, bytes).unwrap();
+    let v = verify_cli(file);
+    assert_eq!(v.status.code(), Some(1));
+    String::from_utf8_lossy(&v.stderr).into_owned()
+}
+
 /// The stored Events of `kind` (their JCS), read from the store read-only.
 fn logged(data: &Path, kind: &str) -> Vec<Vec<u8>> {
     let Ok(conn) = rusqlite::Connection::open_with_flags(
@@ -254,10 +263,7 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     let mut t = bytes.clone();
     t[start + sig.start + 3] ^= 0x01;
     let bad = dir.join("tampered.jsonl");
-    std::fs::write(&bad, &t).unwrap();
-    let v = verify_cli(&bad);
-    assert_eq!(v.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&v.stderr);
+    let err = cli_refuses(&bad, &t);
     let id = std::str::from_utf8(&line[value_span(line, "eventId").unwrap()]).unwrap();
     assert!(
         err.contains(&format!("line {}", target + 1)) && err.contains(id),
@@ -268,6 +274,10 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     // CLI fail naming the Command (line and id); a Command of the same human swapped in for it
     // (the creation's, validly signed) fails too; cut out of the sealed bundle, refused.
     let (cmd_start, cmd_line) = all[approval.line - 1];
+    let names_approval = format!(
+        "line {} (the Command {})",
+        approval.line, approval.action_id
+    );
     assert!(
         std::str::from_utf8(cmd_line)
             .unwrap()
@@ -281,17 +291,8 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     for pos in [cmd_start + sig.start + 5, cmd_start + payload + 12] {
         let mut t = bytes.clone();
         t[pos] ^= 0x01;
-        std::fs::write(&bad, &t).unwrap();
-        let v = verify_cli(&bad);
-        assert_eq!(v.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&v.stderr);
-        assert!(
-            err.contains(&format!(
-                "line {} (the Command {})",
-                approval.line, approval.action_id
-            )),
-            "{err}"
-        );
+        let err = cli_refuses(&bad, &t);
+        assert!(err.contains(&names_approval), "{err}");
     }
     // The same decision signed again by the same human with one member changed (its
     // correlationId): a valid signature of that human, but not the Command the authority
@@ -332,15 +333,9 @@ fn an_export_of_the_demo_verifies_offline_and_every_change_is_refused() {
     for (i, (_, l)) in all.iter().enumerate() {
         t.extend_from_slice(if i + 1 == approval.line { &swapped } else { l });
     }
-    std::fs::write(&bad, &t).unwrap();
-    let v = verify_cli(&bad);
-    assert_eq!(v.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&v.stderr);
+    let err = cli_refuses(&bad, &t);
     assert!(
-        err.contains(&format!(
-            "line {} (the Command {})",
-            approval.line, approval.action_id
-        )) && err.contains("is the commandHash of no Event"),
+        err.contains(&names_approval) && err.contains("is the commandHash of no Event"),
         "{err}"
     );
 

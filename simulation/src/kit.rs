@@ -10,6 +10,7 @@ use crate::harness::{Envelope, Harness};
 use wasm_core::authority::handlers::payload;
 use wasm_core::authority::projection::WorkItem;
 use wasm_core::authority::{Micros, Rejection, Submitted};
+use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence};
 use wasm_core::crypto::{SecretSeed, ed25519};
 use wasm_core::encoding::b64url_encode;
 use wasm_core::json::{Object, Value};
@@ -98,6 +99,27 @@ pub fn public_key(h: &Harness, agent: &str) -> String {
 }
 
 pub use crate::harness::agent_card;
+
+/// The Registry evidence of `h`'s Organization as an audit bundle carries it (§18.2): every
+/// Principal's key, valid from 2020 with no status records, as the harness's own Registry.
+pub fn registry_evidence(h: &Harness) -> RegistryEvidence {
+    RegistryEvidence {
+        organization_id: h.organization_id.clone(),
+        bindings: h
+            .principals
+            .values()
+            .map(|p| BindingRecord {
+                key_id: p.key_id.clone(),
+                principal_type: p.actor.actor_type.as_str().into(),
+                principal_id: p.actor.id.0.clone(),
+                algorithm: "Ed25519".into(),
+                public_key: b64url_encode(&ed25519::public_key_of(&p.seed)),
+                valid_from: "2020-01-01T00:00:00Z".into(),
+                validity_history: vec![],
+            })
+            .collect(),
+    }
+}
 
 /// The two Commands that enrol `agent` at `now`: the registry service registers its Agent Card
 /// (version 1, its real key, `capabilities`), then the gateway opens its Session. As

@@ -13,9 +13,7 @@ use wasm_core::admission::{
 };
 use wasm_core::audit::{self, Assembly, AuditError, Sealer};
 use wasm_core::authority::{Micros, Submitted};
-use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence};
 use wasm_core::crypto::{DocumentKind, verify};
-use wasm_core::encoding::b64url_encode;
 use wasm_core::json::Value;
 use wasm_core::model::common::ActorType;
 
@@ -88,24 +86,7 @@ impl History {
 
     fn new() -> History {
         let h = Harness::new(&[("owner", ActorType::Human), ("coord", ActorType::Agent)]);
-        let bindings: Vec<BindingRecord> = h
-            .principals
-            .values()
-            .map(|p| BindingRecord {
-                key_id: p.key_id.clone(),
-                principal_type: p.actor.actor_type.as_str().into(),
-                principal_id: p.actor.id.0.clone(),
-                algorithm: "Ed25519".into(),
-                public_key: b64url_encode(&p.signer.public_key()),
-                valid_from: "2020-01-01T00:00:00Z".into(),
-                validity_history: vec![],
-            })
-            .collect();
-        let registry = RegistryEvidence {
-            organization_id: h.organization_id.clone(),
-            bindings,
-        }
-        .to_fixture_json();
+        let registry = kit::registry_evidence(&h).to_fixture_json();
         let mut w = History {
             h,
             events: Vec::new(),

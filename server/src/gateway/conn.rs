@@ -13,7 +13,7 @@
 
 use super::hub::{Conn, Next, Principal};
 use super::session::{self, Established};
-use super::{Gateway, GatewayError, WRITE_BUFFER, Wire, error_frame, replay};
+use super::{Gateway, GatewayError, WRITE_BUFFER, error_frame, replay};
 use crate::runtime::{Reply, now};
 use crate::wire::WireError;
 use axum::extract::ws::{Message, WebSocket};
@@ -21,8 +21,9 @@ use futures_util::{SinkExt, StreamExt};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 use wasm_core::binding::hello::HelloFailure;
+use wasm_core::binding::{access, frames};
 use wasm_core::frame::{self, Frame};
-use wasm_core::json::{self, Object, Value};
+use wasm_core::json::{self, Value};
 use wasm_core::model::common::ActorType;
 use wasm_core::model::error::ErrorCode;
 
@@ -97,7 +98,7 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
                 None => break,
             },
             () = &mut expiry => {
-                conn.close_with(Some(error_frame(&GatewayError::Expired.wire().fatal())));
+                conn.close_with(Some(error_frame(&WireError::from(GatewayError::Expired).fatal())));
                 break;
             }
             Ok(()) = registry_changes.changed() => {
@@ -105,7 +106,7 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
                     continue;
                 }
                 tracing::info!(conn = conn.id, key = %established.key_id, "a session's key ended; closing");
-                conn.close_with(Some(error_frame(&GatewayError::KeyEnded.wire().fatal())));
+                conn.close_with(Some(error_frame(&WireError::from(GatewayError::KeyEnded).fatal())));
                 break;
             }
         };
@@ -113,11 +114,10 @@ pub(super) async fn run(gw: Arc<Gateway>, mut socket: WebSocket, kind: ActorType
             Ok(Message::Text(t)) => on_text(&gw, &conn, &established, &in_flight, t.as_bytes()),
             Ok(Message::Binary(_)) => {
                 conn.close_with(Some(error_frame(
-                    &GatewayError::Framing(
+                    &WireError::from(GatewayError::Framing(
                         "binary WebSocket messages carry no MissionWeaveProtocol frame (§17.1)"
                             .into(),
-                    )
-                    .wire()
+                    ))
                     .fatal(),
                 )));
                 Flow::Close
@@ -186,20 +186,23 @@ async fn handshake(
     // Bounded: a client that opens the socket and sends nothing is refused and dropped.
     let first = match tokio::time::timeout(gw.config.hello_wait, next_value(socket)).await {
         Ok(v) => v?,
-        Err(_) => return Err(Some(GatewayError::NoHello.wire().fatal())),
+        Err(_) => return Err(Some(WireError::from(GatewayError::NoHello).fatal())),
     };
     if wasm_core::binding::hello::offers_no_common_version(&first) {
-        return Err(Some(GatewayError::Version.wire().fatal()));
+        return Err(Some(WireError::from(GatewayError::Version).fatal()));
     }
     let is_hello = first.pointer("/frameType").and_then(Value::as_str) == Some("HELLO");
     let decoded = frame::decode_value(&first);
     let init = match decoded {
         Ok(f) => session::as_client_init(f).map_err(|e| Some(*e))?,
-        Err(_) if !is_hello => return Err(Some(GatewayError::NotAuthenticated.wire().fatal())),
+        Err(_) if !is_hello => {
+            return Err(Some(
+                WireError::from(GatewayError::NotAuthenticated).fatal(),
+            ));
+        }
         Err(e) => {
             return Err(Some(
-                GatewayError::Schema(e.message)
-                    .wire()
+                WireError::from(GatewayError::Schema(e.message))
                     .fatal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str())),
             ));
@@ -215,9 +218,7 @@ async fn handshake(
         Ok(v) => v?,
         Err(_) => {
             return Err(Some(
-                GatewayError::Handshake(HelloFailure::Expired.message())
-                    .wire()
-                    .fatal(),
+                WireError::from(GatewayError::Handshake(HelloFailure::Expired.message())).fatal(),
             ));
         }
     };
@@ -225,16 +226,16 @@ async fn handshake(
         Ok(Frame::HelloClientResponse(r)) => r,
         Ok(other) => {
             return Err(Some(
-                GatewayError::Handshake(HelloFailure::NotAResponse.message())
-                    .wire()
-                    .fatal()
-                    .about_frame(Some(other.frame_id().as_str())),
+                WireError::from(GatewayError::Handshake(
+                    HelloFailure::NotAResponse.message(),
+                ))
+                .fatal()
+                .about_frame(Some(other.frame_id().as_str())),
             ));
         }
         Err(e) => {
             return Err(Some(
-                GatewayError::Schema(e.message)
-                    .wire()
+                WireError::from(GatewayError::Schema(e.message))
                     .fatal()
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str())),
             ));
@@ -250,16 +251,16 @@ async fn next_value(socket: &mut WebSocket) -> Result<Value, Option<WireError>> 
     loop {
         match socket.recv().await {
             Some(Ok(Message::Text(t))) => {
-                return json::parse(t.as_bytes())
-                    .map_err(|e| Some(GatewayError::NotStrictJson(e.to_string()).wire().fatal()));
+                return json::parse(t.as_bytes()).map_err(|e| {
+                    Some(WireError::from(GatewayError::NotStrictJson(e.to_string())).fatal())
+                });
             }
             Some(Ok(Message::Binary(_))) => {
                 return Err(Some(
-                    GatewayError::Framing(
+                    WireError::from(GatewayError::Framing(
                         "binary WebSocket messages carry no MissionWeaveProtocol frame (§17.1)"
                             .into(),
-                    )
-                    .wire()
+                    ))
                     .fatal(),
                 ));
             }
@@ -328,7 +329,7 @@ fn on_text(
         Ok(v) => v,
         Err(e) => {
             conn.control(error_frame(
-                &GatewayError::NotStrictJson(e.to_string()).wire(),
+                &GatewayError::NotStrictJson(e.to_string()).into(),
             ));
             return Flow::Continue;
         }
@@ -337,8 +338,7 @@ fn on_text(
     // got nothing since the newer HELLO; this refusal is the last thing it gets.
     if gw.hub.is_stale(conn) {
         conn.fence();
-        let mut e = GatewayError::Fenced
-            .wire()
+        let mut e = WireError::from(GatewayError::Fenced)
             .fatal()
             .about_frame(v.pointer("/frameId").and_then(Value::as_str));
         if let Some(c) = v.pointer("/command") {
@@ -348,7 +348,9 @@ fn on_text(
         return Flow::Close;
     }
     if now() > session.expires {
-        conn.close_with(Some(error_frame(&GatewayError::Expired.wire().fatal())));
+        conn.close_with(Some(error_frame(
+            &WireError::from(GatewayError::Expired).fatal(),
+        )));
         return Flow::Close;
     }
     // Bounded before anything else is done with it: a SUBSCRIBE of thousands of Groups would
@@ -361,8 +363,7 @@ fn on_text(
         Ok(f) => f,
         Err(e) => {
             conn.control(error_frame(
-                &GatewayError::Schema(e.message)
-                    .wire()
+                &WireError::from(GatewayError::Schema(e.message))
                     .about_frame(e.frame_id.as_ref().map(|i| i.as_str())),
             ));
             return Flow::Continue;
@@ -375,9 +376,10 @@ fn on_text(
         Frame::Ack(a) => ack(gw, conn, &frame_id, &a),
         Frame::Ping(p) => ping(gw, conn, &frame_id, &p),
         other => conn.control(error_frame(
-            &GatewayError::NotAfterAuthentication(other.frame_type().as_str().to_owned())
-                .wire()
-                .about_frame(Some(&frame_id)),
+            &WireError::from(GatewayError::NotAfterAuthentication(
+                other.frame_type().as_str().to_owned(),
+            ))
+            .about_frame(Some(&frame_id)),
         )),
     }
     Flow::Continue
@@ -395,10 +397,9 @@ fn command(
 ) {
     let bytes = json::to_string(command).into_bytes();
     let p: &Principal = &conn.principal;
-    if !wasm_core::binding::access::is_session_principal(command, &p.id, p.kind) {
+    if !access::is_session_principal(command, &p.id, p.kind) {
         conn.control(error_frame(
-            &GatewayError::NotSessionPrincipal
-                .wire()
+            &WireError::from(GatewayError::NotSessionPrincipal)
                 .about_command(&bytes)
                 .about_frame(Some(frame_id)),
         ));
@@ -445,18 +446,14 @@ fn ack(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, a: &wasm_core::frame
         // Only an active Membership: an ended one is answered exactly as an unknown Group
         // (the same code and message), so a former member learns nothing of it (§17.2).
         if !gw.hub.is_active_member(group, &conn.principal.id) {
-            conn.control(error_frame(
-                &GatewayError::GroupNotFound
-                    .wire()
-                    .in_group(group)
-                    .about_frame(Some(frame_id)),
-            ));
+            conn.control(error_frame(&WireError::from_refusal(
+                access::group_not_found(group, frame_id),
+            )));
             continue;
         }
         if item.sequence.0 > gw.hub.head(group) {
             conn.control(error_frame(
-                &GatewayError::AckBeyondHead
-                    .wire()
+                &WireError::from(GatewayError::AckBeyondHead)
                     .in_group(group)
                     .about_frame(Some(frame_id)),
             ));
@@ -484,25 +481,12 @@ fn ping(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame_id: &str, p: &wasm_core::fram
             );
         } else {
             conn.control(error_frame(
-                &GatewayError::PresenceNotOwn
-                    .wire()
-                    .about_frame(Some(frame_id)),
+                &WireError::from(GatewayError::PresenceNotOwn).about_frame(Some(frame_id)),
             ));
             return;
         }
     }
-    if p.reply_to_nonce.is_some() {
-        return;
+    if let Some(echo) = frames::ping_echo(p, now(), || (super::frame_id(), super::random())) {
+        conn.control(echo);
     }
-    let mut o = Object::new();
-    o.insert("protocolVersion", Value::string("0.1"));
-    o.insert("frameId", Value::string(super::frame_id()));
-    o.insert("frameType", Value::string("PING"));
-    o.insert(
-        "nonce",
-        Value::string(wasm_core::encoding::b64url_encode(&super::random::<18>())),
-    );
-    o.insert("replyToNonce", Value::string(p.nonce.as_str().to_owned()));
-    o.insert("sentAt", Value::string(now().format()));
-    conn.control(json::to_string(&Value::Object(o)));
 }

@@ -33,6 +33,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use wasm_core::binding::limits;
 use wasm_core::model::common::{Actor, ActorType};
 
 pub use hub::Hub;
@@ -81,11 +82,14 @@ pub struct GatewayConfig {
     /// always fits an empty connection): a replay of large Events cannot hold 100 MB per
     /// socket. A live Group that would pass it is paused; a replay waits for room.
     pub connection_buffer_bytes: usize,
-    /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md).
+    /// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md;
+    /// `limits::REPLAY_PAGE` by default, as demo-node).
     pub replay_page: usize,
-    /// How long a `server_challenge` may be answered (payloads.md §10.1: 30 s).
+    /// How long a `server_challenge` may be answered (payloads.md §10.1:
+    /// `limits::CHALLENGE_SECONDS` by default).
     pub challenge_ttl: Duration,
-    /// How long a session is valid (`expiresAt` of `server_accept`).
+    /// How long a session is valid (`expiresAt` of `server_accept`;
+    /// `limits::SESSION_SECONDS` by default).
     pub session_ttl: Duration,
     /// Commands of one connection waiting for the authority, at most.
     pub commands_in_flight: usize,
@@ -106,9 +110,9 @@ impl Default for GatewayConfig {
             group_buffer: 256,
             group_buffer_bytes: 1 << 20,
             connection_buffer_bytes: 4 << 20,
-            replay_page: 1000,
-            challenge_ttl: Duration::from_secs(30),
-            session_ttl: Duration::from_secs(12 * 3600),
+            replay_page: limits::REPLAY_PAGE,
+            challenge_ttl: Duration::from_secs(limits::CHALLENGE_SECONDS),
+            session_ttl: Duration::from_secs(limits::SESSION_SECONDS),
             commands_in_flight: 64,
             sessions_per_principal: SESSIONS_PER_PRINCIPAL,
             retry_after_ms: 250,
@@ -318,14 +322,3 @@ pub(crate) fn event_frame(jcs: &[u8]) -> String {
 /// What the gateway refuses with: the binding's errors, their codes and messages shared with
 /// demo-node (`wasm_core::binding::error`).
 pub use wasm_core::binding::error::BindingError as GatewayError;
-
-/// A binding error as the server's [`WireError`] (its HTTP status and clock around it).
-pub(crate) trait Wire {
-    fn wire(&self) -> WireError;
-}
-
-impl Wire for GatewayError {
-    fn wire(&self) -> WireError {
-        WireError::from_refusal(self.refusal())
-    }
-}

@@ -8,10 +8,12 @@
 //! delivery only (§17.2).
 
 use super::hub::{Access, Conn};
-use super::{Gateway, GatewayError, Wire, error_frame, event_frame};
+use super::{Gateway, error_frame, event_frame};
 use crate::wire::WireError;
 use std::sync::Arc;
 use tokio::sync::Notify;
+use wasm_core::binding::access;
+use wasm_core::binding::limits::page_end;
 use wasm_core::frame::Subscribe;
 use wasm_core::json::Value;
 use wasm_core::model::error::ErrorCode;
@@ -30,12 +32,9 @@ pub(super) fn subscribe(gw: &Arc<Gateway>, conn: &Arc<Conn>, frame: &Subscribe) 
         let group = g.group_id.as_str();
         let after = g.after_sequence.0;
         match gw.hub.access(group, &conn.principal.id) {
-            Access::Hidden => conn.control(error_frame(
-                &GatewayError::GroupNotFound
-                    .wire()
-                    .in_group(group)
-                    .about_frame(Some(frame_id)),
-            )),
+            Access::Hidden => conn.control(error_frame(&WireError::from_refusal(
+                access::group_not_found(group, frame_id),
+            ))),
             Access::Visible {
                 visibility_after,
                 archive,
@@ -95,6 +94,7 @@ async fn replay(
 ) {
     let mut next = start + 1;
     let mut sent = 0usize;
+    let end = page_end(start, gw.config.replay_page);
     loop {
         let head = match gw.hub.try_go_live(&group, &conn, generation, next) {
             Ok(()) => {
@@ -103,7 +103,7 @@ async fn replay(
             }
             Err(head) => head,
         };
-        if sent >= gw.config.replay_page {
+        if next > end {
             conn.pause(&group, Some(generation), "replay_page");
             count_page(sent);
             return;
@@ -117,8 +117,7 @@ async fn replay(
             }
         };
         let want = room
-            .min(gw.config.replay_page - sent)
-            .min(usize::try_from(head - next + 1).unwrap_or(usize::MAX))
+            .min(usize::try_from(head.min(end) - next + 1).unwrap_or(usize::MAX))
             .min(READ_CHUNK);
         let reader = Arc::clone(&gw);
         let g = group.clone();

@@ -7,7 +7,7 @@
 //! that a Command may carry (binding.md, "Humans").
 
 use super::hub::Principal;
-use super::{Gateway, GatewayError, Wire, fill, frame_id, random};
+use super::{Gateway, GatewayError, fill, frame_id, random};
 use crate::runtime::{Reply, now};
 use crate::wire::WireError;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ pub(super) struct Established {
 }
 
 fn fail(m: &'static str) -> WireError {
-    GatewayError::Handshake(m).wire().fatal()
+    WireError::from(GatewayError::Handshake(m)).fatal()
 }
 
 /// Step 1 → 2: checks the key binding and builds the challenge frame (`hello::challenge`).
@@ -199,8 +199,7 @@ pub(super) fn as_client_init(f: Frame) -> Result<HelloClientInit, Box<WireError>
     match f {
         Frame::HelloClientInit(i) => Ok(i),
         other => Err(Box::new(
-            GatewayError::NotAuthenticated
-                .wire()
+            WireError::from(GatewayError::NotAuthenticated)
                 .fatal()
                 .about_frame(Some(other.frame_id().as_str())),
         )),

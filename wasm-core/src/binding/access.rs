@@ -4,6 +4,7 @@
 //! same `GROUP_NOT_FOUND`, so that a hidden Group's existence is not revealed. `ACK` takes an
 //! active Membership only (§16: Cursors are a member's).
 
+use super::error::{BindingError, Refusal};
 use crate::authority::State;
 use crate::json::Value;
 use crate::model::common::ActorType;
@@ -65,6 +66,16 @@ pub fn may_ack(state: &State, group: &str, principal: &str) -> bool {
         .is_some_and(|m| m.is_active())
 }
 
+/// The answer to a `SUBSCRIBE` or `ACK` of `frame_id` naming a Group the principal may not
+/// read or `ACK`, and to one naming a Group that does not exist: the same `GROUP_NOT_FOUND`
+/// (code, message, members), so that a hidden Group's existence is not revealed (§17.2).
+pub fn group_not_found(group: &str, frame_id: &str) -> Refusal {
+    BindingError::GroupNotFound
+        .refusal()
+        .in_group(group)
+        .about_frame(Some(frame_id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +96,15 @@ mod tests {
         assert!(is_session_principal(&c, "urn:p:1", ActorType::Human));
         assert!(!is_session_principal(&c, "urn:p:1", ActorType::Agent));
         assert!(!is_session_principal(&c, "urn:p:2", ActorType::Human));
+    }
+
+    #[test]
+    fn a_hidden_group_is_answered_as_one_that_does_not_exist() {
+        let e = group_not_found("urn:g:1", "urn:f:1");
+        assert_eq!(e.code, crate::model::error::ErrorCode::GroupNotFound);
+        assert_eq!(e.message, BindingError::GroupNotFound.message());
+        assert_eq!(e.group_id.as_deref(), Some("urn:g:1"));
+        assert_eq!(e.related_frame_id.as_deref(), Some("urn:f:1"));
+        assert_eq!(e.fatal, None, "the connection stays open");
     }
 }

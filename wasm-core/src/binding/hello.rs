@@ -232,40 +232,15 @@ fn head(frame_id: &str) -> Object {
 mod tests {
     use super::*;
     use crate::crypto::SecretSeed;
-    use crate::crypto::registry::{BindingRecord, RegistryEvidence};
+    use crate::crypto::fixture::{self, ALICE, ALICE_SEED, KEY, alice_registry, now, revoked_at};
     use crate::frame::{self, Frame};
 
-    const KEY: &str = "urn:missionweaveprotocol:key:alice-1";
-    const ALICE: &str = "urn:missionweaveprotocol:human:alice";
-
     fn seed() -> SecretSeed {
-        SecretSeed::take(&mut [3; 32])
+        fixture::seed(ALICE_SEED)
     }
 
     fn registry() -> ValidatedRegistry {
-        registry_with(Vec::new())
-    }
-
-    /// Alice's one key, with `history` (its validity-status records).
-    fn registry_with(history: Vec<crate::crypto::registry::StatusRecord>) -> ValidatedRegistry {
-        RegistryEvidence {
-            organization_id: "urn:missionweaveprotocol:organization:test".into(),
-            bindings: vec![BindingRecord {
-                key_id: KEY.into(),
-                principal_type: "human".into(),
-                principal_id: ALICE.into(),
-                algorithm: "Ed25519".into(),
-                public_key: b64url_encode(&seed().public_key()),
-                valid_from: "2026-01-01T00:00:00Z".into(),
-                validity_history: history,
-            }],
-        }
-        .validate()
-        .expect("registry")
-    }
-
-    fn now() -> Micros {
-        Micros::parse("2026-12-06T05:00:00Z").expect("time")
+        alice_registry(Vec::new())
     }
 
     fn init(key: &str) -> HelloClientInit {
@@ -300,12 +275,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_signed_transcript_is_accepted_once_and_nothing_else_is() {
-        let reg = registry();
-        let expires = now().plus_seconds(30);
-        let (c, frame) = challenge(
-            &reg,
+    /// Alice's bound key challenged now, the challenge lasting until `expires`.
+    fn challenged(reg: &ValidatedRegistry, expires: Micros) -> (Challenge, String) {
+        challenge(
+            reg,
             init(KEY),
             ActorType::Human,
             now(),
@@ -313,7 +286,14 @@ mod tests {
             "urn:f:c",
             &mut counter(),
         )
-        .expect("a bound key is challenged");
+        .expect("a bound key is challenged")
+    }
+
+    #[test]
+    fn the_signed_transcript_is_accepted_once_and_nothing_else_is() {
+        let reg = registry();
+        let expires = now().plus_seconds(30);
+        let (c, frame) = challenged(&reg, expires);
         // The frame is a schema-valid server_challenge carrying the transcript's bytes.
         let Ok(Frame::HelloServerChallenge(f)) = frame::decode(frame.as_bytes()) else {
             panic!("{frame}");
@@ -354,24 +334,13 @@ mod tests {
     #[test]
     fn a_key_revoked_between_challenge_and_response_opens_no_session() {
         let expires = now().plus_seconds(30);
-        let (c, _) = challenge(
-            &registry(),
-            init(KEY),
-            ActorType::Human,
-            now(),
-            expires,
-            "urn:f:c",
-            &mut counter(),
-        )
-        .expect("a bound key is challenged");
+        let (c, _) = challenged(&registry(), expires);
         let ok = response(&c, &c.server_nonce, &ed25519::sign(&seed(), &c.transcript));
         // The Registry as it is a second later: the key revoked at the challenge's instant.
-        let revoked = registry_with(vec![crate::crypto::registry::StatusRecord {
-            sequence: 1,
-            recorded_at: "2026-12-06T05:00:00Z".into(),
-            valid_until: None,
-            revoked_at: Some("2026-12-06T05:00:00Z".into()),
-        }]);
+        let revoked = alice_registry(vec![revoked_at(
+            "2026-12-06T05:00:00Z",
+            "2026-12-06T05:00:00Z",
+        )]);
         assert_eq!(
             check_response(&revoked, &c, &ok, now().plus_seconds(1)),
             Err(HelloFailure::UnknownKey)

@@ -1,6 +1,6 @@
 //! The binding's bounds (the schemas set none on these): what a Command and a frame may
-//! weigh, and how many Groups one frame may list. Both hosts of `/ws` and the HTTP edge read
-//! them from here.
+//! weigh, how many Groups one frame may list, where a replay page ends, and how long a
+//! challenge and a session last. Both hosts of `/ws` and the HTTP edge read them from here.
 
 use super::error::Refusal;
 use crate::json::Value;
@@ -22,6 +22,25 @@ pub const MAX_FRAME_BYTES: usize = MAX_COMMAND_BYTES + 4096;
 /// each listed Group can cost a replay or a reply, so a frame listing more is refused as a
 /// whole, before any of them is looked at.
 pub const MAX_FRAME_ITEMS: usize = 256;
+
+/// Events one `SUBSCRIBE` replays per Group before the continuation (binding.md): a
+/// subscriber far behind gets its history in pages, each ended by `BACKPRESSURE` with its
+/// `resumeAfterSequence` (`error::continuation`), never in one unbounded burst.
+pub const REPLAY_PAGE: usize = 1000;
+
+/// Where a replay page ends: the page after `start` carries the Events `start + 1 ..= end`,
+/// at most `page` of them. A host that reaches `end` before the head ends the page with the
+/// continuation; one that reaches the head first goes live.
+pub fn page_end(start: u64, page: usize) -> u64 {
+    start.saturating_add(u64::try_from(page).unwrap_or(u64::MAX))
+}
+
+/// How long a `server_challenge` may be answered, in seconds (payloads.md §10.1).
+pub const CHALLENGE_SECONDS: u64 = 30;
+
+/// How long a session lasts, in seconds: the `expiresAt` of `server_accept`, 12 hours; past
+/// it the next frame gets a fatal `AUTH_REQUIRED` and the client says `HELLO` again.
+pub const SESSION_SECONDS: u64 = 12 * 3600;
 
 /// The refusal of a `SUBSCRIBE` or `ACK` listing more than [`MAX_FRAME_ITEMS`] Groups (a
 /// `PROTOCOL_VIOLATION`; the connection stays open).
@@ -76,5 +95,14 @@ mod tests {
         assert_eq!(e.related_frame_id.as_deref(), Some("urn:f:1"));
         assert_eq!(e.details.get("maxItems"), Some(&Value::from(256u64)));
         assert_eq!(MAX_FRAME_BYTES, 1_265_536 + 4096);
+    }
+
+    #[test]
+    fn a_replay_page_ends_a_page_after_its_start() {
+        assert_eq!(page_end(0, REPLAY_PAGE), 1000);
+        assert_eq!(page_end(35, 10), 45);
+        // A page of none ends where it starts; a page past the end of sequences stops there.
+        assert_eq!(page_end(7, 0), 7);
+        assert_eq!(page_end(u64::MAX - 1, 10), u64::MAX);
     }
 }

@@ -3,7 +3,8 @@
 //! (`demo-node`). Each host keeps only its I/O (sockets, clocks, random sources, stores);
 //! what a client can observe of the binding — the `HELLO` transcript and its check
 //! (`hello`), the §19 document of a refusal (`error`), who may read or `ACK` a Group
-//! (`access`), the bounds on frames (`limits`) — is written once, here.
+//! (`access`), the bounds on frames, the replay page and the lifetimes (`limits`), the
+//! `EVENT` frame and the `PING` echo (`frames`) — is written once, here.
 
 pub mod access;
 pub mod error;

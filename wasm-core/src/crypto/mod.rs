@@ -2,6 +2,8 @@
 //! evidence, the six verification stages, signing and the signing hash.
 
 pub mod ed25519;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod profile;
 pub mod registry;
 pub mod request;

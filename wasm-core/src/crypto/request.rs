@@ -136,36 +136,7 @@ pub fn verify(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::SecretSeed;
-    use crate::crypto::registry::{BindingRecord, RegistryEvidence};
-
-    const KEY: &str = "urn:missionweaveprotocol:key:alice-1";
-    const ALICE: &str = "urn:missionweaveprotocol:human:alice";
-
-    fn seed(n: u8) -> SecretSeed {
-        SecretSeed::take(&mut [n; 32])
-    }
-
-    fn registry(history: Vec<crate::crypto::registry::StatusRecord>) -> ValidatedRegistry {
-        RegistryEvidence {
-            organization_id: "urn:missionweaveprotocol:organization:test".into(),
-            bindings: vec![BindingRecord {
-                key_id: KEY.into(),
-                principal_type: "human".into(),
-                principal_id: ALICE.into(),
-                algorithm: "Ed25519".into(),
-                public_key: b64url_encode(&seed(3).public_key()),
-                valid_from: "2026-01-01T00:00:00Z".into(),
-                validity_history: history,
-            }],
-        }
-        .validate()
-        .expect("registry")
-    }
-
-    fn now() -> Micros {
-        Micros::parse("2026-12-06T05:00:00Z").expect("time")
-    }
+    use crate::crypto::fixture::{ALICE, ALICE_SEED, KEY, alice_registry, now, revoked_at, seed};
 
     fn check(
         r: &ValidatedRegistry,
@@ -183,8 +154,8 @@ mod tests {
 
     #[test]
     fn a_signed_read_verifies_and_names_its_principal() {
-        let r = registry(vec![]);
-        let signer = Signer::from_seed(&seed(3));
+        let r = alice_registry(vec![]);
+        let signer = Signer::from_seed(&seed(ALICE_SEED));
         let h = sign(&signer, KEY, "GET", "/api/dev/groups/x", now());
         assert_eq!(
             check(&r, &h, "/api/dev/groups/x", now()).map(|a| a.id.0),
@@ -213,8 +184,8 @@ mod tests {
 
     #[test]
     fn every_altered_part_is_refused() {
-        let r = registry(vec![]);
-        let signer = Signer::from_seed(&seed(3));
+        let r = alice_registry(vec![]);
+        let signer = Signer::from_seed(&seed(ALICE_SEED));
         let h = sign(&signer, KEY, "GET", "/a", now());
         // Another path, another method, a stale or future time.
         assert_eq!(
@@ -290,13 +261,11 @@ mod tests {
 
     #[test]
     fn a_revoked_key_signs_nothing_after_its_revocation() {
-        let r = registry(vec![crate::crypto::registry::StatusRecord {
-            sequence: 1,
-            recorded_at: "2026-12-06T04:00:00Z".into(),
-            valid_until: None,
-            revoked_at: Some("2026-12-06T04:59:00Z".into()),
-        }]);
-        let signer = Signer::from_seed(&seed(3));
+        let r = alice_registry(vec![revoked_at(
+            "2026-12-06T04:00:00Z",
+            "2026-12-06T04:59:00Z",
+        )]);
+        let signer = Signer::from_seed(&seed(ALICE_SEED));
         let h = sign(&signer, KEY, "GET", "/a", now());
         assert_eq!(
             check(&r, &h, "/a", now()),
