@@ -1236,10 +1236,14 @@ impl Demo {
                     agent: plan::TESTER.into(),
                     down_for: self.cfg.pace.disconnect,
                 });
+                // Tenths of a second in integers: a float here would link core's float
+                // formatting (about 16 KB) into the static demo's module (issue 30).
+                let tenths = (self.cfg.pace.disconnect.0.max(0) + 50_000) / 100_000;
                 self.say(format!(
-                    "demo: injected: {}'s connection drops (the network stays down {:.1} s)",
+                    "demo: injected: {}'s connection drops (the network stays down {}.{} s)",
                     plan::TESTER,
-                    self.cfg.pace.disconnect.0 as f64 / 1e6
+                    tenths / 10,
+                    tenths % 10
                 ));
             } else {
                 self.bus.disconnect(plan::TESTER, group);
