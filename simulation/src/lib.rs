@@ -9,3 +9,4 @@ pub mod bench;
 pub mod harness;
 pub mod kit;
 pub mod scenario;
+pub mod vecmap;

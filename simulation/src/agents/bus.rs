@@ -13,6 +13,7 @@
 
 use super::inbox::{Inbox, InboxError};
 use std::collections::{BTreeMap, BTreeSet};
+use crate::vecmap::VecMap;
 use wasm_core::json::Value;
 
 #[derive(Debug, Default)]
@@ -20,7 +21,7 @@ pub struct Bus {
     order: BTreeMap<String, Inbox>,
     log: BTreeMap<String, Vec<Value>>,
     /// Agent → Group → connected.
-    subs: BTreeMap<String, BTreeMap<String, bool>>,
+    subs: VecMap<String, VecMap<String, bool>>,
     partitioned: BTreeSet<String>,
     deliveries: u64,
     /// Every this many deliveries, one is duplicated (0: never).
@@ -74,8 +75,7 @@ impl Bus {
 
     pub fn subscribe(&mut self, agent: &str, group: &str) {
         self.subs
-            .entry(agent.to_owned())
-            .or_default()
+            .or_default(agent.to_owned())
             .insert(group.to_owned(), true);
     }
 

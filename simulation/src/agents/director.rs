@@ -33,6 +33,7 @@ use super::{
     u64_at,
 };
 use crate::harness::Envelope;
+use crate::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_core::authority::{Micros, State, evolve};
 use wasm_core::crypto::{DocumentKind, SecretSeed, ValidatedRegistry, verify};
@@ -311,7 +312,7 @@ pub struct Demo {
     plans: Plans,
     keys: BTreeMap<String, SecretSeed>,
     registry: Option<ValidatedRegistry>,
-    agents: BTreeMap<String, Hosted>,
+    agents: VecMap<String, Hosted>,
     bus: Bus,
     /// The director's view of the demo's Groups (the authority's reducer over their logs).
     view: State,
@@ -323,7 +324,7 @@ pub struct Demo {
     /// Root Missions proposed to a human and not created yet ([`Opening::Proposed`]).
     proposals: Vec<MissionProposal>,
     requests: Vec<Request>,
-    flights: BTreeMap<u64, Flight>,
+    flights: VecMap<u64, Flight>,
     next_id: u64,
     timers: Vec<(Micros, Timer)>,
     held: BTreeMap<String, Vec<u64>>,
@@ -385,7 +386,7 @@ impl Demo {
             plans,
             keys,
             registry,
-            agents: BTreeMap::new(),
+            agents: VecMap::new(),
             view: State::default(),
             view_inboxes: BTreeMap::new(),
             groups,
@@ -393,7 +394,7 @@ impl Demo {
             control,
             proposals: Vec::new(),
             requests: Vec::new(),
-            flights: BTreeMap::new(),
+            flights: VecMap::new(),
             next_id: 0,
             timers: Vec::new(),
             held: BTreeMap::new(),
