@@ -99,6 +99,18 @@ impl<K: Ord, V> VecMap<K, V> {
         &mut self.entries[i].1
     }
 
+    /// The value at `key`, inserted as `make()` when absent (`entry(key).or_insert_with(make)`).
+    pub fn or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.find(&key) {
+            Ok(i) => i,
+            Err(i) => {
+                self.entries.insert(i, (key, make()));
+                i
+            }
+        };
+        &mut self.entries[i].1
+    }
+
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
@@ -130,6 +142,27 @@ impl<K: Ord, V> VecMap<K, V> {
     }
 }
 
+/// Panics when `key` is absent, as `BTreeMap`'s indexing does.
+impl<K: Ord + Borrow<Q>, V, Q: Ord + ?Sized> std::ops::Index<&Q> for VecMap<K, V> {
+    type Output = V;
+
+    fn index(&self, key: &Q) -> &V {
+        match self.get(key) {
+            Some(v) => v,
+            None => panic!("key not found in the map"),
+        }
+    }
+}
+
+impl<'a, K: Ord, V> IntoIterator for &'a VecMap<K, V> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::VecMap;
@@ -153,6 +186,12 @@ mod tests {
         assert_eq!(v.get_mut("nope"), None);
         *v.or_default("n".into()) += 7;
         *b.entry("n".to_string()).or_default() += 7;
+        *v.or_insert_with("a".into(), || 100) += 1;
+        *b.entry("a".to_string()).or_insert_with(|| 100) += 1;
+        *v.or_insert_with("p".into(), || 100) += 1;
+        *b.entry("p".to_string()).or_insert_with(|| 100) += 1;
+        assert_eq!((v["p"], v["n"]), (101, 7));
+        assert!(std::panic::catch_unwind(|| v["absent"]).is_err());
         *v.or_default("a".into()) += 1;
         *b.entry("a".to_string()).or_default() += 1;
         assert_eq!(v.remove("m"), b.remove("m"));
@@ -171,9 +210,21 @@ mod tests {
         for x in b.values_mut() {
             *x *= 2;
         }
-        let pairs = |m: &BTreeMap<String, usize>| m.iter().map(|(k, x)| (k.clone(), *x)).collect::<Vec<_>>();
-        assert_eq!(v.iter().map(|(k, x)| (k.clone(), *x)).collect::<Vec<_>>(), pairs(&b));
-        assert_eq!(v.keys().rev().collect::<Vec<_>>(), b.keys().rev().collect::<Vec<_>>());
-        assert_eq!(v.values().collect::<Vec<_>>(), b.values().collect::<Vec<_>>());
+        let pairs = |m: &BTreeMap<String, usize>| {
+            m.iter().map(|(k, x)| (k.clone(), *x)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            v.iter().map(|(k, x)| (k.clone(), *x)).collect::<Vec<_>>(),
+            pairs(&b)
+        );
+        assert_eq!(
+            v.keys().rev().collect::<Vec<_>>(),
+            b.keys().rev().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            v.values().collect::<Vec<_>>(),
+            b.values().collect::<Vec<_>>()
+        );
+        assert_eq!((&v).into_iter().count(), b.len());
     }
 }

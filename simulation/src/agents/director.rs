@@ -316,7 +316,7 @@ pub struct Demo {
     bus: Bus,
     /// The director's view of the demo's Groups (the authority's reducer over their logs).
     view: State,
-    view_inboxes: BTreeMap<String, Inbox>,
+    view_inboxes: VecMap<String, Inbox>,
     groups: BTreeSet<String>,
     /// The cast's human, when the director signs the opening itself ([`Opening::CastHuman`]).
     human: Option<Identity>,
@@ -327,8 +327,8 @@ pub struct Demo {
     flights: VecMap<u64, Flight>,
     next_id: u64,
     timers: Vec<(Micros, Timer)>,
-    held: BTreeMap<String, Vec<u64>>,
-    pending_subs: BTreeMap<String, Vec<(String, u64)>>,
+    held: VecMap<String, Vec<u64>>,
+    pending_subs: VecMap<String, Vec<(String, u64)>>,
     released: BTreeSet<String>,
     script: Script,
     announced: BTreeSet<String>,
@@ -388,7 +388,7 @@ impl Demo {
             registry,
             agents: VecMap::new(),
             view: State::default(),
-            view_inboxes: BTreeMap::new(),
+            view_inboxes: VecMap::new(),
             groups,
             human,
             control,
@@ -397,8 +397,8 @@ impl Demo {
             flights: VecMap::new(),
             next_id: 0,
             timers: Vec::new(),
-            held: BTreeMap::new(),
-            pending_subs: BTreeMap::new(),
+            held: VecMap::new(),
+            pending_subs: VecMap::new(),
             released: BTreeSet::new(),
             script: Script::default(),
             announced: BTreeSet::new(),
@@ -711,7 +711,7 @@ impl Demo {
                 },
             );
             if self.bus.is_partitioned(&name) {
-                self.held.entry(name.clone()).or_default().push(id);
+                self.held.or_default(name.clone()).push(id);
                 continue;
             }
             self.requests.push(Request::Submit {
@@ -962,8 +962,7 @@ impl Demo {
             .is_some_and(|h| matches!(h.session, Session::Open(_)));
         if !open {
             self.pending_subs
-                .entry(agent.to_owned())
-                .or_default()
+                .or_default(agent.to_owned())
                 .push((group.to_owned(), after));
             return;
         }
@@ -1099,8 +1098,7 @@ impl Demo {
     fn fold_view(&mut self, group: &str, e: &Value) {
         let ready = match self
             .view_inboxes
-            .entry(group.to_owned())
-            .or_default()
+            .or_default(group.to_owned())
             .accept(e.clone())
         {
             Ok(r) => r,
@@ -1429,8 +1427,7 @@ impl Demo {
                 .membership(&g, &agent_id)
                 .map_or(0, |m| m.visibility_after_sequence);
             self.pending_subs
-                .entry(agent.to_owned())
-                .or_default()
+                .or_default(agent.to_owned())
                 .push((g, floor));
         }
         self.say(format!(
