@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 use simulation::agents::director::{Delivery, Demo, DemoConfig, Opening, Request};
 use simulation::agents::{Outcome, plan};
 use simulation::harness::{Envelope, Harness};
+use simulation::vecmap::VecMap;
 use std::collections::{BTreeMap, VecDeque};
 use wasm_core::authority::{Micros, Rejection, SignedEvent, Submitted};
 use wasm_core::binding::access;
@@ -141,7 +142,7 @@ struct Sub {
 
 struct Conn {
     phase: Phase,
-    subs: BTreeMap<String, Sub>,
+    subs: VecMap<String, Sub>,
     queued: usize,
     closed: bool,
 }
@@ -160,7 +161,7 @@ pub struct Node {
     org_log: Vec<String>,
     /// `(principal, group)` → the highest Cursor ACKed (§16).
     cursors: BTreeMap<(String, String), u64>,
-    conns: BTreeMap<ConnId, Conn>,
+    conns: VecMap<ConnId, Conn>,
     next_conn: ConnId,
     out: VecDeque<(ConnId, String)>,
     human: DemoHuman,
@@ -219,7 +220,7 @@ impl Node {
             logs: BTreeMap::new(),
             org_log: Vec::new(),
             cursors: BTreeMap::new(),
-            conns: BTreeMap::new(),
+            conns: VecMap::new(),
             next_conn: 0,
             out: VecDeque::new(),
             human,
@@ -612,7 +613,7 @@ impl Node {
             self.next_conn,
             Conn {
                 phase: Phase::AwaitInit,
-                subs: BTreeMap::new(),
+                subs: VecMap::new(),
                 queued: 0,
                 closed: false,
             },

@@ -10,3 +10,4 @@ pub mod cards;
 pub mod harness;
 pub mod kit;
 pub mod scenario;
+pub mod vecmap;

@@ -12,15 +12,16 @@
 //! do not change, they already dedupe, order and resume by Cursor.
 
 use super::inbox::{Inbox, InboxError};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::vecmap::VecMap;
+use std::collections::BTreeSet;
 use wasm_core::json::Value;
 
 #[derive(Debug, Default)]
 pub struct Bus {
-    order: BTreeMap<String, Inbox>,
-    log: BTreeMap<String, Vec<Value>>,
+    order: VecMap<String, Inbox>,
+    log: VecMap<String, Vec<Value>>,
     /// Agent → Group → connected.
-    subs: BTreeMap<String, BTreeMap<String, bool>>,
+    subs: VecMap<String, VecMap<String, bool>>,
     partitioned: BTreeSet<String>,
     deliveries: u64,
     /// Every this many deliveries, one is duplicated (0: never).
@@ -38,14 +39,9 @@ impl Bus {
     /// Appends a committed Event to its Group's log; returns the Events that are now in order
     /// (none for a duplicate; several when it fills a gap).
     pub fn append(&mut self, group: &str, event: Value) -> Result<Vec<Value>, InboxError> {
-        let ready = self
-            .order
-            .entry(group.to_owned())
-            .or_default()
-            .accept(event)?;
+        let ready = self.order.or_default(group.to_owned()).accept(event)?;
         self.log
-            .entry(group.to_owned())
-            .or_default()
+            .or_default(group.to_owned())
             .extend(ready.iter().cloned());
         Ok(ready)
     }
@@ -74,8 +70,7 @@ impl Bus {
 
     pub fn subscribe(&mut self, agent: &str, group: &str) {
         self.subs
-            .entry(agent.to_owned())
-            .or_default()
+            .or_default(agent.to_owned())
             .insert(group.to_owned(), true);
     }
 

@@ -55,7 +55,7 @@ pub struct Coordinator {
     pace: Pace,
     plan: MissionPlan,
     view: State,
-    inboxes: BTreeMap<String, Inbox>,
+    inboxes: crate::vecmap::VecMap<String, Inbox>,
     pending: Pending<Intent>,
     released: BTreeSet<String>,
     /// The feedback of each change request on this Mission, in order.
@@ -74,7 +74,7 @@ impl Coordinator {
             pace,
             plan,
             view: State::default(),
-            inboxes: BTreeMap::new(),
+            inboxes: crate::vecmap::VecMap::new(),
             pending: Pending::default(),
             released: BTreeSet::new(),
             changes: Vec::new(),
@@ -715,7 +715,7 @@ impl Agent for Coordinator {
     }
 
     fn deliver(&mut self, group: &str, event: Value, _now: Micros) {
-        let inbox = self.inboxes.entry(group.to_owned()).or_default();
+        let inbox = self.inboxes.or_default(group.to_owned());
         let ready = match inbox.accept(event) {
             Ok(r) => r,
             Err(e) => {

@@ -33,6 +33,7 @@ use super::{
     u64_at,
 };
 use crate::harness::Envelope;
+use crate::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_core::authority::{Micros, State, evolve};
 use wasm_core::crypto::{DocumentKind, SecretSeed, ValidatedRegistry, verify};
@@ -311,11 +312,11 @@ pub struct Demo {
     plans: Plans,
     keys: BTreeMap<String, SecretSeed>,
     registry: Option<ValidatedRegistry>,
-    agents: BTreeMap<String, Hosted>,
+    agents: VecMap<String, Hosted>,
     bus: Bus,
     /// The director's view of the demo's Groups (the authority's reducer over their logs).
     view: State,
-    view_inboxes: BTreeMap<String, Inbox>,
+    view_inboxes: VecMap<String, Inbox>,
     groups: BTreeSet<String>,
     /// The cast's human, when the director signs the opening itself ([`Opening::CastHuman`]).
     human: Option<Identity>,
@@ -323,11 +324,11 @@ pub struct Demo {
     /// Root Missions proposed to a human and not created yet ([`Opening::Proposed`]).
     proposals: Vec<MissionProposal>,
     requests: Vec<Request>,
-    flights: BTreeMap<u64, Flight>,
+    flights: VecMap<u64, Flight>,
     next_id: u64,
     timers: Vec<(Micros, Timer)>,
-    held: BTreeMap<String, Vec<u64>>,
-    pending_subs: BTreeMap<String, Vec<(String, u64)>>,
+    held: VecMap<String, Vec<u64>>,
+    pending_subs: VecMap<String, Vec<(String, u64)>>,
     released: BTreeSet<String>,
     script: Script,
     announced: BTreeSet<String>,
@@ -385,19 +386,19 @@ impl Demo {
             plans,
             keys,
             registry,
-            agents: BTreeMap::new(),
+            agents: VecMap::new(),
             view: State::default(),
-            view_inboxes: BTreeMap::new(),
+            view_inboxes: VecMap::new(),
             groups,
             human,
             control,
             proposals: Vec::new(),
             requests: Vec::new(),
-            flights: BTreeMap::new(),
+            flights: VecMap::new(),
             next_id: 0,
             timers: Vec::new(),
-            held: BTreeMap::new(),
-            pending_subs: BTreeMap::new(),
+            held: VecMap::new(),
+            pending_subs: VecMap::new(),
             released: BTreeSet::new(),
             script: Script::default(),
             announced: BTreeSet::new(),
@@ -710,7 +711,7 @@ impl Demo {
                 },
             );
             if self.bus.is_partitioned(&name) {
-                self.held.entry(name.clone()).or_default().push(id);
+                self.held.or_default(name.clone()).push(id);
                 continue;
             }
             self.requests.push(Request::Submit {
@@ -961,8 +962,7 @@ impl Demo {
             .is_some_and(|h| matches!(h.session, Session::Open(_)));
         if !open {
             self.pending_subs
-                .entry(agent.to_owned())
-                .or_default()
+                .or_default(agent.to_owned())
                 .push((group.to_owned(), after));
             return;
         }
@@ -1098,8 +1098,7 @@ impl Demo {
     fn fold_view(&mut self, group: &str, e: &Value) {
         let ready = match self
             .view_inboxes
-            .entry(group.to_owned())
-            .or_default()
+            .or_default(group.to_owned())
             .accept(e.clone())
         {
             Ok(r) => r,
@@ -1236,10 +1235,14 @@ impl Demo {
                     agent: plan::TESTER.into(),
                     down_for: self.cfg.pace.disconnect,
                 });
+                // Tenths of a second in integers: a float here would link core's float
+                // formatting (about 16 KB) into the static demo's module (issue 30).
+                let tenths = (self.cfg.pace.disconnect.0.max(0) + 50_000) / 100_000;
                 self.say(format!(
-                    "demo: injected: {}'s connection drops (the network stays down {:.1} s)",
+                    "demo: injected: {}'s connection drops (the network stays down {}.{} s)",
                     plan::TESTER,
-                    self.cfg.pace.disconnect.0 as f64 / 1e6
+                    tenths / 10,
+                    tenths % 10
                 ));
             } else {
                 self.bus.disconnect(plan::TESTER, group);
@@ -1424,8 +1427,7 @@ impl Demo {
                 .membership(&g, &agent_id)
                 .map_or(0, |m| m.visibility_after_sequence);
             self.pending_subs
-                .entry(agent.to_owned())
-                .or_default()
+                .or_default(agent.to_owned())
                 .push((g, floor));
         }
         self.say(format!(

@@ -9,7 +9,6 @@
 
 use super::inbox::{Inbox, InboxError};
 use super::{str_at, u64_at};
-use std::collections::BTreeMap;
 use wasm_core::authority::Micros;
 use wasm_core::authority::projection::{WorkContract, WorkItem};
 use wasm_core::json::Value;
@@ -111,7 +110,7 @@ pub struct GroupQueue {
     pub inbox: Inbox,
     pub membership_epoch: Option<u64>,
     pub member: bool,
-    pub items: BTreeMap<String, QueueItem>,
+    pub items: crate::vecmap::VecMap<String, QueueItem>,
 }
 
 impl GroupQueue {
@@ -122,7 +121,7 @@ impl GroupQueue {
             inbox: Inbox::new(),
             membership_epoch: None,
             member: false,
-            items: BTreeMap::new(),
+            items: crate::vecmap::VecMap::new(),
         }
     }
 
@@ -138,8 +137,7 @@ impl GroupQueue {
 
     fn item(&mut self, id: &str, at: Micros) -> &mut QueueItem {
         self.items
-            .entry(id.to_owned())
-            .or_insert_with(|| QueueItem::new(id, at))
+            .or_insert_with(id.to_owned(), || QueueItem::new(id, at))
     }
 
     /// Folds one Event, in Group order.

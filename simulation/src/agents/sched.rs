@@ -12,7 +12,6 @@
 //! The Scheduler sees only scheduling metadata (Group, priority, waiting time), never Mission
 //! content (§13.3).
 
-use std::collections::BTreeMap;
 use wasm_core::authority::Micros;
 
 /// One pass unit for a Group of weight 1 ([`Scheduler::charge`]).
@@ -39,7 +38,7 @@ struct Share {
 /// The weighted-fair Scheduler of one Worker.
 #[derive(Clone, Debug)]
 pub struct Scheduler {
-    shares: BTreeMap<String, Share>,
+    shares: crate::vecmap::VecMap<String, Share>,
     /// `requestedPriority` at or above this is urgent.
     pub urgent_threshold: u64,
     /// A waiting item preempts a running one only when its priority is urgent and at least
@@ -55,7 +54,7 @@ pub struct Scheduler {
 impl Default for Scheduler {
     fn default() -> Self {
         Scheduler {
-            shares: BTreeMap::new(),
+            shares: crate::vecmap::VecMap::new(),
             urgent_threshold: 80,
             preempt_margin: 30,
             aging: Micros::from_seconds(60),
@@ -69,7 +68,7 @@ impl Scheduler {
     /// current pass, so it cannot claim service for the time before it joined.
     pub fn set_weight(&mut self, group: &str, weight: u64) {
         let floor = self.min_pass();
-        let share = self.shares.entry(group.to_owned()).or_insert(Share {
+        let share = self.shares.or_insert_with(group.to_owned(), || Share {
             weight: 1,
             pass: floor,
         });
@@ -153,6 +152,7 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn cand(group: &str, item: &str, priority: u64, ready: i64) -> Candidate {
         Candidate {

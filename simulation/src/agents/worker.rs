@@ -19,6 +19,7 @@ use super::{
     whole_seconds,
 };
 use crate::harness::Envelope;
+use crate::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 use wasm_core::authority::Micros;
 use wasm_core::authority::projection::{Checkpoint, EvidenceItem, ResourceUsage, WorkContract};
@@ -128,7 +129,7 @@ pub struct Worker {
     cfg: WorkerConfig,
     pace: Pace,
     generation: u32,
-    groups: BTreeMap<String, GroupQueue>,
+    groups: VecMap<String, GroupQueue>,
     sched: Scheduler,
     running: BTreeMap<(String, String), Run>,
     pending: Pending<Intent>,
@@ -136,7 +137,7 @@ pub struct Worker {
     faults_done: BTreeSet<usize>,
     proposed: BTreeSet<String>,
     /// Items not to try before a time (a start refused for a reason that may pass).
-    hold: BTreeMap<String, Micros>,
+    hold: VecMap<String, Micros>,
     /// Items whose start needs an Execution Approval that has not arrived.
     gated: BTreeSet<String>,
     notes: Vec<String>,
@@ -154,14 +155,14 @@ impl Worker {
             cfg,
             pace,
             generation,
-            groups: BTreeMap::new(),
+            groups: VecMap::new(),
             sched: Scheduler::default(),
             running: BTreeMap::new(),
             pending: Pending::default(),
             stalled_until: None,
             faults_done: BTreeSet::new(),
             proposed: BTreeSet::new(),
-            hold: BTreeMap::new(),
+            hold: VecMap::new(),
             gated: BTreeSet::new(),
             notes: Vec::new(),
             contents: Vec::new(),
@@ -173,7 +174,7 @@ impl Worker {
     }
 
     /// The per-Group queues (read-only, for tests and the director).
-    pub fn queues(&self) -> &BTreeMap<String, GroupQueue> {
+    pub fn queues(&self) -> &VecMap<String, GroupQueue> {
         &self.groups
     }
 

@@ -496,7 +496,7 @@ records! {
 
 /// Entries in key order, strictly increasing (so a decoded table is the one written: rpds'
 /// tree is built by the same inserts whatever their order, but a duplicate would be lost).
-impl<V: Codec + Clone> Codec for Table<V> {
+impl<V: Codec + Clone + Send + Sync + 'static> Codec for Table<V> {
     fn put(&self, w: &mut Vec<u8>) {
         put_varint(self.len() as u64, w);
         for (k, v) in self {

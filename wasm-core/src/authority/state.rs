@@ -237,7 +237,7 @@ impl State {
     pub fn projection_hash_by_tree(&self) -> String {
         use crate::json::{Object, Value};
         use crate::model::ToJson;
-        fn map<T: ToJson>(m: &Table<T>) -> Value {
+        fn map<T: ToJson + 'static>(m: &Table<T>) -> Value {
             let mut o = Object::new();
             for (k, v) in m {
                 o.insert(k.clone(), v.to_json());
@@ -443,7 +443,7 @@ impl Canon {
         self.raw(b"]}");
     }
 
-    fn projections<V: crate::model::ToJson>(
+    fn projections<V: crate::model::ToJson + 'static>(
         &mut self,
         t: &Table<V>,
     ) -> Result<(), crate::json::JcsError> {
@@ -453,7 +453,7 @@ impl Canon {
     /// A table as a JSON object: its entries in JCS order (UTF-16 code units), which is the
     /// table's own order unless a key holds a character from U+E000 up (its UTF-8 starts at
     /// 0xEE), where UTF-8 and UTF-16 orders can differ.
-    fn table<V>(
+    fn table<V: 'static>(
         &mut self,
         t: &Table<V>,
         mut each: impl FnMut(&mut Canon, &V) -> Result<(), crate::json::JcsError>,
