@@ -412,9 +412,14 @@ async function useDemoKey(page, connected = true) {
 /// Decides one item on the Approvals view through the console's signing summary; returns the
 /// signed document.
 async function decide(page, item, button) {
+  // The item by its id: the list re-renders as Events arrive.
+  const id = await item.getAttribute('id');
+  item = page.locator(`li.approval-item[id="${id}"]`);
   await item.locator(button).click();
   const dialog = page.locator('.dialog.signing');
-  await dialog.waitFor({ timeout: 30_000 });
+  await dialog.waitFor({ timeout: 30_000 }).catch(async (e) => {
+    throw new Error(`${e.message.split('\n')[0]}: no signing summary for ${id}: ${await item.innerText().catch(() => '(gone)')}`);
+  });
   await dialog.locator('button[aria-expanded]').click();
   const doc = JSON.parse(await dialog.locator('pre.canonical').innerText());
   await dialog.locator('button.primary').click();
@@ -463,6 +468,7 @@ test('the console in the page: the demo key, the first gate granted through the 
   const gate = page.locator('li.approval-item[data-kind="gate"]').first();
   await gate.waitFor({ timeout: 60_000 });
   await gate.locator('input.operation').first().check();
+  const gateId = await gate.getAttribute('id');
   const grant = await decide(page, gate, 'button.grant-execution');
   const key = JSON.parse(await page.evaluate(() => window.mwpDemo.request('GET', '/api/demo/key').then((r) => new TextDecoder().decode(r.body))));
   check(grant.actor.id === key.principalId && grant.kind === 'approval.grant_execution', `the grant: ${JSON.stringify(grant).slice(0, 300)}`);
@@ -475,11 +481,19 @@ test('the console in the page: the demo key, the first gate granted through the 
   await page.click('button[data-pace="max"]');
   const t0 = Date.now();
   const counts = { gates: 1, finals: 0 };
+  // Items by id: a decided item may stay listed (with its outcome) until the fold drops it.
+  const decided = new Set([gateId]);
+  const items = 'li.approval-item[data-kind="gate"], li.approval-item[data-kind="final"]';
   for (let round = 0; round < 32; round += 1) {
-    const next = page.locator('li.approval-item[data-kind="gate"], li.approval-item[data-kind="final"]').first();
-    const done = page.locator('body[data-finished="true"]');
-    await Promise.race([next.waitFor({ timeout: 120_000 }), done.waitFor({ timeout: 120_000 })]);
-    if (await done.count()) break;
+    const handle = await page.waitForFunction(([sel, done]) => {
+      if (document.body.dataset.finished === 'true') return 'finished';
+      const l = [...document.querySelectorAll(sel)].find((x) => !done.includes(x.id));
+      return l ? l.id : null;
+    }, [items, [...decided]], { timeout: 120_000, polling: 250 });
+    const id = await handle.jsonValue();
+    if (id === 'finished') break;
+    decided.add(id);
+    const next = page.locator(`li.approval-item[id="${id}"]`);
     const kind = await next.getAttribute('data-kind');
     if (kind === 'gate') {
       await next.locator('input.operation').first().check();
