@@ -5,16 +5,24 @@
 // (a meta tag: no inline script, WebAssembly under 'wasm-unsafe-eval' only); the demo runs to
 // its first execution gate and waits there; the page's own key (the demo key, imported into
 // WebCrypto) signs in over postMessage with the /ws frames, signs the gate's grant, and the work
-// starts (the in-page transport's frame path, before the console uses it); the pace control
-// pauses the demo's clock; the page
-// says it is an in-browser authority, in the three languages; axe finds no serious or critical
-// violation. Prints the time from navigation to the first execution gate at the default pace
-// (real time) and at the fastest, and `end2end static-demo: N passed, N failed`.
+// starts (the frame path by hand); the pace control pauses the demo's clock; the page says it is
+// an in-browser authority, in the three languages; axe finds no serious or critical violation.
+// Then the console in the page (its Backend seam, window.mwpDemo): signed in with the one-click
+// demo key, it grants the first execution gate through its signing summary, the Mission goes
+// on, and every later decision (gates, final approvals) is signed the same way until both
+// Missions are approved, with no alarm; a tampered copy of an Event injected between the
+// Worker and the console (a `frame` message, one letter of its payload changed) raises the
+// console's AUTH_INVALID_SIGNATURE alarm naming it; axe on the console's Sign-in, board and
+// Approvals views in the demo. Prints the time from navigation to the first execution gate at
+// the default pace (real time) and at the fastest, the page weight fetched up to the first gate
+// (raw and gzip -9 of each file the server sent), the tab's memory after the whole scenario, and
+// `end2end static-demo: N passed, N failed`. ONLY=text runs the tests whose name contains it.
 //
 // DIST (default dist-demo) is the folder to serve; build it first with scripts/build-web.sh demo.
 // With BASE_URL the folder is already served there (e.g. `python3 -m http.server -d dist-demo`)
 // and this file starts no server.
 import { createServer } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
@@ -39,6 +47,10 @@ const TYPES = {
   '.wasm': 'application/wasm',
 };
 
+/// Every file the server sent, by path: its raw size and its gzip -9 size (what a static host
+/// that compresses would send).
+const served = new Map();
+
 /// A plain static file server on loopback: GET of a file under `dir.root` (mutable: a test swaps
 /// in another build), served under the path `prefix` (`/demo/`: any prefix must work), nothing
 /// else. `stop` closes the open connections too, so the page has no network at all after it.
@@ -57,6 +69,7 @@ async function staticServer(prefix = '/', dir = { root }) {
     }
     try {
       const body = await readFile(file);
+      served.set(path, { raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
       res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream' });
       res.end(body);
     } catch {
@@ -328,7 +341,7 @@ test('pause stops the demo clock, and the page says what it is', async (browser,
   await page.waitForTimeout(2500);
   const after = await page.locator('#clock').textContent();
   check(before === after, `the clock moved while paused: ${before} → ${after}`);
-  check(/in-browser authority for demonstration/.test(await page.locator('.notice').textContent()), 'no notice');
+  check(/in-browser authority for demonstration/.test(await page.locator('#demo-panel .notice').textContent()), 'no notice');
   check(page.problems.length === 0, page.problems.join('; '));
   await context.close();
 });
@@ -338,7 +351,7 @@ test('French and Traditional Chinese; axe finds no serious or critical violation
   for (const [locale, notice] of [['en-US', /demonstration/], ['fr-FR', /démonstration/], ['zh-TW', /示範/]]) {
     const { context, page } = await open(browser, base, locale);
     await page.waitForFunction(() => document.getElementById('clock').textContent !== '—');
-    check(notice.test(await page.locator('.notice').textContent()), `${locale}: the notice is not translated`);
+    check(notice.test(await page.locator('#demo-panel .notice').textContent()), `${locale}: the notice is not translated`);
     const result = await new AxeBuilder({ page }).analyze();
     for (const v of result.violations) {
       if (v.impact === 'serious' || v.impact === 'critical') found.push(`${locale}: ${v.id} (${v.impact})`);
@@ -426,6 +439,237 @@ test('offline after the first load, at a path prefix: a new build replaces the c
     if (own) own.stop();
     if (next) await rm(next, { recursive: true, force: true });
   }
+});
+
+// The console in the page (docs/static-demo.md, "The console in the page"): the page sets
+// window.mwpDemo, the console's socket and HTTP reads go to the Worker over postMessage.
+
+/// A Worker whose `onmessage` handler gets, before the first `frame` carrying an Event of
+/// sequence 2, a copy of it with one letter of its payload changed (in the page, between the
+/// authority's Worker and the console): the tamper test's man in the middle.
+function tamperFirstEvent() {
+  const W = window.Worker;
+  window.__tampered = null;
+  window.Worker = class extends W {
+    set onmessage(f) {
+      super.onmessage = (e) => {
+        const m = e.data;
+        if (!window.__tampered && m && m.type === 'frame' && m.text.includes('"frameType":"EVENT"')) {
+          const frame = JSON.parse(m.text);
+          const ev = frame.event;
+          // The first Event of sequence 2 with a string in its payload: one ASCII letter changed.
+          const path = [];
+          const find = (v) => {
+            if (typeof v === 'string') return /[a-z]/.test(v);
+            if (!v || typeof v !== 'object') return false;
+            for (const k of Object.keys(v)) {
+              path.push(k);
+              if (find(v[k])) return true;
+              path.pop();
+            }
+            return false;
+          };
+          if (ev && ev.sequence === 2 && find(ev.payload)) {
+            let o = ev.payload;
+            for (const k of path.slice(0, -1)) o = o[k];
+            const last = path[path.length - 1];
+            const i = o[last].search(/[a-z]/);
+            o[last] = o[last].slice(0, i) + (o[last][i] === 'a' ? 'b' : 'a') + o[last].slice(i + 1);
+            window.__tampered = { eventId: ev.eventId, groupId: ev.groupId, member: path.join('.') };
+            // Injected before the genuine frame, which follows unchanged.
+            f({ data: { ...m, text: JSON.stringify(frame) } });
+          }
+        }
+        f(e);
+      };
+    }
+
+    get onmessage() {
+      return super.onmessage;
+    }
+  };
+}
+
+/// Signs in with the demo key from the console's Sign-in view (in-app navigation: a static host
+/// serves index.html at `/` only).
+async function useDemoKey(page, connected = true) {
+  await page.locator('header a[href="/sign-in"]').first().click();
+  const button = page.locator('#use-demo-key');
+  await button.waitFor({ timeout: 60_000 });
+  const hint = await page.locator('#demo-key-hint').innerText();
+  check(/demonstration key/.test(hint) && /not a real identity/.test(hint), `the demo key is not labelled: ${hint}`);
+  await button.click();
+  await page.locator('#demo-key-held').waitFor({ timeout: 30_000 });
+  if (connected) await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
+}
+
+/// Decides one item on the Approvals view through the console's signing summary; returns the
+/// signed document.
+async function decide(page, item, button) {
+  // The item by its id: the list re-renders as Events arrive.
+  const id = await item.getAttribute('id');
+  item = page.locator(`li.approval-item[id="${id}"]`);
+  await item.locator(button).click();
+  const dialog = page.locator('.dialog.signing');
+  await dialog.waitFor({ timeout: 30_000 }).catch(async (e) => {
+    throw new Error(`${e.message.split('\n')[0]}: no signing summary for ${id}: ${await item.innerText().catch(() => '(gone)')}`);
+  });
+  await dialog.locator('button[aria-expanded]').click();
+  const doc = JSON.parse(await dialog.locator('pre.canonical').innerText());
+  await dialog.locator('button.primary').click();
+  await dialog.waitFor({ state: 'detached', timeout: 30_000 });
+  await page.locator(`#sent li[data-action-id="${doc.actionId}"][data-state="accepted"]`).waitFor({ timeout: 60_000 });
+  return doc;
+}
+
+/// The renderer processes' resident memory (Chromium's `SystemInfo.getProcessInfo`, then
+/// /proc/<pid>/status VmRSS): a dedicated Worker runs in its page's renderer process.
+async function rendererRss(browser) {
+  const cdp = await browser.newBrowserCDPSession();
+  const { processInfo } = await cdp.send('SystemInfo.getProcessInfo');
+  await cdp.detach();
+  const out = [];
+  for (const p of processInfo.filter((x) => x.type === 'renderer')) {
+    try {
+      const status = await readFile(`/proc/${p.id}/status`, 'utf8');
+      const kb = Number((/VmRSS:\s+(\d+)/.exec(status) || [])[1]);
+      if (kb) out.push(kb * 1024);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+test('the console in the page: the demo key, the first gate granted through the signing summary, every decision to both final approvals', async (browser, base) => {
+  served.clear();
+  const { context, page } = await open(browser, base);
+  // Before signing in: the demo runs (the page's panel lists the first decision awaited).
+  const gateMs = await firstGate(page, GATE_MS);
+  console.log(`     with the console in the page: first execution gate ${gateMs} ms after navigation (default pace)`);
+  let raw = 0;
+  let gz = 0;
+  let module = 0;
+  for (const [path, f] of served) {
+    raw += f.raw;
+    gz += f.gzip;
+    if (path.endsWith('/demo_bg.wasm')) module = f.gzip;
+  }
+  console.log(`     page weight to the first gate, ${served.size} files: ${raw} B raw, ${gz} B gzip -9 (of which the authority's module demo_bg.wasm ${module} B)`);
+  check(served.has('/style/console.css') && [...served.keys()].some((p) => p.endsWith('/app_bg.wasm')), 'the console was not loaded');
+  await useDemoKey(page);
+  await page.locator('header nav a[href="/approvals"]').click();
+  const gate = page.locator('li.approval-item[data-kind="gate"]').first();
+  await gate.waitFor({ timeout: 60_000 });
+  await gate.locator('input.operation').first().check();
+  const gateId = await gate.getAttribute('id');
+  const grant = await decide(page, gate, 'button.grant-execution');
+  const key = JSON.parse(await page.evaluate(() => window.mwpDemo.request('GET', '/api/demo/key').then((r) => new TextDecoder().decode(r.body))));
+  check(grant.actor.id === key.principalId && grant.kind === 'approval.grant_execution', `the grant: ${JSON.stringify(grant).slice(0, 300)}`);
+  const granted = await page.locator(`#sent li[data-action-id="${grant.actionId}"]`).innerText();
+  check(/approval\.execution\.granted/.test(granted), `not granted: ${granted}`);
+  // The Mission continues: the gated work starts (the panel no longer lists that gate).
+  await page.waitForFunction(() => Number(document.body.dataset.gates || 0) === 0 || document.body.dataset.finished === 'true', null, { timeout: 60_000 });
+  // Then every other decision at the fastest pace, each through the signing summary: the other
+  // gates granted, the final approvals approved, until both Missions are approved.
+  await page.click('button[data-pace="max"]');
+  const t0 = Date.now();
+  const counts = { gates: 1, finals: 0 };
+  // Items by id: a decided item may stay listed (with its outcome) until the fold drops it.
+  const decided = new Set([gateId]);
+  const items = 'li.approval-item[data-kind="gate"], li.approval-item[data-kind="final"]';
+  for (let round = 0; round < 32; round += 1) {
+    const handle = await page.waitForFunction(([sel, done]) => {
+      if (document.body.dataset.finished === 'true') return 'finished';
+      const l = [...document.querySelectorAll(sel)].find((x) => !done.includes(x.id));
+      return l ? l.id : null;
+    }, [items, [...decided]], { timeout: 120_000, polling: 250 });
+    const id = await handle.jsonValue();
+    if (id === 'finished') break;
+    decided.add(id);
+    const next = page.locator(`li.approval-item[id="${id}"]`);
+    const kind = await next.getAttribute('data-kind');
+    if (kind === 'gate') {
+      await next.locator('input.operation').first().check();
+      await decide(page, next, 'button.grant-execution');
+      counts.gates += 1;
+    } else {
+      await decide(page, next, 'button.approve');
+      counts.finals += 1;
+    }
+  }
+  const finished = await page.evaluate(() => document.body.dataset.finished);
+  console.log(`     through the console: ${counts.gates} gates granted, ${counts.finals} final approvals; finished ${finished} ${Date.now() - t0} ms after the first grant's work started (fastest pace)`);
+  check(finished === 'true' && counts.finals >= 2, JSON.stringify({ finished, counts }));
+  check(await page.locator('.alarms .alarm').count() === 0, `alarms: ${await page.locator('.alarms').innerText().catch(() => '')}`);
+  // Tab memory after the whole scenario.
+  const worker = await page.evaluate(() => new Promise((resolve) => {
+    const w = document.getElementById('clock');
+    resolve(w ? w.textContent : null);
+  }));
+  const heap = await page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
+  const rss = await rendererRss(browser);
+  console.log(`     after the whole scenario (demo clock ${worker}): the page's JS heap ${heap} B; renderer processes' RSS ${rss.join(', ')} B`);
+  const errors = page.problems.filter((p) => p.startsWith('pageerror'));
+  check(errors.length === 0, errors.join('; '));
+  if (page.problems.length) console.log(`     console messages: ${page.problems.slice(0, 5).join(' | ')}`);
+  await context.close();
+});
+
+test('a tampered Event between the Worker and the console raises the console\'s alarm', async (browser, base) => {
+  const context = await browser.newContext({ locale: 'en-US' });
+  await context.addInitScript(tamperFirstEvent);
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+  await page.goto(base);
+  // At the default pace: the replay after sign-in carries the Event of sequence 2.
+  await useDemoKey(page, false);
+  await page.waitForFunction(() => window.__tampered, null, { timeout: 60_000 });
+  const tampered = await page.evaluate(() => window.__tampered);
+  // One alarm, this one.
+  const alarm = page.locator('.alarms .alarm[data-cause-code="AUTH_INVALID_SIGNATURE"]');
+  await alarm.first().waitFor({ timeout: 30_000 });
+  check(await page.locator('.alarms .alarm').count() === 1, `alarms: ${await page.locator('.alarms').innerText()}`);
+  await alarm.locator('summary').click();
+  const text = await alarm.innerText();
+  check(text.includes(tampered.eventId), `the alarm does not name the tampered Event ${tampered.eventId}: ${text}`);
+  // The genuine frame followed: the session stays up.
+  await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 }).catch(async (e) => {
+    const state = await page.locator('#conn-status').getAttribute('data-state');
+    const said = await page.locator('#conn-status').innerText();
+    throw new Error(`${e.message.split('\n')[0]}: the connection is ${state} (${said}); alarms: ${await page.locator('.alarms').innerText()}`);
+  });
+  console.log(`     tampered ${tampered.member} of Event ${tampered.eventId}: alarm AUTH_INVALID_SIGNATURE raised`);
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
+test('axe finds no serious or critical violation on the console in the demo (sign-in, board, approvals)', async (browser, base) => {
+  const { context, page } = await open(browser, base);
+  const found = [];
+  const scan = async (where) => {
+    const result = await new AxeBuilder({ page }).analyze();
+    for (const v of result.violations) {
+      if (v.impact === 'serious' || v.impact === 'critical') found.push(`${where}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    }
+  };
+  await page.locator('header a[href="/sign-in"]').first().waitFor({ timeout: 60_000 });
+  await page.locator('header a[href="/sign-in"]').first().click();
+  await page.locator('#use-demo-key').waitFor({ timeout: 60_000 });
+  await scan('sign-in');
+  await page.locator('#use-demo-key').click();
+  await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
+  await page.click('button[data-pace="max"]');
+  await firstGate(page, GATE_MS);
+  await page.locator('header nav a[href="/"]').click();
+  await page.locator('.mission-card').first().waitFor({ timeout: 60_000 });
+  await scan('board');
+  await page.locator('header nav a[href="/approvals"]').click();
+  await page.locator('li.approval-item').first().waitFor({ timeout: 60_000 });
+  await scan('approvals');
+  check(found.length === 0, found.join('\n  '));
+  await context.close();
 });
 
 const server = process.env.BASE_URL ? { base: process.env.BASE_URL, stop: () => {} } : await staticServer();

@@ -28,7 +28,9 @@
 # serves: the in-memory authority node (crate demo-node: the Group Authority and the §22 demo's
 # Agents) as pkg/<hash>/demo_bg.wasm + demo.js, run by pkg/<hash>/demo-worker.js in a module Web
 # Worker, and the page that starts it (index.html, demo-page.js, demo.css from demo-node/web/;
-# the CSP in a meta tag, paths relative). The console is not in it yet.
+# the CSP in a meta tag, paths relative), and the console itself: built as `release` builds it (into
+# a scratch folder), its pkg/<hash>/ and style/console.css copied beside the node's, its boot.js
+# loaded after demo-page.js, which tells it that its authority runs in the page (window.mwpDemo).
 #
 # Usage: scripts/build-web.sh [release|debug|demo]   (default release)
 # Environment: FEATURES (default csr; scripts/bench-console.sh passes bench), DIST (default dist),
@@ -70,11 +72,16 @@ offline_sw() {
 
 if [ "$MODE" = demo ]; then
   DIST=${DIST:-dist-demo}
+  # The console first, exactly as `release` builds it (its sizes are printed there).
+  CONSOLE=$(mktemp -d "$ROOT/.console.XXXXXX")
+  trap 'rm -rf "$CONSOLE"' EXIT
+  DIST="$CONSOLE/dist" "$0" release
+  CHASH=$(basename "$(ls -d "$CONSOLE/dist/pkg/"*/ | head -n 1)")
   START=$(date +%s)
   cargo build -p demo-node --lib --target wasm32-unknown-unknown --profile "$PROFILE"
   log "cargo build $(($(date +%s) - START)) s"
   TMP=$(mktemp -d "$ROOT/.dist.XXXXXX")
-  trap 'rm -rf "$TMP"' EXIT
+  trap 'rm -rf "$TMP" "$CONSOLE"' EXIT
   wasm-bindgen --target web --no-typescript --out-dir "$TMP/pkg" --out-name demo \
     "$TARGET_DIR/wasm32-unknown-unknown/$OUTDIR/demo_node.wasm"
   WASM_OPT=${WASM_OPT:-$ROOT/end2end/node_modules/.bin/wasm-opt}
@@ -90,9 +97,13 @@ if [ "$MODE" = demo ]; then
   mkdir -p "$TMP/pkg/$HASH"
   (cd "$TMP/pkg" && mv "${PKGFILES[@]}" "$HASH/")
   cp demo-node/web/demo.css "$TMP/"
-  sed "s|__PKG__|pkg/$HASH|g" demo-node/web/index.html >"$TMP/index.html"
+  mv "$CONSOLE/dist/pkg/$CHASH" "$TMP/pkg/"
+  mkdir -p "$TMP/style"
+  cp style/console.css "$TMP/style/"
+  sed "s|__PKG__|pkg/$HASH|g; s|__CONSOLE__|pkg/$CHASH|g" demo-node/web/index.html >"$TMP/index.html"
+  # Last before the folder is moved in place: every file of it is cached, the console's too.
   offline_sw "$TMP"
-  rm -rf "$DIST"
+  rm -rf "$DIST" "$CONSOLE"
   mv "$TMP" "$DIST"
   trap - EXIT
   size() { wc -c <"$1" | tr -d ' '; }
@@ -104,6 +115,15 @@ if [ "$MODE" = demo ]; then
   done
   log "mode demo, $DIST/pkg/$HASH; the page and the authority's Worker, gzip -9: $TOTAL B"
   log "sw.js $(size "$DIST/sw.js") B: caches $OFFLINE_FILES files, $OFFLINE_BYTES B raw, as version $OFFLINE_VERSION"
+  # The console's first view in the demo (as `release` counts it, without its index.html: the
+  # page above is the demo's), gzip -9.
+  C=$DIST/pkg/$CHASH
+  CTOTAL=0
+  for f in "$C/app.js" "$C/app_bg.wasm" "$C/__wasm_split.js" "$C/boot.js" "$C/worker.js" "$DIST/style/console.css"; do
+    CTOTAL=$((CTOTAL + $(gz "$f")))
+  done
+  log "console first view ($DIST/pkg/$CHASH: app.js, app_bg.wasm, __wasm_split.js, boot.js, worker.js, console.css), gzip -9: $CTOTAL B"
+  log "the demo's first view (page + authority's Worker + console first view), gzip -9: $((TOTAL + CTOTAL)) B"
   exit 0
 fi
 

@@ -47,10 +47,21 @@ pub fn now_ms() -> u64 {
     js_sys::Date::now().max(0.0) as u64
 }
 
-/// The clock as protocol time (whole microseconds since the epoch; millisecond precision).
+/// The clock as protocol time (whole microseconds since the epoch; millisecond precision): what
+/// the console shows and signs (`issuedAt`). Against the static demo's in-browser authority it
+/// is the authority's paced clock (the page's `now()`), so a Command signed at the fastest pace
+/// is not hours behind the node (docs/static-demo.md, "Backend seam").
 pub fn now() -> wasm_core::authority::Micros {
     #[cfg(target_arch = "wasm32")]
-    let ms = now_ms();
+    let ms = page_authority()
+        .and_then(|p| {
+            let f: js_sys::Function = Reflect::get(&p, &JsValue::from_str("now"))
+                .ok()?
+                .dyn_into()
+                .ok()?;
+            f.call0(&p).ok()?.as_f64()
+        })
+        .map_or_else(now_ms, |t| t.max(0.0) as u64);
     #[cfg(not(target_arch = "wasm32"))]
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -99,8 +110,74 @@ pub fn prefers_dark() -> bool {
         .is_some_and(|m| m.matches())
 }
 
+thread_local! {
+    /// Read once, at the first request: the page does not change its authority.
+    static PAGE_AUTHORITY: Option<JsValue> = window()
+        .and_then(|w| Reflect::get(&w, &JsValue::from_str(PAGE_AUTHORITY_NAME)).ok())
+        .filter(|v| v.is_object());
+}
+
+/// The global a page sets to say the console's authority runs in the page itself.
+pub const PAGE_AUTHORITY_NAME: &str = "mwpDemo";
+
+/// The Backend seam (docs/static-demo.md): where the console's authority is, chosen once per
+/// page. `None`: a server, the page's own origin (`fetch`, and `/ws` for the socket). `Some`:
+/// the static demo's in-browser authority, which the demo page declares by setting
+/// `window.mwpDemo` before the console starts (demo-node/web/demo-page.js: the page owns the
+/// authority's Worker and carries requests and `/ws` frames over its postMessage). Its
+/// members: `request(method, path, body)` → a promise of `{status, body: Uint8Array}`;
+/// `socket()` → an object with a WebSocket's `send`, `close`, `onopen`, `onmessage` (given
+/// `{data}`) and `onclose`; `now()` → the authority's clock in milliseconds. Nothing else in
+/// the console asks where the authority runs.
+pub fn page_authority() -> Option<JsValue> {
+    PAGE_AUTHORITY.with(Clone::clone)
+}
+
+/// A request to the page's authority: the status and the body's bytes.
+async fn page_request(
+    page: &JsValue,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Result<(u16, Vec<u8>), String> {
+    let request: js_sys::Function = Reflect::get(page, &JsValue::from_str("request"))
+        .map_err(|e| js_error(&e))?
+        .dyn_into()
+        .map_err(|_| "the page's authority has no request()".to_string())?;
+    let body = body.map_or(JsValue::NULL, JsValue::from_str);
+    let promise = request
+        .call3(
+            page,
+            &JsValue::from_str(method),
+            &JsValue::from_str(path),
+            &body,
+        )
+        .map_err(|e| js_error(&e))?;
+    let answer = JsFuture::from(js_sys::Promise::resolve(&promise))
+        .await
+        .map_err(|e| js_error(&e))?;
+    let status = Reflect::get(&answer, &JsValue::from_str("status"))
+        .ok()
+        .and_then(|s| s.as_f64())
+        .filter(|s| (100.0..600.0).contains(s))
+        .ok_or("the page's authority gave no status")? as u16;
+    let bytes = Reflect::get(&answer, &JsValue::from_str("body"))
+        .ok()
+        .and_then(|b| b.dyn_into::<js_sys::Uint8Array>().ok())
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    Ok((status, bytes))
+}
+
 /// `GET url` as bytes; an HTTP error status is an error.
 pub async fn get_bytes(url: &str) -> Result<Vec<u8>, String> {
+    if let Some(page) = page_authority() {
+        let (status, bytes) = page_request(&page, "GET", url, None).await?;
+        if !(200..300).contains(&status) {
+            return Err(format!("GET {url}: HTTP {status}"));
+        }
+        return Ok(bytes);
+    }
     let resp = gloo_net::http::Request::get(url)
         .send()
         .await
@@ -119,6 +196,10 @@ pub async fn get_text(url: &str) -> Result<String, String> {
 
 /// `POST url` with a JSON body; returns the status and the body text.
 pub async fn post_json(url: &str, body: &str) -> Result<(u16, String), String> {
+    if let Some(page) = page_authority() {
+        let (status, bytes) = page_request(&page, "POST", url, Some(body)).await?;
+        return Ok((status, String::from_utf8_lossy(&bytes).into_owned()));
+    }
     let resp = gloo_net::http::Request::post(url)
         .header("content-type", "application/json")
         .body(body.to_owned())
@@ -139,6 +220,10 @@ pub async fn signed_get(
     key_id: &str,
 ) -> Result<(u16, Vec<u8>), String> {
     use wasm_core::crypto::request;
+    if let Some(page) = page_authority() {
+        // A dedicated Worker answers its own page only: nothing to sign for (static-demo.md).
+        return page_request(&page, "GET", path, None).await;
+    }
     let (key, signed_at, signature) = request::sign(signer, key_id, "GET", path, now());
     let resp = gloo_net::http::Request::get(path)
         .header(request::KEY_HEADER, &key)

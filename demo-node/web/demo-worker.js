@@ -12,16 +12,24 @@
 // The demo still waits at every human decision, whatever the pace: only a signed Command ends it.
 import init, { DemoNode } from './demo.js';
 
-// The virtual clock: wall time, scaled by the pace since the last change; never goes back.
+// The virtual clock: wall time, scaled by the pace since the last change; never goes back. At
+// 'max' it jumps to each next wake-up and runs at real time in between.
 let factor = 1;
 let virtualNow = Date.now();
 let lastReal = performance.now();
 function now() {
   const t = performance.now();
-  if (factor !== 'max') virtualNow += (t - lastReal) * factor;
+  virtualNow += (t - lastReal) * (factor === 'max' ? 1 : factor);
   lastReal = t;
   return virtualNow;
 }
+
+// Each live session's end (`server_accept`'s `expiresAt`, node time), by connection. The fastest
+// pace does not jump past the earliest, less a minute: while the demo waits for its human the
+// Agents' wake-ups would otherwise spend a console's 12 h session in seconds. Past that point
+// the clock runs at real time.
+const sessionEnds = new Map();
+const SESSION_MARGIN_MS = 60_000;
 
 let node = null;
 let timer = null;
@@ -29,8 +37,15 @@ const inbox = [];
 
 function flush() {
   for (const [conn, text] of JSON.parse(node.take_frames())) {
+    if (text.includes('"server_accept"')) {
+      const end = Date.parse(JSON.parse(text).expiresAt);
+      if (Number.isFinite(end)) sessionEnds.set(conn, end);
+    }
     self.postMessage({ type: 'frame', conn, text });
-    if (node.is_closed(conn)) self.postMessage({ type: 'closed', conn });
+    if (node.is_closed(conn)) {
+      sessionEnds.delete(conn);
+      self.postMessage({ type: 'closed', conn });
+    }
   }
 }
 
@@ -56,9 +71,11 @@ function schedule() {
   if (wake === undefined) delay = 1000;
   else if (factor === 'max') {
     // Fastest: the clock jumps to the next wake-up; a zero timeout between steps keeps the
-    // page's messages (a decision, a pause) served in between.
-    virtualNow = Math.max(virtualNow, wake);
-    delay = 0;
+    // page's messages (a decision, a pause) served in between. Not past a live session's end.
+    if (wake <= Math.min(...sessionEnds.values()) - SESSION_MARGIN_MS) {
+      virtualNow = Math.max(virtualNow, wake);
+      delay = 0;
+    } else delay = Math.max(0, wake - now());
   } else delay = Math.max(0, (wake - now()) / factor);
   timer = setTimeout(step, Math.min(delay, 1000));
 }
@@ -103,6 +120,7 @@ function handle(m) {
       return;
     case 'close':
       if (Number.isInteger(m.conn)) node.disconnect(m.conn);
+      sessionEnds.delete(m.conn);
       return;
     case 'pace':
       now();

@@ -3,6 +3,7 @@
 //! (`store`), encrypted with WebCrypto PBKDF2 + AES-GCM under a passphrase (`webcrypto`);
 //! unlocked, it lives only in `wasm_core::crypto::SecretSeed` / `ed25519::Signer`.
 
+pub mod demo;
 pub mod import;
 pub mod keyfile;
 pub mod store;

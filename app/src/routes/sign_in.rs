@@ -359,6 +359,29 @@ mod actions {
         Ok(())
     }
 
+    /// The static demo's key, one click: read from the page's authority, matched to its
+    /// Registry binding, held unlocked in memory only (`custody::demo`), and the session opened.
+    pub async fn use_demo_key(console: Console) -> Result<(), Fail> {
+        use crate::custody::{demo, import};
+        let body = crate::web::get_bytes("/api/demo/key")
+            .await
+            .map_err(Fail::Storage)?;
+        let registry = crate::components::session::registry()
+            .ok_or(Fail::Key(import::ImportError::NotInRegistry))?;
+        let now = crate::web::now().format_whole_seconds();
+        let key =
+            demo::read(&body, |p| import::identity_in(&registry, p, &now)).map_err(Fail::Key)?;
+        let signer = std::sync::Arc::new(wasm_core::crypto::ed25519::Signer::from_seed(&key.seed));
+        drop(key.seed);
+        console.signer.set_value(Some(signer.clone()));
+        console.key.set(KeyState::Unlocked {
+            principal_id: key.principal_id.clone(),
+            key_id: key.key_id.clone(),
+        });
+        crate::components::session::start(console, key.principal_id, key.key_id, signer);
+        Ok(())
+    }
+
     pub async fn export() -> Result<(), Fail> {
         let text = store::load()
             .await
@@ -425,11 +448,48 @@ pub fn SignIn() -> impl IntoView {
             </div>
             {move || match console.key.get() {
                 KeyState::Loading => view! { <crate::components::states::Loading /> }.into_any(),
+                KeyState::None if in_demo() => view! { <DemoKeyCard note /> }.into_any(),
                 KeyState::None => view! { <Generate note /> <Import note /> <ImportExisting note /> }.into_any(),
                 KeyState::Locked { principal_id, .. } => view! { <Unlock note who=principal_id /> }.into_any(),
                 KeyState::Unlocked { principal_id, key_id } => view! { <Held note who=principal_id key_id /> }.into_any(),
             }}
         </section>
+    }
+}
+
+/// Whether the console's authority runs in this page (the static demo, `web::page_authority`).
+fn in_demo() -> bool {
+    #[cfg(target_arch = "wasm32")]
+    return crate::web::page_authority().is_some();
+    #[cfg(not(target_arch = "wasm32"))]
+    false
+}
+
+/// The static demo's "use the demo key" (docs/static-demo.md, "Keys"): one click, no passphrase;
+/// said plainly to be a demonstration key made in this tab, never a real identity.
+#[component]
+fn DemoKeyCard(note: RwSignal<Note>) -> impl IntoView {
+    let i18n = use_i18n();
+    let console = use_console();
+    let click = move |_| {
+        note.set(Note::Busy);
+        #[cfg(target_arch = "wasm32")]
+        leptos::task::spawn_local(async move {
+            note.set(match actions::use_demo_key(console).await {
+                Ok(()) => Note::None,
+                Err(f) => Note::Fail(f),
+            });
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = console;
+    };
+    view! {
+        <div class="card" id="demo-key">
+            <h2>{t!(i18n, sign_in.demo_key_title)}</h2>
+            <p class="hint" id="demo-key-hint">{t!(i18n, sign_in.demo_key_hint)}</p>
+            <button type="button" id="use-demo-key" class="primary" aria-describedby="demo-key-hint"
+                on:click=click>{t!(i18n, sign_in.demo_key_use)}</button>
+        </div>
     }
 }
 
@@ -706,6 +766,7 @@ fn Held(note: RwSignal<Note>, who: String, key_id: String) -> impl IntoView {
     view! {
         <div class="card" id="key-held">
             <h2 id="key-unlocked">{t!(i18n, sign_in.unlocked, who = move || who2.clone())}</h2>
+            {in_demo().then(|| view! { <p class="note" id="demo-key-held">{t!(i18n, sign_in.demo_key_held)}</p> })}
             <dl>
                 <dt>{t!(i18n, sign_in.key_id)}</dt>
                 <dd><code>{key_id}</code></dd>

@@ -1,5 +1,8 @@
 //! The browser side of the socket client: a `web_sys::WebSocket` transport on
-//! `/ws?principal=human` of the page's own origin (binding.md "Humans"), the timer that feeds
+//! `/ws?principal=human` of the page's own origin (binding.md "Humans") — or, when the page
+//! runs the authority itself (the static demo, [`crate::web::page_authority`]), the page's
+//! in-page socket with the same members, which carries the same frames over the authority
+//! Worker's postMessage (docs/static-demo.md) — the timer that feeds
 //! [`Input::Tick`] at the machine's next deadline, and the glue that hands notices to the UI.
 //! Each socket's callbacks are detached when the machine closes it, so a stale socket can never
 //! feed the machine.
@@ -23,8 +26,42 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::Closure;
+use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::{Closure, wasm_bindgen};
 use wasm_core::crypto::ed25519::Signer;
+
+#[wasm_bindgen]
+extern "C" {
+    /// What the transport uses of a socket, by member name: the browser's `WebSocket`, or the
+    /// static demo page's in-page socket (`send`, `close`, `onopen`, `onmessage` given `{data}`,
+    /// `onclose`). The machine, its checks and the views see no difference.
+    type Socket;
+    #[wasm_bindgen(method, catch)]
+    fn send(this: &Socket, text: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn close(this: &Socket) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, setter)]
+    fn set_onopen(this: &Socket, f: Option<&js_sys::Function>);
+    #[wasm_bindgen(method, setter)]
+    fn set_onmessage(this: &Socket, f: Option<&js_sys::Function>);
+    #[wasm_bindgen(method, setter)]
+    fn set_onclose(this: &Socket, f: Option<&js_sys::Function>);
+}
+
+/// A new socket to the console's authority: the page's own (`socket()`) when the page runs it,
+/// else a WebSocket on the origin's `/ws`.
+fn new_socket() -> Option<Socket> {
+    if let Some(page) = crate::web::page_authority() {
+        let socket: js_sys::Function = js_sys::Reflect::get(&page, &JsValue::from_str("socket"))
+            .ok()?
+            .dyn_into()
+            .ok()?;
+        let s = socket.call0(&page).ok()?;
+        return s.is_object().then(|| s.unchecked_into());
+    }
+    let ws = web_sys::WebSocket::new(&url()?).ok()?;
+    Some(ws.unchecked_into())
+}
 
 type Notify = Rc<dyn Fn(Vec<Output>)>;
 /// Told how many socket inputs are held for the pool (the progress bar counts them).
@@ -52,9 +89,9 @@ struct Inner {
     idle: Option<i32>,
 }
 
-/// The WebSocket transport. `me` points back at the client so callbacks can feed it.
+/// The socket transport. `me` points back at the client so callbacks can feed it.
 struct WsTransport {
-    ws: Option<web_sys::WebSocket>,
+    ws: Option<Socket>,
     me: Weak<RefCell<Inner>>,
     /// Bumped on every open and close: an input held from an older socket is never fed.
     epoch: u64,
@@ -77,8 +114,7 @@ impl Transport for WsTransport {
     fn open(&mut self) {
         self.epoch += 1;
         let me = self.me.clone();
-        let ws = url().and_then(|u| web_sys::WebSocket::new(&u).ok());
-        let Some(ws) = ws else {
+        let Some(ws) = new_socket() else {
             // Could not even start: treated as a failed connection (backoff).
             schedule_feed(me, Input::Closed);
             return;
@@ -89,12 +125,14 @@ impl Transport for WsTransport {
             feed(&m, Input::Opened { nonce });
         });
         let m = self.me.clone();
-        let onmessage =
-            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-                if let Some(text) = e.data().as_string() {
-                    arrive(&m, Some(text));
-                }
-            });
+        let onmessage = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+            if let Some(text) = js_sys::Reflect::get(&e, &JsValue::from_str("data"))
+                .ok()
+                .and_then(|d| d.as_string())
+            {
+                arrive(&m, Some(text));
+            }
+        });
         let m = self.me.clone();
         let onclose = Closure::<dyn FnMut()>::new(move || arrive(&m, None));
         ws.set_onopen(Some(onopen.as_ref().unchecked_ref()));
@@ -109,7 +147,7 @@ impl Transport for WsTransport {
 
     fn send(&mut self, text: &str) {
         if let Some(ws) = &self.ws {
-            let _ = ws.send_with_str(text);
+            let _ = ws.send(text);
         }
     }
 
