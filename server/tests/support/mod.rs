@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod gates;
+pub mod org;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
