@@ -566,17 +566,21 @@ impl AuthorityService {
         }
     }
 
+    /// A batch of `n` Commands all refused `INTERNAL_ERROR` with `why`: nothing decided or
+    /// written (a failed store, no service key valid now).
+    fn refuse_all(&self, n: usize, why: &str) -> PendingBatch {
+        PendingBatch {
+            outcomes: (0..n)
+                .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.to_owned())))
+                .collect(),
+            ticket: self.store.last_ticket(),
+        }
+    }
+
     /// Everything `submit_batch` does except waiting for the disk.
     pub fn begin_batch(&mut self, commands: &[Vec<u8>], now: Micros) -> PendingBatch {
-        if let Some(why) = &self.failed {
-            let outcomes = commands
-                .iter()
-                .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
-                .collect();
-            return PendingBatch {
-                outcomes,
-                ticket: self.store.last_ticket(),
-            };
+        if let Some(why) = self.failed.clone() {
+            return self.refuse_all(commands.len(), &why);
         }
         // Stages 1-6 for the whole batch, spread over the threads (§6.4; pure per Command).
         let t = std::time::Instant::now();
@@ -595,26 +599,12 @@ impl AuthorityService {
         commands: &[Vec<u8>],
         now: Micros,
     ) -> PendingBatch {
-        if let Some(why) = &self.failed {
-            let outcomes = verified
-                .iter()
-                .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
-                .collect();
-            return PendingBatch {
-                outcomes,
-                ticket: self.store.last_ticket(),
-            };
+        if let Some(why) = self.failed.clone() {
+            return self.refuse_all(verified.len(), &why);
         }
         if let Err(why) = self.select_key(now) {
             // Retryable: nothing was decided or written.
-            let outcomes = verified
-                .iter()
-                .map(|_| Err(Rejection::new(ErrorCode::InternalError, why.clone())))
-                .collect();
-            return PendingBatch {
-                outcomes,
-                ticket: self.store.last_ticket(),
-            };
+            return self.refuse_all(verified.len(), &why);
         }
         let mut admissions: Vec<StoredAdmission> = Vec::new();
         let decided: Vec<Result<Accepted, Rejection>> = verified
