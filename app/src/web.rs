@@ -114,7 +114,12 @@ thread_local! {
     /// Read once, at the first request: the page does not change its authority.
     static PAGE_AUTHORITY: Option<JsValue> = window()
         .and_then(|w| Reflect::get(&w, &JsValue::from_str(PAGE_AUTHORITY_NAME)).ok())
-        .filter(|v| v.is_object());
+        // An object whose `request` is a function: an element that a page's markup happens to
+        // name `mwpDemo` (a named element is a global too) is not an authority.
+        .filter(|v| {
+            v.is_object()
+                && Reflect::get(v, &JsValue::from_str("request")).is_ok_and(|f| f.is_function())
+        });
 }
 
 /// The global a page sets to say the console's authority runs in the page itself.
