@@ -85,6 +85,8 @@ pub mod locale;
 pub mod pool;
 pub mod replay;
 pub mod routes;
+#[cfg(target_arch = "wasm32")]
+pub mod runner;
 pub mod signing;
 pub mod socket;
 pub mod state;

@@ -195,7 +195,7 @@ async fn read(input: &web_sys::HtmlInputElement) -> Result<js_sys::ArrayBuffer, 
 /// Reads the chosen file and has the runner verify it, telling `check` the progress.
 #[cfg(target_arch = "wasm32")]
 async fn verify(input: web_sys::HtmlInputElement, check: RwSignal<Check>) {
-    use crate::routes::protocol::runner::Runner;
+    use crate::runner::Runner;
     let bundle = match read(&input).await {
         Ok(b) => b,
         Err(c) => return check.set(c),
