@@ -52,21 +52,64 @@ case $MODE in
 esac
 log() { printf '[build-web] %s\n' "$*"; }
 
-# Offline after the first load (docs/static-demo.md): DIR/sw.js from demo-node/web/sw.js with the
-# list of every file of DIR (last, so whatever the folder holds is cached; not NAME.gz, which a
-# plain file server does not negotiate) and a version that hashes their names and contents: a
-# new build is a new sw.js and a new cache, which replaces the old one.
+# The chunks split loader $2 of the __wasm_split.js $1 waits for, one number a line (`3` for
+# chunk_3.wasm): the loader's statement ends with its list, `…, [__chunk_3, __chunk_5]));`. Read
+# once here for the size report ("opening … adds") and for the service worker's first list.
+loader_chunks() {
+  awk -v v="__wasm_split_load_$2" '$1 == "export" && $3 == v { f = 1 } f && /\]\)\);$/ { print; exit }' "$1" |
+    sed 's/.*\[\(.*\)\]));$/\1/' | tr -d ' ' | tr ',' '\n' | sed -n 's/^__chunk_//p'
+}
+
+# The split loaders whose chunks the demo page opens at once (their names in __wasm_split.js,
+# `visitor` for split_visitor.wasm; `split_visitor` is read the same): cached at install with the
+# console's first view. Empty: the demo opens the board, in the main module.
+DEMO_FIRST_SPLITS=${DEMO_FIRST_SPLITS:-}
+
+# Offline after the first load (docs/static-demo.md): DIR/sw.js from demo-node/web/sw.js with two
+# lists of DIR's files (last, so whatever the folder holds is listed; not NAME.gz, which a plain
+# file server does not negotiate) and a version that hashes their names and contents: a new
+# build is a new sw.js and a new cache, which replaces the old one.
+#   FIRST, cached at install: what the first view loads (the page, demo.css, style/console.css,
+#     the node's pkg/DEMO/ files, the console's app.js, app_bg.wasm, __wasm_split.js, boot.js,
+#     worker.js) and the chunks of the loaders in DEMO_FIRST_SPLITS;
+#   LATER, every other file of DIR (the other views' chunks, the bundle runner): cached on first
+#     use only.
+# Usage: offline_sw DIR pkg/DEMO pkg/CONSOLE
 offline_sw() {
-  local files version list
+  local dir=$1 demo=$2 console=$3 files first later version s v n f
+  files=$(cd "$dir" && find . -type f ! -name sw.js ! -name '*.gz' | sed 's|^\./||' | LC_ALL=C sort)
+  first=$(
+    printf '%s\n' index.html demo.css style/console.css
+    (cd "$dir" && find "$demo" -type f ! -name '*.gz')
+    for f in app.js app_bg.wasm __wasm_split.js boot.js worker.js; do printf '%s\n' "$console/$f"; done
+    for s in $DEMO_FIRST_SPLITS; do
+      v=${s#split_}
+      v=${v%.wasm}
+      printf '%s\n' "$console/split_$v.wasm"
+      for n in $(loader_chunks "$dir/$console/__wasm_split.js" "$v"); do printf '%s\n' "$console/chunk_$n.wasm"; done
+    done
+  )
+  first=$(printf '%s\n' "$first" | LC_ALL=C sort -u)
+  for f in $first; do
+    [ -f "$dir/$f" ] || {
+      echo "build-web: $f (the service worker's first list) is not in $dir" >&2
+      exit 1
+    }
+  done
+  later=$(LC_ALL=C comm -23 <(printf '%s\n' "$files") <(printf '%s\n' "$first"))
   # $files is split on purpose: the folder's names have no spaces.
   # shellcheck disable=SC2086
-  files=$(cd "$1" && find . -type f ! -name sw.js ! -name '*.gz' | sed 's|^\./||' | LC_ALL=C sort)
-  version=$(cd "$1" && for f in $files; do printf '%s ' "$f"; sha256sum <"$f"; done | sha256sum | cut -c1-16)
-  list=$(printf '%s\n' "$files" | sed 's/.*/"&"/' | paste -sd, -)
-  sed -e "s|__OFFLINE_VERSION__|$version|" -e "s|/\* __OFFLINE_FILES__ \*/|$list|" demo-node/web/sw.js >"$1/sw.js"
-  OFFLINE_FILES=$(printf '%s\n' "$files" | wc -l | tr -d ' ')
+  version=$(cd "$dir" && for f in $files; do printf '%s ' "$f"; sha256sum <"$f"; done | sha256sum | cut -c1-16)
+  quoted() { [ -n "$1" ] && printf '%s\n' "$1" | sed 's/.*/"&"/' | paste -sd, -; }
+  sed -e "s|__OFFLINE_VERSION__|$version|" \
+    -e "s|/\* __OFFLINE_FIRST__ \*/|$(quoted "$first")|" \
+    -e "s|/\* __OFFLINE_LATER__ \*/|$(quoted "$later")|" demo-node/web/sw.js >"$dir/sw.js"
+  OFFLINE_FIRST=$(printf '%s\n' "$first" | wc -l | tr -d ' ')
+  OFFLINE_LATER=$(printf '%s\n' "$later" | grep -c . || true)
   # shellcheck disable=SC2086
-  OFFLINE_BYTES=$(cd "$1" && cat $files | wc -c | tr -d ' ')
+  OFFLINE_BYTES=$(cd "$dir" && cat $first | wc -c | tr -d ' ')
+  # shellcheck disable=SC2086
+  OFFLINE_GZIP=$(cd "$dir" && for f in $first; do gzip -9 -c "$f" | wc -c; done | awk '{ t += $1 } END { print t }')
   OFFLINE_VERSION=$version
 }
 
@@ -101,8 +144,8 @@ if [ "$MODE" = demo ]; then
   mkdir -p "$TMP/style"
   cp style/console.css "$TMP/style/"
   sed "s|__PKG__|pkg/$HASH|g; s|__CONSOLE__|pkg/$CHASH|g" demo-node/web/index.html >"$TMP/index.html"
-  # Last before the folder is moved in place: every file of it is cached, the console's too.
-  offline_sw "$TMP"
+  # Last before the folder is moved in place: every file of it is listed, the console's too.
+  offline_sw "$TMP" "pkg/$HASH" "pkg/$CHASH"
   rm -rf "$DIST" "$CONSOLE"
   mv "$TMP" "$DIST"
   trap - EXIT
@@ -114,7 +157,7 @@ if [ "$MODE" = demo ]; then
     log "$(basename "$f"): $(size "$f") B raw, gzip -9 $(gz "$f") B"
   done
   log "mode demo, $DIST/pkg/$HASH; the page and the authority's Worker, gzip -9: $TOTAL B"
-  log "sw.js $(size "$DIST/sw.js") B: caches $OFFLINE_FILES files, $OFFLINE_BYTES B raw, as version $OFFLINE_VERSION"
+  log "sw.js $(size "$DIST/sw.js") B, version $OFFLINE_VERSION: caches at install $OFFLINE_FIRST files, $OFFLINE_BYTES B raw, gzip -9 $OFFLINE_GZIP B; on first use $OFFLINE_LATER files"
   # The console's first view in the demo (as `release` counts it, without its index.html: the
   # page above is the demo's), gzip -9.
   C=$DIST/pkg/$CHASH
@@ -277,11 +320,7 @@ for f in "${CHUNKF[@]}"; do
   v=$(basename "$f" .wasm)
   v=${v#split_}
   add=$(sent "$f")
-  # The loader's statement ends with its list of chunks: `…, [__chunk_3, __chunk_5]));`.
-  deps=$(awk -v v="__wasm_split_load_$v" '$1 == "export" && $3 == v { f = 1 } f && /\]\)\);$/ { print; exit }' "$S" |
-    sed 's/.*\[\(.*\)\]));$/\1/' | tr -d ' ')
-  for d in ${deps//,/ }; do
-    n=${d#__chunk_}
+  for n in $(loader_chunks "$S" "$v"); do
     [ -f "$DIST/pkg/$HASH/chunk_$n.wasm" ] && add=$((add + $(sent "$DIST/pkg/$HASH/chunk_$n.wasm")))
   done
   log "opening $v adds $add B as sent"
