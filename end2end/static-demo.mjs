@@ -23,7 +23,8 @@
 // and this file starts no server.
 import { createServer } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,43 +49,60 @@ const TYPES = {
 };
 
 /// Every file the server sent, by path: its raw size and its gzip -9 size (what a static host
-/// that compresses would send).
+/// that compresses would send); `sent`, every path it answered with a file, in order (a file
+/// sent twice is there twice).
 const served = new Map();
+const sent = [];
+
+/// What every answer of the test's server carries: cross-origin isolation (the tab's memory is
+/// measured with `performance.measureUserAgentSpecificMemory()`, which needs it).
+const ISOLATED = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
 
 /// A plain static file server on loopback: GET of a file under `dir.root` (mutable: a test swaps
 /// in another build), served under the path `prefix` (`/demo/`: any prefix must work), nothing
-/// else. `stop` closes the open connections too, so the page has no network at all after it.
-async function staticServer(prefix = '/', dir = { root }) {
+/// else; the content-hashed `pkg/` files immutable (as `weave-console serve` sends them), every
+/// answer cross-origin isolated. While `down` is set it drops every connection unanswered (no
+/// network). `stop` closes the open connections too, so the page has no network at all after it;
+/// `port` serves again where a stopped server was (a service worker's scope is its origin).
+async function staticServer(prefix = '/', dir = { root }, port = 0) {
+  const self = { down: false };
   const server = createServer(async (req, res) => {
+    if (self.down) {
+      req.socket.destroy();
+      return;
+    }
     const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (!url.startsWith(prefix) || req.method !== 'GET') {
-      res.writeHead(404).end();
+      res.writeHead(404, ISOLATED).end();
       return;
     }
     const path = normalize(`/${url.slice(prefix.length)}`);
     const file = join(dir.root, path.endsWith('/') ? `${path}index.html` : path);
     if (!file.startsWith(dir.root)) {
-      res.writeHead(404).end();
+      res.writeHead(404, ISOLATED).end();
       return;
     }
     try {
       const body = await readFile(file);
       served.set(path, { raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream' });
+      sent.push(path);
+      const cache = path.startsWith('/pkg/') ? { 'cache-control': 'public, max-age=31536000, immutable' } : {};
+      res.writeHead(200, { ...ISOLATED, ...cache, 'content-type': TYPES[extname(file)] || 'application/octet-stream' });
       res.end(body);
     } catch {
-      res.writeHead(404).end();
+      res.writeHead(404, ISOLATED).end();
     }
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return {
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  return Object.assign(self, {
     base: `http://127.0.0.1:${server.address().port}${prefix}`,
+    port: server.address().port,
     dir,
     stop: () => {
       server.close();
       server.closeAllConnections();
     },
-  };
+  });
 }
 
 const tests = [];
@@ -92,9 +110,11 @@ function test(name, fn) {
   tests.push({ name, fn });
 }
 
-/// Opens the page; collects page errors, console errors and CSP violations.
-async function open(browser, base, locale = 'en-US') {
+/// Opens the page; collects page errors, console errors and CSP violations. `init`: a script
+/// run in the page before its own (context.addInitScript).
+async function open(browser, base, locale = 'en-US', init = null) {
   const context = await browser.newContext({ locale });
+  if (init) await context.addInitScript(init);
   const page = await context.newPage();
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
@@ -362,81 +382,234 @@ test('French and Traditional Chinese; axe finds no serious or critical violation
   check(found.length === 0, found.join('\n  '));
 });
 
-/// What the page's service worker holds for this copy of the demo: its caches, files and bytes.
-async function cachedBytes() {
-  const names = (await caches.keys()).filter((n) => n.startsWith('mwp-demo '));
-  let files = 0;
-  let bytes = 0;
-  for (const n of names) {
-    const c = await caches.open(n);
+/// What the page's service worker holds for the copy of the demo at `scope`: each of its caches
+/// with its files (paths relative to the folder, sorted) and their bytes.
+async function cachedFiles(scope) {
+  const out = [];
+  for (const name of (await caches.keys()).filter((n) => n.startsWith(`mwp-demo ${scope} `))) {
+    const c = await caches.open(name);
+    const files = [];
+    let bytes = 0;
     for (const r of await c.keys()) {
-      files += 1;
+      files.push(r.url.startsWith(scope) ? r.url.slice(scope.length) : r.url);
       bytes += (await (await c.match(r)).arrayBuffer()).byteLength;
     }
+    out.push({ name, files: files.sort(), bytes });
   }
-  return { caches: names, files, bytes };
+  return out;
+}
+
+/// The folder's files a service worker may list (paths relative to it, sorted): all but sw.js
+/// and NAME.gz.
+async function folderFiles(dir) {
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((d) => d.isFile() && d.name !== 'sw.js' && !d.name.endsWith('.gz'))
+    .map((d) => join(d.parentPath ?? d.path, d.name).slice(dir.length + 1))
+    .sort();
+}
+
+/// The demo's first view in the folder, read from its files and not from sw.js: the page, its
+/// stylesheets, every file of the node's pkg/ directory, and the console's app.js, app_bg.wasm,
+/// __wasm_split.js, boot.js, worker.js; `pkg`, the console's directory.
+function firstView(files) {
+  const dirOf = (name) => {
+    const f = files.find((x) => x.startsWith('pkg/') && x.endsWith(`/${name}`));
+    return f ? f.slice(0, -name.length - 1) : null;
+  };
+  const demo = dirOf('demo-worker.js');
+  const pkg = dirOf('app_bg.wasm');
+  const app = ['app.js', 'app_bg.wasm', '__wasm_split.js', 'boot.js', 'worker.js'].map((f) => `${pkg}/${f}`);
+  return { core: ['index.html', 'demo.css', 'style/console.css', ...files.filter((f) => f.startsWith(`${demo}/`)), ...app], pkg };
+}
+
+/// sw.js's two lists (null where it has none).
+function swLists(text) {
+  const list = (name) => {
+    const m = new RegExp(`const ${name} = (\\[[^\\]]*\\]);`).exec(text);
+    return m ? JSON.parse(m[1]) : null;
+  };
+  return { first: list('FIRST'), later: list('LATER') };
+}
+
+const same = (a, b) => a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
+
+/// In the page: the new sw.js of a new build installed and activated, followed by the service
+/// worker's states (not by its caches): the registration's installing, waiting or activating
+/// worker, whichever the navigation's update check left, else the one `update()` finds; then its
+/// `statechange` to `activated` (`redundant` fails), within `ms`. Returns each state seen.
+async function newWorkerActivated({ scope, ms }) {
+  const t0 = Date.now();
+  const log = [];
+  const reg = await navigator.serviceWorker.getRegistration(scope);
+  if (!reg) return { ok: false, log: ['no registration'] };
+  const say = (what) => log.push(`${Date.now() - t0} ms ${what}: installing ${reg.installing ? reg.installing.state : '-'}, waiting ${reg.waiting ? reg.waiting.state : '-'}, active ${reg.active ? reg.active.state : '-'}`);
+  reg.addEventListener('updatefound', () => say('updatefound'));
+  say('after the navigation');
+  const pending = () => reg.installing || reg.waiting || (reg.active && reg.active.state !== 'activated' ? reg.active : null);
+  let w = pending();
+  if (!w) {
+    try {
+      await reg.update();
+    } catch (e) {
+      say(`update() failed (${e})`);
+    }
+    say('after update()');
+    w = pending();
+  }
+  if (!w) return { ok: Boolean(reg.active && reg.active.state === 'activated'), log };
+  const ok = await new Promise((resolve) => {
+    const done = () => {
+      if (w.state === 'activated') resolve(true);
+      if (w.state === 'redundant') resolve(false);
+    };
+    w.addEventListener('statechange', () => {
+      say(`statechange ${w.state}`);
+      done();
+    });
+    done();
+    setTimeout(() => {
+      say(`not activated after ${ms} ms`);
+      resolve(false);
+    }, ms);
+  });
+  return { ok, log };
+}
+
+/// Opens a console view from the header's navigation (in-app: a static host serves the page at
+/// the folder only).
+async function openView(page, path) {
+  await page.locator(`header a[href="${path}"]`).first().click();
+}
+
+/// The cache of the copy at `scope` once it holds `want` (kept on first use after the response:
+/// polled for up to 15 s); its files.
+async function cacheHolding(page, scope, want) {
+  let now = [];
+  for (let i = 0; i < 60; i += 1) {
+    now = await page.evaluate(cachedFiles, scope);
+    if (now.length === 1 && want.every((f) => now[0].files.includes(f))) break;
+    await page.waitForTimeout(250);
+  }
+  return now.length === 1 ? now[0].files : [];
 }
 
 // Offline after the first load (sw.js and offline.js, docs/static-demo.md): the folder served
-// under /demo/ by a server of this test's own. Once the service worker has cached the folder, a
-// new build (another sw.js version) replaces the old cache; then the network goes away (the
-// context offline and the server stopped) and a reload runs the demo again from the cache: a new
-// Organization (another run's WorkItem IDs), its first execution gate reached, every response
-// from the service worker. Prints the cached files and bytes and the time to the gate offline.
-test('offline after the first load, at a path prefix: a new build replaces the cache, and a reload without network runs a new demo to its first gate', async (browser, base) => {
+// under /demo/ by a server of this test's own. Once the service worker is in control its cache
+// holds exactly the first view (FIRST); Sign-in opened online is kept on first use; a view never
+// opened, offline, shows the console's alert with its retry, and back online "Try again" opens
+// it and its chunks are kept; offline again with the server stopped, a new demo (another run's
+// WorkItem IDs) reaches its first execution gate from the cache alone, the views opened before
+// open, one never opened shows the alert; then a new build (another sw.js version) replaces the
+// cache. Prints the cache's files and bytes at install and the time to the gate offline.
+test('offline at a path prefix: the first view cached at install, other views on first use, a never-opened view offline shows the alert and its retry, a new build replaces the cache', async (browser, base) => {
   const own = process.env.BASE_URL ? null : await staticServer('/demo/', { root });
-  const next = own ? await mkdtemp(join(tmpdir(), 'mwp-demo-next-')) : null;
-  const { context, page } = await open(browser, own ? own.base : base);
+  const url = own ? own.base : base;
+  const files = await folderFiles(root);
+  const { core, pkg } = firstView(files);
+  const lists = swLists(await readFile(join(root, 'sw.js'), 'utf8'));
+  const views = { signIn: `${pkg}/split_sign_in.wasm`, protocol: `${pkg}/split_protocol.wasm`, settings: `${pkg}/split_settings.wasm` };
+  const { context, page } = await open(browser, url);
+  let restarted = null;
+  let next = null;
   try {
     const active = await page.evaluate(() => Promise.race([
-      navigator.serviceWorker.ready.then(() => true),
-      new Promise((r) => setTimeout(() => r(document.documentElement.dataset.offline || 'no service worker after 30 s'), 30_000)),
+      navigator.serviceWorker.ready.then(() => navigator.serviceWorker.controller || new Promise((r) => {
+        navigator.serviceWorker.addEventListener('controllerchange', r);
+      })).then(() => true),
+      new Promise((r) => setTimeout(() => r(document.documentElement.dataset.offline || 'no service worker in control after 30 s'), 30_000)),
     ]));
     check(active === true, `sw.js not active: ${active}`);
-    const first = await page.evaluate(cachedBytes);
-    console.log(`     cached by sw.js: ${first.files} files, ${first.bytes} B (${first.caches})`);
-    check(first.caches.length === 1 && first.files >= 7, JSON.stringify(first));
+    // The cache after install, against the folder: the first view, nothing of a view not
+    // opened yet, nothing of the bundle runner.
+    const installed = await page.evaluate(cachedFiles, url);
+    check(installed.length === 1, `caches: ${JSON.stringify(installed.map((c) => c.name))}`);
+    const held = installed[0].files;
+    const extra = held.filter((f) => !core.includes(f) && !/^pkg\/[^/]+\/(split|chunk)_[^/]+\.wasm$/.test(f));
+    check(core.every((f) => held.includes(f)) && extra.length === 0 && !Object.values(views).some((f) => held.includes(f)),
+      `the cache after install is not the first view (${held.length} files; missing ${core.filter((f) => !held.includes(f))}; not of the first view ${[...extra, ...Object.values(views).filter((f) => held.includes(f))].slice(0, 8)})`);
+    check(lists.first && lists.later, 'sw.js has no FIRST and LATER lists');
+    check(same(held, lists.first), `the cache after install is not FIRST: ${held.length} files, FIRST ${lists.first.length}`);
+    check(same([...lists.first, ...lists.later], files) && lists.first.every((f) => !lists.later.includes(f)), 'FIRST and LATER are not the folder');
+    const gz = held.reduce((t, f) => t + gzipSync(readFileSync(join(root, f)), { level: 9 }).length, 0);
+    console.log(`     cached at install by sw.js: ${held.length} files, ${installed[0].bytes} B raw, ${gz} B gzip -9; ${lists.later.length} files on first use`);
     await page.click('button[data-pace="max"]');
     await firstGate(page, GATE_MS);
     const online = await page.locator('#gates li').first().getAttribute('data-key');
-    if (own) {
-      // The next build: the same folder with another sw.js version, served at the same URL.
-      await cp(root, next, { recursive: true });
-      const sw = await readFile(join(root, 'sw.js'), 'utf8');
-      const v = /const VERSION = '([^']*)'/.exec(sw)[1];
-      await writeFile(join(next, 'sw.js'), sw.replace(`const VERSION = '${v}'`, `const VERSION = '${v}-next'`));
-      own.dir.root = next;
-      await page.reload();
-      // The browser checks sw.js on the navigation: the new version installs, caches the
-      // folder, takes over and deletes the old cache.
-      let after = null;
-      for (let i = 0; i < 150; i += 1) {
-        after = await page.evaluate(cachedBytes);
-        if (after.caches.length === 1 && after.caches[0].endsWith('-next')) break;
-        await page.waitForTimeout(200);
-      }
-      console.log(`     after a new build: ${after.files} files, ${after.bytes} B (${after.caches}); the old cache deleted`);
-      check(after.caches.length === 1 && after.caches[0].endsWith('-next'), `the new build's cache did not replace the old one: ${JSON.stringify(after)}`);
-      check(after.files === first.files && after.bytes === first.bytes, JSON.stringify(after));
-    }
-    // The network goes away.
+
+    // Online, Sign-in opens: its chunks are kept on first use, and nothing outside the lists.
+    let mark = sent.length;
+    await openView(page, '/sign-in');
+    await page.locator('#use-demo-key').waitFor({ timeout: 60_000 });
+    let kept = await cacheHolding(page, url, [views.signIn]);
+    let fetched = sent.slice(mark).map((p) => p.slice(1)).filter((p) => lists.later.includes(p));
+    check(kept.includes(views.signIn) && fetched.every((f) => kept.includes(f)),
+      `Sign-in opened online, its chunks not kept (${views.signIn}; fetched ${fetched}): ${kept.length} files cached`);
+    check(kept.every((f) => lists.first.includes(f) || lists.later.includes(f)), `cached outside the lists: ${kept.filter((f) => !files.includes(f))}`);
+
+    // Offline, a view never opened (Protocol): the console's alert with its retry.
+    await context.setOffline(true);
+    if (own) own.down = true;
+    await openView(page, '/protocol');
+    const alert = page.locator('[data-chunk-error]');
+    await alert.waitFor({ timeout: 30_000 });
+    const said = (await alert.innerText()).replace(/\s+/g, ' ').trim();
+    console.log(`     offline, Protocol never opened: the console's alert "${said}"`);
+    check(!page.problems.some((p) => p.startsWith('pageerror')), page.problems.join('; '));
+    // Back online, "Try again" opens it and its chunks are kept.
+    await context.setOffline(false);
+    if (own) own.down = false;
+    mark = sent.length;
+    await alert.locator('button').click();
+    await page.locator('#run-bundles').waitFor({ timeout: 60_000 });
+    kept = await cacheHolding(page, url, [views.protocol]);
+    fetched = sent.slice(mark).map((p) => p.slice(1)).filter((p) => lists.later.includes(p));
+    check(kept.includes(views.protocol) && fetched.every((f) => kept.includes(f)),
+      `Protocol opened by "Try again", its chunks not kept (${views.protocol}; fetched ${fetched})`);
+    console.log(`     online again, "Try again" opened Protocol; cached now ${kept.length} files`);
+
+    // The network goes away: the context offline and the server stopped.
     await context.setOffline(true);
     if (own) own.stop();
     const responses = [];
     page.on('response', (r) => responses.push([r.url(), r.fromServiceWorker()]));
     page.problems.length = 0;
     page.started = Date.now();
-    await page.reload();
+    await page.goto(url);
     await page.click('button[data-pace="max"]');
     const ms = await firstGate(page, GATE_MS);
     const offline = await page.locator('#gates li').first().getAttribute('data-key');
-    console.log(`     offline reload: first execution gate at the fastest pace ${ms} ms after navigation; ${responses.length} responses, ${responses.filter(([, sw]) => sw).length} from the service worker`);
     check(offline && offline !== online, `the same demo again? ${online} / ${offline}`);
-    check(responses.length > 0 && responses.every(([, sw]) => sw), JSON.stringify(responses));
-    check(page.problems.length === 0, page.problems.join('; '));
+    await openView(page, '/sign-in');
+    await page.locator('#use-demo-key').waitFor({ timeout: 60_000 });
+    await openView(page, '/protocol');
+    await page.locator('#run-bundles').waitFor({ timeout: 60_000 });
+    await openView(page, '/settings');
+    await page.locator('[data-chunk-error]').waitFor({ timeout: 30_000 });
+    console.log(`     offline, server stopped: a new demo's first execution gate at the fastest pace ${ms} ms after navigation; Sign-in and Protocol opened from the cache, Settings (never opened) shows the alert; ${responses.length} responses, ${responses.filter(([, sw]) => sw).length} from the service worker`);
+    check(responses.length > 0 && responses.every(([, sw]) => sw), JSON.stringify(responses.filter(([, sw]) => !sw)));
+    check(!page.problems.some((p) => p.startsWith('pageerror')), page.problems.join('; '));
+
+    if (own) {
+      // The next build: the same folder with another sw.js version, served at the same URL.
+      next = await mkdtemp(join(tmpdir(), 'mwp-demo-next-'));
+      await cp(root, next, { recursive: true });
+      const sw = await readFile(join(root, 'sw.js'), 'utf8');
+      const v = /const VERSION = '([^']*)'/.exec(sw)[1];
+      await writeFile(join(next, 'sw.js'), sw.replace(`const VERSION = '${v}'`, `const VERSION = '${v}-next'`));
+      restarted = await staticServer('/demo/', { root: next }, own.port);
+      await context.setOffline(false);
+      await page.goto(url);
+      const states = await page.evaluate(newWorkerActivated, { scope: url, ms: 90_000 });
+      check(states.ok, `the new build's sw.js did not take over: ${states.log.join('; ')}`);
+      const after = await page.evaluate(cachedFiles, url);
+      console.log(`     after a new build: ${after.map((c) => `${c.files.length} files, ${c.bytes} B (${c.name.slice(-21)})`)}; the service worker ${states.log[states.log.length - 1]}`);
+      check(after.length === 1 && after[0].name.endsWith('-next') && same(after[0].files, lists.first),
+        `the new build's cache did not replace the old one: ${JSON.stringify(after.map((c) => [c.name, c.files.length]))}; ${states.log.join('; ')}`);
+    }
   } finally {
     await context.close();
     if (own) own.stop();
+    if (restarted) restarted.stop();
     if (next) await rm(next, { recursive: true, force: true });
   }
 });
@@ -522,28 +695,77 @@ async function decide(page, item, button) {
   return doc;
 }
 
-/// The renderer processes' resident memory (Chromium's `SystemInfo.getProcessInfo`, then
-/// /proc/<pid>/status VmRSS): a dedicated Worker runs in its page's renderer process.
-async function rendererRss(browser) {
-  const cdp = await browser.newBrowserCDPSession();
-  const { processInfo } = await cdp.send('SystemInfo.getProcessInfo');
-  await cdp.detach();
-  const out = [];
-  for (const p of processInfo.filter((x) => x.type === 'renderer')) {
-    try {
-      const status = await readFile(`/proc/${p.id}/status`, 'utf8');
-      const kb = Number((/VmRSS:\s+(\d+)/.exec(status) || [])[1]);
-      if (kb) out.push(kb * 1024);
-    } catch {
-      // gone meanwhile
-    }
+/// Run in the page before its scripts: keeps every WebAssembly memory the page's modules export
+/// (`WebAssembly.instantiate`/`instantiateStreaming`: the console's module; its view chunks
+/// import that same memory), and each Worker the page starts with the last `memory` its
+/// `status` messages gave (the demo's authority: `memory_bytes()`, demo-node/src/worker.rs);
+/// `window.__wasmMemories()` tells them. The page's code is unchanged: the tab's memory is read
+/// from outside.
+function watchMemories() {
+  const memories = new Set();
+  const keep = (result) => {
+    const instance = result && (result.instance || result);
+    const memory = instance && instance.exports && instance.exports.memory;
+    if (memory instanceof WebAssembly.Memory) memories.add(memory);
+    return result;
+  };
+  for (const name of ['instantiate', 'instantiateStreaming']) {
+    const f = WebAssembly[name];
+    WebAssembly[name] = function watched(...args) {
+      return f.apply(this, args).then(keep);
+    };
   }
-  return out;
+  const workers = [];
+  const W = window.Worker;
+  window.Worker = class extends W {
+    constructor(url, options) {
+      super(url, options);
+      const entry = { url: String(url).split('/').pop(), memory: null, live: true };
+      workers.push(entry);
+      this.watched = entry;
+      this.addEventListener('message', (e) => {
+        if (e.data && e.data.type === 'status' && typeof e.data.memory === 'number') entry.memory = e.data.memory;
+      });
+    }
+
+    terminate() {
+      this.watched.live = false;
+      super.terminate();
+    }
+  };
+  window.__wasmMemories = () => ({ page: [...memories].map((m) => m.buffer.byteLength), workers: workers.filter((w) => w.live) });
+}
+
+/// The tab's memory, one figure: `performance.measureUserAgentSpecificMemory()` (the page's and
+/// its Workers' JS, the DOM, what they share; it leaves WebAssembly memories out) plus every
+/// WebAssembly memory (the console's module in the page, each Worker's), with the breakdown.
+/// Needs cross-origin isolation (this file's server sends it; Python's does not: null) and
+/// Chromium's ForceEagerMeasureMemory (else the browser answers at its own time, up to minutes).
+async function tabMemory(page) {
+  return page.evaluate(async () => {
+    if (!self.crossOriginIsolated || !performance.measureUserAgentSpecificMemory) return null;
+    const m = await performance.measureUserAgentSpecificMemory();
+    const parts = new Map();
+    for (const b of m.breakdown) {
+      if (!b.bytes) continue;
+      const where = b.attribution.length ? [...new Set(b.attribution.map((a) => a.scope))].join('+') : 'shared';
+      const key = `${where} ${b.types.join('+') || 'other'}`;
+      parts.set(key, (parts.get(key) || 0) + b.bytes);
+    }
+    const wasm = window.__wasmMemories ? window.__wasmMemories() : { page: [], workers: [] };
+    const memories = [
+      ...wasm.page.map((bytes) => ({ what: 'console (page)', bytes })),
+      ...wasm.workers.map((w) => ({ what: `${w.url} (Worker)`, bytes: w.memory })),
+    ];
+    const w = memories.reduce((t, x) => t + (x.bytes || 0), 0);
+    return { total: m.bytes + w, measured: m.bytes, parts: [...parts], wasm: w, memories };
+  });
 }
 
 test('the console in the page: the demo key, the first gate granted through the signing summary, every decision to both final approvals', async (browser, base) => {
   served.clear();
-  const { context, page } = await open(browser, base);
+  sent.length = 0;
+  const { context, page } = await open(browser, base, 'en-US', watchMemories);
   // Before signing in: the demo runs (the page's panel lists the first decision awaited).
   const gateMs = await firstGate(page, GATE_MS);
   console.log(`     with the console in the page: first execution gate ${gateMs} ms after navigation (default pace)`);
@@ -555,7 +777,9 @@ test('the console in the page: the demo key, the first gate granted through the 
     gz += f.gzip;
     if (path.endsWith('/demo_bg.wasm')) module = f.gzip;
   }
-  console.log(`     page weight to the first gate, ${served.size} files: ${raw} B raw, ${gz} B gzip -9 (of which the authority's module demo_bg.wasm ${module} B)`);
+  // The first visit as this server sent it: the page's own loads and the service worker's
+  // install (the first view again, but the content-hashed files from the HTTP cache).
+  console.log(`     page weight to the first gate as sent: ${sent.length} requests, ${served.size} files: ${raw} B raw, ${gz} B gzip -9 (of which the authority's module demo_bg.wasm ${module} B)`);
   check(served.has('/style/console.css') && [...served.keys()].some((p) => p.endsWith('/app_bg.wasm')), 'the console was not loaded');
   await useDemoKey(page);
   await page.locator('header nav a[href="/approvals"]').click();
@@ -602,14 +826,15 @@ test('the console in the page: the demo key, the first gate granted through the 
   console.log(`     through the console: ${counts.gates} gates granted, ${counts.finals} final approvals; finished ${finished} ${Date.now() - t0} ms after the first grant's work started (fastest pace)`);
   check(finished === 'true' && counts.finals >= 2, JSON.stringify({ finished, counts }));
   check(await page.locator('.alarms .alarm').count() === 0, `alarms: ${await page.locator('.alarms').innerText().catch(() => '')}`);
-  // Tab memory after the whole scenario.
-  const worker = await page.evaluate(() => new Promise((resolve) => {
-    const w = document.getElementById('clock');
-    resolve(w ? w.textContent : null);
-  }));
-  const heap = await page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
-  const rss = await rendererRss(browser);
-  console.log(`     after the whole scenario (demo clock ${worker}): the page's JS heap ${heap} B; renderer processes' RSS ${rss.join(', ')} B`);
+  // The tab's memory after the whole scenario, one figure.
+  const mem = await tabMemory(page);
+  if (!mem) {
+    console.log('     the tab\'s memory after the whole scenario: not measured (the server sends no cross-origin isolation)');
+  } else {
+    console.log(`     the tab's memory after the whole scenario: ${mem.total} B = measureUserAgentSpecificMemory ${mem.measured} B (${mem.parts.map(([k, v]) => `${k} ${v}`).join('; ')}) + WebAssembly memories ${mem.wasm} B (${mem.memories.map((x) => `${x.what} ${x.bytes}`).join('; ')})`);
+    check(mem.memories.some((x) => x.what === 'console (page)') && mem.memories.some((x) => x.what === 'demo-worker.js (Worker)' && x.bytes > 0),
+      `a WebAssembly memory not found: ${JSON.stringify(mem.memories)}`);
+  }
   const errors = page.problems.filter((p) => p.startsWith('pageerror'));
   check(errors.length === 0, errors.join('; '));
   if (page.problems.length) console.log(`     console messages: ${page.problems.slice(0, 5).join(' | ')}`);
@@ -675,7 +900,8 @@ test('axe finds no serious or critical violation on the console in the demo (sig
 const server = process.env.BASE_URL ? { base: process.env.BASE_URL, stop: () => {} } : await staticServer();
 const browser = await chromium.launch({
   executablePath,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  // ForceEagerMeasureMemory: measureUserAgentSpecificMemory answers at once (tabMemory).
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--enable-blink-features=ForceEagerMeasureMemory'],
 });
 let passed = 0;
 let failed = 0;
