@@ -23,7 +23,7 @@
 // and this file starts no server.
 import { createServer } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
@@ -48,9 +48,9 @@ const TYPES = {
   '.wasm': 'application/wasm',
 };
 
-/// Every file the server sent, by path: its raw size and its gzip -9 size (what a static host
-/// that compresses would send); `sent`, every path it answered with a file, in order (a file
-/// sent twice is there twice).
+/// Every file the server sent, by its path in the folder (`/` is `/index.html`): its raw size
+/// and its gzip -9 size (what a static host that compresses would send); `sent`, every answer
+/// with a file, in order (a file sent twice is there twice).
 const served = new Map();
 const sent = [];
 
@@ -61,7 +61,7 @@ const ISOLATED = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-em
 /// A plain static file server on loopback: GET of a file under `dir.root` (mutable: a test swaps
 /// in another build), served under the path `prefix` (`/demo/`: any prefix must work), nothing
 /// else; the content-hashed `pkg/` files immutable (as `weave-console serve` sends them), every
-/// answer cross-origin isolated. While `down` is set it drops every connection unanswered (no
+/// file with its `Last-Modified`, every answer cross-origin isolated. While `down` is set it drops every connection unanswered (no
 /// network). `stop` closes the open connections too, so the page has no network at all after it;
 /// `port` serves again where a stopped server was (a service worker's scope is its origin).
 async function staticServer(prefix = '/', dir = { root }, port = 0) {
@@ -76,18 +76,30 @@ async function staticServer(prefix = '/', dir = { root }, port = 0) {
       res.writeHead(404, ISOLATED).end();
       return;
     }
-    const path = normalize(`/${url.slice(prefix.length)}`);
-    const file = join(dir.root, path.endsWith('/') ? `${path}index.html` : path);
+    const asked = normalize(`/${url.slice(prefix.length)}`);
+    const path = asked.endsWith('/') ? `${asked}index.html` : asked;
+    const file = join(dir.root, path);
     if (!file.startsWith(dir.root)) {
       res.writeHead(404, ISOLATED).end();
       return;
     }
     try {
+      // Validators as static hosts send them: `Last-Modified`, and `304` to a request whose
+      // `If-Modified-Since` is not older than the file (the service worker's install revalidates
+      // the page and the stylesheets).
+      const modified = new Date(Math.floor((await stat(file)).mtimeMs / 1000) * 1000);
+      const since = Date.parse(req.headers['if-modified-since'] || '');
+      if (since >= modified.getTime()) {
+        sent.push({ path, raw: 0, gzip: 0, notModified: true });
+        res.writeHead(304, { ...ISOLATED, 'last-modified': modified.toUTCString() }).end();
+        return;
+      }
       const body = await readFile(file);
-      served.set(path, { raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
-      sent.push(path);
+      const f = { raw: body.length, gzip: gzipSync(body, { level: 9 }).length };
+      served.set(path, f);
+      sent.push({ path, ...f });
       const cache = path.startsWith('/pkg/') ? { 'cache-control': 'public, max-age=31536000, immutable' } : {};
-      res.writeHead(200, { ...ISOLATED, ...cache, 'content-type': TYPES[extname(file)] || 'application/octet-stream' });
+      res.writeHead(200, { ...ISOLATED, ...cache, 'last-modified': modified.toUTCString(), 'content-type': TYPES[extname(file)] || 'application/octet-stream' });
       res.end(body);
     } catch {
       res.writeHead(404, ISOLATED).end();
@@ -541,7 +553,7 @@ test('offline at a path prefix: the first view cached at install, other views on
     await openView(page, '/sign-in');
     await page.locator('#use-demo-key').waitFor({ timeout: 60_000 });
     let kept = await cacheHolding(page, url, [views.signIn]);
-    let fetched = sent.slice(mark).map((p) => p.slice(1)).filter((p) => lists.later.includes(p));
+    let fetched = sent.slice(mark).map((x) => x.path.slice(1)).filter((p) => lists.later.includes(p));
     check(kept.includes(views.signIn) && fetched.every((f) => kept.includes(f)),
       `Sign-in opened online, its chunks not kept (${views.signIn}; fetched ${fetched}): ${kept.length} files cached`);
     check(kept.every((f) => lists.first.includes(f) || lists.later.includes(f)), `cached outside the lists: ${kept.filter((f) => !files.includes(f))}`);
@@ -562,7 +574,7 @@ test('offline at a path prefix: the first view cached at install, other views on
     await alert.locator('button').click();
     await page.locator('#run-bundles').waitFor({ timeout: 60_000 });
     kept = await cacheHolding(page, url, [views.protocol]);
-    fetched = sent.slice(mark).map((p) => p.slice(1)).filter((p) => lists.later.includes(p));
+    fetched = sent.slice(mark).map((x) => x.path.slice(1)).filter((p) => lists.later.includes(p));
     check(kept.includes(views.protocol) && fetched.every((f) => kept.includes(f)),
       `Protocol opened by "Try again", its chunks not kept (${views.protocol}; fetched ${fetched})`);
     console.log(`     online again, "Try again" opened Protocol; cached now ${kept.length} files`);
@@ -772,14 +784,23 @@ test('the console in the page: the demo key, the first gate granted through the 
   let raw = 0;
   let gz = 0;
   let module = 0;
-  for (const [path, f] of served) {
+  for (const f of sent) {
     raw += f.raw;
     gz += f.gzip;
+  }
+  let once = 0;
+  let app = 0;
+  // The console's first view: its directory is app_bg.wasm's.
+  const pkg = [...served.keys()].find((p) => p.endsWith('/app_bg.wasm'));
+  for (const [path, f] of served) {
+    once += f.gzip;
     if (path.endsWith('/demo_bg.wasm')) module = f.gzip;
+    if (path === '/style/console.css' || (pkg && path.startsWith(pkg.slice(0, -'app_bg.wasm'.length)))) app += f.gzip;
   }
   // The first visit as this server sent it: the page's own loads and the service worker's
-  // install (the first view again, but the content-hashed files from the HTTP cache).
-  console.log(`     page weight to the first gate as sent: ${sent.length} requests, ${served.size} files: ${raw} B raw, ${gz} B gzip -9 (of which the authority's module demo_bg.wasm ${module} B)`);
+  // install (the first view again: the page and the stylesheets past the HTTP cache, the
+  // content-hashed files from it).
+  console.log(`     the first visit to the first gate as sent: ${sent.length} requests (${sent.filter((x) => x.notModified).length} answered 304), ${served.size} files: ${raw} B raw, ${gz} B gzip -9: the console's first view ${app} B, the rest ${gz - app} B (each file once ${once} B; the authority's module demo_bg.wasm ${module} B)`);
   check(served.has('/style/console.css') && [...served.keys()].some((p) => p.endsWith('/app_bg.wasm')), 'the console was not loaded');
   await useDemoKey(page);
   await page.locator('header nav a[href="/approvals"]').click();

@@ -99,7 +99,8 @@ offline_sw() {
   later=$(LC_ALL=C comm -23 <(printf '%s\n' "$files") <(printf '%s\n' "$first"))
   # $files is split on purpose: the folder's names have no spaces.
   # shellcheck disable=SC2086
-  version=$(cd "$dir" && for f in $files; do printf '%s ' "$f"; sha256sum <"$f"; done | sha256sum | cut -c1-16)
+  # sw.js's own code is hashed too: a new service worker is a new cache.
+  version=$( (sha256sum <demo-node/web/sw.js && cd "$dir" && for f in $files; do printf '%s ' "$f"; sha256sum <"$f"; done) | sha256sum | cut -c1-16)
   quoted() { [ -n "$1" ] && printf '%s\n' "$1" | sed 's/.*/"&"/' | paste -sd, -; }
   sed -e "s|__OFFLINE_VERSION__|$version|" \
     -e "s|/\* __OFFLINE_FIRST__ \*/|$(quoted "$first")|" \

@@ -28,10 +28,12 @@ const href = (f) => new URL(f, SCOPE).href;
 const LISTED = new Set([...FIRST, ...LATER].map(href));
 
 self.addEventListener('install', (e) => {
-  // The page and the stylesheets past the HTTP cache, so the cache holds exactly this build;
-  // the content-hashed files may come from the HTTP cache (the page has just fetched them).
+  // The page and the stylesheets revalidated with the host (`no-cache`: a `304` where it sends
+  // validators, so the copy the page has just loaded is not downloaded again, and never a stale
+  // one), so the cache holds exactly this build; the content-hashed files may come from the HTTP
+  // cache as they are (the page has just fetched them).
   e.waitUntil(caches.open(CACHE)
-    .then((c) => c.addAll(FIRST.map((f) => new Request(href(f), { cache: f.startsWith('pkg/') ? 'default' : 'reload' }))))
+    .then((c) => c.addAll(FIRST.map((f) => new Request(href(f), { cache: f.startsWith('pkg/') ? 'default' : 'no-cache' }))))
     .then(() => self.skipWaiting()));
 });
 
