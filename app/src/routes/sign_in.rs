@@ -456,8 +456,7 @@ pub fn SignIn() -> impl IntoView {
                 KeyState::Loading => view! { <crate::components::states::Loading /> }.into_any(),
                 // The demo read before signing in (the visitor key): the demo key replaces it.
                 KeyState::None | KeyState::Visiting { .. } if in_demo() => view! { <DemoKeyCard note /> }.into_any(),
-                KeyState::Visiting { .. } => view! { <Generate note /> <Import note /> <ImportExisting note /> }.into_any(),
-                KeyState::None => view! { <Generate note /> <Import note /> <ImportExisting note /> }.into_any(),
+                KeyState::None | KeyState::Visiting { .. } => view! { <Generate note /> <Import note /> <ImportExisting note /> }.into_any(),
                 KeyState::Locked { principal_id, .. } => view! { <Unlock note who=principal_id /> }.into_any(),
                 KeyState::Unlocked { principal_id, key_id } => view! { <Held note who=principal_id key_id /> }.into_any(),
             }}
