@@ -96,8 +96,9 @@ function test(name, fn) {
 }
 
 /// Opens the page; collects page errors, console errors and CSP violations.
-async function open(browser, base, locale = 'en-US') {
+async function open(browser, base, locale = 'en-US', init = null) {
   const context = await browser.newContext({ locale });
+  if (init) await context.addInitScript(init);
   const page = await context.newPage();
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
@@ -628,10 +629,21 @@ test('the console in the page: the demo key, the first gate granted through the 
 // the human on Approvals with its goal, and its decision asks to sign in; nothing is sent and no
 // alarm is raised. In the three languages, with axe on the visitor's Approvals view.
 const FIRST_GOAL = 'Deploy the checkout service to staging';
+
+/// Counts the page's `connect` and `close` messages to its Worker (the console's sockets).
+function countSockets() {
+  const post = Worker.prototype.postMessage;
+  window.__sockets = { connect: 0, close: 0 };
+  Worker.prototype.postMessage = function (m, ...rest) {
+    if (m && (m.type === 'connect' || m.type === 'close')) window.__sockets[m.type] += 1;
+    return post.call(this, m, ...rest);
+  };
+}
+
 test('before sign-in the console reads the demo: the board fills, the first gate awaits the human, its decision asks to sign in (en, fr, zh-TW; axe)', async (browser, base) => {
   const found = [];
   for (const [locale, header] of [['en-US', /^Not signed in: reading the demo$/], ['fr-FR', /lecture de la démo/], ['zh-TW', /正在瀏覽示範/]]) {
-    const { context, page } = await open(browser, base, locale);
+    const { context, page } = await open(browser, base, locale, countSockets);
     await page.click('button[data-pace="max"]');
     await firstGate(page, GATE_MS);
     const who = page.locator('header .who');
@@ -651,6 +663,20 @@ test('before sign-in the console reads the demo: the board fills, the first gate
     check(await page.locator('.alarms .alarm').count() === 0, `${locale}: alarms: ${await page.locator('.alarms').innerText().catch(() => '')}`);
     if (locale === 'en-US') {
       console.log(`     before sign-in, in the console: ${missions} Missions on the board, the gate "${FIRST_GOAL}" awaiting the human; its decision asks to sign in ("${await ask.innerText()}")`);
+      // The demo key replaces the visitor's session: one socket open, the human's, whose
+      // decision form is offered; the demo key's card has no export, lock or remove.
+      await ask.click();
+      await page.locator('#use-demo-key').click();
+      await page.locator('#demo-key-held').waitFor({ timeout: 30_000 });
+      const held = await page.locator('#demo-key-held').innerText();
+      check(/no key file/.test(held) && /reloads/.test(held), `the demo key's card: ${held}`);
+      check(await page.locator('#key-held').locator('#export, #lock, #forget').count() === 0, 'the demo key offers export, lock or remove');
+      await page.locator('header nav a[href="/approvals"]').click();
+      await page.locator('li.approval-item[data-kind="gate"] button.grant-execution').first().waitFor({ timeout: 60_000 });
+      await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
+      const sockets = await page.evaluate(() => window.__sockets);
+      check(sockets.connect - sockets.close === 1, `sockets left open: ${JSON.stringify(sockets)}`);
+      console.log(`     then the demo key: the visitor's session replaced (${sockets.connect} opened, ${sockets.close} closed), the gate's form offered`);
     } else {
       const result = await new AxeBuilder({ page }).analyze();
       for (const v of result.violations) {
