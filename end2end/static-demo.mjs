@@ -7,6 +7,9 @@
 // WebCrypto) signs in over postMessage with the /ws frames, signs the gate's grant, and the work
 // starts (the frame path by hand); the pace control pauses the demo's clock; the page says it is
 // an in-browser authority, in the three languages; axe finds no serious or critical violation.
+// Before anyone signs in, the console reads the demo with its visitor key (a read-only session):
+// the board fills, the first execution gate awaits the human on Approvals with its goal and asks
+// to sign in, nothing is sent, no alarm (en, fr, zh-TW; axe on that Approvals view).
 // Then the console in the page (its Backend seam, window.mwpDemo): signed in with the one-click
 // demo key, it grants the first execution gate through its signing summary, the Mission goes
 // on, and every later decision (gates, final approvals) is signed the same way until both
@@ -237,8 +240,12 @@ test('the page signs in over postMessage with its own key, grants the first gate
     const { groups } = await request(`/api/groups/${encodeURIComponent(key.principalId)}`);
     const before = inbox.length;
     send({ ...head('SUBSCRIBE'), subscriptionId: 'urn:missionweaveprotocol:subscription:page', groups: groups.map((groupId) => ({ groupId, afterSequence: 0 })) });
-    // The Worker posts a SUBSCRIBE's replay, then a status: every replayed Event is in by then.
-    await next((m) => m.type === 'status', before);
+    // Then a PING: the Worker answers frames in order, so its echo comes after the whole
+    // replay. (A `status` is no such sign: one posted before the SUBSCRIBE was read may still be
+    // on its way, the more so with the console's own session running in the page.)
+    const pingNonce = b64u(crypto.getRandomValues(new Uint8Array(12)));
+    send({ ...head('PING'), nonce: pingNonce, sentAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    await next(frame((f) => f.frameType === 'PING' && f.replyToNonce === pingNonce), before);
     const events = inbox.filter(frame((f) => f.frameType === 'EVENT')).map((m) => parsed(m).event);
     // The human's Membership Epoch in the gate's Group, from the Events it replayed.
     let membershipEpoch;
@@ -861,6 +868,72 @@ test('the console in the page: the demo key, the first gate granted through the 
   check(errors.length === 0, errors.join('; '));
   if (page.problems.length) console.log(`     console messages: ${page.problems.slice(0, 5).join(' | ')}`);
   await context.close();
+});
+
+// Before anyone signs in, the console itself reads the demo (the visitor key, a read-only
+// session; docs/static-demo.md "Visitor view"): the board fills, the first execution gate awaits
+// the human on Approvals with its goal, and its decision asks to sign in; nothing is sent and no
+// alarm is raised. In the three languages, with axe on the visitor's Approvals view.
+const FIRST_GOAL = 'Deploy the checkout service to staging';
+
+/// Counts the page's `connect` and `close` messages to its Worker (the console's sockets).
+function countSockets() {
+  const post = Worker.prototype.postMessage;
+  window.__sockets = { connect: 0, close: 0 };
+  Worker.prototype.postMessage = function (m, ...rest) {
+    if (m && (m.type === 'connect' || m.type === 'close')) window.__sockets[m.type] += 1;
+    return post.call(this, m, ...rest);
+  };
+}
+
+test('before sign-in the console reads the demo: the board fills, the first gate awaits the human, its decision asks to sign in (en, fr, zh-TW; axe)', async (browser, base) => {
+  const found = [];
+  for (const [locale, header] of [['en-US', /^Not signed in: reading the demo$/], ['fr-FR', /lecture de la démo/], ['zh-TW', /正在瀏覽示範/]]) {
+    const { context, page } = await open(browser, base, locale, countSockets);
+    await page.click('button[data-pace="max"]');
+    await firstGate(page, GATE_MS);
+    const who = page.locator('header .who');
+    await page.waitForFunction(([re]) => new RegExp(re).test(document.querySelector('header .who').textContent), [header.source], { timeout: 60_000 })
+      .catch(async (e) => { throw new Error(`${locale}: the header says ${await who.textContent()}: ${e.message.split('\n')[0]}`); });
+    await page.locator('header nav a[href="/"]').click();
+    await page.waitForFunction(() => document.querySelectorAll('.mission-card').length >= 2, null, { timeout: 60_000 })
+      .catch(async (e) => { throw new Error(`${locale}: ${await page.locator('.mission-card').count()} Missions on the board: ${e.message.split('\n')[0]}`); });
+    const missions = await page.locator('.mission-card').count();
+    await page.locator('header nav a[href="/approvals"]').click();
+    const gate = page.locator('li.approval-item[data-kind="gate"]', { hasText: FIRST_GOAL }).first();
+    await gate.waitFor({ timeout: 60_000 });
+    const ask = gate.locator('.sign-in-to-decide a[href="/sign-in"]');
+    check(await ask.count() === 1, `${locale}: the gate's decision does not ask to sign in: ${await gate.innerText()}`);
+    check(await gate.locator('form.decide, button.grant-execution').count() === 0, `${locale}: the visitor is offered a decision form`);
+    check(await page.locator('#sent li').count() === 0, `${locale}: something was sent before sign-in`);
+    check(await page.locator('.alarms .alarm').count() === 0, `${locale}: alarms: ${await page.locator('.alarms').innerText().catch(() => '')}`);
+    if (locale === 'en-US') {
+      console.log(`     before sign-in, in the console: ${missions} Missions on the board, the gate "${FIRST_GOAL}" awaiting the human; its decision asks to sign in ("${await ask.innerText()}")`);
+      // The demo key replaces the visitor's session: one socket open, the human's, whose
+      // decision form is offered; the demo key's card has no export, lock or remove.
+      await ask.click();
+      await page.locator('#use-demo-key').click();
+      await page.locator('#demo-key-held').waitFor({ timeout: 30_000 });
+      const held = await page.locator('#demo-key-held').innerText();
+      check(/no key file/.test(held) && /reloads/.test(held), `the demo key's card: ${held}`);
+      check(await page.locator('#key-held').locator('#export, #lock, #forget').count() === 0, 'the demo key offers export, lock or remove');
+      await page.locator('header nav a[href="/approvals"]').click();
+      await page.locator('li.approval-item[data-kind="gate"] button.grant-execution').first().waitFor({ timeout: 60_000 });
+      await page.locator('#conn-status[data-state="connected"]').waitFor({ timeout: 60_000 });
+      const sockets = await page.evaluate(() => window.__sockets);
+      check(sockets.connect - sockets.close === 1, `sockets left open: ${JSON.stringify(sockets)}`);
+      console.log(`     then the demo key: the visitor's session replaced (${sockets.connect} opened, ${sockets.close} closed), the gate's form offered`);
+    } else {
+      const result = await new AxeBuilder({ page }).analyze();
+      for (const v of result.violations) {
+        if (v.impact === 'serious' || v.impact === 'critical') found.push(`${locale} approvals: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+      }
+    }
+    const errors = page.problems.filter((p) => p.startsWith('pageerror'));
+    check(errors.length === 0, `${locale}: ${errors.join('; ')}`);
+    await context.close();
+  }
+  check(found.length === 0, found.join('\n  '));
 });
 
 test('a tampered Event between the Worker and the console raises the console\'s alarm', async (browser, base) => {

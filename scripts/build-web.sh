@@ -62,8 +62,9 @@ loader_chunks() {
 
 # The split loaders whose chunks the demo page opens at once (their names in __wasm_split.js,
 # `visitor` for split_visitor.wasm; `split_visitor` is read the same): cached at install with the
-# console's first view. Empty: the demo opens the board, in the main module.
-DEMO_FIRST_SPLITS=${DEMO_FIRST_SPLITS:-}
+# console's first view. The demo opens the visitor's read-only session at once
+# (app/src/components/visitor.rs), so its chunks are part of the demo's first view.
+DEMO_FIRST_SPLITS=${DEMO_FIRST_SPLITS:-visitor}
 
 # Offline after the first load (docs/static-demo.md): DIR/sw.js from demo-node/web/sw.js with two
 # lists of DIR's files (last, so whatever the folder holds is listed; not NAME.gz, which a plain

@@ -88,6 +88,14 @@ pub enum KeyState {
         principal_id: String,
         key_id: String,
     },
+    /// Nobody signed in, and the static demo's console reads the demo with its visitor key
+    /// (docs/static-demo.md, "Visitor view"): a read-only session of the demo's human, whose
+    /// key the Registry does not bind. No `Signer` is held (`Console::signer` stays empty):
+    /// every decision asks to sign in.
+    Visiting {
+        principal_id: String,
+        key_id: String,
+    },
 }
 
 /// Where the Registry used for verification stands.
@@ -283,10 +291,14 @@ impl Console {
     pub fn new() -> Console {
         let key = RwSignal::new(KeyState::Loading);
         let viewer = Memo::new(move |_| match key.get() {
-            KeyState::Unlocked { principal_id, .. } => Some(Viewer::Principal(Actor::new(
-                ActorType::Human,
-                &principal_id,
-            ))),
+            // The visitor reads what the human may read: the same views, each decision
+            // asking to sign in.
+            KeyState::Unlocked { principal_id, .. } | KeyState::Visiting { principal_id, .. } => {
+                Some(Viewer::Principal(Actor::new(
+                    ActorType::Human,
+                    &principal_id,
+                )))
+            }
             _ => None,
         });
         Console {

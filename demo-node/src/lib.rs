@@ -35,7 +35,8 @@ use wasm_core::binding::frames::ping_echo;
 use wasm_core::binding::hello::{self, Challenge, HelloFailure};
 use wasm_core::binding::limits::{self, page_end, too_many_items};
 use wasm_core::crypto::SecretSeed;
-use wasm_core::encoding::hex;
+use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence, ValidatedRegistry};
+use wasm_core::encoding::{b64url_encode, hex};
 use wasm_core::frame::{self, Frame, HelloClientResponse};
 use wasm_core::json::{self, Object, Value};
 use wasm_core::model::common::ActorType;
@@ -86,6 +87,14 @@ pub struct DemoHuman {
     pub seed: SecretSeed,
 }
 
+/// The visitor key's identifier: the read-only key of the demo's human (docs/static-demo.md,
+/// "Visitor view"). Its HELLO is checked against a Registry of its own; the Organization's
+/// Registry, which verifies Commands (§6.4) and is what `GET /api/registry` serves, does not
+/// bind it, so nothing it signs verifies.
+pub const VISITOR_KEY_ID: &str = "urn:missionweaveprotocol:key:mission-owner-visitor";
+/// The name the visitor key's seed is derived under (`seed_for`), beside the cast's names.
+const VISITOR_SEED_NAME: &str = "mission-owner-visitor";
+
 /// A deterministic stream of random bytes from the host's entropy (SHA-256 in counter mode):
 /// nonces and challenge IDs are unpredictable to whoever does not hold the entropy.
 struct Drbg {
@@ -123,15 +132,20 @@ fn seed_for(entropy: &[u8; 32], name: &str) -> SecretSeed {
     SecretSeed::take(&mut raw)
 }
 
-/// An established human session.
+/// An established human session. `read_only`: opened with the visitor key, it reads what the
+/// human may read (`SUBSCRIBE`, `PING`) and sends nothing that changes the node (no `COMMAND`,
+/// no `ACK`, so no Cursor is kept for it).
 struct Session {
     principal_id: String,
     expires: Micros,
+    read_only: bool,
 }
 
 enum Phase {
     AwaitInit,
-    Challenged(Box<Challenge>),
+    /// The challenge sent, and whether it was for the visitor key (checked against the
+    /// visitor's own one-binding Registry).
+    Challenged(Box<Challenge>, bool),
     Open(Session),
 }
 
@@ -165,6 +179,11 @@ pub struct Node {
     next_conn: ConnId,
     out: VecDeque<(ConnId, String)>,
     human: DemoHuman,
+    /// The visitor key: the human's principal, a key of its own (docs/static-demo.md).
+    visitor: DemoHuman,
+    /// The one binding the visitor key's `HELLO` is checked against; never used to verify a
+    /// Command.
+    visitor_registry: ValidatedRegistry,
     lines: Vec<String>,
     /// Artifact contents by `contentHash` (§13, E-1: outside the log): media type and bytes.
     artifacts: BTreeMap<String, (String, Vec<u8>)>,
@@ -204,6 +223,25 @@ impl Node {
             key_id: human.key_id.clone(),
             seed: human.seed.duplicate(),
         };
+        let visitor = DemoHuman {
+            principal_id: human.principal_id.clone(),
+            key_id: VISITOR_KEY_ID.to_owned(),
+            seed: seed_of(VISITOR_SEED_NAME),
+        };
+        let visitor_registry = RegistryEvidence {
+            organization_id: h.organization_id.clone(),
+            bindings: vec![BindingRecord {
+                key_id: visitor.key_id.clone(),
+                principal_type: ActorType::Human.as_str().into(),
+                principal_id: visitor.principal_id.clone(),
+                algorithm: "Ed25519".into(),
+                public_key: b64url_encode(&visitor.seed.public_key()),
+                valid_from: simulation::harness::KEYS_VALID_FROM.into(),
+                validity_history: vec![],
+            }],
+        }
+        .validate()
+        .map_err(|e| format!("the visitor key could not be bound: {e}"))?;
         let mut rng = Drbg {
             key: Sha256::digest([b"missionweave demo-node nonces".as_slice(), &entropy].concat())
                 .into(),
@@ -224,6 +262,8 @@ impl Node {
             next_conn: 0,
             out: VecDeque::new(),
             human,
+            visitor,
+            visitor_registry,
             lines: Vec::new(),
             artifacts: BTreeMap::new(),
             artifact_bytes: 0,
@@ -244,6 +284,17 @@ impl Node {
             principal_id: self.human.principal_id.clone(),
             key_id: self.human.key_id.clone(),
             seed: self.human.seed.duplicate(),
+        }
+    }
+
+    /// The visitor key (`GET /api/demo/visitor`): the demo human's principal with a key the
+    /// Organization's Registry does not bind, so a console reads the demo before signing in
+    /// and can sign nothing that verifies.
+    pub fn visitor(&self) -> DemoHuman {
+        DemoHuman {
+            principal_id: self.visitor.principal_id.clone(),
+            key_id: self.visitor.key_id.clone(),
+            seed: self.visitor.seed.duplicate(),
         }
     }
 
@@ -672,6 +723,7 @@ impl Node {
             Some(Phase::Open(s)) => Some(Session {
                 principal_id: s.principal_id.clone(),
                 expires: s.expires,
+                read_only: s.read_only,
             }),
             Some(_) => None,
             None => return,
@@ -685,7 +737,7 @@ impl Node {
                 None => return,
             };
             let next = match phase {
-                Phase::Challenged(ch) => self.on_response(conn, *ch, &v),
+                Phase::Challenged(ch, visiting) => self.on_response(conn, *ch, visiting, &v),
                 _ => self.on_init(conn, &v),
             };
             if let (Some(p), Some(c)) = (next, self.conns.get_mut(&conn)) {
@@ -722,9 +774,15 @@ impl Node {
         let about = init.frame_id.as_str().to_owned();
         let expires = self.now.plus_seconds(limits::CHALLENGE_SECONDS);
         let frame_id = self.frame_id();
+        let visiting = init.key_id.as_str() == VISITOR_KEY_ID;
+        let registry = if visiting {
+            &self.visitor_registry
+        } else {
+            &self.h.registry
+        };
         let rng = &mut self.rng;
         let built = hello::challenge(
-            &self.h.registry,
+            registry,
             init,
             ActorType::Human,
             self.now,
@@ -735,7 +793,7 @@ impl Node {
         match built {
             Ok((challenge, frame)) => {
                 self.push(conn, frame);
-                Some(Phase::Challenged(Box::new(challenge)))
+                Some(Phase::Challenged(Box::new(challenge), visiting))
             }
             Err(f) => {
                 let e = R::new(HelloFailure::CODE, f.message()).about_frame(Some(&about));
@@ -747,7 +805,15 @@ impl Node {
 
     /// Step 3 → 4 (server/src/gateway/session.rs `accept`): once, before the challenge
     /// expires, a strict Ed25519 signature over exactly the transcript's bytes.
-    fn on_response(&mut self, conn: ConnId, c: Challenge, v: &Value) -> Option<Phase> {
+    /// `visiting`: the challenge was for the visitor key, checked against its own Registry;
+    /// the session is then read-only.
+    fn on_response(
+        &mut self,
+        conn: ConnId,
+        c: Challenge,
+        visiting: bool,
+        v: &Value,
+    ) -> Option<Phase> {
         let r: HelloClientResponse = match frame::decode_value(v) {
             Ok(Frame::HelloClientResponse(r)) => r,
             Ok(other) => {
@@ -764,7 +830,12 @@ impl Node {
                 return None;
             }
         };
-        if let Err(f) = hello::check_response(&self.h.registry, &c, &r, self.now) {
+        let registry = if visiting {
+            &self.visitor_registry
+        } else {
+            &self.h.registry
+        };
+        if let Err(f) = hello::check_response(registry, &c, &r, self.now) {
             let e = R::new(HelloFailure::CODE, f.message())
                 .about_frame(Some(r.frame_id.as_str()))
                 .fatal();
@@ -778,6 +849,7 @@ impl Node {
         Some(Phase::Open(Session {
             principal_id: c.init.agent_id.as_str().to_owned(),
             expires,
+            read_only: visiting,
         }))
     }
 
@@ -802,6 +874,33 @@ impl Node {
             }
         };
         let frame_id = f.frame_id().as_str().to_owned();
+        if s.read_only {
+            match &f {
+                Frame::Command(c) => {
+                    // Refused before it is read: no stage runs, nothing is appended.
+                    let e = R::new(
+                        ErrorCode::AuthForbidden,
+                        "a read-only session (the demo's visitor key) may not send Commands: \
+                         sign in to decide",
+                    )
+                    .about_command(&c.command.value)
+                    .about_frame(Some(&frame_id));
+                    self.refuse(conn, &e);
+                    return;
+                }
+                Frame::Ack(_) => {
+                    let e = R::new(
+                        ErrorCode::AuthForbidden,
+                        "a read-only session (the demo's visitor key) keeps no Cursor: sign in \
+                         to acknowledge",
+                    )
+                    .about_frame(Some(&frame_id));
+                    self.refuse(conn, &e);
+                    return;
+                }
+                _ => {}
+            }
+        }
         match f {
             Frame::Subscribe(sub) => {
                 for g in sub.groups.iter() {

@@ -144,6 +144,20 @@ impl DemoNode {
         json::to_string(&Value::Object(o))
     }
 
+    /// The visitor key (`GET /api/demo/visitor`): `{principalId, keyId, seed, readOnly: true}`,
+    /// the seed encoded as [`DemoNode::demo_key_json`] encodes it. A session opened with it
+    /// reads the demo as the human does and can send no Command (docs/static-demo.md,
+    /// "Visitor view"); the Organization's Registry does not bind it.
+    pub fn visitor_key_json(&self) -> String {
+        let v = self.node.visitor();
+        let mut o = Object::new();
+        o.insert("principalId", Value::string(v.principal_id));
+        o.insert("keyId", Value::string(v.key_id));
+        o.insert("seed", Value::string(v.seed.to_b64url().to_string()));
+        o.insert("readOnly", Value::Bool(true));
+        json::to_string(&Value::Object(o))
+    }
+
     /// The human decisions waited for: `[{key, description, kind, missionId, groupId, …}]`,
     /// with the WorkItem's goal or the Mission's title a visitor sees before signing in, and
     /// what a decision's Command names.

@@ -142,8 +142,14 @@ impl Client {
     /// Takes this connection's frames: EVENTs are verified (six stages, the Group Authority's
     /// signature) and folded; anything else is returned.
     fn take(&mut self, node: &mut Node) -> Vec<Value> {
+        let frames = node.take_frames();
+        self.absorb(frames)
+    }
+
+    /// [`Client::take`] on frames already taken from the node (all of them this client's).
+    fn absorb(&mut self, frames: Vec<(u64, String)>) -> Vec<Value> {
         let mut other = Vec::new();
-        for (conn, text) in node.take_frames() {
+        for (conn, text) in frames {
             assert_eq!(
                 conn, self.conn,
                 "a frame for a connection the test did not open"
@@ -214,6 +220,23 @@ impl Client {
     /// A new connection of the demo's human, signed in.
     fn signed_in(node: &mut Node) -> Client {
         let mut c = Client::new(node);
+        let got = c.hello(node, false);
+        assert_eq!(at(&got[0], "/phase"), "server_accept", "{got:?}");
+        c
+    }
+
+    /// A connection opened with the visitor key (`GET /api/demo/visitor`): the human's
+    /// principal, a key only the visitor's own Registry binds.
+    fn visitor(node: &mut Node) -> Client {
+        let mut c = Client::new(node);
+        c.human = node.visitor();
+        c.signer = Signer::from_seed(&c.human.seed);
+        c
+    }
+
+    /// A read-only session of the demo's human, signed in with the visitor key.
+    fn visiting(node: &mut Node) -> Client {
+        let mut c = Client::visitor(node);
         let got = c.hello(node, false);
         assert_eq!(at(&got[0], "/phase"), "server_accept", "{got:?}");
         c
@@ -358,6 +381,15 @@ fn run_until(node: &mut Node, c: &mut Client, until: impl Fn(&Node, &Client) -> 
         }
     }
     panic!("never reached:\n{}", node.take_lines().join("\n"));
+}
+
+/// Takes the node's frames and gives each of two clients its own.
+fn take_both(node: &mut Node, a: &mut Client, b: &mut Client) -> (Vec<Value>, Vec<Value>) {
+    let (mine, theirs): (Vec<_>, Vec<_>) = node
+        .take_frames()
+        .into_iter()
+        .partition(|(c, _)| *c == a.conn);
+    (a.absorb(mine), b.absorb(theirs))
 }
 
 fn first_execution_gate(node: &Node) -> Option<HumanGate> {
@@ -856,4 +888,219 @@ fn a_replay_longer_than_a_page_ends_with_the_continuation_and_resumes_without_a_
         c.state.group(&group).unwrap().last_sequence > head
     });
     assert!(live, "no live Event of {group} after the last page");
+}
+
+#[test]
+fn a_read_only_session_appends_nothing_keeps_no_cursor_and_its_key_signs_nothing() {
+    // The visitor key is not in the Registry that verifies Commands (GET /api/registry).
+    let probe = node();
+    assert!(!probe.registry_json().contains(demo_node::VISITOR_KEY_ID));
+    assert_eq!(
+        probe.visitor().principal_id,
+        probe.demo_human().principal_id
+    );
+    assert_ne!(
+        probe.visitor().seed.public_key(),
+        probe.demo_human().seed.public_key()
+    );
+
+    // The visitor key claimed for an Agent: refused at once, fatally.
+    let mut node = node();
+    let agent = json::parse_str(&node.registry_json()).unwrap();
+    let agent = match agent.pointer("/bindings") {
+        Some(Value::Array(b)) => b
+            .iter()
+            .find(|b| at(b, "/principal/type") == "agent")
+            .map(|b| at(b, "/principal/id").to_owned())
+            .unwrap(),
+        _ => panic!("no bindings"),
+    };
+    let mut c = Client::visitor(&mut node);
+    let f = client_init(1, &agent, demo_node::VISITOR_KEY_ID);
+    c.send(&mut node, f);
+    let got = c.take(&mut node);
+    assert_eq!(code(&got[0]), "AUTH_INVALID_SIGNATURE", "{got:?}");
+    assert_eq!(got[0].pointer("/error/fatal"), Some(&Value::Bool(true)));
+    assert!(node.is_closed(c.conn));
+    // A forged signature over the visitor's challenge: refused fatally.
+    let mut c = Client::visitor(&mut node);
+    let got = c.hello(&mut node, true);
+    assert_eq!(code(&got[0]), "AUTH_INVALID_SIGNATURE", "{got:?}");
+    assert!(node.is_closed(c.conn));
+
+    // At the first gate: a read-only session beside the human's.
+    let (mut node, mut human, gate) = at_first_gate();
+    let mut visitor = Client::visiting(&mut node);
+    let n = visitor.id();
+    let groups: Vec<(String, u64)> = node
+        .groups_of(&visitor.human.principal_id)
+        .into_iter()
+        .map(|g| (g, 0))
+        .collect();
+    visitor.subscribed = groups.iter().map(|(g, _)| g.clone()).collect();
+    let f = subscribe(n, "urn:missionweaveprotocol:subscription:visitor", &groups);
+    visitor.send(&mut node, f);
+    let (v_other, h_other) = take_both(&mut node, &mut visitor, &mut human);
+    assert!(
+        v_other.is_empty() && h_other.is_empty(),
+        "{v_other:?} {h_other:?}"
+    );
+    assert!(!visitor.events.is_empty(), "the visitor reads nothing");
+    let heads = node.heads();
+    let org = node.organization_events();
+
+    // A grant correctly signed with the human's real key, and one signed with the visitor
+    // key: both refused on the read-only session before any stage runs.
+    let real = human.grant(&gate, node.now());
+    let action = at(&json::parse(&real).unwrap(), "/actionId").to_owned();
+    visitor.state = human.state.clone();
+    let forged = visitor.grant(&gate, node.now());
+    for bytes in [&real, &forged] {
+        let got = visitor.command(&mut node, bytes);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(code(&got[0]), "AUTH_FORBIDDEN", "{got:?}");
+        assert!(
+            at(&got[0], "/error/message").contains("sign in to decide"),
+            "{got:?}"
+        );
+        assert_eq!(
+            at(&got[0], "/error/relatedActionId"),
+            at(&json::parse(bytes).unwrap(), "/actionId")
+        );
+        assert!(!node.is_closed(visitor.conn), "the visitor keeps reading");
+    }
+    // The visitor-signed grant over HTTP: its signature verifies against nothing.
+    let (status, body) = node.post_command(&forged, node.now());
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        at(&json::parse_str(&body).unwrap(), "/code"),
+        "AUTH_INVALID_SIGNATURE"
+    );
+    // An ACK: refused, no Cursor kept.
+    let member = visitor
+        .subscribed
+        .iter()
+        .find(|g| {
+            human
+                .state
+                .membership(g, &human.human.principal_id)
+                .is_some_and(|m| m.is_active())
+        })
+        .unwrap()
+        .clone();
+    let mut f = frame("ACK", 500);
+    let mut item = Object::new();
+    item.insert("groupId", s(&member));
+    item.insert("sequence", Value::from(1u64));
+    f.insert("acknowledgements", Value::Array(vec![Value::Object(item)]));
+    f.insert("sentAt", s("2026-07-15T08:00:00Z"));
+    visitor.send(&mut node, f);
+    let (got, h_other) = take_both(&mut node, &mut visitor, &mut human);
+    assert!(h_other.is_empty(), "{h_other:?}");
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(code(&got[0]), "AUTH_FORBIDDEN");
+    assert_eq!(node.cursor(&visitor.human.principal_id, &member), None);
+    // Nothing appended anywhere; the gate still waits for the human.
+    assert_eq!(node.heads(), heads);
+    assert_eq!(node.organization_events(), org);
+    assert_eq!(first_execution_gate(&node), Some(gate.clone()));
+    // A PING is answered.
+    visitor.send(&mut node, ping(501));
+    let (got, _) = take_both(&mut node, &mut visitor, &mut human);
+    assert_eq!(at(&got[0], "/frameType"), "PING", "{got:?}");
+
+    // The human's session grants the same bytes: accepted, and the visitor reads the Event.
+    let n = human.id();
+    let mut f = frame("COMMAND", n);
+    f.insert("command", json::parse(&real).unwrap());
+    human.send(&mut node, f);
+    let (v_other, h_other) = take_both(&mut node, &mut visitor, &mut human);
+    assert!(
+        v_other.is_empty() && h_other.is_empty(),
+        "{v_other:?} {h_other:?}"
+    );
+    assert!(visitor.events.iter().any(|e| at(e, "/kind")
+        == "approval.execution.granted"
+        && at(e, "/cause/id") == action));
+    assert_eq!(visitor.errors.len(), 3, "{:?}", visitor.errors);
+}
+
+#[test]
+fn a_visitor_reads_the_demo_running_with_each_decision_awaiting_the_human() {
+    let mut node = node();
+    let mut visitor = Client::visiting(&mut node);
+    // The human decides over HTTP (`POST /api/commands`), signing with the Membership
+    // Epochs the visitor's view holds (the same principal's).
+    let mut decider = Client::new(&mut node);
+    let mut decided = Vec::new();
+    let mut seen = 0;
+    for _ in 0..64 {
+        run_until(&mut node, &mut visitor, |n, _| {
+            n.finished() || n.gates().iter().any(|g| !decided.contains(&g.key()))
+        });
+        if node.finished() {
+            break;
+        }
+        // Every decision awaiting the human, as the visitor reads it: its WorkItem's goal or
+        // its Mission's title, from verified Events only, and nothing of it decided yet.
+        let folded: Vec<String> = visitor.events.iter().map(json::to_string).collect();
+        for g in node.gates() {
+            let (id, text) = match &g {
+                HumanGate::ExecutionApproval {
+                    work_item_id, goal, ..
+                } => {
+                    assert!(visitor.state.work_items.contains_key(work_item_id));
+                    (work_item_id, goal)
+                }
+                HumanGate::MissionApproval {
+                    mission_id, title, ..
+                } => {
+                    assert!(visitor.state.missions.contains_key(mission_id));
+                    (mission_id, title)
+                }
+            };
+            assert!(
+                folded
+                    .iter()
+                    .any(|e| e.contains(id.as_str()) && e.contains(text.as_str())),
+                "the visitor cannot read {text:?} of {id}"
+            );
+            seen += 1;
+        }
+        assert!(visitor.state.missions.len() >= 2);
+        let gate = node
+            .gates()
+            .into_iter()
+            .find(|g| !decided.contains(&g.key()))
+            .unwrap();
+        decider.state = visitor.state.clone();
+        let bytes = match &gate {
+            HumanGate::ExecutionApproval { .. } => decider.grant(&gate, node.now()),
+            HumanGate::MissionApproval { .. } => decider.decide_mission(&gate, false, node.now()),
+        };
+        let (status, body) = node.post_command(&bytes, node.now());
+        assert_eq!(status, 200, "{} refused: {body}", gate.key());
+        decided.push(gate.key());
+    }
+    assert!(node.finished(), "{}", node.take_lines().join("\n"));
+    assert!(seen >= 3, "{seen} decisions read");
+    // The visitor read every decision's Event and sent nothing that was refused.
+    let kinds = |k: &str| {
+        visitor
+            .events
+            .iter()
+            .filter(|e| at(e, "/kind") == k)
+            .count()
+    };
+    assert!(kinds("approval.execution.granted") >= 1);
+    assert!(kinds("mission.approved") >= 2);
+    for (group, head) in node.heads() {
+        if visitor.subscribed.contains(&group) {
+            assert_eq!(
+                visitor.state.group(&group).map_or(0, |g| g.last_sequence),
+                head
+            );
+        }
+    }
+    assert!(visitor.errors.is_empty(), "{:?}", visitor.errors);
 }

@@ -97,6 +97,10 @@ function get(path) {
     return [200, node.groups_json(decodeURIComponent(path.slice('/api/groups/'.length)))];
   }
   if (path === '/api/demo/key') return [200, node.demo_key_json()];
+  // The visitor key: the console reads the demo before anyone signs in (a read-only session).
+  if (path === '/api/demo/visitor') return [200, node.visitor_key_json()];
+  // No proposals (the demo opens with the human's Missions), as a server with none answers.
+  if (path === '/api/demo/proposals') return [200, JSON.stringify({ proposals: [] })];
   if (path.startsWith('/api/artifacts/')) {
     const a = node.artifact_json(decodeURIComponent(path.slice('/api/artifacts/'.length)));
     return a === undefined ? [404, JSON.stringify({ message: 'no such Artifact' })] : [200, a];

@@ -44,6 +44,8 @@ pub fn Header() -> impl IntoView {
                         KeyState::Unlocked { principal_id, .. } => {
                             t!(i18n, header.signed_in_as, who = move || principal_id.clone()).into_any()
                         }
+                        // The static demo read before anyone signs in (read-only session).
+                        KeyState::Visiting { .. } => t!(i18n, header.visiting).into_any(),
                         _ => t!(i18n, header.not_signed_in).into_any(),
                     }}
                 </span>

@@ -14,4 +14,5 @@ pub mod registry;
 pub mod session;
 pub mod signing_summary;
 pub mod states;
+pub mod visitor;
 pub mod wire;

@@ -15,7 +15,9 @@ use wasm_core::crypto::registry::ValidatedRegistry;
 use crate::socket::page as imp;
 pub use crate::socket::page::stop;
 
-/// Connects as the unlocked key's Principal.
+/// Connects as the unlocked key's Principal, or (the static demo before anyone signs in) as
+/// the visitor key's, read-only (`components::visitor`). A start with another identity closes
+/// the session open before it: the demo key replaces the visitor's session, none is left open.
 pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc<Signer>) {
     #[cfg(target_arch = "wasm32")]
     {
@@ -62,7 +64,9 @@ pub fn start(console: Console, principal_id: String, key_id: String, signer: Arc
                 let stopped = imp::POLL.with(|p| p.get()) != generation
                     || !matches!(
                         console.key.get_untracked(),
-                        crate::state::KeyState::Unlocked { principal_id, .. } if principal_id == who
+                        crate::state::KeyState::Unlocked { principal_id, .. }
+                            | crate::state::KeyState::Visiting { principal_id, .. }
+                            if principal_id == who
                     );
                 if stopped {
                     break;

@@ -44,6 +44,71 @@ pub fn read(
     })
 }
 
+/// The visitor key of the static demo (`GET /api/demo/visitor`: `{principalId, keyId, seed,
+/// readOnly: true}`, docs/static-demo.md "Visitor view"): a key of the demo's human that the
+/// Organization's Registry does not bind, so the console reads the demo with it before anyone
+/// signs in and can sign nothing that verifies (§6.4: a Command's key must be bound). It is
+/// never a signer of the console (`Console::signer` stays empty).
+pub struct VisitorKey {
+    pub seed: SecretSeed,
+    pub principal_id: String,
+    pub key_id: String,
+}
+
+/// Why a visitor key document was not taken.
+#[derive(Debug, PartialEq, Eq)]
+pub enum VisitorError {
+    /// Not JSON, too long, no seed, or not said to be read-only.
+    Unrecognized,
+    /// The Registry binds this key (its public key or its key ID): a key that can sign is
+    /// never taken as the read-only one.
+    Bound,
+    /// The document names no human of the Registry.
+    NotAHuman,
+}
+
+/// Reads `/api/demo/visitor`'s body against the Organization's Registry: taken only if it says
+/// `readOnly: true`, names a human the Registry binds a key to, and is a key the Registry does
+/// NOT bind (neither its public key nor its key ID).
+pub fn read_visitor(
+    body: &[u8],
+    registry: &wasm_core::crypto::registry::ValidatedRegistry,
+) -> Result<VisitorKey, VisitorError> {
+    use wasm_core::model::common::ActorType;
+    if body.len() > import::MAX_TEXT {
+        return Err(VisitorError::Unrecognized);
+    }
+    let v = json::parse(body).map_err(|_| VisitorError::Unrecognized)?;
+    let s = |k: &str| v.pointer(k).and_then(Value::as_str);
+    if v.pointer("/readOnly") != Some(&Value::Bool(true)) {
+        return Err(VisitorError::Unrecognized);
+    }
+    let (Some(principal_id), Some(key_id), Some(seed)) =
+        (s("/principalId"), s("/keyId"), s("/seed"))
+    else {
+        return Err(VisitorError::Unrecognized);
+    };
+    let seed = import::seed_of(seed).map_err(|_| VisitorError::Unrecognized)?;
+    let public = seed.public_key();
+    if registry
+        .bindings()
+        .any(|b| b.key_id == key_id || b.public_key.as_bytes() == &public)
+    {
+        return Err(VisitorError::Bound);
+    }
+    if !registry
+        .bindings()
+        .any(|b| b.principal.id.0 == principal_id && b.principal.actor_type == ActorType::Human)
+    {
+        return Err(VisitorError::NotAHuman);
+    }
+    Ok(VisitorKey {
+        seed,
+        principal_id: principal_id.to_owned(),
+        key_id: key_id.to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +179,103 @@ mod tests {
         assert_eq!(
             Some(k.seed.public_key()),
             SecretSeed::from_slice(&seed).map(|s| s.public_key())
+        );
+    }
+
+    fn visitor_body(seed: &[u8; 32], principal: &str, key: &str, read_only: bool) -> Vec<u8> {
+        format!(
+            r#"{{"principalId":"{principal}","keyId":"{key}","seed":"{}","readOnly":{read_only}}}"#,
+            b64url_encode(seed)
+        )
+        .into_bytes()
+    }
+
+    /// Alice's one bound key (seed `bound`) and an Agent's.
+    fn validated(bound: [u8; 32]) -> wasm_core::crypto::registry::ValidatedRegistry {
+        use wasm_core::crypto::registry::{BindingRecord, RegistryEvidence};
+        let binding = |key: &str, kind: &str, id: &str, seed: [u8; 32]| BindingRecord {
+            key_id: key.into(),
+            principal_type: kind.into(),
+            principal_id: id.into(),
+            algorithm: "Ed25519".into(),
+            public_key: b64url_encode(&SecretSeed::take(&mut seed.clone()).public_key()),
+            valid_from: "2020-01-01T00:00:00Z".into(),
+            validity_history: vec![],
+        };
+        RegistryEvidence {
+            organization_id: "urn:missionweaveprotocol:organization:test".into(),
+            bindings: vec![
+                binding(KEY, "human", ALICE, bound),
+                binding(
+                    "urn:missionweaveprotocol:key:bot",
+                    "agent",
+                    "urn:missionweaveprotocol:agent:bot",
+                    [5u8; 32],
+                ),
+            ],
+        }
+        .validate()
+        .expect("registry")
+    }
+
+    #[test]
+    fn a_visitor_key_the_registry_binds_or_not_marked_read_only_is_refused() {
+        let r = validated([7u8; 32]);
+        const VISITOR: &str = "urn:missionweaveprotocol:key:alice-visitor";
+        // Alice's real key offered as the read-only one: by its seed, or by its key ID.
+        let real = visitor_body(&[7u8; 32], ALICE, VISITOR, true);
+        assert_eq!(read_visitor(&real, &r).err(), Some(VisitorError::Bound));
+        let same_id = visitor_body(&[8u8; 32], ALICE, KEY, true);
+        assert_eq!(read_visitor(&same_id, &r).err(), Some(VisitorError::Bound));
+        // Not said to be read-only (a demo key document, or `false`).
+        let not_marked = visitor_body(&[8u8; 32], ALICE, VISITOR, false);
+        assert_eq!(
+            read_visitor(&not_marked, &r).err(),
+            Some(VisitorError::Unrecognized)
+        );
+        let demo = body(&[8u8; 32], ALICE, VISITOR, true);
+        assert_eq!(
+            read_visitor(&demo, &r).err(),
+            Some(VisitorError::Unrecognized)
+        );
+        // A principal the Registry does not know, or an Agent: not a human of it.
+        for who in [
+            "urn:missionweaveprotocol:human:mallory",
+            "urn:missionweaveprotocol:agent:bot",
+        ] {
+            let b = visitor_body(&[8u8; 32], who, VISITOR, true);
+            assert_eq!(read_visitor(&b, &r).err(), Some(VisitorError::NotAHuman));
+        }
+        // Not JSON; oversized.
+        assert_eq!(
+            read_visitor(b"{", &r).err(),
+            Some(VisitorError::Unrecognized)
+        );
+        let huge = vec![b' '; import::MAX_TEXT + 1];
+        assert_eq!(
+            read_visitor(&huge, &r).err(),
+            Some(VisitorError::Unrecognized)
+        );
+    }
+
+    #[test]
+    fn the_visitor_key_names_the_human_with_a_key_of_its_own() {
+        let r = validated([7u8; 32]);
+        let k = read_visitor(
+            &visitor_body(
+                &[8u8; 32],
+                ALICE,
+                "urn:missionweaveprotocol:key:alice-visitor",
+                true,
+            ),
+            &r,
+        )
+        .expect("taken");
+        assert_eq!(k.principal_id, ALICE);
+        assert_eq!(k.key_id, "urn:missionweaveprotocol:key:alice-visitor");
+        assert_ne!(
+            Some(k.seed.public_key()),
+            SecretSeed::from_slice(&[7u8; 32]).map(|s| s.public_key())
         );
     }
 }

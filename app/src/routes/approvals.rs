@@ -269,6 +269,7 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
         ViewerDecision::NoViewer => "no-viewer",
     };
     let ops_prefix = dom_id.clone();
+    let visiting = move || console.key.with(|k| matches!(k, KeyState::Visiting { .. }));
     let mission_id = item.with_value(|i| i.mission_id.clone());
     let title_id = format!("{dom_id}-title");
     view! {
@@ -305,7 +306,13 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
                     }}
                 </p>
             </div>
-            <Show when=move || may && !console.travelling()>
+            // The static demo read before signing in: the decision asks to sign in instead.
+            <Show when=move || may && visiting() && !console.travelling()>
+                <p class="sign-in-to-decide">
+                    <a href="/sign-in">{t!(i18n, approvals.sign_in_to_decide)}</a>
+                </p>
+            </Show>
+            <Show when=move || may && !visiting() && !console.travelling()>
                 <form class="decide" on:submit=|ev| ev.prevent_default()>
                     {(kind == "gate").then(|| view! {
                         <fieldset class="operations">

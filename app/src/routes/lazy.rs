@@ -182,6 +182,20 @@ fn settings() -> Result<AnyView, SplitLoaderError> {
     }))
 }
 
+/// The static demo's read-only session before anyone signs in (`components::visitor`,
+/// docs/static-demo.md "Visitor view"), in a chunk of its own (`split_visitor`, loader
+/// `__wasm_split_load_visitor`): a server's first view does not carry it.
+#[wasm_split(visitor, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn visitor_session(console: crate::state::Console) -> Result<(), SplitLoaderError> {
+    crate::components::visitor::start(console);
+    Ok(())
+}
+
+/// Loads the visitor's chunk and opens its read-only session (in the demo, no key stored).
+pub async fn visit(console: crate::state::Console) -> Result<(), SplitLoaderError> {
+    visitor_session(console).await
+}
+
 /// The route's view for `chunk`: the designed loading state while its chunk is fetched, then
 /// the view; if the chunk cannot be fetched, an alert with a retry (the loader keeps no failed
 /// attempt, so a retry fetches again).

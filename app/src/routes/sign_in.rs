@@ -203,7 +203,13 @@ pub fn load_stored_key(console: Console) {
             },
             _ => KeyState::None,
         };
+        // The static demo with nobody signed in: read it at once, read-only (the visitor key,
+        // docs/static-demo.md "Visitor view"), from a chunk loaded only here.
+        let visit = state == KeyState::None && crate::web::page_authority().is_some();
         console.key.set(state);
+        if visit && let Err(e) = crate::routes::lazy::visit(console).await {
+            web_sys::console::warn_1(&format!("the demo's visitor session: {e:?}").into());
+        }
     });
     #[cfg(not(target_arch = "wasm32"))]
     console.key.set(KeyState::None);
@@ -448,8 +454,9 @@ pub fn SignIn() -> impl IntoView {
             </div>
             {move || match console.key.get() {
                 KeyState::Loading => view! { <crate::components::states::Loading /> }.into_any(),
-                KeyState::None if in_demo() => view! { <DemoKeyCard note /> }.into_any(),
-                KeyState::None => view! { <Generate note /> <Import note /> <ImportExisting note /> }.into_any(),
+                // The demo read before signing in (the visitor key): the demo key replaces it.
+                KeyState::None | KeyState::Visiting { .. } if in_demo() => view! { <DemoKeyCard note /> }.into_any(),
+                KeyState::None | KeyState::Visiting { .. } => view! { <Generate note /> <Import note /> <ImportExisting note /> }.into_any(),
                 KeyState::Locked { principal_id, .. } => view! { <Unlock note who=principal_id /> }.into_any(),
                 KeyState::Unlocked { principal_id, key_id } => view! { <Held note who=principal_id key_id /> }.into_any(),
             }}
@@ -763,21 +770,27 @@ fn Held(note: RwSignal<Note>, who: String, key_id: String) -> impl IntoView {
         })
     });
     let who2 = who.clone();
+    // In the static demo the only key the console holds is the demo key (docs/static-demo.md).
+    let demo = in_demo();
     view! {
         <div class="card" id="key-held">
             <h2 id="key-unlocked">{t!(i18n, sign_in.unlocked, who = move || who2.clone())}</h2>
-            {in_demo().then(|| view! { <p class="note" id="demo-key-held">{t!(i18n, sign_in.demo_key_held)}</p> })}
+            {demo.then(|| view! { <p class="note" id="demo-key-held">{t!(i18n, sign_in.demo_key_held)}</p> })}
             <dl>
                 <dt>{t!(i18n, sign_in.key_id)}</dt>
                 <dd><code>{key_id}</code></dd>
                 <dt>{t!(i18n, sign_in.public_key)}</dt>
                 <dd><code class="hash">{public}</code></dd>
             </dl>
-            <div class="actions">
-                <button type="button" id="export" on:click=export>{t!(i18n, sign_in.export)}</button>
-                <button type="button" id="lock" on:click=lock>{t!(i18n, sign_in.lock)}</button>
-                <button type="button" id="forget" on:click=forget>{t!(i18n, sign_in.forget)}</button>
-            </div>
+            // The demo key has no key file: nothing to export, lock (no passphrase to unlock it
+            // with) or remove; it is gone on reload.
+            {(!demo).then(|| view! {
+                <div class="actions">
+                    <button type="button" id="export" on:click=export>{t!(i18n, sign_in.export)}</button>
+                    <button type="button" id="lock" on:click=lock>{t!(i18n, sign_in.lock)}</button>
+                    <button type="button" id="forget" on:click=forget>{t!(i18n, sign_in.forget)}</button>
+                </div>
+            })}
         </div>
         {move || refused.get().then(|| view! { <EnrolAgain note /> })}
     }
