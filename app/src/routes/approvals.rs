@@ -295,7 +295,12 @@ fn ItemCard(item: ApprovalItem, declined: RwSignal<BTreeSet<String>>) -> impl In
                 {requested.map(|r| view! { <p>{t!(i18n, approvals.requested_by)}" "<code>{r}</code></p> })}
                 <p class="viewer-decision" data-decision=decision_attr>
                     {match viewer {
-                        ViewerDecision::MayApprove => t!(i18n, approvals.may_decide).into_any(),
+                        // A visitor reads as the demo's human but holds no key that signs.
+                        ViewerDecision::MayApprove => (move || if visiting() {
+                            t!(i18n, approvals.visitor_may_decide).into_any()
+                        } else {
+                            t!(i18n, approvals.may_decide).into_any()
+                        }).into_any(),
                         ViewerDecision::SelfApproval => t!(i18n, approvals.self_approval).into_any(),
                         ViewerDecision::NotAdmitted { code, reason } => {
                             let c = code.as_str().to_owned();
