@@ -106,7 +106,7 @@ fn boot(console: Console) {
         if let Ok(h) = tick {
             on_cleanup(move || h.clear());
         }
-        crate::routes::sign_in::load_stored_key(console);
+        crate::routes::sign_in::load_stored_key(console, crate::routes::lazy::visit);
         leptos::task::spawn_local(async move {
             match crate::components::registry::fetch().await {
                 Ok(r) => {

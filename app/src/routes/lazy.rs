@@ -191,9 +191,18 @@ fn visitor_session(console: crate::state::Console) -> Result<(), SplitLoaderErro
     Ok(())
 }
 
-/// Loads the visitor's chunk and opens its read-only session (in the demo, no key stored).
-pub async fn visit(console: crate::state::Console) -> Result<(), SplitLoaderError> {
-    visitor_session(console).await
+/// Loads the visitor's chunk and opens its read-only session (in the demo, no key stored:
+/// `routes::sign_in::load_stored_key` calls it). A chunk that cannot be fetched leaves the
+/// console on "Not signed in", the demo key still offered.
+pub fn visit(console: crate::state::Console) {
+    #[cfg(target_arch = "wasm32")]
+    leptos::task::spawn_local(async move {
+        if let Err(e) = visitor_session(console).await {
+            web_sys::console::warn_1(&format!("the demo's visitor session: {e:?}").into());
+        }
+    });
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (console, visitor_session);
 }
 
 /// The route's view for `chunk`: the designed loading state while its chunk is fetched, then

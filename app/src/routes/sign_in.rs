@@ -189,8 +189,11 @@ fn note_view(i18n: I18nContext<Locale>, n: Note) -> AnyView {
     }
 }
 
-/// Reads the stored key file at start-up (locked until the passphrase is given).
-pub fn load_stored_key(console: Console) {
+/// Reads the stored key file at start-up (locked until the passphrase is given). In the static
+/// demo with no key stored, `visit` opens the read-only visitor session (docs/static-demo.md
+/// "Visitor view"): the caller passes `routes::lazy::visit`, whose chunk holds that code, so
+/// this view's module does not depend on the loader of its own chunk.
+pub fn load_stored_key(console: Console, visit: fn(Console)) {
     #[cfg(target_arch = "wasm32")]
     leptos::task::spawn_local(async move {
         let state = match crate::custody::store::load().await {
@@ -203,16 +206,18 @@ pub fn load_stored_key(console: Console) {
             },
             _ => KeyState::None,
         };
-        // The static demo with nobody signed in: read it at once, read-only (the visitor key,
-        // docs/static-demo.md "Visitor view"), from a chunk loaded only here.
-        let visit = state == KeyState::None && crate::web::page_authority().is_some();
+        // The static demo with nobody signed in: read it at once, read-only (the visitor key).
+        let visiting = state == KeyState::None && crate::web::page_authority().is_some();
         console.key.set(state);
-        if visit && let Err(e) = crate::routes::lazy::visit(console).await {
-            web_sys::console::warn_1(&format!("the demo's visitor session: {e:?}").into());
+        if visiting {
+            visit(console);
         }
     });
     #[cfg(not(target_arch = "wasm32"))]
-    console.key.set(KeyState::None);
+    {
+        let _ = visit;
+        console.key.set(KeyState::None);
+    }
 }
 
 /// Holds the unlocked seed as a `Signer` and opens the session.
