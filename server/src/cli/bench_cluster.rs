@@ -58,6 +58,39 @@ impl Proc {
     fn ws(&self) -> Result<Endpoint, String> {
         Endpoint::new(&format!("ws://{}/ws", self.addr), None)
     }
+
+    /// The CPU seconds the node has used so far, and those of its fold thread
+    /// (`cluster-node`, a follower folding the log; `/proc/PID/task/*/comm`). `None` where
+    /// `/proc` is not there.
+    fn cpu(&self) -> Option<(f64, f64)> {
+        let pid = self.child.id().to_string();
+        let total = super::bench_gateway::cpu_seconds(&pid)?;
+        let mut fold = 0.0;
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for t in tasks.flatten() {
+                let tid = t.file_name().to_string_lossy().into_owned();
+                let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+                if comm.trim_end() == "cluster-node" {
+                    fold += super::bench_gateway::cpu_seconds(&format!("{pid}/task/{tid}"))
+                        .unwrap_or(0.0);
+                }
+            }
+        }
+        Some((total, fold))
+    }
+}
+
+/// Milliseconds of CPU per 1,000 accepted Commands between two readings of [`Proc::cpu`]:
+/// what a node costs per unit of work, a figure other processes on the machine move far less
+/// than the rate.
+fn per_thousand(
+    before: Option<(f64, f64)>,
+    after: Option<(f64, f64)>,
+    accepted: u64,
+) -> Option<(f64, f64)> {
+    let ((t0, f0), (t1, f1)) = (before?, after?);
+    let k = accepted.max(1) as f64 / 1000.0;
+    Some(((t1 - t0) * 1000.0 / k, (f1 - f0) * 1000.0 / k))
 }
 
 fn spawn(data: &Path, public: &Path, extra: &[&str]) -> Result<Proc, String> {
@@ -355,7 +388,10 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
     .await?;
     let single_ops = single.ops();
     let single_before = single_ops.as_deref().map(scrape).unwrap_or_default();
-    let one = row(&round(&mut senders, &agents, &token, &mut next, per_agent, 1).await?);
+    let single_cpu = single.cpu();
+    let one_round = round(&mut senders, &agents, &token, &mut next, per_agent, 1).await?;
+    let single_cpu = per_thousand(single_cpu, single.cpu(), one_round.accepted);
+    let one = row(&one_round);
     let single_store = store_line(
         &single_before,
         &single_ops.as_deref().map(scrape).unwrap_or_default(),
@@ -374,6 +410,9 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
     );
     if let Some(line) = single_store {
         println!("    its store in that round: {line}");
+    }
+    if let Some((ms, _)) = single_cpu {
+        println!("    its CPU in that round: {ms:.0} ms per 1,000 accepted Commands");
     }
 
     // 2. N nodes over one PostgreSQL database (shared data directory: one Organization).
@@ -430,7 +469,13 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
         .find(|p| p.said("is the writer"))
         .and_then(Proc::ops);
     let before = writer_ops.as_deref().map(scrape).unwrap_or_default();
+    let cpu_before: Vec<_> = procs.iter().map(Proc::cpu).collect();
     let measured = round(&mut senders, &agents, &token, &mut next, per_agent, 1).await?;
+    let cpu: Vec<_> = procs
+        .iter()
+        .zip(cpu_before)
+        .map(|(p, b)| per_thousand(b, p.cpu(), measured.accepted))
+        .collect();
     let many = row(&measured);
     let after = writer_ops.as_deref().map(scrape).unwrap_or_default();
     println!(
@@ -467,6 +512,24 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
     );
     if let Some(line) = store_line(&before, &after) {
         println!("    the writer's store in that round: {line}");
+    }
+    let cpu_line: Vec<String> = cpu
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| {
+            let (ms, fold) = (*c)?;
+            Some(if writer_index == Some(k) {
+                format!("node-{} (writer) {ms:.0} ms", k + 1)
+            } else {
+                format!("node-{} {ms:.0} ms (its fold {fold:.0} ms)", k + 1)
+            })
+        })
+        .collect();
+    if !cpu_line.is_empty() {
+        println!(
+            "    the nodes' CPU per 1,000 accepted Commands in that round: {}",
+            cpu_line.join(", ")
+        );
     }
     let fan = fan_out(
         &eps,
@@ -561,4 +624,45 @@ async fn run_async(args: &GatewayArgs, admin: &str, dir: &Path, db: &str) -> Res
         takeover.as_millis()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_per_thousand_commands_is_the_difference_scaled_and_none_without_a_reading() {
+        // 2.5 s of the node and 1 s of its fold over 20,000 Commands: 125 and 50 ms per 1,000.
+        assert_eq!(
+            per_thousand(Some((10.0, 4.0)), Some((12.5, 5.0)), 20_000),
+            Some((125.0, 50.0))
+        );
+        assert_eq!(per_thousand(None, Some((1.0, 0.0)), 1_000), None);
+        assert_eq!(per_thousand(Some((1.0, 0.0)), None, 1_000), None);
+        // No Command accepted: per one Command's worth, not a division by zero.
+        assert_eq!(
+            per_thousand(Some((1.0, 0.0)), Some((1.5, 0.0)), 0),
+            Some((500_000.0, 0.0))
+        );
+    }
+
+    #[test]
+    fn this_process_cpu_and_its_thread_are_read_from_proc() {
+        // This process has run code: its CPU seconds are a reading (Linux), and one of its own
+        // threads' (`PID/task/TID`) no more than the whole process's.
+        let pid = std::process::id().to_string();
+        let Some(total) = super::super::bench_gateway::cpu_seconds(&pid) else {
+            return; // no /proc here
+        };
+        assert!(total >= 0.0);
+        let tid = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned());
+        if let Some(tid) = tid {
+            let one = super::super::bench_gateway::cpu_seconds(&format!("{pid}/task/{tid}"));
+            assert!(one.is_some_and(|t| t <= total + 0.01), "{one:?} > {total}");
+        }
+    }
 }

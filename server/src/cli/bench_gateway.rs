@@ -155,8 +155,8 @@ impl Target {
 }
 
 /// CPU seconds (user + system) a process has used, from `/proc/PID/stat` (clock ticks of
-/// 1/100 s).
-fn cpu_seconds(pid: &str) -> Option<f64> {
+/// 1/100 s). `pid` may also be `PID/task/TID`: one thread's.
+pub(crate) fn cpu_seconds(pid: &str) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name, which is in parentheses and may hold spaces.
     let rest = stat.rsplit_once(')')?.1;
