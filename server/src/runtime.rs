@@ -389,9 +389,49 @@ pub type Clock = Box<dyn Fn() -> Micros + Send>;
 /// off the same point.
 pub type EventHook = Box<dyn Fn(Vec<Vec<u8>>) + Send>;
 
+/// Takes a Command on the caller's thread without blocking, and always answers its `ReplyTo`:
+/// queued, handed on, or refused at once. A cluster node's router is one (docs/cluster.md,
+/// "Forwarding"): a Command goes to the writer's queue or to the writer from the connection's
+/// own task, with no thread in between.
+pub trait Dispatch: Send + Sync {
+    fn dispatch(&self, request: Request);
+}
+
+/// Where a handle's Commands go: the owner thread's bounded queue, or a [`Dispatch`].
+#[derive(Clone)]
+enum Intake {
+    Queue(mpsc::SyncSender<Request>),
+    Dispatch(std::sync::Arc<dyn Dispatch>),
+}
+
+impl Intake {
+    /// Hands `request` on without blocking; a full or closed queue gives it back.
+    fn offer(&self, request: Request) -> Result<(), mpsc::TrySendError<Request>> {
+        match self {
+            Intake::Queue(tx) => tx.try_send(request),
+            Intake::Dispatch(d) => {
+                d.dispatch(request);
+                Ok(())
+            }
+        }
+    }
+
+    /// Hands `request` on, waiting for room in a queue (tests' held intake).
+    #[cfg(test)]
+    fn send(&self, request: Request) -> Result<(), ()> {
+        match self {
+            Intake::Queue(tx) => tx.send(request).map_err(|_| ()),
+            Intake::Dispatch(d) => {
+                d.dispatch(request);
+                Ok(())
+            }
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct AuthorityHandle {
-    tx: mpsc::SyncSender<Request>,
+    tx: Intake,
     /// The Organization's public Registry documents (`GET /api/registry`).
     public: std::sync::Arc<crate::registry_api::PublicRegistry>,
     /// The Registry the verify stage uses (swapped by a development enrolment).
@@ -400,7 +440,7 @@ pub struct AuthorityHandle {
     /// /readyz` then answers 503 with it.
     health: Health,
     /// The owner's inbox, to ask it for a checkpoint (`None`: a handle over a queue some
-    /// other thread drains, such as a cluster node's router).
+    /// thread hands on, such as a cluster node's router).
     owner: Option<std::sync::Arc<Inbox<ReplyTo>>>,
 }
 
@@ -473,7 +513,7 @@ impl AuthorityHandle {
             lines: false,
         };
         // A request the queue refuses is answered at once, as `submit_from` answers it.
-        match self.tx.try_send((bytes, to)) {
+        match self.tx.offer((bytes, to)) {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full((_, to))) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
@@ -511,7 +551,7 @@ impl AuthorityHandle {
             origin,
             lines,
         };
-        match self.tx.try_send((bytes, to)) {
+        match self.tx.offer((bytes, to)) {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full(_)) => {
                 tracing::warn!(capacity = QUEUE_CAPACITY, "authority queue full");
@@ -544,7 +584,7 @@ impl AuthorityHandle {
         let public = crate::registry_api::PublicRegistry::new(&evidence, &[]);
         (
             AuthorityHandle {
-                tx,
+                tx: Intake::Queue(tx),
                 public: std::sync::Arc::new(public),
                 registry: crate::live_registry::LiveRegistry::new(
                     evidence
@@ -586,7 +626,7 @@ impl AuthorityHandle {
             }
         });
         let handle = AuthorityHandle {
-            tx,
+            tx: Intake::Queue(tx),
             public: std::sync::Arc::clone(&self.public),
             registry: self.registry.clone(),
             health: std::sync::Arc::clone(&self.health),
@@ -600,7 +640,7 @@ impl AuthorityHandle {
 #[cfg(test)]
 pub struct IntakeHold {
     state: std::sync::Arc<std::sync::Mutex<HoldState>>,
-    authority: mpsc::SyncSender<Request>,
+    authority: Intake,
 }
 
 #[cfg(test)]
@@ -903,7 +943,7 @@ pub fn start_full(
         std::sync::Arc::clone(&health),
     )?;
     Ok(AuthorityHandle {
-        tx,
+        tx: Intake::Queue(tx),
         public,
         registry: live,
         health,
@@ -994,14 +1034,14 @@ fn spawn_owner_with_inbox(
 }
 
 impl AuthorityHandle {
-    /// A handle over a queue some other thread drains (a cluster node's router).
+    /// A handle whose Commands go to `intake` (a cluster node's router).
     pub fn over(
-        tx: mpsc::SyncSender<Request>,
+        intake: std::sync::Arc<dyn Dispatch>,
         public: std::sync::Arc<crate::registry_api::PublicRegistry>,
         registry: crate::live_registry::LiveRegistry,
     ) -> AuthorityHandle {
         AuthorityHandle {
-            tx,
+            tx: Intake::Dispatch(intake),
             public,
             registry,
             health: Health::default(),

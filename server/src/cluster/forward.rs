@@ -151,58 +151,58 @@ impl Router {
             .clone()
     }
 
-    /// Routes every Command of `rx` until every handle is gone (the node's intake thread).
-    pub fn run(self: &Arc<Self>, rx: &std::sync::mpsc::Receiver<Request>) {
-        while let Ok((bytes, to)) = rx.recv() {
-            match self.current() {
-                Route::Local(tx) => match tx.try_send((bytes, to)) {
-                    Ok(()) => {}
-                    Err(std::sync::mpsc::TrySendError::Full((_, to))) => {
-                        to.send(retry_later(
-                            "the authority's queue is full; retry after retryAfterMs",
-                        ));
-                    }
-                    Err(std::sync::mpsc::TrySendError::Disconnected((_, to))) => {
-                        to.send(retry_later("this node just stopped writing; retry"));
-                    }
-                },
-                Route::Nobody => {
+    /// Routes one Command, on the caller's thread (a connection's task, an HTTP handler):
+    /// into the writer's own queue, or onto a task that forwards it. No thread of its own
+    /// between a Command and the writer, so a Command costs no wake-up here.
+    fn route(self: &Arc<Self>, (bytes, to): Request) {
+        match self.current() {
+            Route::Local(tx) => match tx.try_send((bytes, to)) {
+                Ok(()) => {}
+                Err(std::sync::mpsc::TrySendError::Full((_, to))) => {
                     to.send(retry_later(
-                        "no node holds the writer's lease at the moment (an election is under \
-                         way); retry after retryAfterMs",
+                        "the authority's queue is full; retry after retryAfterMs",
                     ));
                 }
-                Route::Remote(address) => {
-                    let Ok(permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
-                        to.send(retry_later(
-                            "too many Commands on their way to the writer; retry",
-                        ));
-                        continue;
-                    };
-                    let me = Arc::clone(self);
-                    self.rt.spawn(async move {
-                        let origin = to.origin;
-                        let answer = tokio::time::timeout(
-                            me.timeout,
-                            me.forward(&address, bytes, origin.is_some()),
-                        )
-                        .await;
-                        drop(permit);
-                        let reply = match answer {
-                            Ok(Ok((status, body))) => me.reply(status, &body, origin),
-                            Ok(Err(e)) => {
-                                tracing::warn!(writer = %address, cause = %e, "a forwarded Command did not reach the writer");
-                                me.forget(&address).await;
-                                retry_later("the writer could not be reached; retry")
-                            }
-                            Err(_) => {
-                                me.forget(&address).await;
-                                retry_later("the writer did not answer in time; retry")
-                            }
-                        };
-                        to.send(reply);
-                    });
+                Err(std::sync::mpsc::TrySendError::Disconnected((_, to))) => {
+                    to.send(retry_later("this node just stopped writing; retry"));
                 }
+            },
+            Route::Nobody => {
+                to.send(retry_later(
+                    "no node holds the writer's lease at the moment (an election is under \
+                     way); retry after retryAfterMs",
+                ));
+            }
+            Route::Remote(address) => {
+                let Ok(permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
+                    to.send(retry_later(
+                        "too many Commands on their way to the writer; retry",
+                    ));
+                    return;
+                };
+                let me = Arc::clone(self);
+                self.rt.spawn(async move {
+                    let origin = to.origin;
+                    let answer = tokio::time::timeout(
+                        me.timeout,
+                        me.forward(&address, bytes, origin.is_some()),
+                    )
+                    .await;
+                    drop(permit);
+                    let reply = match answer {
+                        Ok(Ok((status, body))) => me.reply(status, &body, origin),
+                        Ok(Err(e)) => {
+                            tracing::warn!(writer = %address, cause = %e, "a forwarded Command did not reach the writer");
+                            me.forget(&address).await;
+                            retry_later("the writer could not be reached; retry")
+                        }
+                        Err(_) => {
+                            me.forget(&address).await;
+                            retry_later("the writer did not answer in time; retry")
+                        }
+                    };
+                    to.send(reply);
+                });
             }
         }
     }
@@ -308,6 +308,15 @@ impl Router {
     }
 }
 
+/// The node's intake: every handle of the node hands its Commands to the router.
+pub struct Intake(pub Arc<Router>);
+
+impl crate::runtime::Dispatch for Intake {
+    fn dispatch(&self, request: Request) {
+        self.0.route(request);
+    }
+}
+
 /// An HTTP/2 connection to `address`: `http://HOST:PORT` (prior knowledge, for a private
 /// network) or `https://HOST:PORT` (TLS 1.3 with the pinned certificate, ALPN `h2`).
 async fn connect(
@@ -394,5 +403,91 @@ mod tests {
         assert!(r.ready.state().is_err(), "a report older than the lease");
         r.renewed();
         assert_eq!(r.ready.state(), Ok(()));
+    }
+
+    /// A handle over a node's intake, as `node::start` makes it.
+    fn handle(router: &Arc<Router>) -> crate::runtime::AuthorityHandle {
+        let evidence = wasm_core::crypto::registry::RegistryEvidence {
+            organization_id: "urn:missionweaveprotocol:organization:router-test".into(),
+            bindings: vec![],
+        };
+        let registry = crate::live_registry::LiveRegistry::new(
+            evidence
+                .clone()
+                .validate()
+                .expect("an empty Registry is valid"),
+        );
+        crate::runtime::AuthorityHandle::over(
+            Arc::new(Intake(Arc::clone(router))),
+            Arc::new(crate::registry_api::PublicRegistry::new(&evidence, &[])),
+            registry,
+        )
+    }
+
+    fn retryable(reply: &Reply) -> bool {
+        matches!(reply, Reply::Refused(e)
+            if e.code == ErrorCode::Backpressure && e.retry_after_ms.is_some())
+    }
+
+    /// The router has no thread: a Command is in the writer's queue when `submit_then`
+    /// returns, on the caller's thread; a full queue (a client filling it) and a writer that
+    /// stopped are answered at once with a retryable refusal, and so is a Command that finds
+    /// no writer. Nothing waits and nothing is dropped unanswered.
+    #[test]
+    fn the_router_hands_each_command_on_from_the_callers_thread() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let router = Router::new(rt.handle().clone(), Duration::from_millis(200));
+        let h = handle(&router);
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let submit = |bytes: &[u8]| {
+            let answers = Arc::clone(&answers);
+            h.submit_then(bytes.to_vec(), Some(7), move |r| {
+                answers.lock().expect("answers").push(r);
+            });
+        };
+
+        // No writer: refused at once, retryable.
+        submit(b"first");
+        assert!(
+            answers
+                .lock()
+                .expect("answers")
+                .pop()
+                .is_some_and(|r| retryable(&r))
+        );
+
+        // The writer is this node: in its queue on return, no thread in between.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        router.set(Route::Local(tx));
+        submit(b"second");
+        let (bytes, to) = rx.try_recv().expect("queued on the caller's thread");
+        assert_eq!(bytes, b"second");
+        assert_eq!(to.origin, Some(7));
+        assert!(answers.lock().expect("answers").is_empty());
+
+        // A full queue: the next Command is refused at once, the one queued kept.
+        submit(b"third");
+        submit(b"fourth");
+        let refused = answers.lock().expect("answers").pop();
+        assert!(
+            refused.is_some_and(|r| retryable(&r)),
+            "the fourth is refused"
+        );
+        let (third, _waiting) = rx.try_recv().expect("the third is queued");
+        assert_eq!(third, b"third");
+
+        // The writer stopped (its queue gone): refused at once, retryable.
+        drop(rx);
+        submit(b"fifth");
+        assert!(
+            answers
+                .lock()
+                .expect("answers")
+                .pop()
+                .is_some_and(|r| retryable(&r))
+        );
+        assert!(answers.lock().expect("answers").is_empty());
     }
 }

@@ -19,7 +19,7 @@ use super::lease;
 use super::pg::{self, Fence, PgReader, PgStore};
 use crate::authority::AuthorityService;
 use crate::devorg::OrgSetup;
-use crate::runtime::{EventHook, Publish, QUEUE_CAPACITY, Request};
+use crate::runtime::{EventHook, Publish};
 use crate::store::StoreError;
 use postgres::Client;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -98,7 +98,8 @@ struct Node {
     reader: PgReader,
 }
 
-/// Starts a node: the schema migrated, the log folded, the node's thread and the router's.
+/// Starts a node: the schema migrated, the log folded, the node's thread started. Its router
+/// has no thread: it takes each Command on its sender's.
 pub fn start(
     cfg: ClusterConfig,
     org: OrgSetup,
@@ -152,18 +153,16 @@ pub fn start(
     if let Some(p) = &node.publisher {
         p.start(&node.authority.state, &node.reader);
     }
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Request>(QUEUE_CAPACITY);
-    let routing = Arc::clone(&router);
-    std::thread::Builder::new()
-        .name("cluster-router".into())
-        .spawn(move || routing.run(&rx))
-        .map_err(|e| format!("cannot start the router: {e}"))?;
     std::thread::Builder::new()
         .name("cluster-node".into())
         .spawn(move || node.run())
         .map_err(|e| format!("cannot start the node: {e}"))?;
     Ok(Started {
-        handle: crate::runtime::AuthorityHandle::over(tx, Arc::new(org.public), registry),
+        handle: crate::runtime::AuthorityHandle::over(
+            Arc::new(super::forward::Intake(Arc::clone(&router))),
+            Arc::new(org.public),
+            registry,
+        ),
         router,
     })
 }
