@@ -37,8 +37,11 @@ async fn open(console: Console) -> Result<(), String> {
     let registry = registry_settled(console)
         .await
         .ok_or_else(|| "no Registry to read the visitor key against".to_owned())?;
-    let key = crate::custody::demo::read_visitor(&body, &registry)
-        .map_err(|e| format!("the visitor key was refused: {e:?}"))?;
+    let key = crate::custody::demo::read_visitor(&body, &registry).map_err(|e| {
+        // Told to the person too (the header, `components::header::visitor_refused`).
+        console.visitor_refused.set(Some(e));
+        format!("the visitor key was refused: {e:?}")
+    })?;
     // Someone signed in meanwhile (the demo key): their session stays, no visitor's opens.
     if console.key.get_untracked() != KeyState::None {
         return Ok(());

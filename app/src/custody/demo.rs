@@ -61,8 +61,9 @@ pub struct VisitorKey {
     pub key_id: String,
 }
 
-/// Why a visitor key document was not taken.
-#[derive(Debug, PartialEq, Eq)]
+/// Why a visitor key document was not taken (the header tells the person which,
+/// `components::header::visitor_refused`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VisitorError {
     /// Not JSON, too long, no seed, or not said to be read-only.
     Unrecognized,
