@@ -110,12 +110,15 @@ fn boot(console: Console) {
         leptos::task::spawn_local(async move {
             match crate::components::registry::fetch().await {
                 Ok(r) => {
-                    console.registry.set(RegistryState::Ready {
+                    // Kept before the signal says so: what waits on the signal (the visitor's
+                    // session, `components::visitor`) then finds it in `session::registry`.
+                    let ready = RegistryState::Ready {
                         bindings: r.bindings().count(),
                         organization_id: r.organization_id().to_owned(),
-                    });
+                    };
                     console.verifier.set_value(Some(r.clone()));
                     crate::components::session::set_registry(r);
+                    console.registry.set(ready);
                 }
                 Err(e) => {
                     console.raise(

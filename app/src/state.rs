@@ -235,6 +235,10 @@ pub struct Console {
     /// Set when the server refused this browser's key and the Registry says why: revoked,
     /// ended, or not there (issue 26: the person is told so and offered a way back).
     pub key_standing: RwSignal<Option<KeyStanding>>,
+    /// Set when the static demo's visitor key document was refused (`custody::demo::read_visitor`,
+    /// docs/static-demo.md "Visitor view"): no read-only session opened, and the header says
+    /// why and that signing in still works.
+    pub visitor_refused: RwSignal<Option<crate::custody::demo::VisitorError>>,
 }
 
 /// Why the Registry no longer accepts a key this browser holds.
@@ -326,6 +330,7 @@ impl Console {
             outbox: RwSignal::new(Vec::new()),
             groups: RwSignal::new(GroupsState::Loading),
             key_standing: RwSignal::new(None),
+            visitor_refused: RwSignal::new(None),
         }
     }
 

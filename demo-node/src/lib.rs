@@ -103,6 +103,13 @@ struct Drbg {
 }
 
 impl Drbg {
+    /// What stands in `Node::rng` while the DRBG is moved out for a `HELLO` challenge's draws
+    /// (`Node::on_init`); it is overwritten before anything can draw from it.
+    const SPENT: Drbg = Drbg {
+        key: [0; 32],
+        counter: 0,
+    };
+
     fn fill(&mut self, out: &mut [u8]) {
         for chunk in out.chunks_mut(32) {
             self.counter += 1;
@@ -775,14 +782,12 @@ impl Node {
         let expires = self.now.plus_seconds(limits::CHALLENGE_SECONDS);
         let frame_id = self.frame_id();
         let visiting = init.key_id.as_str() == VISITOR_KEY_ID;
-        let registry = if visiting {
-            &self.visitor_registry
-        } else {
-            &self.h.registry
-        };
-        let rng = &mut self.rng;
+        // `hello_registry` borrows the whole node, so the DRBG is moved out for the challenge's
+        // draws and put straight back: the same bytes are drawn, in the same order, as when it
+        // was borrowed in place. Nothing reads `self.rng` in between.
+        let mut rng = std::mem::replace(&mut self.rng, Drbg::SPENT);
         let built = hello::challenge(
-            registry,
+            self.hello_registry(visiting),
             init,
             ActorType::Human,
             self.now,
@@ -790,6 +795,7 @@ impl Node {
             &frame_id,
             &mut |b: &mut [u8]| rng.fill(b),
         );
+        self.rng = rng;
         match built {
             Ok((challenge, frame)) => {
                 self.push(conn, frame);
@@ -800,6 +806,17 @@ impl Node {
                 self.refuse(conn, &e.fatal());
                 None
             }
+        }
+    }
+
+    /// The Registry a `HELLO` is checked against, at the challenge and at the response alike:
+    /// the visitor key's one-binding Registry when `visiting`, else the Organization's
+    /// (docs/static-demo.md, "Keys"). The visitor's is never used to verify a Command (§6.4).
+    fn hello_registry(&self, visiting: bool) -> &ValidatedRegistry {
+        if visiting {
+            &self.visitor_registry
+        } else {
+            &self.h.registry
         }
     }
 
@@ -830,12 +847,7 @@ impl Node {
                 return None;
             }
         };
-        let registry = if visiting {
-            &self.visitor_registry
-        } else {
-            &self.h.registry
-        };
-        if let Err(f) = hello::check_response(registry, &c, &r, self.now) {
+        if let Err(f) = hello::check_response(self.hello_registry(visiting), &c, &r, self.now) {
             let e = R::new(HelloFailure::CODE, f.message())
                 .about_frame(Some(r.frame_id.as_str()))
                 .fatal();

@@ -2,7 +2,7 @@
 //! owns the clock (a paced virtual time) and the page's messages; this holds the node. Texts in
 //! and out, so the page and the Worker exchange strings with `postMessage` (docs/static-demo.md).
 
-use crate::{HumanGate, Node, NodeConfig, Pace};
+use crate::{DemoHuman, HumanGate, Node, NodeConfig, Pace};
 use wasm_bindgen::prelude::{JsValue, wasm_bindgen};
 use wasm_core::authority::Micros;
 use wasm_core::json::{self, Object, Value};
@@ -16,6 +16,19 @@ fn micros(ms: f64) -> Micros {
     } else {
         Micros(0)
     }
+}
+
+/// A key document as the page serves it: `{principalId, keyId, seed, <marker>: true}`, the
+/// seed in base64url. The marker (`demo` for the demo key, `readOnly` for the visitor key) is
+/// what the console checks before it takes the document as that kind of key
+/// (`custody::demo`, docs/static-demo.md "Keys"), so both documents are built here alike.
+fn key_document(key: DemoHuman, marker: &'static str) -> String {
+    let mut o = Object::new();
+    o.insert("principalId", Value::string(key.principal_id));
+    o.insert("keyId", Value::string(key.key_id));
+    o.insert("seed", Value::string(key.seed.to_b64url().to_string()));
+    o.insert(marker, Value::Bool(true));
+    json::to_string(&Value::Object(o))
 }
 
 /// The node behind the Worker's messages.
@@ -135,13 +148,7 @@ impl DemoNode {
     /// The one-click demo key: `{principalId, keyId, seed}` (base64url). It is a demonstration
     /// key generated in this page, never a real one (docs/static-demo.md, "Keys").
     pub fn demo_key_json(&self) -> String {
-        let h = self.node.demo_human();
-        let mut o = Object::new();
-        o.insert("principalId", Value::string(h.principal_id));
-        o.insert("keyId", Value::string(h.key_id));
-        o.insert("seed", Value::string(h.seed.to_b64url().to_string()));
-        o.insert("demo", Value::Bool(true));
-        json::to_string(&Value::Object(o))
+        key_document(self.node.demo_human(), "demo")
     }
 
     /// The visitor key (`GET /api/demo/visitor`): `{principalId, keyId, seed, readOnly: true}`,
@@ -149,13 +156,7 @@ impl DemoNode {
     /// reads the demo as the human does and can send no Command (docs/static-demo.md,
     /// "Visitor view"); the Organization's Registry does not bind it.
     pub fn visitor_key_json(&self) -> String {
-        let v = self.node.visitor();
-        let mut o = Object::new();
-        o.insert("principalId", Value::string(v.principal_id));
-        o.insert("keyId", Value::string(v.key_id));
-        o.insert("seed", Value::string(v.seed.to_b64url().to_string()));
-        o.insert("readOnly", Value::Bool(true));
-        json::to_string(&Value::Object(o))
+        key_document(self.node.visitor(), "readOnly")
     }
 
     /// The human decisions waited for: `[{key, description, kind, missionId, groupId, …}]`,

@@ -2,12 +2,14 @@
 //! shortcuts button. Status is never shown by colour alone: each state has its own symbol and
 //! words.
 
+use crate::custody::demo::VisitorError;
 use crate::i18n::*;
 use crate::locale::{set_language, tag_of};
 use crate::socket::machine::Status;
 use crate::state::toggle_theme;
 use crate::state::{KeyState, Theme, use_console};
 use leptos::prelude::*;
+use leptos_i18n::td_string;
 use leptos_router::components::A;
 
 #[component]
@@ -46,6 +48,10 @@ pub fn Header() -> impl IntoView {
                         }
                         // The static demo read before anyone signs in (read-only session).
                         KeyState::Visiting { .. } => t!(i18n, header.visiting).into_any(),
+                        // The static demo's visitor key was refused: no read-only view, and why.
+                        KeyState::None if let Some(e) = console.visitor_refused.get() => view! {
+                            <span id="visitor-refused">{move || visitor_refused(i18n.get_locale(), e)}</span>
+                        }.into_any(),
                         _ => t!(i18n, header.not_signed_in).into_any(),
                     }}
                 </span>
@@ -85,6 +91,19 @@ pub fn Header() -> impl IntoView {
             </div>
         </header>
     }
+}
+
+/// What the header says, in `locale`, when the static demo's visitor key document was refused
+/// (`custody::demo::read_visitor`, docs/static-demo.md "Visitor view"): the demo's read-only
+/// view could not be opened, why (one reason per refusal), and that signing in still works
+/// (the demo key is read against the Registry on its own, `custody::demo::read`).
+pub fn visitor_refused(locale: Locale, e: VisitorError) -> String {
+    let reason = match e {
+        VisitorError::Unrecognized => td_string!(locale, header.visitor_unrecognized),
+        VisitorError::NotAHuman => td_string!(locale, header.visitor_not_a_human),
+        VisitorError::Bound => td_string!(locale, header.visitor_bound),
+    };
+    td_string!(locale, header.visitor_refused, reason = reason).to_string()
 }
 
 /// The connection state: symbol, words and a tooltip that explains it.
@@ -139,5 +158,76 @@ fn ConnStatus() -> impl IntoView {
             " "
             <span class="text">{text}</span>
         </p>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REFUSALS: [VisitorError; 3] = [
+        VisitorError::Unrecognized,
+        VisitorError::NotAHuman,
+        VisitorError::Bound,
+    ];
+
+    /// Which refusal of the visitor key document gives which words: a key the Registry binds
+    /// (one that could sign), a key naming no human of it, and a document not marked read-only
+    /// each say so, word for word in English.
+    #[test]
+    fn each_refusal_of_the_visitor_key_says_its_own_reason() {
+        let open = "Not signed in: the demo’s read-only view could not be opened";
+        let still = "Signing in still works.";
+        assert_eq!(
+            visitor_refused(Locale::en, VisitorError::Bound),
+            format!("{open} (its visitor key is bound in the Registry, so it could sign). {still}")
+        );
+        assert_eq!(
+            visitor_refused(Locale::en, VisitorError::NotAHuman),
+            format!("{open} (its visitor key names no human of the Registry). {still}")
+        );
+        assert_eq!(
+            visitor_refused(Locale::en, VisitorError::Unrecognized),
+            format!("{open} (the page gave no read-only visitor key). {still}")
+        );
+    }
+
+    /// In French and Chinese too: one message per refusal, its reason filled in, each saying
+    /// that signing in still works, and none mistaken for the plain "not signed in".
+    #[test]
+    fn the_refusal_messages_are_distinct_and_complete_in_every_locale() {
+        for (locale, still, bound) in [
+            (
+                Locale::en,
+                "Signing in still works.",
+                "bound in the Registry",
+            ),
+            (
+                Locale::fr,
+                "Vous pouvez toujours vous connecter.",
+                "liée dans le Registry",
+            ),
+            (Locale::zh_Hant, "仍可登入。", "已在 Registry 中繫結"),
+        ] {
+            let said: Vec<String> = REFUSALS
+                .iter()
+                .map(|e| visitor_refused(locale, *e))
+                .collect();
+            let distinct: std::collections::BTreeSet<&String> = said.iter().collect();
+            assert_eq!(distinct.len(), REFUSALS.len(), "{locale:?}: {said:?}");
+            for m in &said {
+                assert!(m.ends_with(still), "{locale:?}: {m}");
+                assert!(
+                    !m.contains("{{") && !m.contains("()") && !m.contains("（）"),
+                    "{m}"
+                );
+                assert_ne!(m, td_string!(locale, header.not_signed_in), "{m}");
+            }
+            assert!(said[2].contains(bound), "{locale:?}: {}", said[2]);
+            assert!(
+                !said[0].contains(bound) && !said[1].contains(bound),
+                "{said:?}"
+            );
+        }
     }
 }

@@ -34,19 +34,14 @@ async fn open(console: Console) -> Result<(), String> {
     use crate::state::KeyState;
     use leptos::prelude::{GetUntracked, Set};
     let body = crate::web::get_bytes("/api/demo/visitor").await?;
-    let mut waited = 0;
-    let registry = loop {
-        if let Some(r) = crate::components::session::registry() {
-            break r;
-        }
-        if waited >= REGISTRY_WAIT_MS {
-            return Err("no Registry to read the visitor key against".to_owned());
-        }
-        crate::web::sleep_ms(100).await;
-        waited += 100;
-    };
-    let key = crate::custody::demo::read_visitor(&body, &registry)
-        .map_err(|e| format!("the visitor key was refused: {e:?}"))?;
+    let registry = registry_settled(console)
+        .await
+        .ok_or_else(|| "no Registry to read the visitor key against".to_owned())?;
+    let key = crate::custody::demo::read_visitor(&body, &registry).map_err(|e| {
+        // Told to the person too (the header, `components::header::visitor_refused`).
+        console.visitor_refused.set(Some(e));
+        format!("the visitor key was refused: {e:?}")
+    })?;
     // Someone signed in meanwhile (the demo key): their session stays, no visitor's opens.
     if console.key.get_untracked() != KeyState::None {
         return Ok(());
@@ -59,4 +54,48 @@ async fn open(console: Console) -> Result<(), String> {
     });
     crate::components::session::start(console, key.principal_id, key.key_id, signer);
     Ok(())
+}
+
+/// The Registry the key is read against, as soon as the console's `registry` signal leaves
+/// `Loading` (`app.rs` keeps the Registry for `session::registry` before it sets the signal),
+/// or `None` if it is unavailable or has not come within [`REGISTRY_WAIT_MS`]. An effect on the
+/// signal resolves one promise, a single timeout the other; whichever settles first ends the
+/// wait, and both the effect and the timeout are cleared then.
+#[cfg(target_arch = "wasm32")]
+async fn registry_settled(
+    console: Console,
+) -> Option<wasm_core::crypto::registry::ValidatedRegistry> {
+    use crate::state::RegistryState;
+    use leptos::prelude::{Dispose, Effect, With};
+    use wasm_bindgen::JsValue;
+    let mut effect = None;
+    let settled = js_sys::Promise::new(&mut |resolve, _| {
+        effect = Some(Effect::new(move |_| {
+            if console
+                .registry
+                .with(|r| !matches!(r, RegistryState::Loading))
+            {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        }));
+    });
+    let window = web_sys::window();
+    let mut timeout = None;
+    let bound = js_sys::Promise::new(&mut |resolve, _| {
+        timeout = window.as_ref().and_then(|w| {
+            w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, REGISTRY_WAIT_MS)
+                .ok()
+        });
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::race(&js_sys::Array::of2(
+        &settled, &bound,
+    )))
+    .await;
+    if let Some(e) = effect {
+        e.dispose();
+    }
+    if let (Some(w), Some(t)) = (window, timeout) {
+        w.clear_timeout_with_handle(t);
+    }
+    crate::components::session::registry()
 }

@@ -10,6 +10,18 @@ use super::import::{self, ImportError};
 use wasm_core::crypto::SecretSeed;
 use wasm_core::json::{self, Value};
 
+/// The key document `body` as JSON, if it is at most [`import::MAX_TEXT`] bytes, parses, and
+/// says `true` at `marker` (`/demo` for the demo key, `/readOnly` for the visitor key): the
+/// marker is what keeps one kind of key document from being taken as the other, so both
+/// readers open their document here, the same way.
+fn marked_document(body: &[u8], marker: &str) -> Option<Value> {
+    if body.len() > import::MAX_TEXT {
+        return None;
+    }
+    let v = json::parse(body).ok()?;
+    (v.pointer(marker) == Some(&Value::Bool(true))).then_some(v)
+}
+
 /// A demo key, read and matched to its Registry binding.
 pub struct DemoKey {
     pub seed: SecretSeed,
@@ -24,14 +36,8 @@ pub fn read(
     body: &[u8],
     identity: impl Fn(&[u8; 32]) -> Result<(String, String), ImportError>,
 ) -> Result<DemoKey, ImportError> {
-    if body.len() > import::MAX_TEXT {
-        return Err(ImportError::Unrecognized);
-    }
-    let v = json::parse(body).map_err(|_| ImportError::Unrecognized)?;
+    let v = marked_document(body, "/demo").ok_or(ImportError::Unrecognized)?;
     let s = |k: &str| v.pointer(k).and_then(Value::as_str);
-    if v.pointer("/demo") != Some(&Value::Bool(true)) {
-        return Err(ImportError::Unrecognized);
-    }
     let seed = import::seed_of(s("/seed").ok_or(ImportError::Unrecognized)?)?;
     let (principal_id, key_id) = identity(&seed.public_key())?;
     if s("/principalId") != Some(principal_id.as_str()) || s("/keyId") != Some(key_id.as_str()) {
@@ -55,8 +61,9 @@ pub struct VisitorKey {
     pub key_id: String,
 }
 
-/// Why a visitor key document was not taken.
-#[derive(Debug, PartialEq, Eq)]
+/// Why a visitor key document was not taken (the header tells the person which,
+/// `components::header::visitor_refused`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VisitorError {
     /// Not JSON, too long, no seed, or not said to be read-only.
     Unrecognized,
@@ -75,14 +82,8 @@ pub fn read_visitor(
     registry: &wasm_core::crypto::registry::ValidatedRegistry,
 ) -> Result<VisitorKey, VisitorError> {
     use wasm_core::model::common::ActorType;
-    if body.len() > import::MAX_TEXT {
-        return Err(VisitorError::Unrecognized);
-    }
-    let v = json::parse(body).map_err(|_| VisitorError::Unrecognized)?;
+    let v = marked_document(body, "/readOnly").ok_or(VisitorError::Unrecognized)?;
     let s = |k: &str| v.pointer(k).and_then(Value::as_str);
-    if v.pointer("/readOnly") != Some(&Value::Bool(true)) {
-        return Err(VisitorError::Unrecognized);
-    }
     let (Some(principal_id), Some(key_id), Some(seed)) =
         (s("/principalId"), s("/keyId"), s("/seed"))
     else {
