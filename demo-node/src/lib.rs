@@ -103,13 +103,6 @@ struct Drbg {
 }
 
 impl Drbg {
-    /// What stands in `Node::rng` while the DRBG is moved out for a `HELLO` challenge's draws
-    /// (`Node::on_init`); it is overwritten before anything can draw from it.
-    const SPENT: Drbg = Drbg {
-        key: [0; 32],
-        counter: 0,
-    };
-
     fn fill(&mut self, out: &mut [u8]) {
         for chunk in out.chunks_mut(32) {
             self.counter += 1;
@@ -782,12 +775,9 @@ impl Node {
         let expires = self.now.plus_seconds(limits::CHALLENGE_SECONDS);
         let frame_id = self.frame_id();
         let visiting = init.key_id.as_str() == VISITOR_KEY_ID;
-        // `hello_registry` borrows the whole node, so the DRBG is moved out for the challenge's
-        // draws and put straight back: the same bytes are drawn, in the same order, as when it
-        // was borrowed in place. Nothing reads `self.rng` in between.
-        let mut rng = std::mem::replace(&mut self.rng, Drbg::SPENT);
+        let rng = &mut self.rng;
         let built = hello::challenge(
-            self.hello_registry(visiting),
+            hello_registry(&self.h.registry, &self.visitor_registry, visiting),
             init,
             ActorType::Human,
             self.now,
@@ -795,7 +785,6 @@ impl Node {
             &frame_id,
             &mut |b: &mut [u8]| rng.fill(b),
         );
-        self.rng = rng;
         match built {
             Ok((challenge, frame)) => {
                 self.push(conn, frame);
@@ -806,17 +795,6 @@ impl Node {
                 self.refuse(conn, &e.fatal());
                 None
             }
-        }
-    }
-
-    /// The Registry a `HELLO` is checked against, at the challenge and at the response alike:
-    /// the visitor key's one-binding Registry when `visiting`, else the Organization's
-    /// (docs/static-demo.md, "Keys"). The visitor's is never used to verify a Command (§6.4).
-    fn hello_registry(&self, visiting: bool) -> &ValidatedRegistry {
-        if visiting {
-            &self.visitor_registry
-        } else {
-            &self.h.registry
         }
     }
 
@@ -847,7 +825,12 @@ impl Node {
                 return None;
             }
         };
-        if let Err(f) = hello::check_response(self.hello_registry(visiting), &c, &r, self.now) {
+        if let Err(f) = hello::check_response(
+            hello_registry(&self.h.registry, &self.visitor_registry, visiting),
+            &c,
+            &r,
+            self.now,
+        ) {
             let e = R::new(HelloFailure::CODE, f.message())
                 .about_frame(Some(r.frame_id.as_str()))
                 .fatal();
@@ -1037,4 +1020,17 @@ impl Node {
 /// whole-second times it signs expect.
 pub fn whole_seconds(now: Micros) -> Micros {
     Micros(now.0 - now.0.rem_euclid(Micros::PER_SECOND))
+}
+
+/// The Registry a `HELLO` is checked against, at the challenge and at the response alike: the
+/// visitor key's one-binding Registry when `visiting`, else the Organization's
+/// (docs/static-demo.md, "Keys"). The visitor's is never used to verify a Command (§6.4). A
+/// function of the two fields, not of the node, so the challenge can draw from the node's DRBG
+/// while it holds the Registry.
+fn hello_registry<'a>(
+    organization: &'a ValidatedRegistry,
+    visitor: &'a ValidatedRegistry,
+    visiting: bool,
+) -> &'a ValidatedRegistry {
+    if visiting { visitor } else { organization }
 }
