@@ -447,16 +447,18 @@ mod tests {
                 answers.lock().expect("answers").push(r);
             });
         };
-
-        // No writer: refused at once, retryable.
-        submit(b"first");
-        assert!(
+        // The last answer given, if it is a retryable refusal.
+        let refused = || {
             answers
                 .lock()
                 .expect("answers")
                 .pop()
                 .is_some_and(|r| retryable(&r))
-        );
+        };
+
+        // No writer: refused at once, retryable.
+        submit(b"first");
+        assert!(refused(), "no writer");
 
         // The writer is this node: in its queue on return, no thread in between.
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
@@ -470,24 +472,14 @@ mod tests {
         // A full queue: the next Command is refused at once, the one queued kept.
         submit(b"third");
         submit(b"fourth");
-        let refused = answers.lock().expect("answers").pop();
-        assert!(
-            refused.is_some_and(|r| retryable(&r)),
-            "the fourth is refused"
-        );
+        assert!(refused(), "the fourth is refused");
         let (third, _waiting) = rx.try_recv().expect("the third is queued");
         assert_eq!(third, b"third");
 
         // The writer stopped (its queue gone): refused at once, retryable.
         drop(rx);
         submit(b"fifth");
-        assert!(
-            answers
-                .lock()
-                .expect("answers")
-                .pop()
-                .is_some_and(|r| retryable(&r))
-        );
+        assert!(refused(), "the writer stopped");
         assert!(answers.lock().expect("answers").is_empty());
     }
 }
