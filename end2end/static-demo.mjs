@@ -942,6 +942,81 @@ test('before sign-in the console reads the demo: the board fills, the first gate
   check(found.length === 0, found.join('\n  '));
 });
 
+/// Between the console and the Worker, the answer to `GET /api/demo/visitor` changed as
+/// `variant` says: `unmarked` (no `readOnly`), `not-a-human` (a principal the Registry does not
+/// list as a human) or `bound` (the demo key itself, which the Registry binds, marked read-only).
+/// Counts the console's sockets as `countSockets` does.
+function tamperVisitorKey(variant) {
+  const W = window.Worker;
+  window.__sockets = { connect: 0, close: 0 };
+  window.__tamperedVisitor = null;
+  const asked = new Set();
+  window.Worker = class extends W {
+    postMessage(m, ...rest) {
+      if (m && m.type === 'get' && m.path === '/api/demo/visitor') {
+        asked.add(m.id);
+        if (variant === 'bound') m = { ...m, path: '/api/demo/key' };
+      }
+      if (m && (m.type === 'connect' || m.type === 'close')) window.__sockets[m.type] += 1;
+      return super.postMessage(m, ...rest);
+    }
+
+    set onmessage(f) {
+      super.onmessage = (e) => {
+        const m = e.data;
+        if (m && m.type === 'response' && asked.has(m.id)) {
+          const doc = JSON.parse(m.body);
+          if (variant === 'unmarked') delete doc.readOnly;
+          if (variant === 'not-a-human') doc.principalId = 'urn:missionweaveprotocol:agent:not-a-human';
+          if (variant === 'bound') {
+            delete doc.demo;
+            doc.readOnly = true;
+          }
+          window.__tamperedVisitor = variant;
+          f({ data: { ...m, body: JSON.stringify(doc) } });
+          return;
+        }
+        f(e);
+      };
+    }
+
+    get onmessage() {
+      return super.onmessage;
+    }
+  };
+}
+
+test('a visitor key the console refuses: no session opens, the header says why and that signing in still works, and it does', async (browser, base) => {
+  const said = [];
+  for (const [variant, reason] of [['unmarked', /gave no read-only visitor key/], ['not-a-human', /names no human of the Registry/], ['bound', /bound in the Registry, so it could sign/]]) {
+    const context = await browser.newContext({ locale: 'en-US' });
+    await context.addInitScript(tamperVisitorKey, variant);
+    const page = await context.newPage();
+    page.problems = [];
+    page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+    await page.goto(base);
+    const refused = page.locator('header #visitor-refused');
+    await refused.waitFor({ timeout: 60_000 }).catch(async (e) => {
+      const tampered = await page.evaluate(() => window.__tamperedVisitor);
+      throw new Error(`${variant}: no refusal shown (tampered: ${tampered}; the header says ${await page.locator('header .who').innerText().catch(() => '?')}): ${e.message.split('\n')[0]}`);
+    });
+    const text = await refused.innerText();
+    check(reason.test(text), `${variant}: the refusal says ${text}`);
+    check(/could not be opened/.test(text) && /Signing in still works/.test(text), `${variant}: ${text}`);
+    const sockets = await page.evaluate(() => window.__sockets);
+    check(sockets.connect === 0, `${variant}: a session was opened with a refused visitor key: ${JSON.stringify(sockets)}`);
+    said.push(`${variant}: "${text}"`);
+    if (variant === 'bound') {
+      // Signing in still works, and the refusal is gone once someone is signed in.
+      await useDemoKey(page);
+      check(await refused.count() === 0, 'the refusal is still shown after signing in');
+    }
+    check(page.problems.length === 0, `${variant}: ${page.problems.join('; ')}`);
+    await context.close();
+  }
+  console.log(`     refused visitor keys, each told in the header with no session opened:\n       ${said.join('\n       ')}\n     then the demo key signed in`);
+});
+
 test('a tampered Event between the Worker and the console raises the console\'s alarm', async (browser, base) => {
   const context = await browser.newContext({ locale: 'en-US' });
   await context.addInitScript(tamperFirstEvent);
