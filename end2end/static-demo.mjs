@@ -174,6 +174,30 @@ test('at the fastest pace the gate comes sooner, and the demo still waits for th
 // page's own script; the page imports the demo key into WebCrypto (Ed25519), signs the HELLO
 // challenge, subscribes, and signs the grant of the first execution gate itself (JCS: sorted
 // members, no whitespace); the Worker's authority accepts it and the gated work starts.
+test('at the fastest pace, once only the human can move the demo on, the demo clock runs at real time', async (browser, base) => {
+  const { context, page } = await open(browser, base);
+  const clock = async () => Date.parse(await page.locator('#clock').textContent());
+  await page.click('button[data-pace="max"]');
+  await firstGate(page, GATE_MS);
+  const atGate = await clock();
+  // The rest of the work done: the first gate and the second Mission's final approval await
+  // the human, and nothing else moves the demo on (only leases and sessions are renewed).
+  await page.waitForFunction(() => Number(document.body.dataset.gates || 0) >= 2, null, { timeout: 60_000 });
+  await page.waitForTimeout(2000);
+  const t0 = await clock();
+  const w0 = Date.now();
+  await page.waitForTimeout(5000);
+  const t1 = await clock();
+  const w1 = Date.now();
+  const pace = (t1 - t0) / (w1 - w0);
+  const ahead = (t1 - atGate) / 1000;
+  check(ahead < 600, `the demo clock ran ${ahead.toFixed(0)} s past the first gate while only the human could move the demo on`);
+  check(pace < 2, `the demo clock ran at ${pace.toFixed(2)}× real time while only the human could move the demo on`);
+  console.log(`     fastest pace, only the human to move the demo on: the demo clock ${ahead.toFixed(0)} s past the first gate, then ${pace.toFixed(2)}× real time over ${((w1 - w0) / 1000).toFixed(1)} s`);
+  check(page.problems.length === 0, page.problems.join('; '));
+  await context.close();
+});
+
 test('the page signs in over postMessage with its own key, grants the first gate, the work starts, and every decision after it brings both Missions to approval', async (browser, base) => {
   const { context, page } = await open(browser, base);
   const out = await page.evaluate(async () => {

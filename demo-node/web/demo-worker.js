@@ -31,6 +31,16 @@ function now() {
 const sessionEnds = new Map();
 const SESSION_MARGIN_MS = 60_000;
 
+// The fastest pace stops jumping once only the human can move the demo on: a decision awaited
+// (or the demo finished) and QUIET_JUMPS jumps in a row that did nothing a line reports (each
+// only renewed a lease or a session). The clock then runs at real time, so a console's session
+// is not spent while the demo waits for its human, until the demo does something again (a
+// decision's Command starts it at once; a line from any step resets the count).
+const QUIET_JUMPS = 4;
+let quietJumps = 0;
+let jumped = false;
+let waitsForHuman = false;
+
 let node = null;
 let timer = null;
 const inbox = [];
@@ -49,31 +59,42 @@ function flush() {
   }
 }
 
+// Tells the page where the demo is; returns how many lines of what it did this brought.
 function status() {
-  const lines = node.take_lines();
+  const text = node.take_lines();
+  const lines = text ? text.split('\n') : [];
+  const gates = JSON.parse(node.gates_json());
+  const finished = node.finished();
+  waitsForHuman = gates.length > 0 || finished;
+  if (lines.length > 0) quietJumps = 0;
   self.postMessage({
     type: 'status',
     now: virtualNow,
     factor,
-    gates: JSON.parse(node.gates_json()),
-    finished: node.finished(),
+    gates,
+    finished,
     memory: node.memory_bytes(),
-    lines: lines ? lines.split('\n') : [],
+    lines,
   });
+  return lines.length;
 }
 
 function schedule() {
   clearTimeout(timer);
   timer = null;
+  jumped = false;
   if (factor === 0) return;
   const wake = node.next_wake_ms();
   let delay;
   if (wake === undefined) delay = 1000;
   else if (factor === 'max') {
     // Fastest: the clock jumps to the next wake-up; a zero timeout between steps keeps the
-    // page's messages (a decision, a pause) served in between. Not past a live session's end.
-    if (wake <= Math.min(...sessionEnds.values()) - SESSION_MARGIN_MS) {
+    // page's messages (a decision, a pause) served in between. Not past a live session's end,
+    // and not while only the human can move the demo on.
+    const idle = waitsForHuman && quietJumps >= QUIET_JUMPS;
+    if (!idle && wake <= Math.min(...sessionEnds.values()) - SESSION_MARGIN_MS) {
       virtualNow = Math.max(virtualNow, wake);
+      jumped = true;
       delay = 0;
     } else delay = Math.max(0, wake - now());
   } else delay = Math.max(0, (wake - now()) / factor);
@@ -81,9 +102,10 @@ function schedule() {
 }
 
 function step() {
+  const wasJump = jumped;
   node.tick(now());
   flush();
-  status();
+  if (status() === 0 && wasJump) quietJumps += 1;
   schedule();
 }
 
