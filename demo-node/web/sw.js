@@ -48,6 +48,10 @@ const KEEP_OLD = 1;
 // the browser stops when idle. Written by whichever worker is in control; read by the next.
 const PAGES = `mwp-demo-pages ${SCOPE}`;
 const pageKey = (id) => new URL(`?mwp-page=${encodeURIComponent(id)}`, SCOPE).href;
+// A client is listed by `clients.matchAll` only once it is execution-ready, after its first
+// fetches (a module Worker fetches its imports before): an entry younger than this is kept
+// while its client is not listed yet.
+const YOUNG_MS = 60_000;
 // What this process has written to PAGES already (clientId -> directories): one write per client
 // and directory, not one per fetch.
 const seen = new Map();
@@ -84,7 +88,8 @@ async function fromOld(key) {
 /// cache is kept if an open client fetched from a directory this build does not have and that
 /// cache holds files of it; a page with no entry (loaded before any worker of this code was in
 /// control) keeps the newest old cache, as it may be an old build's. At most KEEP_OLD are kept.
-/// The entries of clients no longer open are dropped, so PAGES holds one per open client.
+/// The entries of clients no longer open are dropped (once older than YOUNG_MS), so PAGES holds
+/// one per open client and per client that opened in the last minute.
 async function prune() {
   const open = (await self.clients.matchAll({ type: 'all', includeUncontrolled: true }))
     .filter((c) => c.url.startsWith(SCOPE));
@@ -94,16 +99,19 @@ async function prune() {
   const foreign = new Set();
   for (const entry of await pages.keys()) {
     const id = new URL(entry.url).searchParams.get('mwp-page');
+    const stored = await pages.match(entry);
+    const { dirs = [], at = 0 } = stored ? await stored.json().catch(() => ({})) : {};
     if (!types.has(id)) {
-      await pages.delete(entry);
-      seen.delete(id);
+      if (Date.now() - at > YOUNG_MS) {
+        await pages.delete(entry);
+        seen.delete(id);
+      }
       continue;
     }
     recorded.add(id);
     // The pages decide: a Worker lives only as long as its page, which fetched from the same
     // directories (its own files) when it loaded.
     if (types.get(id) !== 'window') continue;
-    const dirs = await (await pages.match(entry)).json().catch(() => []);
     for (const d of dirs) if (!DIRS.has(d)) foreign.add(d);
   }
   const unknown = open.some((c) => c.type === 'window' && !recorded.has(c.id));
@@ -126,9 +134,10 @@ function note(id, dir) {
   return serial(async () => {
     const pages = await caches.open(PAGES);
     const stored = await pages.match(pageKey(id));
-    const dirs = new Set(stored ? await stored.json().catch(() => []) : []);
+    const { dirs: had = [], at = Date.now() } = stored ? await stored.json().catch(() => ({})) : {};
+    const dirs = new Set(had);
     dirs.add(dir);
-    await pages.put(pageKey(id), new Response(JSON.stringify([...dirs])));
+    await pages.put(pageKey(id), new Response(JSON.stringify({ dirs: [...dirs], at })));
     seen.set(id, dirs);
     if (!stored) await prune();
   });
