@@ -185,7 +185,11 @@ self.addEventListener('fetch', (e) => {
     }
     let response;
     try {
-      response = await fetch(request);
+      // The page and the stylesheets revalidated with the host (a `304` where it sends
+      // validators), as at install: from the HTTP cache as they are, a host that sends no
+      // `Cache-Control` would give a page of an old build for a while (heuristic freshness),
+      // and that page would be kept here as this build's.
+      response = await fetch(pkg ? request : new Request(request, { cache: 'no-cache' }));
     } catch (err) {
       // Offline: this build's copy, else (a content-hashed file this build shares with an old
       // one, opened by a page of the old build) the old build's.
