@@ -16,7 +16,10 @@
 // Missions are approved, with no alarm; a tampered copy of an Event injected between the
 // Worker and the console (a `frame` message, one letter of its payload changed) raises the
 // console's AUTH_INVALID_SIGNATURE alarm naming it; axe on the console's Sign-in, board and
-// Approvals views in the demo. Prints the time from navigation to the first execution gate at
+// Approvals views in the demo. Offline after the first load (sw.js): the first view cached at
+// install, other views on first use, a new build's cache; and a page of an old build left open
+// across a new build opens a view it had not opened from its build's cache, kept while it is
+// open (one old cache at most). Prints the time from navigation to the first execution gate at
 // the default pace (real time) and at the fastest, the page weight fetched up to the first gate
 // (raw and gzip -9 of each file the server sent), the tab's memory after the whole scenario, and
 // `end2end static-demo: N passed, N failed`. ONLY=text runs the tests whose name contains it.
