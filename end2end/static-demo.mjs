@@ -16,7 +16,10 @@
 // Missions are approved, with no alarm; a tampered copy of an Event injected between the
 // Worker and the console (a `frame` message, one letter of its payload changed) raises the
 // console's AUTH_INVALID_SIGNATURE alarm naming it; axe on the console's Sign-in, board and
-// Approvals views in the demo. Prints the time from navigation to the first execution gate at
+// Approvals views in the demo. Offline after the first load (sw.js): the first view cached at
+// install, other views on first use, a new build's cache; and a page of an old build left open
+// across a new build opens a view it had not opened from its build's cache, kept while it is
+// open (one old cache at most). Prints the time from navigation to the first execution gate at
 // the default pace (real time) and at the fastest, the page weight fetched up to the first gate
 // (raw and gzip -9 of each file the server sent), the tab's memory after the whole scenario, and
 // `end2end static-demo: N passed, N failed`. ONLY=text runs the tests whose name contains it.
@@ -26,7 +29,7 @@
 // and this file starts no server.
 import { createServer } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
@@ -654,6 +657,152 @@ test('offline at a path prefix: the first view cached at install, other views on
     if (own) own.stop();
     if (restarted) restarted.stop();
     if (next) await rm(next, { recursive: true, force: true });
+  }
+});
+
+/// In the page: true once a service worker controls it, else why not (after 30 s).
+async function inControl() {
+  return Promise.race([
+    navigator.serviceWorker.ready.then(() => navigator.serviceWorker.controller || new Promise((r) => {
+      navigator.serviceWorker.addEventListener('controllerchange', r);
+    })).then(() => true),
+    new Promise((r) => setTimeout(() => r(document.documentElement.dataset.offline || 'no service worker in control after 30 s'), 30_000)),
+  ]);
+}
+
+/// The host's next build, as a copy of the folder `from`: the console's content-hashed
+/// directory renamed (a new console build is a new `pkg/<hash>/`; the old one is gone from the
+/// copy), `index.html` and `sw.js` naming the new one, and another `sw.js` VERSION (`tag`
+/// appended). Returns its folder, the console's directory and sw.js's lists.
+async function nextBuild(from, tag) {
+  const dir = await mkdtemp(join(tmpdir(), 'mwp-demo-next-'));
+  await cp(from, dir, { recursive: true });
+  const { pkg } = firstView(await folderFiles(dir));
+  const renamed = `${pkg}${tag}`;
+  await rename(join(dir, pkg), join(dir, renamed));
+  for (const f of ['index.html', 'sw.js']) {
+    const text = await readFile(join(dir, f), 'utf8');
+    await writeFile(join(dir, f), text.split(`${pkg}/`).join(`${renamed}/`));
+  }
+  const sw = await readFile(join(dir, 'sw.js'), 'utf8');
+  const v = /const VERSION = '([^']*)'/.exec(sw)[1];
+  const text = sw.replace(`const VERSION = '${v}'`, `const VERSION = '${v}${tag}'`);
+  await writeFile(join(dir, 'sw.js'), text);
+  return { dir, pkg: renamed, lists: swLists(text) };
+}
+
+/// The caches of the copy at `scope` once `done(caches)` holds (polled for up to 15 s: the old
+/// cache is deleted after the page that replaced the old one has loaded).
+async function cachesWhen(page, scope, done) {
+  let now = [];
+  for (let i = 0; i < 60; i += 1) {
+    now = await page.evaluate(cachedFiles, scope);
+    if (done(now)) break;
+    await page.waitForTimeout(250);
+  }
+  return now;
+}
+
+const cacheList = (cs) => cs.map((c) => `${c.name.slice(-24)}: ${c.files.length} files, ${c.bytes} B`).join('; ');
+
+// A page left open across a new build (sw.js's prune, docs/static-demo.md): a first page of the
+// old build opens Protocol online (its chunks kept on first use); the page is loaded again, so
+// it is a page of the old build that has not opened Protocol; the host replaces the folder with
+// a next build whose console is another directory (the old one gone) and the page's
+// registration installs it. The old build's cache is kept beside the new one; offline, with
+// the host down too and the HTTP cache emptied, the old page opens Protocol from it (every file of its console's old
+// directory from the service worker, no alert, no page error). A third build, the page still
+// open: one old cache at most, the one the page needs (the second build's, needed by no page,
+// is deleted). The page loaded again: only the newest build's cache is left, exactly its FIRST.
+test('a page left open across a new build opens a view it had not opened from the old build\'s cache, offline; at most one old cache; once the page is reloaded only the new build\'s cache is left', async (browser, base) => {
+  if (process.env.BASE_URL) {
+    console.log('     not run: it swaps the folder under a server of its own');
+    return;
+  }
+  const dir = { root };
+  const own = await staticServer('/demo/', dir);
+  const url = own.base;
+  const { pkg } = firstView(await folderFiles(root));
+  const protocol = `${pkg}/split_protocol.wasm`;
+  const { context, page } = await open(browser, url);
+  const builds = [];
+  try {
+    let active = await page.evaluate(inControl);
+    check(active === true, `sw.js not active: ${active}`);
+    await openView(page, '/protocol');
+    await page.locator('#run-bundles').waitFor({ timeout: 60_000 });
+    const kept = await cacheHolding(page, url, [protocol]);
+    check(kept.includes(protocol), `Protocol opened online, its chunks not kept: ${kept.length} files cached`);
+    const old = (await page.evaluate(cachedFiles, url))[0];
+
+    // The page of the old build that stays open: loaded again through the old build's worker.
+    await page.goto(url);
+    active = await page.evaluate(inControl);
+    check(active === true, `sw.js not in control of the reloaded page: ${active}`);
+    await page.locator('header a[href="/protocol"]').first().waitFor({ timeout: 60_000 });
+
+    // The host replaces the folder; the open page's registration finds the new sw.js.
+    const second = await nextBuild(root, '-next');
+    builds.push(second.dir);
+    dir.root = second.dir;
+    let states = await page.evaluate(newWorkerActivated, { scope: url, ms: 90_000 });
+    check(states.ok, `the new build's sw.js did not take over: ${states.log.join('; ')}`);
+    const during = await page.evaluate(cachedFiles, url);
+    console.log(`     a new build installed with a page of the old build open (the service worker ${states.log[states.log.length - 1]}): ${cacheList(during)}`);
+
+    // Offline, the host down too: the old page opens Protocol, which it had not opened. The
+    // browser's HTTP cache emptied first (Chromium's DevTools protocol): it may hold the chunks
+    // the first page fetched (the server sends pkg/ `immutable`), but it is no store the demo can
+    // count on (evicted at will; a host may send no cache headers), and it would hide what the
+    // service worker does.
+    await (await context.newCDPSession(page)).send('Network.clearBrowserCache');
+    await context.setOffline(true);
+    own.down = true;
+    const responses = [];
+    const mine = `${url}${pkg}/`;
+    page.on('response', (r) => {
+      if (r.url().startsWith(mine)) responses.push({ url: r.url().slice(url.length), status: r.status(), sw: r.fromServiceWorker() });
+    });
+    page.problems.length = 0;
+    await openView(page, '/protocol');
+    const opened = await Promise.race([
+      page.locator('#run-bundles').waitFor({ timeout: 60_000 }).then(() => true),
+      page.locator('[data-chunk-error]').waitFor({ timeout: 60_000 })
+        .then(async () => `the console's alert "${(await page.locator('[data-chunk-error]').innerText()).replace(/\s+/g, ' ').trim()}"`),
+    ]);
+    console.log(`     offline, the host down: the old page opens Protocol (never opened in it): ${opened === true ? 'opened' : opened}; ${responses.length} responses of its console's old directory, ${responses.filter((r) => r.sw && r.status === 200).length} from the service worker`);
+    check(opened === true, `the page of the old build did not open Protocol: ${opened}; ${JSON.stringify(responses)}`);
+    check(responses.some((r) => r.url === protocol) && responses.every((r) => r.sw && r.status === 200), `not all from the service worker: ${JSON.stringify(responses)}`);
+    check(!page.problems.some((p) => p.startsWith('pageerror')), page.problems.join('; '));
+    check(during.length === 2 && during.some((c) => c.name === old.name && c.files.includes(protocol)) && during.some((c) => c.name.endsWith('-next') && same(c.files, second.lists.first)),
+      `with the old page open, not the old cache and the new one: ${cacheList(during)}`);
+
+    // Online, a third build, the old page still open: the second build's cache is needed by no
+    // page and deleted; the old page's is kept; one old cache at most.
+    await context.setOffline(false);
+    own.down = false;
+    const third = await nextBuild(root, '-third');
+    builds.push(third.dir);
+    dir.root = third.dir;
+    states = await page.evaluate(newWorkerActivated, { scope: url, ms: 90_000 });
+    check(states.ok, `the third build's sw.js did not take over: ${states.log.join('; ')}`);
+    const bound = await page.evaluate(cachedFiles, url);
+    console.log(`     a third build, the old page still open: ${cacheList(bound)}`);
+    check(bound.length === 2 && bound.some((c) => c.name === old.name) && bound.some((c) => c.name.endsWith('-third')),
+      `not the old page's cache and the third build's: ${cacheList(bound)}`);
+
+    // The page loaded again: a page of the third build; the old build's cache is gone.
+    await page.goto(url);
+    await page.locator('header a[href="/protocol"]').first().waitFor({ timeout: 60_000 });
+    const after = await cachesWhen(page, url, (cs) => cs.length === 1);
+    console.log(`     the old page reloaded: ${cacheList(after)}`);
+    check(after.length === 1 && after[0].name.endsWith('-third') && same(after[0].files, third.lists.first),
+      `the old build's cache is not gone once its page is reloaded: ${cacheList(after)}`);
+    check(!page.problems.some((p) => p.startsWith('pageerror')), page.problems.join('; '));
+  } finally {
+    await context.close();
+    own.stop();
+    for (const b of builds) await rm(b, { recursive: true, force: true });
   }
 });
 

@@ -69,7 +69,8 @@ DEMO_FIRST_SPLITS=${DEMO_FIRST_SPLITS:-visitor}
 # Offline after the first load (docs/static-demo.md): DIR/sw.js from demo-node/web/sw.js with two
 # lists of DIR's files (last, so whatever the folder holds is listed; not NAME.gz, which a plain
 # file server does not negotiate) and a version that hashes their names and contents: a new
-# build is a new sw.js and a new cache, which replaces the old one.
+# build is a new sw.js and a new cache, which replaces the old one once no page of the old build
+# is open (sw.js, prune).
 #   FIRST, cached at install: what the first view loads (the page, demo.css, style/console.css,
 #     the node's pkg/DEMO/ files, the console's app.js, app_bg.wasm, __wasm_split.js, boot.js,
 #     worker.js) and the chunks of the loaders in DEMO_FIRST_SPLITS;
