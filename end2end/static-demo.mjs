@@ -714,6 +714,45 @@ const cacheList = (cs) => cs.map((c) => `${c.name.slice(-24)}: ${c.files.length}
 // directory from the service worker, no alert, no page error). A third build, the page still
 // open: one old cache at most, the one the page needs (the second build's, needed by no page,
 // is deleted). The page loaded again: only the newest build's cache is left, exactly its FIRST.
+// A new build's worker creates its cache at install while the older worker still serves the
+// pages, and the older one prunes old caches whenever a page loads: it must never take the newer
+// build's cache for an old one and delete it (the new worker would then activate with no cache).
+test('a worker of an older build never deletes the cache a newer build is installing', async (browser, base) => {
+  const own = process.env.BASE_URL ? null : await staticServer('/race/', { root });
+  const url = own ? own.base : base;
+  const { context, page } = await open(browser, url);
+  const inControl = (p) => p.evaluate(() => Promise.race([
+    navigator.serviceWorker.ready.then(() => navigator.serviceWorker.controller || new Promise((r) => {
+      navigator.serviceWorker.addEventListener('controllerchange', r);
+    })).then(() => true),
+    new Promise((r) => setTimeout(() => r(false), 30_000)),
+  ]));
+  try {
+    check(await inControl(page) === true, 'sw.js not in control');
+    // Loaded again under the worker: every page open is one it has seen fetch its files.
+    await page.reload();
+    check(await inControl(page) === true, 'sw.js not in control after a reload');
+    const newer = await page.evaluate(async () => {
+      const scope = (await navigator.serviceWorker.ready).scope;
+      const name = `mwp-demo ${scope} a-newer-build`;
+      await (await caches.open(name)).put(new URL('pkg/a-newer-build/marker.txt', scope).href, new Response('newer'));
+      return name;
+    });
+    // Another page of this build loads: its first file makes the worker prune.
+    const second = await context.newPage();
+    await second.goto(url);
+    check(await inControl(second) === true, 'sw.js not in control of the second page');
+    await second.locator('#gates').waitFor({ timeout: 30_000 }).catch(() => {});
+    await second.waitForTimeout(2000);
+    const kept = await page.evaluate((n) => caches.has(n), newer);
+    check(kept, 'the older build\'s worker deleted the cache of the newer build being installed');
+    console.log('     a newer build\'s cache created while the older worker serves: still there after another page loaded and the older worker pruned');
+  } finally {
+    await context.close();
+    if (own) own.stop();
+  }
+});
+
 test('a page left open across a new build opens a view it had not opened from the old build\'s cache, offline; at most one old cache; once the page is reloaded only the new build\'s cache is left', async (browser, base) => {
   if (process.env.BASE_URL) {
     console.log('     not run: it swaps the folder under a server of its own');

@@ -62,10 +62,14 @@ const serial = (task) => {
   return queue;
 };
 
-/// The other builds' caches of this copy of the demo, oldest first (CacheStorage keeps its
-/// names in the order they were created).
+/// The older builds' caches of this copy of the demo, oldest first: those created before this
+/// build's (CacheStorage keeps its names in the order they were created). A newer build's
+/// cache, filled by its worker's install while this one still serves the pages, is never
+/// this worker's to use or delete: the newer worker prunes this one's at its activation.
 async function oldCaches() {
-  return (await caches.keys()).filter((k) => k.startsWith(PREFIX) && k !== CACHE);
+  const keys = (await caches.keys()).filter((k) => k.startsWith(PREFIX));
+  const mine = keys.indexOf(CACHE);
+  return mine < 0 ? [] : keys.slice(0, mine);
 }
 
 /// A file of another build, from the old builds' caches still kept (content-hashed files only:
